@@ -1,0 +1,204 @@
+# spank-ib: one non-recursive Makefile.
+#
+#   make                 build/ibprep, build/libibprep.a, build/spank_ib.so
+#   make check           everything that runs on this machine: unit tests under
+#                        ASan+UBSan, brief fuzzing, integration tests (Slurm
+#                        cluster in namespaces, Soft-RoCE VMs), then one
+#                        aggregate line "N passed, N failed, N skipped"
+#   make check-unit      unit tests only
+#   make check-matrix    the plugin's integration tests on Slurm 24.11 and 26.05
+#   make bench           benchmarks: figures and ratios
+#   make fuzz            each fuzz target for FUZZ_SECONDS
+#   make lint            cppcheck + clang-tidy, failing on findings
+#   make format-check    clang-format --dry-run --Werror
+#   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR
+#
+# New sources need no edit here: helpers/*.c is the core library (the ibprep
+# command is helpers/ibprep*.c), spank/*.c the plugin, tests/unit/test_*.c one
+# cmocka binary each, fuzz/fuzz_*.c one libFuzzer target each.  A unit test
+# that needs more objects or flags sets TEST_EXTRA_<name> / TEST_LDFLAGS_<name>
+# in a tests/unit/<name>.mk file.
+
+CC        ?= gcc
+CLANG     ?= clang
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib
+MANDIR    ?= $(PREFIX)/share/man
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+SLURM_PLUGINDIR ?= $(if $(wildcard /usr/lib/$(MULTIARCH)/slurm-wlm),/usr/lib/$(MULTIARCH)/slurm-wlm,$(LIBDIR)/slurm)
+SLURM_CONFDIR   ?= /etc/slurm
+DESTDIR   ?=
+B         := build
+
+PKGS      := hwloc libibverbs numa
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhwloc -libverbs -lnuma)
+LIBS      := $(PKG_LIBS) -lmunge -lm
+
+WARN      := -Wall -Wextra -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
+             -Wshadow -Wwrite-strings -Wno-unused-parameter
+ifeq ($(CI),true)
+WERROR    ?= 1
+endif
+ifeq ($(WERROR),1)
+WARN      += -Werror
+endif
+HARDEN    := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIC
+BASEFLAGS := -std=gnu11 -g -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -MMD -MP
+CFLAGS    ?= -O2
+ALL_CFLAGS = $(BASEFLAGS) $(WARN) $(HARDEN) $(CFLAGS)
+LDHARDEN  := -Wl,-z,relro,-z,now,-z,noexecstack
+SAN       := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_CFLAGS = $(BASEFLAGS) $(WARN) -fPIC -O1 $(SAN)
+
+CMD_SRCS   := $(wildcard helpers/ibprep*.c)
+LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard helpers/*.c))
+SPANK_SRCS := $(wildcard spank/*.c)
+TEST_SRCS  := $(wildcard tests/unit/test_*.c)
+TEST_SUPPORT_SRCS := $(wildcard tests/unit/support/*.c)
+FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
+
+LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+CMD_OBJS   := $(CMD_SRCS:%.c=$(B)/obj/%.o)
+SPANK_OBJS := $(SPANK_SRCS:%.c=$(B)/obj/%.o)
+SAN_LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/asan/%.o)
+SAN_SPANK_OBJS := $(SPANK_SRCS:%.c=$(B)/asan/%.o)
+SAN_CMD_OBJS   := $(filter-out $(B)/asan/helpers/ibprep.o,$(CMD_SRCS:%.c=$(B)/asan/%.o))
+SAN_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(B)/asan/%.o)
+TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(B)/tests/%)
+FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=$(B)/fuzz/%)
+
+HAVE_SPANK := $(wildcard /usr/include/slurm/spank.h)
+TARGETS    := $(B)/libibprep.a $(B)/ibprep $(if $(HAVE_SPANK),$(if $(SPANK_SRCS),$(B)/spank_ib.so))
+
+-include $(wildcard tests/unit/*.mk)
+
+.PHONY: all check check-unit check-fuzz check-integration check-vm check-matrix \
+        bench fuzz lint format format-check install uninstall clean deps asan
+
+all: $(TARGETS)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(B)/libibprep.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/asan/libibprep.a: $(SAN_LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/ibprep: $(CMD_OBJS) $(B)/libibprep.a
+	$(CC) $(CFLAGS) $(LDHARDEN) -o $@ $(CMD_OBJS) $(B)/libibprep.a $(LIBS)
+
+# ASan+UBSan build of the command, used by the integration tests of check.
+$(B)/asan/ibprep: $(CMD_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/libibprep.a
+	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+asan: $(B)/asan/ibprep $(TEST_BINS)
+
+# The plugin: only plugin_* and slurm_spank_* (and spank_options) are exported.
+$(B)/spank_ib.so: $(SPANK_OBJS) $(B)/libibprep.a spank/spank_ib.lds
+	$(CC) -shared $(LDHARDEN) -Wl,--version-script=spank/spank_ib.lds -o $@ \
+		$(SPANK_OBJS) $(B)/libibprep.a $(LIBS)
+
+# One cmocka binary per test file, against the sanitized library; test_spank*
+# tests also get the plugin's objects (linked with the fake spank_* calls).
+$(B)/tests/%: tests/unit/%.c $(B)/asan/libibprep.a $(SAN_SUPPORT_OBJS) $(SAN_SPANK_OBJS) $(SAN_CMD_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -Itests/unit -o $@ $< $(SAN_SUPPORT_OBJS) \
+		$(if $(filter test_spank%,$*),$(SAN_SPANK_OBJS)) $(if $(filter test_cmd%,$*),$(SAN_CMD_OBJS)) \
+		$(TEST_EXTRA_$*) $(B)/asan/libibprep.a $(TEST_LDFLAGS_$*) -lcmocka $(LIBS)
+
+# libFuzzer targets, built with clang against the library sources.
+$(B)/fuzz/%: fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LIBS)
+
+RESULTS := $(B)/results
+FUZZ_SECONDS ?= 60
+
+check-unit: $(TEST_BINS) $(B)/asan/ibprep $(B)/ibprep
+	@mkdir -p $(RESULTS)
+	@for t in $(TEST_BINS); do \
+		tests/lib/run-suite.sh unit-$$(basename $$t) $$t || true; \
+	done
+
+check-fuzz: $(FUZZ_BINS)
+	@mkdir -p $(RESULTS)
+	@for f in $(FUZZ_BINS); do \
+		tests/lib/run-fuzz.sh $$f $(FUZZ_SECONDS) || true; \
+	done
+
+fuzz: check-fuzz
+
+check-integration: all $(B)/asan/ibprep
+	@mkdir -p $(RESULTS)
+	@for t in $(sort $(wildcard tests/integration/test_*.sh)); do \
+		tests/lib/run-suite.sh integ-$$(basename $$t .sh) bash $$t || true; \
+	done
+
+check-vm: all
+	@mkdir -p $(RESULTS)
+	@for t in $(sort $(wildcard tests/vm/test_*.sh)); do \
+		tests/lib/run-suite.sh vm-$$(basename $$t .sh) bash $$t || true; \
+	done
+
+check-matrix: all
+	@mkdir -p $(RESULTS)
+	@for t in $(sort $(wildcard tests/matrix/test_*.sh)); do \
+		tests/lib/run-suite.sh matrix-$$(basename $$t .sh) bash $$t || true; \
+	done
+
+# check: everything that can run here; the last line is the aggregate.
+check:
+	@rm -rf $(RESULTS)
+	@$(MAKE) --no-print-directory check-unit
+	@$(MAKE) --no-print-directory check-fuzz FUZZ_SECONDS=$(if $(filter true,$(CI)),5,10)
+	@$(MAKE) --no-print-directory check-integration
+	@$(MAKE) --no-print-directory check-vm
+	@tests/lib/tap-summary.sh $(RESULTS)
+
+bench: all
+	@for b in $(sort $(wildcard bench/bench_*.sh)); do bash $$b || exit 1; done
+
+LINT_SRCS := $(LIB_SRCS) $(CMD_SRCS) $(SPANK_SRCS)
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr --std=c11 -D__GNUC__ -Iinclude $(LINT_SRCS)
+	clang-tidy --quiet $(LINT_SRCS) -- $(BASEFLAGS) -Wno-unknown-warning-option
+
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_SRCS)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_SRCS)
+
+deps:
+	bash contrib/install-deps.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SLURM_PLUGINDIR) $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
+	install -m 0755 $(B)/ibprep $(DESTDIR)$(BINDIR)/ibprep
+	$(if $(wildcard $(B)/spank_ib.so),install -m 0755 $(B)/spank_ib.so $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so)
+	$(if $(wildcard contrib/spank_ib.conf),test -e $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf || \
+		install -m 0644 contrib/spank_ib.conf $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf)
+	$(foreach m,$(wildcard man/*.1),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man1/$(notdir $(m));)
+	$(foreach m,$(wildcard man/*.8),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man8/$(notdir $(m));)
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ibprep $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so
+	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf
+	rm -f $(DESTDIR)$(MANDIR)/man1/ibprep.1 $(DESTDIR)$(MANDIR)/man8/spank_ib.8
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

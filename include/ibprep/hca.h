@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hca.h: the node's RDMA devices and ports, as read from sysfs.
+ *
+ * ibp_inventory_load() walks ROOT/sys/class/infiniband through a struct
+ * ibp_sysfs and fills a struct ibp_inventory.  Device names are whatever the
+ * kernel gave (mlx5_0, mlx5_bond_0, ibp26s0, irdma0, hfi1_0, rxe0): no prefix
+ * is assumed.  A missing file leaves its field "unknown" (the *_known flags,
+ * -1, or ""): it is not a failure.  A file that exists but cannot be read, or
+ * whose content is malformed, is a finding (code "sysfs_unreadable" or
+ * "sysfs_malformed") naming the path, appended to the caller's list.
+ *
+ * The inventory owns all its memory; ibp_inventory_release() frees it and is
+ * safe on a zeroed or half-loaded inventory.  No globals; callable from any
+ * context (it only reads files).
+ */
+#ifndef IBPREP_HCA_H
+#define IBPREP_HCA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/sysfs.h"
+
+/* Port state, as the number before ": " in ports/N/state (IB spec values). */
+enum ibp_port_state {
+	IBP_PORT_STATE_UNKNOWN = -1,
+	IBP_PORT_NOP = 0,
+	IBP_PORT_DOWN = 1,
+	IBP_PORT_INIT = 2,
+	IBP_PORT_ARMED = 3,
+	IBP_PORT_ACTIVE = 4,
+	IBP_PORT_ACTIVE_DEFER = 5,
+};
+
+/* Physical state, as in ports/N/phys_state. */
+enum ibp_phys_state {
+	IBP_PHYS_UNKNOWN = -1,
+	IBP_PHYS_NOP = 0,
+	IBP_PHYS_SLEEP = 1,
+	IBP_PHYS_POLLING = 2,
+	IBP_PHYS_DISABLED = 3,
+	IBP_PHYS_TRAINING = 4, /* PortConfigurationTraining */
+	IBP_PHYS_LINKUP = 5,
+	IBP_PHYS_LINK_ERROR_RECOVERY = 6,
+	IBP_PHYS_PHY_TEST = 7,
+};
+
+enum ibp_link_layer {
+	IBP_LL_UNKNOWN = 0,
+	IBP_LL_IB = 1,  /* "InfiniBand" */
+	IBP_LL_ETH = 2, /* "Ethernet": RoCE (or iWARP) */
+};
+
+enum ibp_gid_type {
+	IBP_GID_TYPE_UNKNOWN = 0,
+	IBP_GID_TYPE_IB_ROCE_V1 = 1, /* "IB/RoCE v1" */
+	IBP_GID_TYPE_ROCE_V2 = 2,    /* "RoCE v2" */
+};
+
+/* A parsed "400 Gb/sec (4X NDR)". */
+struct ibp_rate {
+	bool known;
+	double gbps;   /* 400.0; 0 when unknown */
+	unsigned width; /* lanes: 1, 2, 4, 8, 12; 0 when unknown */
+	char speed[12]; /* per-lane generation: SDR DDR QDR FDR10 FDR EDR HDR NDR XDR, "" unknown */
+};
+
+/* "32.0 GT/s PCIe" or "32 GT/s" plus "16"; gts 0 / width 0 when unknown. */
+struct ibp_pcie_link {
+	double cur_gts, max_gts;
+	unsigned cur_width, max_width;
+};
+
+struct ibp_counter {
+	char name[48];     /* file name: "symbol_error" */
+	bool hw;           /* from hw_counters/ rather than counters/ */
+	uint64_t value;
+	unsigned bits;     /* saturation width known from the IB spec (4, 8, 16, 32), 0 none */
+	bool saturated;    /* value == 2^bits - 1: "at least" */
+	int read_errno;    /* 0, or the -errno of a file that failed to read */
+};
+
+struct ibp_gid {
+	unsigned index;
+	char addr[40];     /* "fe80:0000:0000:0000:...": as the kernel prints it */
+	enum ibp_gid_type type;
+	char ndev[IF_NAMESIZE]; /* gid_attrs/ndevs/N ("" when empty: reads EINVAL) */
+	bool ipv4_mapped;  /* ::ffff:a.b.c.d (RoCE v2 over IPv4) */
+};
+
+struct ibp_port {
+	unsigned num; /* 1-based port number */
+	enum ibp_port_state state;
+	enum ibp_phys_state phys_state;
+	struct ibp_rate rate;
+	enum ibp_link_layer link_layer;
+	int64_t lid, sm_lid, lid_mask_count; /* -1 unknown */
+	struct ibp_gid *gids; /* only non-zero GIDs */
+	size_t n_gids;
+	struct ibp_counter *counters;
+	size_t n_counters;
+	char netdev[IF_NAMESIZE]; /* the port's netdev (IPoIB ibN or the RoCE netdev), "" none */
+};
+
+/* A network interface of the device (device/net/<name>). */
+struct ibp_netdev {
+	char name[IF_NAMESIZE];
+	char operstate[16]; /* "up", "down", "unknown", "" when missing */
+	int64_t mtu;        /* -1 unknown */
+	int dev_port;       /* dev_port (0-based) to map it to a port, -1 unknown */
+};
+
+struct ibp_hca {
+	char name[64];
+	char node_guid[24], fw_ver[64], hca_type[64], board_id[64], node_desc[128];
+	char pci[16];       /* "0000:17:00.0", "" when the device link is missing */
+	int numa;           /* -1 unknown */
+	char local_cpus[256]; /* local_cpulist, "" unknown */
+	struct ibp_pcie_link pcie;          /* the HCA's own link */
+	struct ibp_pcie_link pcie_upstream; /* the port of the bridge above it */
+	char upstream_pci[16];              /* that bridge port, "" none */
+	struct ibp_netdev *netdevs;
+	size_t n_netdevs;
+	struct ibp_port *ports;
+	size_t n_ports;
+};
+
+struct ibp_inventory {
+	struct ibp_hca *hcas;
+	size_t n_hcas;
+};
+
+void ibp_inventory_init(struct ibp_inventory *inv);
+void ibp_inventory_release(struct ibp_inventory *inv);
+
+/*
+ * Loads every RDMA device.  0 even when there is none (n_hcas == 0: the
+ * health checks decide what that means), -errno only when the reader itself
+ * fails (-ENOMEM, or the root is unusable).  Read problems go to FINDINGS.
+ */
+int ibp_inventory_load(struct ibp_inventory *inv, const struct ibp_sysfs *fs,
+		       struct ibp_findings *findings);
+
+/* Parsers, exposed for the tests and the fuzz targets.  0 or -EINVAL/-ERANGE. */
+int ibp_parse_port_state(const char *s, enum ibp_port_state *out);  /* "4: ACTIVE" */
+int ibp_parse_phys_state(const char *s, enum ibp_phys_state *out);  /* "5: LinkUp" */
+int ibp_parse_rate(const char *s, struct ibp_rate *out);            /* "400 Gb/sec (4X NDR)" */
+int ibp_parse_link_layer(const char *s, enum ibp_link_layer *out);
+int ibp_parse_gid_type(const char *s, enum ibp_gid_type *out);
+int ibp_parse_link_speed(const char *s, double *gts);               /* "32.0 GT/s PCIe" */
+
+const char *ibp_port_state_name(enum ibp_port_state s);  /* "ACTIVE", "unknown" */
+const char *ibp_phys_state_name(enum ibp_phys_state s);  /* "LinkUp", "Polling" */
+const char *ibp_link_layer_name(enum ibp_link_layer l);  /* "InfiniBand", "Ethernet" */
+
+/* Lookups; NULL when absent. */
+const struct ibp_hca *ibp_inventory_find(const struct ibp_inventory *inv, const char *name);
+const struct ibp_counter *ibp_port_counter(const struct ibp_port *p, const char *name);
+
+/* PCIe generation name from a per-lane speed: 2.5 -> "Gen1" ... 64 -> "Gen6". */
+const char *ibp_pcie_gen_name(double gts);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy.h: what "healthy", "well placed" and "a passing cross-node test"
+ * mean on this site, as key=value pairs.
+ *
+ * The same keys come from `ibprep ... KEY=VALUE`, from plugstack.conf
+ * arguments and from a config file.  ibp_policy_init() sets the defaults,
+ * under which a healthy node passes with no policy at all; ibp_policy_set()
+ * takes one pair and rejects an unknown key or a bad value with a message
+ * that names it (the command exits 2 on it, the plugin refuses to load).
+ *
+ * The plugin's own keys (sysfs_root=, topology=, drain= ...) are not here:
+ * the SPANK glue handles those and hands every other pair to this module.
+ * Plain data, no allocation: copy it freely.
+ */
+#ifndef IBPREP_POLICY_H
+#define IBPREP_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/hca.h"
+
+#define IBP_POLICY_MAX_NAMES 32
+#define IBP_POLICY_MAX_COUNTERS 16
+
+enum ibp_policy_link_layer {
+	IBP_POLICY_LL_ANY = 0,
+	IBP_POLICY_LL_IB,
+	IBP_POLICY_LL_ETH,
+};
+
+/* A counter threshold: warn at/above WARN, fail at/above FAIL (0 = never). */
+struct ibp_counter_limit {
+	char name[48];
+	uint64_t warn, fail;
+};
+
+struct ibp_policy {
+	/* health (issue: foundation) */
+	enum ibp_policy_link_layer link_layer; /* link_layer=ib|eth|any (any) */
+	double min_rate;          /* min_rate= Gb/s per port, 0 off (0) */
+	unsigned min_width;       /* min_width= lanes, 0 = from the node's peers (0) */
+	char min_speed[12];       /* min_speed=NDR: per-lane generation floor ("") */
+	int expect_hcas;          /* expect_hcas=N, -1 unset: then at least one (-1) */
+	int expect_ports;         /* expect_ports=N active ports, -1 unset (-1) */
+	char hcas[IBP_POLICY_MAX_NAMES][64]; /* hcas=mlx5_0,mlx5_1: must be present */
+	size_t n_hcas;
+	char ignore_hcas[IBP_POLICY_MAX_NAMES][64]; /* ignore_hcas=mlx5_bond_0 */
+	size_t n_ignore_hcas;
+	unsigned counter_window_ms; /* counter_window= ms between two reads, 0 off (0) */
+	struct ibp_counter_limit counter_limits[IBP_POLICY_MAX_COUNTERS]; /* counter_warn= / counter_fail= */
+	size_t n_counter_limits;
+	bool check_pcie;          /* check_pcie=yes|no (yes) */
+	bool check_netdev;        /* check_netdev=yes|no (yes) */
+	int64_t min_mtu;          /* min_mtu= bytes on the HCA netdev, 0 off (0) */
+	uint64_t min_memlock_kb;  /* min_memlock= KiB, "unlimited" = UINT64_MAX (unlimited) */
+	bool check_gdr;           /* check_gdr=yes|no: GPUDirect prerequisites (yes) */
+
+	/* placement and environment (issue: topology and placement) */
+	bool nccl_hca_per_task;   /* nccl_hca=node|task (node) */
+	bool set_gid_index;       /* gid_index=yes|no (no) */
+	bool set_gdr_level;       /* gdr_level=yes|no (no) */
+	bool ompi_ucx;            /* ompi_pml=ucx|none (none) */
+	char socket_ifname[64];   /* socket_ifname=IFNAME ("" = derive) */
+
+	/* cross-node test (issue: RDMA sanity test) */
+	double test_timeout_s;    /* test_timeout= seconds, decimals allowed (5) */
+	double test_min_bw;       /* test_min_bw= fraction of the slower port's rate (0.1) */
+	unsigned test_max_lat_us; /* test_max_lat_us= (1000) */
+	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (47000-47999) */
+	bool test_pairing_any;    /* test_pairing=rail|any (rail) */
+	char test_transport[16];  /* test_transport=verbs|socket (verbs) */
+};
+
+void ibp_policy_init(struct ibp_policy *p);
+
+/*
+ * Applies KEY=VALUE.  0, -ENOENT for an unknown key, -EINVAL for a bad
+ * value; on error ERR holds "unknown key 'x'" / "bad value 'y' for key 'x':
+ * expected ...".
+ */
+int ibp_policy_set(struct ibp_policy *p, const char *key, const char *value, char *err,
+		   size_t errlen);
+
+/* Splits "key=value" and calls ibp_policy_set; a missing '=' is -EINVAL. */
+int ibp_policy_set_pair(struct ibp_policy *p, const char *pair, char *err, size_t errlen);
+
+/* True when KEY is one of this module's keys (the glue uses it to route). */
+bool ibp_policy_has_key(const char *key);
+
+#endif
