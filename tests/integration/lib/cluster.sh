@@ -1,0 +1,395 @@
+# cluster.sh: a real multi-node Slurm cluster on one machine, for tests; source it.
+#
+# munge, slurmctld and one slurmd per node, for real: one private munged (its
+# socket is a file every namespace can use), a bridge with a private /24 that
+# exists only on this machine, slurmctld in its own network+UTS+mount
+# namespace, each slurmd in its own network+UTS+mount namespace (started with
+# nsenter --net + unshare, not `ip netns exec`: see notes/test-cluster.md).
+# The root namespace is the login node.  All state lives under one mktemp
+# directory; every process is recorded by PID and stopped by PID; namespaces,
+# links and files carry one unique prefix and are removed by cluster_stop,
+# which an EXIT trap always runs.  No traffic leaves the machine.
+#
+#   cluster_start N [NODE:FAULT[,FAULT...] ...]
+#       starts N nodes n1..nN; each node gets a simulated DGX-H100-like sysfs
+#       tree (tests/fixtures/mksysfs.py) and topology XML (mktopo.py) under
+#       $CL_DIR/nodes/nX/ when the generators exist ($CL_HW=1, else 0); a
+#       spec "n3:mlx5_3/1:width" passes "--fault mlx5_3/1:width" to mksysfs
+#   cluster_stop                    idempotent; also runs from the EXIT trap
+#   cluster_hw NODE [FAULT...]      regenerate one node's simulated hardware
+#   cluster_plugstack [LINE...]     write plugstack.conf (re-read by every step)
+#   cluster_spank_line [KEY=VALUE...]  "required PLUGIN sysfs_root=... topology=... bind=no KEYS"
+#   cl_srun / cl_sbatch / cl_salloc / cl_scontrol / cl_sinfo / cl_squeue / cl_sacct ARGS
+#       the Slurm client commands with SLURM_CONF exported
+#   cluster_wait_idle [SECONDS]     wait until every node is idle (bounded)
+#   cluster_resume_all              put every node back to idle
+#   cluster_node_state NODE         "idle", "drained", ...
+#   cluster_node_reason NODE
+#   cluster_wait_job JOBID [SECONDS] wait (bounded) until a job has ended
+#
+# Parameters (environment; set before cluster_start):
+#   SLURM_SBIN     directory of slurmctld/slurmd (/usr/sbin)
+#   SLURM_BIN      directory of srun/sbatch/scontrol... (/usr/bin)
+#   CL_DAEMON_PREFIX  command words put before each daemon (munged, slurmctld,
+#                  slurmd), e.g. "chroot /srv/sid env -i PATH=/usr/sbin:/usr/bin"
+#                  to run another release's daemons from a chroot (the chroot
+#                  must see $CL_DIR at the same path: bind-mount it there)
+#   CL_CLIENT_PREFIX  the same for the client commands (srun ...)
+#   CL_BASEDIR     parent of the state directory (/tmp)
+#   SPANK_IB_SO    the plugin (build/spank_ib.so of the project)
+#   CL_CPUS        CPUs declared per node (16; SlurmdParameters=config_overrides)
+#   CL_EXTRA_CONF  extra lines appended to slurm.conf
+#   CL_NO_CGROUP=1 leave out the 22.05 keys that newer releases dropped
+#                  (task/none, switch/none) and set CgroupPlugin=disabled
+#   CL_KEEP=1      keep the state directory after stop (for debugging)
+#
+# After cluster_start: CL_DIR (state), CL_CONF (slurm.conf), CL_NODES
+# ("n1 n2 ..."), CL_NET ("10.X.Y"), CL_PLUGSTACK, CL_LOG (log directory).
+
+CL_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+: "${SLURM_SBIN:=/usr/sbin}"
+: "${SLURM_BIN:=/usr/bin}"
+: "${CL_DAEMON_PREFIX:=}"
+: "${CL_CLIENT_PREFIX:=}"
+: "${CL_BASEDIR:=/tmp}"
+: "${SPANK_IB_SO:=$CL_SRC/build/spank_ib.so}"
+: "${CL_CPUS:=16}"
+: "${CL_EXTRA_CONF:=}"
+: "${CL_NO_CGROUP:=0}"
+: "${CL_KEEP:=0}"
+CL_DIR=
+CL_PIDS=()
+CL_NETNS=()
+CL_LINKS=()
+CL_NODES=
+CL_HW=0
+
+cl_log() { echo "# cluster: $*" >&2; }
+
+# The client commands: SLURM_CONF always exported (notes: without it a client
+# looks the controller up in DNS).
+cl_cmd() {
+	local cmd=$1
+	shift
+	SLURM_CONF=$CL_CONF $CL_CLIENT_PREFIX "$SLURM_BIN/$cmd" "$@"
+}
+cl_srun() { cl_cmd srun "$@"; }
+cl_sbatch() { cl_cmd sbatch "$@"; }
+cl_salloc() { cl_cmd salloc "$@"; }
+cl_scontrol() { cl_cmd scontrol "$@"; }
+cl_sinfo() { cl_cmd sinfo "$@"; }
+cl_squeue() { cl_cmd squeue "$@"; }
+cl_sacct() { cl_cmd sacct "$@"; }
+cl_scancel() { cl_cmd scancel "$@"; }
+
+# A free private /24: 10.2XX.YYY, not on any interface of this machine.
+cl_pick_net() {
+	local used i a b
+	used=$(ip -4 -o addr show 2>/dev/null | awk '{print $4}')
+	for i in $(seq 1 50); do
+		a=$((200 + RANDOM % 50))
+		b=$((RANDOM % 250 + 1))
+		if ! grep -q "^10\.$a\.$b\." <<<"$used"; then
+			echo "10.$a.$b"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Start a daemon in the background, record its PID.
+#   cl_spawn LOGNAME NETNS|"" UTSNAME HOSTSFILE CMD...
+cl_spawn() {
+	local name=$1 ns=$2 uts=$3 hosts=$4
+	shift 4
+	local inner="hostname $uts && mount --bind $hosts /etc/hosts && exec \"\$@\""
+	if [ -n "$ns" ]; then
+		nsenter --net="/run/netns/$ns" unshare --uts --mount \
+			sh -c "$inner" sh $CL_DAEMON_PREFIX "$@" >"$CL_LOG/$name.out" 2>&1 </dev/null &
+	else
+		$CL_DAEMON_PREFIX "$@" >"$CL_LOG/$name.out" 2>&1 </dev/null &
+	fi
+	CL_PIDS+=($!)
+}
+
+cl_write_hosts() {
+	local f=$1 i
+	{
+		echo "127.0.0.1 localhost"
+		echo "$CL_NET.1 $(hostname) login"
+		echo "$CL_NET.2 ctl"
+		for i in $(seq 1 "$CL_N"); do echo "$CL_NET.$((10 + i)) n$i"; done
+	} >"$f"
+}
+
+# The node description both generators read.
+CL_NODE_JSON=${CL_NODE_JSON:-$CL_SRC/tests/fixtures/nodes/dgx-h100.json}
+
+cluster_hw() {
+	local node=$1 f
+	shift
+	local d=$CL_DIR/nodes/$node args=()
+	for f in "$@"; do args+=(--fault "$f"); done
+	rm -rf "$d/root"
+	mkdir -p "$d/root"
+	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset dgx-h100 \
+		"${args[@]}" "$d/root" >"$CL_LOG/mksysfs.$node.out" 2>&1 || {
+		cl_log "mksysfs.py failed for $node: $(tail -3 "$CL_LOG/mksysfs.$node.out")"
+		return 1
+	}
+	if [ ! -s "$CL_DIR/topo.xml" ]; then
+		python3 "$CL_SRC/tests/fixtures/mktopo.py" "$CL_NODE_JSON" >"$CL_DIR/topo.xml" \
+			2>"$CL_LOG/mktopo.out" || {
+			cl_log "mktopo.py failed: $(tail -3 "$CL_LOG/mktopo.out")"
+			rm -f "$CL_DIR/topo.xml"
+			return 1
+		}
+	fi
+	ln -sf ../../topo.xml "$d/topo.xml"
+}
+
+cl_gen_hw() {
+	local spec node faults f i
+	CL_HW=0
+	if [ ! -f "$CL_SRC/tests/fixtures/mksysfs.py" ] || [ ! -f "$CL_SRC/tests/fixtures/mktopo.py" ]; then
+		cl_log "no simulated hardware: tests/fixtures/mksysfs.py or mktopo.py missing"
+		return 0
+	fi
+	for i in $(seq 1 "$CL_N"); do
+		node=n$i
+		faults=()
+		for spec in "$@"; do
+			[ "${spec%%:*}" = "$node" ] || continue
+			IFS=, read -r -a f <<<"${spec#*:}"
+			faults+=("${f[@]}")
+		done
+		cluster_hw "$node" "${faults[@]}" || return 0
+	done
+	CL_HW=1
+}
+
+cl_write_conf() {
+	local i
+	{
+		cat <<EOF
+ClusterName=ibpc
+SlurmctldHost=ctl($CL_NET.2)
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$CL_DIR/munge/munge.sock
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$CL_DIR/ctld
+SlurmdSpoolDir=$CL_DIR/spool/%n
+SlurmctldPidFile=$CL_DIR/run/slurmctld.pid
+SlurmdPidFile=$CL_DIR/run/slurmd.%n.pid
+SlurmctldLogFile=$CL_LOG/slurmctld.log
+SlurmdLogFile=$CL_LOG/slurmd.%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PlugStackConfig=$CL_DIR/plugstack.conf
+ProctrackType=proctrack/linuxproc
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=2
+MinJobAge=2
+MessageTimeout=5
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+EOF
+		if [ "$CL_NO_CGROUP" = 1 ]; then
+			echo "CgroupPlugin=disabled"
+		else
+			echo "TaskPlugin=task/none"
+			echo "SwitchType=switch/none"
+		fi
+		[ -n "$CL_EXTRA_CONF" ] && printf '%s\n' "$CL_EXTRA_CONF"
+		for i in $(seq 1 "$CL_N"); do
+			echo "NodeName=n$i NodeAddr=$CL_NET.$((10 + i)) NodeHostname=n$i CPUs=$CL_CPUS State=UNKNOWN"
+		done
+		echo "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
+	} >"$CL_CONF"
+}
+
+cl_start_munge() {
+	local m=$CL_DIR/munge
+	mkdir -p "$m"
+	mungekey --create --keyfile="$m/munge.key" >/dev/null 2>&1 || return 1
+	chown -R munge:munge "$m"
+	chmod 0700 "$m/munge.key" 2>/dev/null
+	chmod 0755 "$m"
+	$CL_DAEMON_PREFIX setpriv --reuid=munge --regid=munge --init-groups \
+		munged --foreground --force --socket="$m/munge.sock" --key-file="$m/munge.key" \
+		--pid-file="$m/munged.pid" --log-file="$m/munged.log" --seed-file="$m/munged.seed" \
+		--origin=127.0.0.1 >"$CL_LOG/munged.out" 2>&1 </dev/null &
+	CL_PIDS+=($!)
+	local t
+	for t in $(seq 1 100); do
+		[ -S "$m/munge.sock" ] && return 0
+		sleep 0.05
+	done
+	cl_log "munged did not start: $(tail -3 "$CL_LOG/munged.out" "$m/munged.log" 2>/dev/null)"
+	return 1
+}
+
+cl_start_net() {
+	ip link add "$CL_TAG" type bridge || return 1
+	CL_LINKS+=("$CL_TAG")
+	ip addr add "$CL_NET.1/24" dev "$CL_TAG" || return 1
+	ip link set "$CL_TAG" up || return 1
+	local names=(ctl) addrs=("$CL_NET.2") i
+	for i in $(seq 1 "$CL_N"); do
+		names+=("n$i")
+		addrs+=("$CL_NET.$((10 + i))")
+	done
+	for i in "${!names[@]}"; do
+		local ns=$CL_TAG-${names[$i]} v=${CL_TAG}v$i
+		ip netns add "$ns" || return 1
+		CL_NETNS+=("$ns")
+		ip link add "$v" type veth peer name "${v}p" || return 1
+		CL_LINKS+=("$v")
+		ip link set "${v}p" netns "$ns" || return 1
+		ip link set "$v" master "$CL_TAG" up || return 1
+		ip -n "$ns" link set "${v}p" name eth0 || return 1
+		ip -n "$ns" addr add "${addrs[$i]}/24" dev eth0 || return 1
+		ip -n "$ns" link set eth0 up || return 1
+		ip -n "$ns" link set lo up || return 1
+	done
+}
+
+cluster_wait_idle() {
+	local secs=${1:-20} t n
+	for t in $(seq 1 $((secs * 10))); do
+		n=$(cl_sinfo -h -N -o '%T' 2>/dev/null | grep -cvE '^idle$')
+		if [ "$(cl_sinfo -h -N -o '%N' 2>/dev/null | wc -l)" -eq "$CL_N" ] && [ "$n" -eq 0 ]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	cl_log "nodes not idle after ${secs}s: $(cl_sinfo -h -N -o '%N %T %E' 2>&1 | tr '\n' ';')"
+	return 1
+}
+
+cluster_start() {
+	CL_N=$1
+	shift
+	if [ "$(id -u)" -ne 0 ]; then
+		cl_log "needs root (namespaces, bridge)"
+		return 1
+	fi
+	CL_DIR=$(mktemp -d "$CL_BASEDIR/ibpc.XXXXXX") || return 1
+	chmod 0755 "$CL_DIR"
+	CL_TAG=ibpc$(printf '%06x' $((RANDOM * 32768 + RANDOM)) | tail -c 6)
+	CL_LOG=$CL_DIR/log
+	CL_CONF=$CL_DIR/slurm.conf
+	CL_PLUGSTACK=$CL_DIR/plugstack.conf
+	mkdir -p "$CL_LOG" "$CL_DIR/ctld" "$CL_DIR/run" "$CL_DIR/hosts" "$CL_DIR/nodes"
+	trap cluster_stop EXIT
+	trap 'cluster_stop; exit 130' INT TERM
+	CL_NET=$(cl_pick_net) || { cl_log "no free private /24"; return 1; }
+	CL_NODES=$(for i in $(seq 1 "$CL_N"); do printf 'n%s ' "$i"; done)
+	CL_NODES=${CL_NODES% }
+	cl_gen_hw "$@"
+	: >"$CL_PLUGSTACK"
+	cl_write_conf
+	local i
+	for i in ctl $CL_NODES; do
+		mkdir -p "$CL_DIR/spool/$i"
+		cl_write_hosts "$CL_DIR/hosts/$i"
+	done
+	cl_start_net || { cl_log "network setup failed"; return 1; }
+	cl_start_munge || return 1
+	cl_spawn slurmctld "$CL_TAG-ctl" ctl "$CL_DIR/hosts/ctl" \
+		"$SLURM_SBIN/slurmctld" -D -i -f "$CL_CONF"
+	for i in $CL_NODES; do
+		cl_spawn "slurmd.$i" "$CL_TAG-$i" "$i" "$CL_DIR/hosts/$i" \
+			env SLURM_CONF="$CL_CONF" "$SLURM_SBIN/slurmd" -D -N "$i" -f "$CL_CONF"
+	done
+	cluster_wait_idle 30 || { cl_log "$(tail -5 "$CL_LOG"/*.out "$CL_LOG"/*.log 2>/dev/null)"; return 1; }
+}
+
+cl_stop_pids() {
+	local p t alive
+	[ $# -eq 0 ] && return 0
+	kill -TERM "$@" 2>/dev/null
+	for t in $(seq 1 50); do
+		alive=0
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null
+}
+
+cluster_stop() {
+	[ -n "$CL_DIR" ] || return 0
+	local ns pids=() p i
+	# Daemons first, newest first (slurmds, slurmctld, munged last).
+	for ((i = ${#CL_PIDS[@]} - 1; i >= 0; i--)); do pids+=("${CL_PIDS[$i]}"); done
+	cl_stop_pids "${pids[@]}"
+	# Anything left in the harness's own namespaces: slurmstepd, tasks.
+	pids=()
+	for ns in "${CL_NETNS[@]}"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do pids+=("$p"); done
+	done
+	cl_stop_pids "${pids[@]}"
+	for ns in "${CL_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	for p in "${CL_LINKS[@]}"; do ip link del "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ "$CL_KEEP" = 1 ]; then
+		cl_log "state kept in $CL_DIR"
+	else
+		rm -rf "$CL_DIR"
+	fi
+	CL_DIR=
+	CL_PIDS=()
+	CL_NETNS=()
+	CL_LINKS=()
+}
+
+# plugstack.conf: each argument is one line.
+cluster_plugstack() {
+	printf '%s\n' "$@" >"$CL_PLUGSTACK"
+}
+
+# The plugin line for the simulated nodes: per-node sysfs root and topology
+# through %n (the node's host name), binding off (the topology is not this
+# machine's), then the caller's keys.
+cluster_spank_line() {
+	echo "required $SPANK_IB_SO sysfs_root=$CL_DIR/nodes/%n/root topology=$CL_DIR/nodes/%n/topo.xml bind=no $*"
+}
+
+cluster_node_state() { cl_scontrol show node "$1" -o 2>/dev/null | grep -o 'State=[^ ]*' | cut -d= -f2; }
+cluster_node_reason() { cl_sinfo -h -n "$1" -N -o '%E' 2>/dev/null | head -1; }
+
+cluster_resume_all() {
+	local n
+	for n in $CL_NODES; do
+		case "$(cluster_node_state "$n")" in
+		*DRAIN* | *DOWN*) cl_scontrol update nodename="$n" state=resume >/dev/null 2>&1 ;;
+		esac
+	done
+	cluster_wait_idle 20
+}
+
+cluster_wait_job() {
+	local job=$1 secs=${2:-30} t st
+	for t in $(seq 1 $((secs * 10))); do
+		st=$(cl_scontrol show job "$job" -o 2>/dev/null | grep -o 'JobState=[^ ]*' | cut -d= -f2)
+		case "$st" in
+		"" | COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | BOOT_FAIL | OUT_OF_MEMORY | PREEMPTED | DEADLINE)
+			echo "$st"
+			return 0
+			;;
+		esac
+		sleep 0.1
+	done
+	echo "$st"
+	return 1
+}
