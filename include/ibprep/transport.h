@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * transport.h: the data path of the cross-node test, one interface, two
+ * implementations.
+ *
+ *   ibp_transport_socket  helpers/transport_socket.c  TCP; runs everywhere
+ *   ibp_transport_verbs   helpers/transport_verbs.c   libibverbs RC QPs
+ *
+ * The out-of-band exchange (oob.h) carries the endpoints and the control
+ * messages; a transport only moves and checks the test data.  One struct
+ * ibp_tx is one side of one directed link: the SENDER writes, the RECEIVER
+ * owns the target buffer and checks what arrived.  The sequence, on both
+ * ends of a link (rdmatest.c drives it, with OOB messages in between):
+ *
+ *   sender                                 receiver
+ *   open(port, opts)                       open(port, opts)
+ *   endpoint() --------- OOB ENDPOINT ---> endpoint()
+ *              <-------- OOB ENDPOINT -----
+ *   connect(peer_ep, SENDER)               connect(peer_ep, RECEIVER)
+ *   send_pattern(seed, len)                recv_pattern(seed, len) -> bad_offset
+ *   bw_send(bytes) -> ns                   bw_recv(bytes)
+ *   lat_ping(iters) -> ns per round trip   lat_pong(iters)
+ *   close()                                close()
+ *
+ * Each pair of calls runs concurrently on the two nodes; either side may
+ * arrive first, so every operation waits for its counterpart under its
+ * deadline.
+ *
+ * Semantics common to every operation:
+ *   * returns 0 or -errno; never prints, never exits, no globals;
+ *   * DEADLINE is absolute CLOCK_MONOTONIC ns (deadline.h); an operation
+ *     that cannot complete by then returns -ETIMEDOUT, having given up its
+ *     wait (no operation blocks past its deadline);
+ *   * -ECONNREFUSED / -ECONNRESET / -EPIPE / -EHOSTUNREACH: the peer is gone
+ *     or unreachable; -EBADMSG from recv_pattern: the data arrived corrupted
+ *     (*BAD_OFFSET is the first wrong byte); -ENOMEM from open when a
+ *     registration fails for RLIMIT_MEMLOCK (the caller says so);
+ *     -EPROTO: the peer's endpoint is unusable (wrong kind, bad GID, MTU 0);
+ *   * ERR (in struct ibp_tx_opts) receives a one-line lowercase reason for
+ *     the last failure ("ibv_modify_qp to RTR: Invalid argument",
+ *     "connect 127.0.0.3:40123: Connection refused"); "" when none;
+ *   * close() is safe on a half-opened tx and on NULL; it releases all
+ *     resources (QP, CQ, MR, PD, fds) in reverse order.
+ *
+ * Threads: a tx is used by one thread at a time; different tx may be used
+ * concurrently (the test runs a node's sending and receiving link at once).
+ */
+#ifndef IBPREP_TRANSPORT_H
+#define IBPREP_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/deadline.h"
+#include "ibprep/hca.h"
+
+enum ibp_tx_kind {
+	IBP_TX_SOCKET = 1,
+	IBP_TX_VERBS = 2,
+};
+
+enum ibp_tx_role {
+	IBP_TX_SENDER = 0,
+	IBP_TX_RECEIVER = 1,
+};
+
+/*
+ * The local port a tx runs on, as data from the inventory and health checks
+ * (the transport does not read sysfs itself).  For the socket transport
+ * only ADDR matters: the numeric IP address of this node to bind and
+ * advertise ("127.0.0.5", "10.1.2.3", "fd00::5"); DEVICE/PORT are kept for
+ * messages.
+ */
+struct ibp_tx_port {
+	char device[IBP_DEV_MAX];       /* "mlx5_0", "rxe0"; "" for socket */
+	unsigned port;                  /* 1-based; 0 for socket */
+	int gid_index;                  /* RoCE: the RoCE v2 GID index; -1 = IB / pick */
+	enum ibp_link_layer link_layer; /* IB: LID addressing, ETH: GID (RoCE) */
+	double rate_gbps;               /* port rate, 0 unknown (socket: 0) */
+	unsigned rail;                  /* rail number (0-based) for the pairing */
+	char addr[64];                  /* numeric IP address of this node (socket) */
+};
+
+struct ibp_tx_opts {
+	size_t buf_len; /* registered/target buffer: pattern and burst unit */
+	char *err;      /* out: last failure reason (may be NULL) */
+	size_t errlen;
+};
+
+#define IBP_TX_GID_LEN 16
+
+/*
+ * A transport's local endpoint: fixed size and plain data so oob.c can
+ * encode it field by field.  verbs fills qpn/psn/lid/gid/mtu/rkey/addr;
+ * socket fills ip (IPv4-mapped or IPv6, network order) and tcp_port.
+ */
+struct ibp_endpoint {
+	uint8_t kind;       /* enum ibp_tx_kind */
+	uint8_t link_layer; /* enum ibp_link_layer */
+	uint16_t lid;       /* IB LID, 0 for RoCE */
+	uint32_t qpn;       /* 24 bits used */
+	uint32_t psn;       /* 24 bits used */
+	uint32_t mtu;       /* path MTU in bytes: 256 .. 4096 (socket: 0) */
+	uint32_t rkey;
+	uint32_t gid_index;          /* the sender of this endpoint's own GID index */
+	uint64_t addr;               /* remote-writable buffer address */
+	uint64_t buf_len;            /* its length */
+	uint8_t gid[IBP_TX_GID_LEN]; /* GID (RoCE / IB global), or the socket's IP */
+	uint16_t tcp_port;           /* socket transport: data listener port */
+	uint32_t rate_mbps;          /* port rate in Mb/s, 0 unknown */
+};
+
+struct ibp_tx; /* opaque, one per transport instance */
+
+struct ibp_transport_ops {
+	const char *name; /* "socket", "verbs" */
+	enum ibp_tx_kind kind;
+
+	/* Allocates *OUT; on failure *OUT is NULL and nothing is left open. */
+	int (*open)(const struct ibp_tx_port *port, const struct ibp_tx_opts *opts,
+		    struct ibp_tx **out);
+	int (*endpoint)(struct ibp_tx *tx, struct ibp_endpoint *out);
+	/* verbs: QP to RTR/RTS; socket: the sender connects, the receiver accepts. */
+	int (*connect)(struct ibp_tx *tx, const struct ibp_endpoint *peer, enum ibp_tx_role role,
+		       int64_t deadline);
+	/* Writes ibp_pattern_fill(SEED) of LEN bytes (<= buf_len) into the peer. */
+	int (*send_pattern)(struct ibp_tx *tx, uint64_t seed, size_t len, int64_t deadline);
+	/* Waits for it, then checks: -EBADMSG and *BAD_OFFSET on the first wrong byte. */
+	int (*recv_pattern)(struct ibp_tx *tx, uint64_t seed, size_t len, int64_t deadline,
+			    size_t *bad_offset);
+	/* A burst of BYTES; *NS is the sender's time until the receiver has it all. */
+	int (*bw_send)(struct ibp_tx *tx, uint64_t bytes, int64_t deadline, uint64_t *ns);
+	int (*bw_recv)(struct ibp_tx *tx, uint64_t bytes, int64_t deadline);
+	/* ITERS small-message round trips; *NS is the median round trip. */
+	int (*lat_ping)(struct ibp_tx *tx, unsigned iters, int64_t deadline, uint64_t *ns);
+	int (*lat_pong)(struct ibp_tx *tx, unsigned iters, int64_t deadline);
+	void (*close)(struct ibp_tx *tx);
+};
+
+extern const struct ibp_transport_ops ibp_transport_socket;
+/* Weak: NULL where the verbs transport is not linked in. */
+extern const struct ibp_transport_ops ibp_transport_verbs __attribute__((weak));
+
+/* "socket" / "verbs" -> ops; NULL when unknown or not built. */
+const struct ibp_transport_ops *ibp_transport_find(const char *name);
+
+/*
+ * The test pattern: a deterministic function of SEED and the byte offset
+ * (xorshift64* stream), so a shifted, truncated, stale or zeroed buffer
+ * never passes.  check returns the first wrong offset, or LEN when intact.
+ * Transports call these; they are in transport_socket.c.
+ */
+void ibp_pattern_fill(void *buf, size_t len, uint64_t seed);
+size_t ibp_pattern_check(const void *buf, size_t len, uint64_t seed);
+
+#endif
