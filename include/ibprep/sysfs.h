@@ -18,12 +18,19 @@
 #ifndef IBPREP_SYSFS_H
 #define IBPREP_SYSFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct ibp_sysfs {
 	int root_fd; /* O_PATH|O_DIRECTORY|O_CLOEXEC on the root; -1 when closed */
+	/*
+	 * Set by ibp_sysfs_open() to false.  True forces the resolver used when
+	 * openat2(2) is missing (ENOSYS) or filtered (EPERM): the tests set it
+	 * to run every case through both paths.
+	 */
+	bool no_openat2;
 };
 
 /* Opens the reader on ROOT ("/" in production).  0 or -errno. */
@@ -34,12 +41,16 @@ void ibp_sysfs_close(struct ibp_sysfs *fs);
 /*
  * Reads PATH into BUF (NUL-terminated, one trailing newline stripped).
  * Returns the length (>= 0) or -errno; -EFBIG when the file does not fit.
+ * Only regular files are read: a directory is -EISDIR, anything else (a
+ * FIFO, a socket, a device node) -ENXIO, without blocking.  Errors of the
+ * read itself pass through: sysfs says -EINVAL for an empty GID attribute
+ * and some drivers -EIO for a counter they cannot fetch.  On error BUF is "".
  */
 int ibp_sysfs_read(const struct ibp_sysfs *fs, const char *path, char *buf, size_t len);
 
 /* printf-style path; same result as ibp_sysfs_read. */
 int ibp_sysfs_readf(const struct ibp_sysfs *fs, char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /*
  * Parses a sysfs number strictly: decimal (a leading zero is still decimal:
@@ -51,9 +62,9 @@ int ibp_parse_s64(const char *s, int64_t *out);
 
 /* ibp_sysfs_read + ibp_parse_u64 / ibp_parse_s64 on a printf-style path. */
 int ibp_sysfs_read_u64(const struct ibp_sysfs *fs, uint64_t *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 int ibp_sysfs_read_s64(const struct ibp_sysfs *fs, int64_t *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /*
  * Last component of the target of the link PATH ("device" ->
@@ -64,7 +75,8 @@ int ibp_sysfs_link_name(const struct ibp_sysfs *fs, const char *path, char *buf,
 /*
  * Resolves PATH inside the root and writes the canonical root-relative path
  * ("sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0") to BUF: used to walk
- * up the PCI tree from a device.  Length or -errno (-ELOOP on link loops).
+ * up the PCI tree from a device.  Length or -errno (-ELOOP on link loops,
+ * -ENOENT when it leads nowhere).  The root itself is "" (length 0).
  */
 int ibp_sysfs_realpath(const struct ibp_sysfs *fs, const char *path, char *buf, size_t len);
 
