@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * oob.c: the cross-node test's message codec and framed I/O (see oob.h).
+ * One writer (struct wbuf) and one reader (struct rbuf) do every byte, so a
+ * length can only be checked in one place.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ibprep/oob.h"
+
+static const char *const link_status_names[IBP_LINK_STATUS_COUNT] = {
+    [IBP_LINK_UNTESTED] = "untested",        [IBP_LINK_PASS] = "pass",
+    [IBP_LINK_UNREACHABLE] = "unreachable",  [IBP_LINK_AUTH] = "credential refused",
+    [IBP_LINK_PROTOCOL] = "protocol error",  [IBP_LINK_TIMEOUT] = "timed out",
+    [IBP_LINK_TRANSPORT] = "data path down", [IBP_LINK_CORRUPT] = "data corrupted",
+    [IBP_LINK_BW_LOW] = "bandwidth low",     [IBP_LINK_LAT_HIGH] = "latency high",
+    [IBP_LINK_GONE] = "peer went away",      [IBP_LINK_LOCAL] = "local failure",
+};
+
+const char *ibp_link_status_name(enum ibp_link_status s)
+{
+	if ((unsigned)s >= IBP_LINK_STATUS_COUNT)
+		return "unknown";
+	return link_status_names[s];
+}
+
+size_t ibp_oob_payload_len(unsigned type)
+{
+	switch (type) {
+	case IBP_OOB_HELLO:
+		return IBP_OOB_HELLO_LEN;
+	case IBP_OOB_ENDPOINT:
+		return IBP_OOB_ENDPOINT_LEN;
+	case IBP_OOB_CTRL:
+		return IBP_OOB_CTRL_LEN;
+	case IBP_OOB_SUMMARY:
+		return IBP_OOB_SUMMARY_LEN;
+	case IBP_OOB_ERROR:
+		return IBP_OOB_ERROR_LEN;
+	default:
+		return 0;
+	}
+}
+
+/* A NUL-terminated printable string filling at most LEN-1 bytes of a field. */
+static int check_text(const char *s, size_t len)
+{
+	size_t n = strnlen(s, len);
+
+	if (n == len)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return -EBADMSG;
+	return 0;
+}
+
+static int check_endpoint(const struct ibp_endpoint *ep)
+{
+	if (ep->kind != IBP_TX_SOCKET && ep->kind != IBP_TX_VERBS)
+		return -EBADMSG;
+	if (ep->link_layer > IBP_LL_ETH)
+		return -EBADMSG;
+	if (ep->qpn > 0xffffff || ep->psn > 0xffffff)
+		return -EBADMSG;
+	switch (ep->mtu) {
+	case 0:
+	case 256:
+	case 512:
+	case 1024:
+	case 2048:
+	case 4096:
+		break;
+	default:
+		return -EBADMSG;
+	}
+	if (ep->gid_index > 0xffff)
+		return -EBADMSG;
+	return 0;
+}
+
+int ibp_oob_msg_check(const struct ibp_oob_msg *m)
+{
+	switch (m->type) {
+	case IBP_OOB_HELLO: {
+		const struct ibp_oob_hello *h = &m->u.hello;
+
+		if (h->nnodes == 0 || h->nnodes > IBP_OOB_MAX_NODES || h->from >= h->nnodes ||
+		    h->to >= h->nnodes || h->from == h->to)
+			return -EBADMSG;
+		if (h->round < 1 || h->round > 2)
+			return -EBADMSG;
+		if (h->flags & ~(unsigned)(IBP_HELLO_REPLY | IBP_HELLO_INSECURE))
+			return -EBADMSG;
+		if (h->cred_len > IBP_OOB_CRED_MAX - 1)
+			return -EBADMSG;
+		if ((h->flags & IBP_HELLO_INSECURE) ? h->cred_len != 0 : h->cred_len == 0)
+			return -EBADMSG;
+		for (size_t i = 0; i < IBP_OOB_CRED_MAX; i++) {
+			unsigned char c = (unsigned char)h->cred[i];
+
+			if (i < h->cred_len ? (c < 0x21 || c > 0x7e) : c != 0)
+				return -EBADMSG;
+		}
+		return 0;
+	}
+	case IBP_OOB_ENDPOINT:
+		if (m->u.endpoint.port > 255 || check_text(m->u.endpoint.device, IBP_DEV_MAX))
+			return -EBADMSG;
+		return check_endpoint(&m->u.endpoint.ep);
+	case IBP_OOB_CTRL:
+		if (m->u.ctrl.op < IBP_CTRL_READY || m->u.ctrl.op >= IBP_CTRL_OP_COUNT)
+			return -EBADMSG;
+		if (m->u.ctrl.status > 0 || m->u.ctrl.status < -4095)
+			return -EBADMSG;
+		return 0;
+	case IBP_OOB_SUMMARY: {
+		const struct ibp_oob_summary *s = &m->u.summary;
+
+		if (s->nnodes == 0 || s->nnodes > IBP_OOB_MAX_NODES || s->node >= s->nnodes ||
+		    s->n_links > IBP_OOB_MAX_LINKS)
+			return -EBADMSG;
+		for (size_t i = 0; i < IBP_OOB_MAX_LINKS; i++) {
+			const struct ibp_oob_link *l = &s->links[i];
+
+			if (i >= s->n_links) {
+				if (l->from || l->to || l->round || l->status || l->rail)
+					return -EBADMSG;
+				continue;
+			}
+			if (l->from >= s->nnodes || l->to >= s->nnodes || l->from == l->to ||
+			    (l->from != s->node && l->to != s->node))
+				return -EBADMSG;
+			if (l->round < 1 || l->round > 2 || l->status >= IBP_LINK_STATUS_COUNT)
+				return -EBADMSG;
+		}
+		return 0;
+	}
+	case IBP_OOB_ERROR:
+		if (m->u.error.code > 0 || m->u.error.code < -4095)
+			return -EBADMSG;
+		return check_text(m->u.error.text, IBP_OOB_TEXT_MAX);
+	default:
+		return -EBADMSG;
+	}
+}
+
+struct wbuf {
+	uint8_t *p;
+	size_t off;
+};
+
+static void put8(struct wbuf *w, uint8_t v)
+{
+	w->p[w->off++] = v;
+}
+
+static void put16(struct wbuf *w, uint16_t v)
+{
+	put8(w, (uint8_t)(v >> 8));
+	put8(w, (uint8_t)v);
+}
+
+static void put32(struct wbuf *w, uint32_t v)
+{
+	put16(w, (uint16_t)(v >> 16));
+	put16(w, (uint16_t)v);
+}
+
+static void put64(struct wbuf *w, uint64_t v)
+{
+	put32(w, (uint32_t)(v >> 32));
+	put32(w, (uint32_t)v);
+}
+
+static void putn(struct wbuf *w, const void *src, size_t n)
+{
+	memcpy(w->p + w->off, src, n);
+	w->off += n;
+}
+
+/* Strings go out as their fixed-size field, zero-padded after the NUL. */
+static void puts_field(struct wbuf *w, const char *s, size_t field)
+{
+	size_t n = strnlen(s, field);
+
+	memcpy(w->p + w->off, s, n);
+	memset(w->p + w->off + n, 0, field - n);
+	w->off += field;
+}
+
+struct rbuf {
+	const uint8_t *p;
+	size_t off;
+};
+
+static uint8_t get8(struct rbuf *r)
+{
+	return r->p[r->off++];
+}
+
+static uint16_t get16(struct rbuf *r)
+{
+	uint16_t v = (uint16_t)(get8(r) << 8);
+
+	return (uint16_t)(v | get8(r));
+}
+
+static uint32_t get32(struct rbuf *r)
+{
+	uint32_t v = (uint32_t)get16(r) << 16;
+
+	return v | get16(r);
+}
+
+static uint64_t get64(struct rbuf *r)
+{
+	uint64_t v = (uint64_t)get32(r) << 32;
+
+	return v | get32(r);
+}
+
+static void getn(struct rbuf *r, void *dst, size_t n)
+{
+	memcpy(dst, r->p + r->off, n);
+	r->off += n;
+}
+
+static void put_ep(struct wbuf *w, const struct ibp_endpoint *ep)
+{
+	put8(w, ep->kind);
+	put8(w, ep->link_layer);
+	put16(w, ep->lid);
+	put32(w, ep->qpn);
+	put32(w, ep->psn);
+	put32(w, ep->mtu);
+	put32(w, ep->rkey);
+	put32(w, ep->gid_index);
+	put32(w, ep->rate_mbps);
+	put64(w, ep->addr);
+	put64(w, ep->buf_len);
+	putn(w, ep->gid, IBP_TX_GID_LEN);
+	put16(w, ep->tcp_port);
+	put32(w, 0); /* reserved */
+}
+
+static void get_ep(struct rbuf *r, struct ibp_endpoint *ep, uint32_t *reserved)
+{
+	ep->kind = get8(r);
+	ep->link_layer = get8(r);
+	ep->lid = get16(r);
+	ep->qpn = get32(r);
+	ep->psn = get32(r);
+	ep->mtu = get32(r);
+	ep->rkey = get32(r);
+	ep->gid_index = get32(r);
+	ep->rate_mbps = get32(r);
+	ep->addr = get64(r);
+	ep->buf_len = get64(r);
+	getn(r, ep->gid, IBP_TX_GID_LEN);
+	ep->tcp_port = get16(r);
+	*reserved = get32(r);
+}
+
+int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
+{
+	size_t plen = ibp_oob_payload_len(m->type);
+	struct wbuf w = {buf, 0};
+
+	if (!plen || ibp_oob_msg_check(m))
+		return -EBADMSG;
+	if (len < IBP_OOB_HDR_LEN + plen)
+		return -ENOSPC;
+	put32(&w, IBP_OOB_MAGIC);
+	put16(&w, IBP_OOB_VERSION);
+	put16(&w, m->type);
+	put32(&w, (uint32_t)plen);
+	switch (m->type) {
+	case IBP_OOB_HELLO: {
+		const struct ibp_oob_hello *h = &m->u.hello;
+
+		put32(&w, h->job);
+		put32(&w, h->step);
+		put32(&w, h->uid);
+		put32(&w, h->from);
+		put32(&w, h->to);
+		put32(&w, h->nnodes);
+		put8(&w, h->round);
+		put8(&w, h->rail);
+		put16(&w, h->flags);
+		put64(&w, h->nonce);
+		put64(&w, h->echo);
+		put16(&w, h->cred_len);
+		putn(&w, h->cred, IBP_OOB_CRED_MAX);
+		break;
+	}
+	case IBP_OOB_ENDPOINT:
+		put16(&w, m->u.endpoint.rail);
+		put32(&w, m->u.endpoint.port);
+		puts_field(&w, m->u.endpoint.device, IBP_DEV_MAX);
+		put_ep(&w, &m->u.endpoint.ep);
+		break;
+	case IBP_OOB_CTRL:
+		put8(&w, m->u.ctrl.op);
+		put32(&w, (uint32_t)m->u.ctrl.status);
+		put64(&w, m->u.ctrl.a);
+		put64(&w, m->u.ctrl.b);
+		break;
+	case IBP_OOB_SUMMARY:
+		put32(&w, m->u.summary.node);
+		put32(&w, m->u.summary.nnodes);
+		put8(&w, m->u.summary.n_links);
+		for (size_t i = 0; i < IBP_OOB_MAX_LINKS; i++) {
+			const struct ibp_oob_link *l = &m->u.summary.links[i];
+
+			put32(&w, l->from);
+			put32(&w, l->to);
+			put8(&w, l->round);
+			put8(&w, l->status);
+			put16(&w, l->rail);
+		}
+		break;
+	case IBP_OOB_ERROR:
+		put32(&w, (uint32_t)m->u.error.code);
+		puts_field(&w, m->u.error.text, IBP_OOB_TEXT_MAX);
+		break;
+	}
+	return w.off == IBP_OOB_HDR_LEN + plen ? (int)w.off : -EBADMSG;
+}
+
+int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t *payload_len)
+{
+	struct rbuf r = {buf, 0};
+	uint32_t magic, plen;
+	uint16_t version, t;
+
+	if (len < IBP_OOB_HDR_LEN)
+		return -EBADMSG;
+	magic = get32(&r);
+	version = get16(&r);
+	t = get16(&r);
+	plen = get32(&r);
+	if (magic != IBP_OOB_MAGIC)
+		return -EBADMSG;
+	if (version != IBP_OOB_VERSION)
+		return -EPROTONOSUPPORT;
+	if (!ibp_oob_payload_len(t) || plen != ibp_oob_payload_len(t))
+		return -EBADMSG;
+	*type = t;
+	*payload_len = plen;
+	return 0;
+}
+
+int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
+{
+	struct rbuf r = {buf, IBP_OOB_HDR_LEN};
+	size_t plen;
+	unsigned type;
+	uint32_t reserved = 0;
+	int rc = ibp_oob_decode_header(buf, len, &type, &plen);
+
+	if (rc)
+		return rc;
+	if (len < IBP_OOB_HDR_LEN + plen)
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	m->type = (uint16_t)type;
+	switch (type) {
+	case IBP_OOB_HELLO: {
+		struct ibp_oob_hello *h = &m->u.hello;
+
+		h->job = get32(&r);
+		h->step = get32(&r);
+		h->uid = get32(&r);
+		h->from = get32(&r);
+		h->to = get32(&r);
+		h->nnodes = get32(&r);
+		h->round = get8(&r);
+		h->rail = get8(&r);
+		h->flags = get16(&r);
+		h->nonce = get64(&r);
+		h->echo = get64(&r);
+		h->cred_len = get16(&r);
+		getn(&r, h->cred, IBP_OOB_CRED_MAX);
+		break;
+	}
+	case IBP_OOB_ENDPOINT:
+		m->u.endpoint.rail = get16(&r);
+		m->u.endpoint.port = get32(&r);
+		getn(&r, m->u.endpoint.device, IBP_DEV_MAX);
+		get_ep(&r, &m->u.endpoint.ep, &reserved);
+		break;
+	case IBP_OOB_CTRL:
+		m->u.ctrl.op = get8(&r);
+		m->u.ctrl.status = (int32_t)get32(&r);
+		m->u.ctrl.a = get64(&r);
+		m->u.ctrl.b = get64(&r);
+		break;
+	case IBP_OOB_SUMMARY:
+		m->u.summary.node = get32(&r);
+		m->u.summary.nnodes = get32(&r);
+		m->u.summary.n_links = get8(&r);
+		for (size_t i = 0; i < IBP_OOB_MAX_LINKS; i++) {
+			struct ibp_oob_link *l = &m->u.summary.links[i];
+
+			l->from = get32(&r);
+			l->to = get32(&r);
+			l->round = get8(&r);
+			l->status = get8(&r);
+			l->rail = get16(&r);
+		}
+		break;
+	case IBP_OOB_ERROR:
+		m->u.error.code = (int32_t)get32(&r);
+		getn(&r, m->u.error.text, IBP_OOB_TEXT_MAX);
+		/* Padding after the NUL must be zero: one encoding per message. */
+		for (size_t i = strnlen(m->u.error.text, IBP_OOB_TEXT_MAX); i < IBP_OOB_TEXT_MAX;
+		     i++)
+			if (m->u.error.text[i])
+				return -EBADMSG;
+		break;
+	}
+	if (type == IBP_OOB_ENDPOINT) {
+		const char *d = m->u.endpoint.device;
+
+		for (size_t i = strnlen(d, IBP_DEV_MAX); i < IBP_DEV_MAX; i++)
+			if (d[i])
+				return -EBADMSG;
+	}
+	if (reserved || r.off != IBP_OOB_HDR_LEN + plen || ibp_oob_msg_check(m))
+		return -EBADMSG;
+	return (int)r.off;
+}
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int ms = ibp_deadline_poll_ms(deadline, ibp_now_ns());
+		int n;
+
+		if (ms == 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n > 0)
+			return 0; /* readable, writable, or an error the next call reports */
+	}
+}
+
+int ibp_oob_write_full(int fd, const void *buf, size_t len, int64_t deadline)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int rc = wait_fd(fd, POLLOUT, deadline);
+
+		if (rc)
+			return rc;
+		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int rc = wait_fd(fd, POLLIN, deadline);
+
+		if (rc)
+			return rc;
+		n = recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline)
+{
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	int n = ibp_oob_encode(m, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	return ibp_oob_write_full(fd, buf, (size_t)n, deadline);
+}
+
+int ibp_oob_recv(int fd, struct ibp_oob_msg *m, int64_t deadline)
+{
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	unsigned type;
+	size_t plen;
+	int rc = ibp_oob_read_full(fd, buf, IBP_OOB_HDR_LEN, deadline);
+
+	if (rc)
+		return rc;
+	rc = ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen);
+	if (rc)
+		return rc;
+	rc = ibp_oob_read_full(fd, buf + IBP_OOB_HDR_LEN, plen, deadline);
+	if (rc)
+		return rc;
+	rc = ibp_oob_decode(buf, IBP_OOB_HDR_LEN + plen, m);
+	return rc < 0 ? rc : 0;
+}
+
+/* splitmix64: a fixed, well-mixed function of job and step. */
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static int gcd_is_not_one(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a != 1;
+}
+
+int ibp_oob_ports(uint32_t job, uint32_t step, unsigned lo, unsigned hi, uint16_t *ports,
+		  int n_cand)
+{
+	uint64_t span, h, stride;
+	int n;
+
+	if (lo == 0 || hi > 65535 || lo > hi || n_cand < 1 || n_cand > 8)
+		return -EINVAL;
+	span = (uint64_t)hi - lo + 1;
+	n = span < (uint64_t)n_cand ? (int)span : n_cand;
+	h = mix64(((uint64_t)job << 32) | step);
+	/*
+	 * Candidates walk the range with a stride coprime to it, so they are
+	 * distinct and a neighbouring step's candidates interleave rather than
+	 * collide one for one.
+	 */
+	stride = span > 1 ? 1 + (mix64(h) % (span - 1)) : 1;
+	while (span > 1 && gcd_is_not_one(stride, span))
+		stride = stride % (span - 1) + 1;
+	for (int i = 0; i < n; i++)
+		ports[i] = (uint16_t)(lo + (h + (uint64_t)i * stride) % span);
+	return n;
+}

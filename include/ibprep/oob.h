@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * oob.h: the out-of-band exchange of the cross-node test: versioned,
+ * fixed-size binary messages, one encoder and one decoder that check every
+ * field, and framed reads and writes under poll() deadlines.
+ *
+ * Wire format (all integers big-endian):
+ *
+ *   header   magic "IBPT" u32 | version u16 | type u16 | payload length u32
+ *   payload  fixed size per type (IBP_OOB_*_LEN); anything else is refused
+ *            before a byte of payload is read
+ *
+ * Anyone on the cluster can connect to the test's ports, so the decoder
+ * trusts nothing: wrong magic, version, type or length, an enum out of
+ * range, a string without its NUL or with non-printable bytes, non-zero
+ * padding, a count above its array, an index outside the node count: all
+ * -EBADMSG (-EPROTONOSUPPORT for another version).  ibp_oob_encode() runs
+ * the same checks, so this side never sends what the other would refuse.
+ *
+ * No globals, no allocation; callable from any thread.
+ */
+#ifndef IBPREP_OOB_H
+#define IBPREP_OOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/transport.h"
+
+#define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
+#define IBP_OOB_VERSION 1
+#define IBP_OOB_HDR_LEN 12
+
+#define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
+#define IBP_OOB_MAX_LINKS 8   /* links one node reports: 2 rounds x 2 directions x rails */
+#define IBP_OOB_TEXT_MAX  96
+#define IBP_OOB_MAX_NODES 65536
+
+enum ibp_oob_type {
+	IBP_OOB_HELLO = 1,    /* who I am, with my credential (both directions) */
+	IBP_OOB_ENDPOINT = 2, /* my transport endpoint for one rail */
+	IBP_OOB_CTRL = 3,     /* a step of the link test */
+	IBP_OOB_SUMMARY = 4,  /* my link outcomes, for the blame */
+	IBP_OOB_ERROR = 5,    /* why I drop you, then close */
+};
+
+/* Outcome of one directed link: on the wire in SUMMARY, and in results. */
+enum ibp_link_status {
+	IBP_LINK_UNTESTED = 0,
+	IBP_LINK_PASS = 1,
+	IBP_LINK_UNREACHABLE = 2, /* no connection: refused, or no answer by the deadline */
+	IBP_LINK_AUTH = 3,        /* a credential was refused (either way) */
+	IBP_LINK_PROTOCOL = 4,    /* a malformed or unexpected message */
+	IBP_LINK_TIMEOUT = 5,     /* connected, then stalled past the deadline */
+	IBP_LINK_TRANSPORT = 6,   /* the data path did not come up (QP, data socket) */
+	IBP_LINK_CORRUPT = 7,     /* the pattern arrived damaged */
+	IBP_LINK_BW_LOW = 8,      /* burst bandwidth under test_min_bw */
+	IBP_LINK_LAT_HIGH = 9,    /* round trip over test_max_lat_us */
+	IBP_LINK_GONE = 10,       /* the peer closed or reset mid-test */
+	IBP_LINK_LOCAL = 11,      /* this end could not run it (resources, memlock) */
+	IBP_LINK_STATUS_COUNT
+};
+
+const char *ibp_link_status_name(enum ibp_link_status s); /* "pass", "unreachable" ... */
+
+#define IBP_HELLO_REPLY    0x1u /* the listener's answer to a HELLO */
+#define IBP_HELLO_INSECURE 0x2u /* no credential: the sender runs --insecure */
+
+struct ibp_oob_hello {
+	uint32_t job, step, uid;
+	uint32_t from, to, nnodes; /* node indices: sender of this HELLO, its addressee */
+	uint8_t round;             /* 1, 2 */
+	uint8_t rail;
+	uint16_t flags;    /* IBP_HELLO_* */
+	uint64_t nonce;    /* fresh per connection */
+	uint64_t echo;     /* in a reply: the nonce of the HELLO it answers */
+	uint16_t cred_len; /* bytes of cred used (printable ASCII), 0 when insecure */
+	char cred[IBP_OOB_CRED_MAX];
+};
+
+struct ibp_oob_endpoint {
+	uint16_t rail;
+	uint32_t port;            /* HCA port number, for messages */
+	char device[IBP_DEV_MAX]; /* NUL-terminated, printable */
+	struct ibp_endpoint ep;
+};
+
+enum ibp_oob_ctrl_op {
+	IBP_CTRL_READY = 1,          /* transport connected, go */
+	IBP_CTRL_PATTERN_SENT = 2,   /* a = seed, b = length */
+	IBP_CTRL_PATTERN_RESULT = 3, /* status 0 / -EBADMSG, a = bad offset */
+	IBP_CTRL_BW_RESULT = 4,      /* status, a = bytes, b = ns */
+	IBP_CTRL_LAT_RESULT = 5,     /* status, a = iterations, b = ns per round trip */
+	IBP_CTRL_ABORT = 6,          /* status = -errno of the local failure */
+	IBP_CTRL_OP_COUNT
+};
+
+struct ibp_oob_ctrl {
+	uint8_t op;
+	int32_t status; /* 0 or -errno (-4095 .. 0) */
+	uint64_t a, b;
+};
+
+struct ibp_oob_link {
+	uint32_t from, to;
+	uint8_t round;
+	uint8_t status; /* enum ibp_link_status */
+	uint16_t rail;
+};
+
+struct ibp_oob_summary {
+	uint32_t node, nnodes;
+	uint8_t n_links;
+	struct ibp_oob_link links[IBP_OOB_MAX_LINKS];
+};
+
+struct ibp_oob_error {
+	int32_t code; /* -errno */
+	char text[IBP_OOB_TEXT_MAX];
+};
+
+struct ibp_oob_msg {
+	uint16_t type; /* enum ibp_oob_type */
+	union {
+		struct ibp_oob_hello hello;
+		struct ibp_oob_endpoint endpoint;
+		struct ibp_oob_ctrl ctrl;
+		struct ibp_oob_summary summary;
+		struct ibp_oob_error error;
+	} u;
+};
+
+/* Payload sizes on the wire. */
+#define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
+#define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
+#define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN)
+#define IBP_OOB_CTRL_LEN     (1 + 4 + 8 + 8)
+#define IBP_OOB_LINK_LEN     (4 + 4 + 1 + 1 + 2)
+#define IBP_OOB_SUMMARY_LEN  (4 + 4 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
+#define IBP_OOB_ERROR_LEN    (4 + IBP_OOB_TEXT_MAX)
+#define IBP_OOB_FRAME_MAX    (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN)
+
+/* Payload length of TYPE, 0 for an unknown type. */
+size_t ibp_oob_payload_len(unsigned type);
+
+/* Checks every field of M as the decoder would.  0 or -EBADMSG. */
+int ibp_oob_msg_check(const struct ibp_oob_msg *m);
+
+/* Encodes M (header + payload) into BUF.  Frame length, -EBADMSG, -ENOSPC. */
+int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
+
+/*
+ * Checks a header: 0 with *TYPE and *PAYLOAD_LEN set, -EBADMSG (magic, type,
+ * length) or -EPROTONOSUPPORT (version).
+ */
+int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t *payload_len);
+
+/* Decodes one frame from BUF: frame length consumed, or -errno as above. */
+int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
+
+/*
+ * Framed I/O on a socket (blocking or not): every wait is a poll() bounded by
+ * DEADLINE.  -ETIMEDOUT, -ECONNRESET (the peer closed, also mid-message),
+ * -errno of the socket, or the decoder's error.  recv reads the header,
+ * refuses a bad one before reading the payload, then reads exactly the
+ * payload: a slow or lying peer costs at most the deadline.
+ */
+int ibp_oob_write_full(int fd, const void *buf, size_t len, int64_t deadline);
+int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline);
+int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline);
+int ibp_oob_recv(int fd, struct ibp_oob_msg *m, int64_t deadline);
+
+/*
+ * Ports: N_CAND (<= 8) candidate TCP ports in [LO, HI] for JOB and STEP,
+ * the same on every node, spread so that two steps rarely share their first
+ * choice.  Returns the number written (min(n_cand, HI-LO+1)) or -EINVAL.
+ */
+int ibp_oob_ports(uint32_t job, uint32_t step, unsigned lo, unsigned hi, uint16_t *ports,
+		  int n_cand);
+
+#endif
