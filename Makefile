@@ -12,6 +12,7 @@
 #   make lint            cppcheck + clang-tidy, failing on findings
 #   make format-check    clang-format --dry-run --Werror
 #   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR
+#   make deb             a Debian package for this machine's release ($(B)/deb/*.deb)
 #
 # New sources need no edit here: helpers/*.c is the core library (the ibprep
 # command is helpers/ibprep*.c), spank/*.c the plugin, tests/unit/test_*.c one
@@ -75,7 +76,7 @@ TARGETS    := $(B)/libibprep.a $(B)/ibprep $(if $(HAVE_SPANK),$(if $(SPANK_SRCS)
 -include $(wildcard tests/unit/*.mk)
 
 .PHONY: all check check-unit check-fuzz check-integration check-vm check-matrix \
-        bench fuzz lint format format-check install uninstall clean deps asan
+        bench fuzz lint format format-check install uninstall clean deps asan deb
 
 all: $(TARGETS)
 
@@ -192,6 +193,11 @@ install: all
 		install -m 0644 contrib/spank_ib.conf $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf)
 	$(foreach m,$(wildcard man/*.1),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man1/$(notdir $(m));)
 	$(foreach m,$(wildcard man/*.8),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man8/$(notdir $(m));)
+
+# Debian package of ibprep, the plugin, the snippet and the man pages, built
+# for the Debian and Slurm release this runs on (contrib/deb/build.sh says how).
+deb: all
+	+bash contrib/deb/build.sh $(B)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ibprep $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so
