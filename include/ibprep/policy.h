@@ -22,8 +22,10 @@
 
 #include "ibprep/hca.h"
 
-#define IBP_POLICY_MAX_NAMES 32
-#define IBP_POLICY_MAX_COUNTERS 16
+#define IBP_POLICY_MAX_NAMES     32
+#define IBP_POLICY_MAX_COUNTERS  32
+#define IBP_POLICY_WINDOW_MAX_MS 10000      /* counter_window= is capped: no long waits */
+#define IBP_COUNTER_OFF          UINT64_MAX /* a counter limit that never triggers */
 
 enum ibp_policy_link_layer {
 	IBP_POLICY_LL_ANY = 0,
@@ -31,47 +33,55 @@ enum ibp_policy_link_layer {
 	IBP_POLICY_LL_ETH,
 };
 
-/* A counter threshold: warn at/above WARN, fail at/above FAIL (0 = never). */
+/*
+ * A counter threshold, with ibqueryerrors' meaning: a value that EXCEEDS the
+ * limit triggers (warn > WARN, fail > FAIL); IBP_COUNTER_OFF never does, so
+ * "counter_warn=symbol_error=0" warns on any symbol error.  The defaults are
+ * the thresholds infiniband-diags ships in /etc/infiniband-diags/
+ * error_thresholds (SymbolErrorCounter=10 ...), for warn; fail is off.
+ */
 struct ibp_counter_limit {
-	char name[48];
+	char name[48]; /* the sysfs file name: "symbol_error" */
 	uint64_t warn, fail;
 };
 
 struct ibp_policy {
 	/* health (issue: foundation) */
 	enum ibp_policy_link_layer link_layer; /* link_layer=ib|eth|any (any) */
-	double min_rate;          /* min_rate= Gb/s per port, 0 off (0) */
-	unsigned min_width;       /* min_width= lanes, 0 = from the node's peers (0) */
-	char min_speed[12];       /* min_speed=NDR: per-lane generation floor ("") */
-	int expect_hcas;          /* expect_hcas=N, -1 unset: then at least one (-1) */
-	int expect_ports;         /* expect_ports=N active ports, -1 unset (-1) */
-	char hcas[IBP_POLICY_MAX_NAMES][64]; /* hcas=mlx5_0,mlx5_1: must be present */
+	double min_rate;                       /* min_rate= Gb/s per port, 0 off (0) */
+	unsigned min_width;                    /* min_width= lanes, 0 = from the node's peers (0) */
+	char min_speed[12];                    /* min_speed=NDR: per-lane generation floor ("") */
+	int expect_hcas;                       /* expect_hcas=N, -1 unset: then at least one (-1) */
+	int expect_ports;                      /* expect_ports=N active ports, -1 unset (-1) */
+	char hcas[IBP_POLICY_MAX_NAMES][64];   /* hcas=mlx5_0,mlx5_1: must be present */
 	size_t n_hcas;
 	char ignore_hcas[IBP_POLICY_MAX_NAMES][64]; /* ignore_hcas=mlx5_bond_0 */
 	size_t n_ignore_hcas;
 	unsigned counter_window_ms; /* counter_window= ms between two reads, 0 off (0) */
-	struct ibp_counter_limit counter_limits[IBP_POLICY_MAX_COUNTERS]; /* counter_warn= / counter_fail= */
+	struct ibp_counter_limit
+	    counter_limits[IBP_POLICY_MAX_COUNTERS]; /* counter_warn= / counter_fail= */
 	size_t n_counter_limits;
-	bool check_pcie;          /* check_pcie=yes|no (yes) */
-	bool check_netdev;        /* check_netdev=yes|no (yes) */
-	int64_t min_mtu;          /* min_mtu= bytes on the HCA netdev, 0 off (0) */
-	uint64_t min_memlock_kb;  /* min_memlock= KiB, "unlimited" = UINT64_MAX (unlimited) */
-	bool check_gdr;           /* check_gdr=yes|no: GPUDirect prerequisites (yes) */
+	bool check_pcie;         /* check_pcie=yes|no (yes) */
+	bool check_netdev;       /* check_netdev=yes|no (yes) */
+	int64_t min_mtu;         /* min_mtu= bytes on the HCA netdev, 0 off (0) */
+	uint64_t min_memlock_kb; /* min_memlock= KiB, "unlimited" = UINT64_MAX (unlimited) */
+	bool check_gdr;          /* check_gdr=yes|no: GPUDirect prerequisites (yes) */
+	bool check_counters;     /* check_counters=yes|no (yes) */
 
 	/* placement and environment (issue: topology and placement) */
-	bool nccl_hca_per_task;   /* nccl_hca=node|task (node) */
-	bool set_gid_index;       /* gid_index=yes|no (no) */
-	bool set_gdr_level;       /* gdr_level=yes|no (no) */
-	bool ompi_ucx;            /* ompi_pml=ucx|none (none) */
-	char socket_ifname[64];   /* socket_ifname=IFNAME ("" = derive) */
+	bool nccl_hca_per_task; /* nccl_hca=node|task (node) */
+	bool set_gid_index;     /* gid_index=yes|no (no) */
+	bool set_gdr_level;     /* gdr_level=yes|no (no) */
+	bool ompi_ucx;          /* ompi_pml=ucx|none (none) */
+	char socket_ifname[64]; /* socket_ifname=IFNAME ("" = derive) */
 
 	/* cross-node test (issue: RDMA sanity test) */
 	double test_timeout_s;    /* test_timeout= seconds, decimals allowed (5) */
 	double test_min_bw;       /* test_min_bw= fraction of the slower port's rate (0.1) */
 	unsigned test_max_lat_us; /* test_max_lat_us= (1000) */
 	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (47000-47999) */
-	bool test_pairing_any;    /* test_pairing=rail|any (rail) */
-	char test_transport[16];  /* test_transport=verbs|socket (verbs) */
+	bool test_pairing_any;               /* test_pairing=rail|any (rail) */
+	char test_transport[16];             /* test_transport=verbs|socket (verbs) */
 };
 
 void ibp_policy_init(struct ibp_policy *p);
@@ -89,5 +99,37 @@ int ibp_policy_set_pair(struct ibp_policy *p, const char *pair, char *err, size_
 
 /* True when KEY is one of this module's keys (the glue uses it to route). */
 bool ibp_policy_has_key(const char *key);
+
+/* The limits of counter NAME, or NULL when it is not judged. */
+const struct ibp_counter_limit *ibp_policy_counter_limit(const struct ibp_policy *p,
+							 const char *name);
+
+/*
+ * Config text: "key=value" lines, '#' starts a comment (whole line or after
+ * whitespace), blank lines and spaces around key and value ignored.  Keys
+ * of this module are applied; any other key goes to OTHER (the plugin's own
+ * keys) or, when OTHER is NULL, is an error.  OTHER returns 0 or -errno and
+ * writes its message to ERR.  On error ERR reads "NAME:LINE: message" and
+ * the pairs before the bad line stay applied.  0, -ENOENT, -EINVAL, -E2BIG
+ * (a line over 1023 bytes).
+ */
+typedef int (*ibp_policy_other_fn)(void *arg, const char *key, const char *value, char *err,
+				   size_t errlen);
+int ibp_policy_parse_text(struct ibp_policy *p, const char *text, size_t len, const char *name,
+			  ibp_policy_other_fn other, void *arg, char *err, size_t errlen);
+
+/*
+ * Reads the config file PATH (at most 64 KiB, O_CLOEXEC) and applies it as
+ * ibp_policy_parse_text does.  -errno of open/read (ERR names the file),
+ * -EFBIG for a larger file, or the parse error.
+ */
+int ibp_policy_load_file(struct ibp_policy *p, const char *path, ibp_policy_other_fn other,
+			 void *arg, char *err, size_t errlen);
+
+/*
+ * Rank of a per-lane link speed name (SDR 1, DDR 2, QDR 3, FDR10 4, FDR 5,
+ * EDR 6, HDR 7, NDR 8, XDR 9; case-insensitive), 0 when unknown.
+ */
+int ibp_link_speed_rank(const char *name);
 
 #endif

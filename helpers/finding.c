@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* finding.c: the findings list of finding.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibprep/finding.h"
+
+void ibp_findings_init(struct ibp_findings *f)
+{
+	f->v = NULL;
+	f->n = f->cap = 0;
+}
+
+void ibp_findings_release(struct ibp_findings *f)
+{
+	free(f->v);
+	ibp_findings_init(f);
+}
+
+int ibp_findings_add(struct ibp_findings *f, const struct ibp_finding *x)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct ibp_finding *nv = reallocarray(f->v, cap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		f->v = nv;
+		f->cap = cap;
+	}
+	f->v[f->n++] = *x;
+	return 0;
+}
+
+/* Copies S into a fixed field, cutting it with "..." when it does not fit. */
+static void field_set(char *dst, size_t size, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < size) {
+		memcpy(dst, s ? s : "", n + 1);
+		return;
+	}
+	memcpy(dst, s, size - 4);
+	memcpy(dst + size - 4, "...", 4);
+}
+
+int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severity sev,
+		      enum ibp_fault_class fclass, const char *device, int port,
+		      const char *expected, const char *fix, const char *observed_fmt, ...)
+{
+	struct ibp_finding x;
+	char obs[IBP_TEXT_MAX + 4];
+	va_list ap;
+
+	memset(&x, 0, sizeof(x));
+	field_set(x.code, sizeof(x.code), code);
+	x.severity = sev;
+	x.fclass = fclass;
+	field_set(x.device, sizeof(x.device), device);
+	x.port = port;
+	field_set(x.expected, sizeof(x.expected), expected);
+	field_set(x.fix, sizeof(x.fix), fix);
+	va_start(ap, observed_fmt);
+	int n = vsnprintf(obs, sizeof(obs), observed_fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		obs[0] = '\0';
+	/* obs is 4 bytes longer than the field, so field_set sees the overflow */
+	field_set(x.observed, sizeof(x.observed), obs);
+	return ibp_findings_add(f, &x);
+}
+
+enum ibp_severity ibp_findings_worst(const struct ibp_findings *f)
+{
+	enum ibp_severity w = IBP_SEV_OK;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].severity > w)
+			w = f->v[i].severity;
+	return w;
+}
+
+size_t ibp_findings_count(const struct ibp_findings *f, enum ibp_severity sev, int fclass)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].severity >= sev && (fclass < 0 || (int)f->v[i].fclass == fclass))
+			c++;
+	return c;
+}
+
+const char *ibp_severity_name(enum ibp_severity s)
+{
+	switch (s) {
+	case IBP_SEV_OK:
+		return "ok";
+	case IBP_SEV_WARN:
+		return "warn";
+	case IBP_SEV_FAIL:
+		return "fail";
+	}
+	return "unknown";
+}
+
+const char *ibp_class_name(enum ibp_fault_class c)
+{
+	switch (c) {
+	case IBP_CLASS_NODE:
+		return "node";
+	case IBP_CLASS_JOB:
+		return "job";
+	}
+	return "unknown";
+}
+
+int ibp_finding_format(const struct ibp_finding *x, const char *default_node, char *buf, size_t len)
+{
+	const char *node = x->node[0] ? x->node : (default_node ? default_node : "");
+	char where[IBP_DEV_MAX + 24] = "";
+	char exp[IBP_TEXT_MAX + 16] = "";
+	char fix[IBP_TEXT_MAX + 4] = "";
+
+	if (x->device[0] && x->port > 0)
+		snprintf(where, sizeof(where), "%s port %d: ", x->device, x->port);
+	else if (x->device[0])
+		snprintf(where, sizeof(where), "%s: ", x->device);
+	if (x->expected[0])
+		snprintf(exp, sizeof(exp), ", expected %s", x->expected);
+	if (x->fix[0])
+		snprintf(fix, sizeof(fix), ": %s", x->fix);
+	if (!buf || !len) {
+		char dummy[1];
+		return snprintf(dummy, sizeof(dummy), "%s%s%s%s%s%s", node, node[0] ? ": " : "",
+				where, x->observed, exp, fix);
+	}
+	return snprintf(buf, len, "%s%s%s%s%s%s", node, node[0] ? ": " : "", where, x->observed,
+			exp, fix);
+}
