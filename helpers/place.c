@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* place.c: GPU -> HCA port -> CPUs -> memory node per task; see include/ibprep/place.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibprep/cpulist.h"
+#include "ibprep/place.h"
+
+void ibp_placement_init(struct ibp_placement *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+}
+
+void ibp_placement_release(struct ibp_placement *pl)
+{
+	for (size_t i = 0; pl->gpus && i < pl->n_gpus; i++) {
+		hwloc_bitmap_free(pl->gpus[i].cpus);
+		hwloc_bitmap_free(pl->gpus[i].mems);
+	}
+	for (size_t i = 0; pl->tasks && i < pl->n_tasks; i++) {
+		hwloc_bitmap_free(pl->tasks[i].cpus);
+		hwloc_bitmap_free(pl->tasks[i].mems);
+	}
+	free(pl->gpus);
+	free(pl->tasks);
+	ibp_placement_init(pl);
+}
+
+int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *nic, char *buf,
+		       size_t len)
+{
+	int n;
+
+	if (!len)
+		return -ENOSPC;
+	if (nic->hca < 0 || (size_t)nic->hca >= topo->n_hcas) {
+		buf[0] = '\0';
+		return 0;
+	}
+	n = snprintf(buf, len, "%s:%u", topo->hcas[nic->hca].name, nic->port);
+	if (n < 0 || (size_t)n >= len) {
+		buf[0] = '\0';
+		return -ENOSPC;
+	}
+	return n;
+}
+
+static enum ibp_link_layer port_ll(const struct ibp_topo_hca *h, const struct ibp_topo_port *p)
+{
+	if (p->link_layer != IBP_LL_UNKNOWN)
+		return p->link_layer;
+	return h->kind == IBP_NIC_SLINGSHOT ? IBP_LL_ETH : IBP_LL_IB;
+}
+
+/* Fabric ports: healthy, of the chosen link layer.  Unhealthy ones are reported once. */
+static int pick_fabric(struct ibp_placement *pl, const struct ibp_topo *topo,
+		       enum ibp_link_layer want, struct ibp_findings *f)
+{
+	bool any_ib = false;
+	int rc;
+
+	if (want == IBP_LL_UNKNOWN) {
+		for (size_t i = 0; i < topo->n_hcas; i++)
+			for (unsigned p = 0; p < topo->hcas[i].n_ports; p++)
+				if (topo->hcas[i].ports[p].healthy &&
+				    port_ll(&topo->hcas[i], &topo->hcas[i].ports[p]) == IBP_LL_IB)
+					any_ib = true;
+		want = any_ib ? IBP_LL_IB : IBP_LL_ETH;
+	}
+	pl->fabric_ll = want;
+	for (size_t i = 0; i < topo->n_hcas; i++) {
+		const struct ibp_topo_hca *h = &topo->hcas[i];
+
+		for (unsigned p = 0; p < h->n_ports; p++) {
+			const struct ibp_topo_port *tp = &h->ports[p];
+
+			if (port_ll(h, tp) != want)
+				continue;
+			if (!tp->healthy) {
+				rc = ibp_findings_addf(
+				    f, "hca_port_skipped", IBP_SEV_WARN, IBP_CLASS_NODE, h->name,
+				    (int)tp->num, "ACTIVE",
+				    "repair the port; tasks use the next nearest healthy port",
+				    "%s, not used for placement", tp->why);
+				if (rc)
+					return rc;
+				continue;
+			}
+			if (pl->n_fabric >= IBP_PLACE_MAX_NICS)
+				return -E2BIG;
+			pl->fabric[pl->n_fabric].hca = (int)i;
+			pl->fabric[pl->n_fabric].port = tp->num;
+			pl->fabric[pl->n_fabric].dist = IBP_DIST_SYS;
+			pl->n_fabric++;
+		}
+	}
+	return 0;
+}
+
+/* The nearest fabric port for one GPU; LOAD counts GPUs per fabric port. */
+static void pick_gpu_nic(struct ibp_placement *pl, const struct ibp_topo *topo, size_t g,
+			 unsigned *load)
+{
+	const struct ibp_topo_dev *gd = &topo->gpus[g].d;
+	int best = -1;
+	enum ibp_dist bd = IBP_DIST_SYS;
+	bool bpkg = false;
+
+	for (size_t k = 0; k < pl->n_fabric; k++) {
+		const struct ibp_topo_dev *hd = &topo->hcas[pl->fabric[k].hca].d;
+		enum ibp_dist d = ibp_topo_distance(topo, gd, hd);
+		bool pkg = ibp_topo_same_package(gd, hd);
+
+		if (best >= 0) {
+			if (d > bd || (d == bd && !pkg && bpkg))
+				continue;
+			if (d == bd && pkg == bpkg && load[k] >= load[best])
+				continue; /* ties keep name order */
+		}
+		best = (int)k;
+		bd = d;
+		bpkg = pkg;
+	}
+	pl->gpus[g].nic.hca = -1;
+	if (best < 0)
+		return;
+	load[best]++;
+	pl->gpus[g].nic = pl->fabric[best];
+	pl->gpus[g].nic.dist = bd;
+}
+
+/* An unhealthy fabric-layer port strictly nearer than the one chosen. */
+static const struct ibp_topo_hca *nearer_unhealthy(const struct ibp_topo *topo,
+						   const struct ibp_placement *pl, size_t g,
+						   enum ibp_dist chosen, unsigned *port)
+{
+	for (size_t i = 0; i < topo->n_hcas; i++) {
+		const struct ibp_topo_hca *h = &topo->hcas[i];
+
+		for (unsigned p = 0; p < h->n_ports; p++)
+			if (!h->ports[p].healthy && port_ll(h, &h->ports[p]) == pl->fabric_ll &&
+			    ibp_topo_distance(topo, &topo->gpus[g].d, &h->d) < chosen) {
+				*port = h->ports[p].num;
+				return h;
+			}
+	}
+	return NULL;
+}
+
+/* PUs of the whole cores inside SET, core by core, in logical order. */
+static int cores_in(const struct ibp_topo *topo, hwloc_const_bitmap_t set, hwloc_bitmap_t **out,
+		    size_t *n)
+{
+	int depth = hwloc_get_type_depth(topo->t, HWLOC_OBJ_CORE);
+	hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+	hwloc_obj_t o = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (depth < 0)
+		type = HWLOC_OBJ_PU;
+	while ((o = hwloc_get_next_obj_by_type(topo->t, type, o))) {
+		hwloc_bitmap_t b;
+
+		if (!o->cpuset || !hwloc_bitmap_intersects(o->cpuset, set))
+			continue;
+		if (*n == cap) {
+			hwloc_bitmap_t *nv = realloc(*out, (cap ? cap * 2 : 64) * sizeof(*nv));
+
+			if (!nv)
+				goto oom;
+			*out = nv;
+			cap = cap ? cap * 2 : 64;
+		}
+		b = hwloc_bitmap_alloc();
+		if (!b)
+			goto oom;
+		hwloc_bitmap_and(b, o->cpuset, set);
+		(*out)[(*n)++] = b;
+	}
+	return 0;
+oom:
+	for (size_t i = 0; i < *n; i++)
+		hwloc_bitmap_free((*out)[i]);
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -ENOMEM;
+}
+
+/*
+ * Splits AVAIL among M consumers: whole cores when there are enough, else
+ * hardware threads, else shared threads (reported).  OUT[j] |= share j.
+ */
+static int split_cpus(const struct ibp_topo *topo, hwloc_const_bitmap_t avail, size_t m,
+		      hwloc_bitmap_t *out, bool *shared)
+{
+	hwloc_bitmap_t *units;
+	size_t n, next = 0;
+	int rc = cores_in(topo, avail, &units, &n);
+
+	if (rc)
+		return rc;
+	if (n < m) {
+		/* fewer cores than consumers: split hardware threads instead */
+		int pu;
+
+		for (size_t i = 0; i < n; i++)
+			hwloc_bitmap_free(units[i]);
+		free(units);
+		n = 0;
+		units = calloc((size_t)hwloc_bitmap_weight(avail) + 1, sizeof(*units));
+		if (!units)
+			return -ENOMEM;
+		hwloc_bitmap_foreach_begin(pu, avail)
+		{
+			units[n] = hwloc_bitmap_alloc();
+			if (units[n])
+				hwloc_bitmap_only(units[n], (unsigned)pu);
+			n++;
+		}
+		hwloc_bitmap_foreach_end();
+		for (size_t i = 0; i < n; i++)
+			if (!units[i])
+				rc = -ENOMEM;
+	}
+	if (!rc && n == 0)
+		rc = -ENOENT;
+	if (!rc && n < m) {
+		*shared = true;
+		for (size_t j = 0; j < m; j++)
+			hwloc_bitmap_or(out[j], out[j], units[j % n]);
+	} else if (!rc) {
+		size_t base = n / m, extra = n % m;
+
+		for (size_t j = 0; j < m; j++)
+			for (size_t c = 0; c < base + (j < extra); c++)
+				hwloc_bitmap_or(out[j], out[j], units[next++]);
+	}
+	for (size_t i = 0; i < n; i++)
+		hwloc_bitmap_free(units[i]);
+	free(units);
+	return rc;
+}
+
+/*
+ * Gives each of K consumers its CPUs: those sharing an equal locality split
+ * it (minus what earlier groups took), within POOL.  WHAT names them in
+ * findings ("task", "worker").
+ */
+static int assign_cpus(const struct ibp_topo *topo, hwloc_const_bitmap_t pool, hwloc_bitmap_t *loc,
+		       size_t k, hwloc_bitmap_t *out, const char *what, struct ibp_findings *f)
+{
+	hwloc_bitmap_t used = hwloc_bitmap_alloc(), avail = hwloc_bitmap_alloc();
+	size_t *members = calloc(k ? k : 1, sizeof(*members));
+	bool *done = calloc(k ? k : 1, sizeof(*done));
+	hwloc_bitmap_t *outs = calloc(k ? k : 1, sizeof(*outs));
+	int rc = 0;
+
+	if (!used || !avail || !members || !done || !outs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < k && !rc; i++) {
+		size_t m = 0;
+		bool shared = false;
+		char lbuf[256];
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < k; j++)
+			if (!done[j] && hwloc_bitmap_isequal(loc[i], loc[j])) {
+				members[m] = j;
+				outs[m++] = out[j];
+				done[j] = true;
+			}
+		hwloc_bitmap_and(avail, loc[i], pool);
+		hwloc_bitmap_andnot(avail, avail, used);
+		if (hwloc_bitmap_iszero(avail)) {
+			ibp_cpulist_format(loc[i], lbuf, sizeof(lbuf));
+			hwloc_bitmap_andnot(avail, pool, used);
+			if (hwloc_bitmap_iszero(avail))
+				hwloc_bitmap_copy(avail, pool);
+			rc = ibp_findings_addf(
+			    f, "cpus_not_local", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			    "CPUs local to its GPU or HCA",
+			    "allocate CPUs on the GPU's socket (srun --gpu-bind/--cpus-per-gpu) or "
+			    "fewer tasks",
+			    "%s %zu: its local CPUs %s are not available, using other allowed CPUs",
+			    what, members[0], lbuf[0] ? lbuf : "(none)");
+			if (rc)
+				break;
+		}
+		rc = split_cpus(topo, avail, m, outs, &shared);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (rc)
+			break;
+		if (shared) {
+			rc = ibp_findings_addf(f, "cpus_shared", IBP_SEV_WARN, IBP_CLASS_JOB, NULL,
+					       0, "at least one hardware thread per task",
+					       "ask for fewer tasks per node or more CPUs per task",
+					       "%zu %ss share %d hardware threads", m, what,
+					       hwloc_bitmap_weight(avail));
+			if (rc)
+				break;
+		}
+		for (size_t j = 0; j < m; j++)
+			hwloc_bitmap_or(used, used, outs[j]);
+	}
+out:
+	hwloc_bitmap_free(used);
+	hwloc_bitmap_free(avail);
+	free(members);
+	free(done);
+	free(outs);
+	return rc;
+}
+
+static int nodeset_of(const struct ibp_topo *topo, hwloc_const_bitmap_t cpus, hwloc_bitmap_t *out)
+{
+	*out = hwloc_bitmap_alloc();
+	if (!*out)
+		return -ENOMEM;
+	hwloc_cpuset_to_nodeset(topo->t, cpus, *out);
+	return 0;
+}
+
+/* Task r's share of N items among T tasks: [*first, *first + *count). */
+static void block(size_t n, size_t t, size_t r, size_t *first, size_t *count)
+{
+	if (t <= n) {
+		size_t base = n / t, extra = n % t;
+
+		*first = r * base + (r < extra ? r : extra);
+		*count = base + (r < extra);
+	} else {
+		*first = r * n / t;
+		*count = n ? 1 : 0;
+	}
+}
+
+static void add_task_nic(struct ibp_place_task *t, const struct ibp_place_nic *n)
+{
+	size_t i;
+
+	if (n->hca < 0)
+		return;
+	for (i = 0; i < t->n_nics; i++)
+		if (t->nics[i].hca == n->hca && t->nics[i].port == n->port) {
+			if (n->dist < t->nics[i].dist)
+				t->nics[i].dist = n->dist;
+			return;
+		}
+	if (t->n_nics < IBP_PLACE_MAX_NICS)
+		t->nics[t->n_nics++] = *n;
+}
+
+static int nic_cmp(const void *a, const void *b)
+{
+	const struct ibp_place_nic *x = a, *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	if (x->hca != y->hca)
+		return x->hca < y->hca ? -1 : 1;
+	return x->port < y->port ? -1 : (x->port > y->port);
+}
+
+/* CPU-only task: the fabric port nearest its CPUs, spread by LOAD. */
+static void cpu_task_nic(struct ibp_placement *pl, const struct ibp_topo *topo,
+			 struct ibp_place_task *t, hwloc_const_bitmap_t loc, unsigned *load)
+{
+	int best = -1;
+	enum ibp_dist bd = IBP_DIST_SYS;
+
+	for (size_t k = 0; k < pl->n_fabric; k++) {
+		const struct ibp_topo_dev *hd = &topo->hcas[pl->fabric[k].hca].d;
+		enum ibp_dist d =
+		    hwloc_bitmap_intersects(hd->cpuset, loc) ? IBP_DIST_NODE : IBP_DIST_SYS;
+
+		if (best >= 0 && (d > bd || (d == bd && load[k] >= load[best])))
+			continue;
+		best = (int)k;
+		bd = d;
+	}
+	if (best < 0)
+		return;
+	load[best]++;
+	t->nics[0] = pl->fabric[best];
+	t->nics[0].dist = bd;
+	t->n_nics = 1;
+}
+
+static int check_step(const struct ibp_topo *topo, const struct ibp_step *step, unsigned *sel,
+		      size_t *n_sel)
+{
+	*n_sel = 0;
+	if (!step->ntasks || step->ntasks > IBP_PLACE_MAX_TASKS)
+		return -EINVAL;
+	if (topo->n_gpus > IBP_PLACE_MAX_GPUS)
+		return -E2BIG;
+	if (step->all_gpus || !step->gpus) {
+		for (size_t i = 0; step->all_gpus && i < topo->n_gpus; i++)
+			sel[(*n_sel)++] = (unsigned)i;
+		return 0;
+	}
+	if (step->n_gpus > topo->n_gpus)
+		return -EINVAL;
+	for (size_t i = 0; i < step->n_gpus; i++) {
+		if (step->gpus[i] >= topo->n_gpus)
+			return -EINVAL;
+		for (size_t j = 0; j < *n_sel; j++)
+			if (sel[j] == step->gpus[i])
+				return -EINVAL;
+		sel[(*n_sel)++] = step->gpus[i];
+	}
+	/* PCI order, whatever order the caller listed them in */
+	for (size_t i = 1; i < *n_sel; i++)
+		for (size_t j = i; j > 0 && sel[j - 1] > sel[j]; j--) {
+			unsigned x = sel[j];
+
+			sel[j] = sel[j - 1];
+			sel[j - 1] = x;
+		}
+	return 0;
+}
+
+static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, const unsigned *sel,
+			size_t n_sel, struct ibp_findings *f)
+{
+	int rc = 0;
+
+	if (!pl->n_fabric)
+		return ibp_findings_addf(
+		    f, "no_fabric_port", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
+		    "at least one healthy RDMA port",
+		    "check the HCAs with 'ibprep check'; NCCL and UCX fall back to TCP sockets",
+		    "no healthy %s port on the node",
+		    pl->fabric_ll == IBP_LL_ETH ? "RoCE" : "InfiniBand");
+	for (size_t i = 0; i < n_sel && !rc; i++) {
+		const struct ibp_place_gpu *pg = &pl->gpus[sel[i]];
+		const struct ibp_topo_hca *bad;
+		char name[96];
+		unsigned port = 0;
+
+		ibp_place_nic_name(topo, &pg->nic, name, sizeof(name));
+		bad = nearer_unhealthy(topo, pl, sel[i], pg->nic.dist, &port);
+		if (bad)
+			rc = ibp_findings_addf(
+			    f, "gpu_hca_fallback", IBP_SEV_WARN, IBP_CLASS_JOB, bad->name,
+			    (int)port, "a healthy HCA port near the GPU",
+			    "repair the port, or accept the slower path",
+			    "gpu %s: nearest port unhealthy, using %s (%s)",
+			    topo->gpus[sel[i]].d.pci, name, ibp_dist_name(pg->nic.dist));
+		else if (pg->nic.dist == IBP_DIST_SYS)
+			rc = ibp_findings_addf(
+			    f, "gpu_no_local_hca", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			    "an HCA in the GPU's NUMA node",
+			    "expect lower bandwidth for this GPU; GPUDirect RDMA crosses the CPU "
+			    "interconnect",
+			    "gpu %s (numa %d): nearest healthy port %s is across NUMA nodes (SYS)",
+			    topo->gpus[sel[i]].d.pci, topo->gpus[sel[i]].d.numa, name);
+	}
+	return rc;
+}
+
+static int task_localities(struct ibp_placement *pl, const struct ibp_topo *topo,
+			   const unsigned *sel, size_t n_sel, hwloc_const_bitmap_t pool,
+			   hwloc_bitmap_t *loc)
+{
+	hwloc_obj_t nodes[IBP_PLACE_MAX_TASKS];
+	size_t n_nodes = 0, t = pl->n_tasks;
+	hwloc_obj_t o = NULL;
+
+	while (!n_sel && n_nodes < IBP_PLACE_MAX_TASKS &&
+	       (o = hwloc_get_next_obj_by_type(topo->t, HWLOC_OBJ_NUMANODE, o)))
+		if (o->cpuset && hwloc_bitmap_intersects(o->cpuset, pool))
+			nodes[n_nodes++] = o;
+	for (size_t r = 0; r < t; r++) {
+		struct ibp_place_task *tk = &pl->tasks[r];
+		size_t first, count;
+
+		tk->local_rank = (unsigned)r;
+		loc[r] = hwloc_bitmap_alloc();
+		if (!loc[r])
+			return -ENOMEM;
+		if (n_sel) {
+			block(n_sel, t, r, &first, &count);
+			for (size_t i = first; i < first + count; i++) {
+				struct ibp_place_gpu *pg = &pl->gpus[sel[i]];
+
+				tk->gpus[tk->n_gpus++] = sel[i];
+				hwloc_bitmap_or(loc[r], loc[r], topo->gpus[sel[i]].d.cpuset);
+				add_task_nic(tk, &pg->nic);
+				if (pg->task < 0)
+					pg->task = (int)r;
+			}
+			if (tk->n_nics > 1)
+				qsort(tk->nics, tk->n_nics, sizeof(tk->nics[0]), nic_cmp);
+		} else if (n_nodes) {
+			block(n_nodes, t, r, &first, &count);
+			for (size_t i = first; i < first + count; i++)
+				hwloc_bitmap_or(loc[r], loc[r], nodes[i]->cpuset);
+		} else {
+			hwloc_bitmap_copy(loc[r], pool);
+		}
+	}
+	return 0;
+}
+
+static int worker_rows(struct ibp_placement *pl, const struct ibp_topo *topo,
+		       struct ibp_findings *f)
+{
+	for (size_t r = 0; r < pl->n_tasks; r++) {
+		struct ibp_place_task *tk = &pl->tasks[r];
+		hwloc_bitmap_t loc[IBP_PLACE_MAX_GPUS], out[IBP_PLACE_MAX_GPUS];
+		size_t n = 0;
+		int rc = 0;
+
+		for (size_t i = 0; i < tk->n_gpus; i++) {
+			struct ibp_place_gpu *pg = &pl->gpus[tk->gpus[i]];
+
+			if (pg->task != (int)r || pg->cpus)
+				continue;
+			pg->cpus = hwloc_bitmap_alloc();
+			if (!pg->cpus)
+				return -ENOMEM;
+			loc[n] = topo->gpus[tk->gpus[i]].d.cpuset;
+			out[n++] = pg->cpus;
+		}
+		if (n == 1 && tk->n_gpus == 1)
+			hwloc_bitmap_copy(out[0], tk->cpus);
+		else if (n)
+			rc = assign_cpus(topo, tk->cpus, loc, n, out, "worker", f);
+		if (rc)
+			return rc;
+		for (size_t i = 0; i < tk->n_gpus; i++) {
+			struct ibp_place_gpu *pg = &pl->gpus[tk->gpus[i]];
+
+			if (pg->cpus && !pg->mems && (rc = nodeset_of(topo, pg->cpus, &pg->mems)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
+		      const struct ibp_step *step, struct ibp_findings *f)
+{
+	unsigned sel[IBP_PLACE_MAX_GPUS], load[IBP_PLACE_MAX_NICS] = {0};
+	unsigned cpuload[IBP_PLACE_MAX_NICS] = {0};
+	hwloc_bitmap_t pool = NULL, *loc = NULL, *outs = NULL;
+	size_t n_sel = 0;
+	int rc;
+
+	ibp_placement_init(pl);
+	if (!topo || !topo->t || !step)
+		return -EINVAL;
+	rc = check_step(topo, step, sel, &n_sel);
+	if (rc)
+		return rc;
+	pool = hwloc_bitmap_dup(step->allowed ? step->allowed : ibp_topo_cpuset(topo));
+	if (!pool)
+		return -ENOMEM;
+	hwloc_bitmap_and(pool, pool, ibp_topo_cpuset(topo));
+	if (hwloc_bitmap_iszero(pool)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = pick_fabric(pl, topo, step->fabric, f);
+	if (rc)
+		goto out;
+	pl->n_gpus = topo->n_gpus;
+	pl->gpus = calloc(topo->n_gpus ? topo->n_gpus : 1, sizeof(*pl->gpus));
+	pl->tasks = calloc(step->ntasks, sizeof(*pl->tasks));
+	loc = calloc(step->ntasks, sizeof(*loc));
+	outs = calloc(step->ntasks, sizeof(*outs));
+	if (!pl->gpus || !pl->tasks || !loc || !outs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	pl->n_tasks = step->ntasks;
+	for (size_t g = 0; g < topo->n_gpus; g++) {
+		pl->gpus[g].task = -1;
+		pick_gpu_nic(pl, topo, g, load);
+	}
+	for (size_t i = 0; i < n_sel; i++)
+		pl->gpus[sel[i]].in_step = true;
+	rc = gpu_findings(pl, topo, sel, n_sel, f);
+	if (!rc && n_sel && step->ntasks > n_sel)
+		rc = ibp_findings_addf(
+		    f, "more_tasks_than_gpus", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+		    "at most one task per GPU",
+		    "use --ntasks-per-node equal to the GPUs per node, or --gpus-per-task",
+		    "%u tasks share %zu GPUs", step->ntasks, n_sel);
+	else if (!rc && n_sel && n_sel % step->ntasks)
+		rc = ibp_findings_addf(
+		    f, "gpus_uneven", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+		    "the same number of GPUs per task",
+		    "use a task count that divides the GPUs per node",
+		    "%zu GPUs do not divide among %u tasks: the first %zu get one more", n_sel,
+		    step->ntasks, n_sel % step->ntasks);
+	if (rc)
+		goto out;
+	rc = task_localities(pl, topo, sel, n_sel, pool, loc);
+	if (rc)
+		goto out;
+	for (size_t r = 0; r < pl->n_tasks; r++) {
+		pl->tasks[r].cpus = hwloc_bitmap_alloc();
+		if (!pl->tasks[r].cpus) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		outs[r] = pl->tasks[r].cpus;
+	}
+	rc = assign_cpus(topo, pool, loc, pl->n_tasks, outs, "task", f);
+	if (rc)
+		goto out;
+	if (step->local_rank >= 0 && (size_t)step->local_rank < pl->n_tasks && step->task_allowed) {
+		struct ibp_place_task *tk = &pl->tasks[step->local_rank];
+		char want[256], have[256];
+
+		hwloc_bitmap_and(tk->cpus, tk->cpus, step->task_allowed);
+		if (hwloc_bitmap_iszero(tk->cpus)) {
+			ibp_cpulist_format(outs[step->local_rank], want, sizeof(want));
+			ibp_cpulist_format(step->task_allowed, have, sizeof(have));
+			hwloc_bitmap_copy(tk->cpus, step->task_allowed);
+			rc = ibp_findings_addf(
+			    f, "cpus_outside_task_mask", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			    "the task's CPU mask to include its local CPUs",
+			    "drop --cpu-bind or bind with --cpu-bind=none and let spank-ib bind",
+			    "task %d may only use CPUs %s, none of its placement", step->local_rank,
+			    have);
+			if (rc)
+				goto out;
+		}
+	}
+	for (size_t r = 0; r < pl->n_tasks; r++) {
+		struct ibp_place_task *tk = &pl->tasks[r];
+
+		rc = nodeset_of(topo, tk->cpus, &tk->mems);
+		if (rc)
+			goto out;
+		if (!tk->n_gpus)
+			cpu_task_nic(pl, topo, tk, tk->cpus, cpuload);
+	}
+	rc = worker_rows(pl, topo, f);
+out:
+	for (size_t r = 0; loc && r < step->ntasks; r++)
+		hwloc_bitmap_free(loc[r]);
+	free(loc);
+	free(outs);
+	hwloc_bitmap_free(pool);
+	if (rc)
+		ibp_placement_release(pl);
+	return rc;
+}

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* topo.c: GPUs, RDMA NICs and localities from hwloc; see include/ibprep/topo.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ibprep/topo.h"
+
+#define MAX_DEPTH 64 /* PCI nesting deeper than this is not a real machine */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Strict unsigned number: decimal, or hex with 0x; nothing else. */
+static int parse_uint(const char *s, unsigned long long *out)
+{
+	char *end;
+	int base = 10;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16;
+	errno = 0;
+	*out = strtoull(s, &end, base);
+	if (errno || *end || end == s)
+		return -EINVAL;
+	return 0;
+}
+
+/* strcmp with digit runs compared as numbers: mlx5_2 < mlx5_10. */
+static int natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			size_t la, lb;
+
+			while (*a == '0' && a[1] >= '0' && a[1] <= '9')
+				a++;
+			while (*b == '0' && b[1] >= '0' && b[1] <= '9')
+				b++;
+			la = strspn(a, "0123456789");
+			lb = strspn(b, "0123456789");
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			int c = strncmp(a, b, la);
+			if (c)
+				return c;
+			a += la;
+			b += lb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : (*b ? -1 : 0);
+}
+
+int ibp_pci_parse(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
+{
+	unsigned d = 0, b, v, f;
+	int n = -1;
+
+	if (!s)
+		return -EINVAL;
+	if (sscanf(s, "%4x:%2x:%2x.%1x%n", &d, &b, &v, &f, &n) == 4 && n > 0 && !s[n] && n == 12)
+		goto ok;
+	n = -1;
+	d = 0;
+	if (sscanf(s, "%2x:%2x.%1x%n", &b, &v, &f, &n) == 3 && n == 7 && !s[n])
+		goto ok;
+	return -EINVAL;
+ok:
+	if (v > 0x1f || f > 7)
+		return -EINVAL;
+	*domain = d;
+	*bus = b;
+	*dev = v;
+	*fn = f;
+	return 0;
+}
+
+const char *ibp_dist_name(enum ibp_dist d)
+{
+	static const char *const names[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+
+	return (unsigned)d < 5 ? names[d] : "unknown";
+}
+
+int ibp_dist_parse(const char *s, enum ibp_dist *out)
+{
+	for (int d = IBP_DIST_PIX; d <= IBP_DIST_SYS; d++)
+		if (s && !strcmp(s, ibp_dist_name((enum ibp_dist)d))) {
+			*out = (enum ibp_dist)d;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void ibp_topo_init(struct ibp_topo *topo)
+{
+	memset(topo, 0, sizeof(*topo));
+}
+
+static void dev_release(struct ibp_topo_dev *d)
+{
+	hwloc_bitmap_free(d->cpuset);
+	hwloc_bitmap_free(d->nodeset);
+	d->cpuset = NULL;
+	d->nodeset = NULL;
+}
+
+void ibp_topo_release(struct ibp_topo *topo)
+{
+	for (size_t i = 0; i < topo->n_gpus; i++)
+		dev_release(&topo->gpus[i].d);
+	for (size_t i = 0; i < topo->n_hcas; i++)
+		dev_release(&topo->hcas[i].d);
+	free(topo->gpus);
+	free(topo->hcas);
+	if (topo->t)
+		hwloc_topology_destroy(topo->t);
+	ibp_topo_init(topo);
+}
+
+static bool is_gpu(hwloc_obj_t o)
+{
+	unsigned v = o->attr->pcidev.vendor_id, c = o->attr->pcidev.class_id;
+
+	if (v != 0x10de && v != 0x1002)
+		return false;
+	return c == 0x0300 || c == 0x0302 || c == 0x0380 || c == 0x1200;
+}
+
+static int dev_fill(struct ibp_topo *topo, struct ibp_topo_dev *d, hwloc_obj_t pci)
+{
+	hwloc_obj_t nonio = hwloc_get_non_io_ancestor_obj(topo->t, pci);
+	hwloc_obj_t pkg = NULL;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain & 0xffff,
+		 pci->attr->pcidev.bus, pci->attr->pcidev.dev, pci->attr->pcidev.func & 7);
+	d->vendor = pci->attr->pcidev.vendor_id;
+	d->device = pci->attr->pcidev.device_id;
+	d->class_id = pci->attr->pcidev.class_id;
+	d->obj = pci;
+	d->cpuset = hwloc_bitmap_dup(
+	    nonio && nonio->cpuset ? nonio->cpuset : hwloc_topology_get_topology_cpuset(topo->t));
+	d->nodeset = hwloc_bitmap_dup(nonio && nonio->nodeset
+					  ? nonio->nodeset
+					  : hwloc_topology_get_topology_nodeset(topo->t));
+	if (!d->cpuset || !d->nodeset) {
+		dev_release(d);
+		return -ENOMEM;
+	}
+	d->numa = hwloc_bitmap_first(d->nodeset);
+	d->package = -1;
+	while ((pkg = hwloc_get_next_obj_by_type(topo->t, HWLOC_OBJ_PACKAGE, pkg)))
+		if (!hwloc_bitmap_iszero(d->cpuset) &&
+		    hwloc_bitmap_isincluded(d->cpuset, pkg->cpuset)) {
+			d->package = (int)pkg->os_index;
+			break;
+		}
+	return 0;
+}
+
+static int pci_cmp(const struct ibp_topo_dev *a, const struct ibp_topo_dev *b)
+{
+	const struct hwloc_pcidev_attr_s *x = &a->obj->attr->pcidev, *y = &b->obj->attr->pcidev;
+
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	if (x->bus != y->bus)
+		return x->bus < y->bus ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return 0;
+}
+
+static int gpu_cmp(const void *a, const void *b)
+{
+	return pci_cmp(&((const struct ibp_topo_gpu *)a)->d, &((const struct ibp_topo_gpu *)b)->d);
+}
+
+static int hca_cmp(const void *a, const void *b)
+{
+	return natural_cmp(((const struct ibp_topo_hca *)a)->name,
+			   ((const struct ibp_topo_hca *)b)->name);
+}
+
+/* The number of colon-separated bytes of a hardware address: 6 Ethernet, 20 IPoIB. */
+static unsigned addr_bytes(const char *a)
+{
+	unsigned n = 1;
+
+	if (!a || !*a)
+		return 0;
+	for (; *a; a++)
+		n += *a == ':';
+	return n;
+}
+
+/* The netdev of PORT among the network osdevs of PCI (hwloc's "Port" info). */
+static hwloc_obj_t port_netdev(hwloc_obj_t pci, unsigned port)
+{
+	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+		const char *p;
+		unsigned long long v;
+
+		if (c->type != HWLOC_OBJ_OS_DEVICE ||
+		    c->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK)
+			continue;
+		p = hwloc_obj_get_info_by_name(c, "Port");
+		if ((!p && port == 1) || (p && !parse_uint(p, &v) && v == port))
+			return c;
+	}
+	return NULL;
+}
+
+/* Local copy: the topology module must not depend on the sysfs reader being linked. */
+static const char *state_name(enum ibp_port_state s)
+{
+	static const char *const names[] = {"NOP",   "DOWN",   "INIT",
+					    "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+
+	return (unsigned)s < 6 ? names[s] : "unknown";
+}
+
+static bool gid_v4_mapped(const char *g)
+{
+	return g && !strncmp(g, "0000:0000:0000:0000:0000:ffff:", 30);
+}
+
+/* Ports of an OpenFabrics osdev from its Port<N>* infos. */
+static void ports_from_infos(struct ibp_topo_hca *h, hwloc_obj_t osdev, hwloc_obj_t pci)
+{
+	for (unsigned n = 1; n <= IBP_TOPO_MAX_PORTS; n++) {
+		char key[32];
+		const char *state, *lid;
+		unsigned long long v;
+		struct ibp_topo_port *p = &h->ports[h->n_ports];
+		hwloc_obj_t nd;
+
+		snprintf(key, sizeof(key), "Port%uState", n);
+		state = hwloc_obj_get_info_by_name(osdev, key);
+		snprintf(key, sizeof(key), "Port%uLID", n);
+		lid = hwloc_obj_get_info_by_name(osdev, key);
+		if (!state && !lid)
+			continue;
+		memset(p, 0, sizeof(*p));
+		p->num = n;
+		p->state = IBP_PORT_STATE_UNKNOWN;
+		p->lid = -1;
+		p->gid_index = -1;
+		if (state && !parse_uint(state, &v) && v <= IBP_PORT_ACTIVE_DEFER)
+			p->state = (enum ibp_port_state)v;
+		if (lid && !parse_uint(lid, &v) && v <= 0xffff)
+			p->lid = (int64_t)v;
+		for (unsigned k = 0; k < 256; k++) {
+			const char *g, *next;
+
+			snprintf(key, sizeof(key), "Port%uGID%u", n, k);
+			g = hwloc_obj_get_info_by_name(osdev, key);
+			if (!g)
+				break;
+			if (!gid_v4_mapped(g))
+				continue;
+			/* the kernel lists each RoCE GID as a v1 then a v2 entry */
+			snprintf(key, sizeof(key), "Port%uGID%u", n, k + 1);
+			next = hwloc_obj_get_info_by_name(osdev, key);
+			p->gid_index = (int)(next && !strcmp(next, g) ? k + 1 : k);
+			break;
+		}
+		nd = port_netdev(pci, n);
+		if (nd && nd->name)
+			snprintf(p->netdev, sizeof(p->netdev), "%s", nd->name);
+		p->link_layer = IBP_LL_UNKNOWN;
+		if (nd && addr_bytes(hwloc_obj_get_info_by_name(nd, "Address")) == 20)
+			p->link_layer = IBP_LL_IB;
+		else if (nd && addr_bytes(hwloc_obj_get_info_by_name(nd, "Address")) == 6)
+			p->link_layer = IBP_LL_ETH;
+		else if (p->gid_index >= 0 || pci->attr->pcidev.class_id == 0x0200)
+			p->link_layer = IBP_LL_ETH;
+		else if ((p->lid > 0 && p->lid < 0xffff) || pci->attr->pcidev.class_id == 0x0207)
+			p->link_layer = IBP_LL_IB;
+		if (p->state == IBP_PORT_ACTIVE || p->state == IBP_PORT_STATE_UNKNOWN) {
+			p->healthy = true;
+		} else {
+			p->healthy = false;
+			snprintf(p->why, sizeof(p->why), "port state %s in the topology",
+				 state_name(p->state));
+		}
+		h->n_ports++;
+	}
+}
+
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, (*cap ? *cap * 2 : 8) * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = *cap ? *cap * 2 : 8;
+	return 0;
+}
+
+static int add_gpu(struct ibp_topo *topo, hwloc_obj_t pci, size_t *cap)
+{
+	struct ibp_topo_gpu *g;
+	int rc = grow((void **)&topo->gpus, topo->n_gpus, cap, sizeof(*topo->gpus));
+
+	if (rc)
+		return rc;
+	g = &topo->gpus[topo->n_gpus];
+	memset(g, 0, sizeof(*g));
+	rc = dev_fill(topo, &g->d, pci);
+	if (rc)
+		return rc;
+	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+		if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+		    (c->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC ||
+		     c->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU)) {
+			snprintf(g->osdev, sizeof(g->osdev), "%s", c->name);
+			break;
+		}
+	topo->n_gpus++;
+	return 0;
+}
+
+static int add_nic(struct ibp_topo *topo, hwloc_obj_t pci, hwloc_obj_t osdev,
+		   enum ibp_nic_kind kind, size_t *cap)
+{
+	struct ibp_topo_hca *h;
+	int rc = grow((void **)&topo->hcas, topo->n_hcas, cap, sizeof(*topo->hcas));
+
+	if (rc)
+		return rc;
+	h = &topo->hcas[topo->n_hcas];
+	memset(h, 0, sizeof(*h));
+	rc = dev_fill(topo, &h->d, pci);
+	if (rc)
+		return rc;
+	h->kind = kind;
+	snprintf(h->name, sizeof(h->name), "%s", osdev->name ? osdev->name : "?");
+	if (kind == IBP_NIC_RDMA) {
+		ports_from_infos(h, osdev, pci);
+	} else {
+		struct ibp_topo_port *p = &h->ports[0];
+
+		/* Slingshot: one port, state not in the topology */
+		p->num = 1;
+		p->state = IBP_PORT_STATE_UNKNOWN;
+		p->link_layer = IBP_LL_ETH;
+		p->lid = -1;
+		p->gid_index = -1;
+		p->healthy = true;
+		snprintf(p->netdev, sizeof(p->netdev), "%.15s", h->name);
+		h->n_ports = 1;
+	}
+	topo->n_hcas++;
+	return 0;
+}
+
+/* Walks the PCI devices once: GPUs, OpenFabrics osdevs, Slingshot NICs. */
+static int collect(struct ibp_topo *topo)
+{
+	size_t gcap = 0, hcap = 0;
+	hwloc_obj_t pci = NULL, root = hwloc_get_root_obj(topo->t);
+	const char *host = hwloc_obj_get_info_by_name(root, "HostName");
+	int rc;
+
+	if (host)
+		snprintf(topo->hostname, sizeof(topo->hostname), "%s", host);
+	while ((pci = hwloc_get_next_pcidev(topo->t, pci))) {
+		if (is_gpu(pci)) {
+			rc = add_gpu(topo, pci, &gcap);
+			if (rc)
+				return rc;
+			continue;
+		}
+		for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+			if (c->type != HWLOC_OBJ_OS_DEVICE)
+				continue;
+			if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+				rc = add_nic(topo, pci, c, IBP_NIC_RDMA, &hcap);
+			else if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK &&
+				 pci->attr->pcidev.vendor_id == 0x17db &&
+				 pci->attr->pcidev.device_id == 0x0501)
+				rc = add_nic(topo, pci, c, IBP_NIC_SLINGSHOT, &hcap);
+			else
+				continue;
+			if (rc)
+				return rc;
+		}
+	}
+	if (topo->n_gpus)
+		qsort(topo->gpus, topo->n_gpus, sizeof(*topo->gpus), gpu_cmp);
+	for (size_t i = 0; i < topo->n_gpus; i++)
+		topo->gpus[i].index = (unsigned)i;
+	if (topo->n_hcas)
+		qsort(topo->hcas, topo->n_hcas, sizeof(*topo->hcas), hca_cmp);
+	return 0;
+}
+
+static int topo_setup(struct ibp_topo *topo, enum hwloc_type_filter_e io_filter)
+{
+	ibp_topo_init(topo);
+	if (hwloc_topology_init(&topo->t) < 0) {
+		topo->t = NULL;
+		return -ENOMEM;
+	}
+	hwloc_topology_set_io_types_filter(topo->t, io_filter);
+	/* distances, memory attributes and CPU kinds are not used: skip their cost */
+	hwloc_topology_set_flags(topo->t, HWLOC_TOPOLOGY_FLAG_NO_DISTANCES |
+					      HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS |
+					      HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS);
+	return 0;
+}
+
+static int topo_finish(struct ibp_topo *topo, double t0)
+{
+	int rc;
+
+	if (hwloc_topology_load(topo->t) < 0) {
+		rc = errno ? -errno : -EINVAL;
+		ibp_topo_release(topo);
+		return rc == -ENOENT ? -EINVAL : rc;
+	}
+	rc = collect(topo);
+	if (rc) {
+		ibp_topo_release(topo);
+		return rc;
+	}
+	topo->load_ms = now_ms() - t0;
+	return 0;
+}
+
+int ibp_topo_load_xml(struct ibp_topo *topo, const char *path)
+{
+	double t0 = now_ms();
+	struct stat st;
+	int rc;
+
+	ibp_topo_init(topo);
+	if (!path || stat(path, &st) < 0)
+		return path ? -errno : -EINVAL;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (rc)
+		return rc;
+	topo->from_file = true;
+	if (hwloc_topology_set_xml(topo->t, path) < 0) {
+		ibp_topo_release(topo);
+		return -EINVAL;
+	}
+	return topo_finish(topo, t0);
+}
+
+int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len)
+{
+	double t0 = now_ms();
+	int rc;
+
+	ibp_topo_init(topo);
+	if (!buf || !len || len > (size_t)1 << 30)
+		return -EINVAL;
+	rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (rc)
+		return rc;
+	topo->from_file = true;
+	/* hwloc wants the terminating NUL counted when there is one */
+	if (hwloc_topology_set_xmlbuffer(topo->t, buf, (int)(buf[len - 1] ? len : len)) < 0) {
+		ibp_topo_release(topo);
+		return -EINVAL;
+	}
+	return topo_finish(topo, t0);
+}
+
+int ibp_topo_load_live(struct ibp_topo *topo)
+{
+	static const char *const slow[] = {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"};
+	double t0 = now_ms();
+	int rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++)
+		hwloc_topology_set_components(topo->t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+					      slow[i]);
+	return topo_finish(topo, t0);
+}
+
+static size_t ancestors(hwloc_obj_t o, hwloc_obj_t *v)
+{
+	size_t n = 0;
+
+	for (; o && n < MAX_DEPTH; o = o->parent)
+		v[n++] = o;
+	return n;
+}
+
+static bool is_host_bridge(hwloc_obj_t o)
+{
+	return o->type == HWLOC_OBJ_BRIDGE &&
+	       o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+}
+
+enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_topo_dev *a,
+				const struct ibp_topo_dev *b)
+{
+	hwloc_obj_t va[MAX_DEPTH], vb[MAX_DEPTH], c = NULL;
+	size_t na = ancestors(a->obj, va), nb = ancestors(b->obj, vb), ia = 0, ib = 0;
+	unsigned bra = 0, brb = 0;
+
+	(void)topo;
+	for (ib = 0; ib < nb && !c; ib++)
+		for (ia = 0; ia < na; ia++)
+			if (va[ia] == vb[ib]) {
+				c = va[ia];
+				break;
+			}
+	if (!c)
+		return IBP_DIST_SYS;
+	ib--; /* the loop stepped past the match */
+	if (c->type == HWLOC_OBJ_PCI_DEVICE || c->type == HWLOC_OBJ_OS_DEVICE)
+		return IBP_DIST_PIX; /* one device (functions of one card share the bridge below) */
+	if (c->type == HWLOC_OBJ_BRIDGE) {
+		if (is_host_bridge(c))
+			return IBP_DIST_PHB;
+		/* bridges strictly between each device and the common one: a switch's
+		 * downstream port below its upstream port is still "one bridge" */
+		for (size_t k = 1; k < ia; k++)
+			bra += va[k]->type == HWLOC_OBJ_BRIDGE;
+		for (size_t k = 1; k < ib; k++)
+			brb += vb[k]->type == HWLOC_OBJ_BRIDGE;
+		return bra <= 1 && brb <= 1 ? IBP_DIST_PIX : IBP_DIST_PXB;
+	}
+	/* different host bridges: NUMA decides */
+	if (hwloc_bitmap_intersects(a->nodeset, b->nodeset))
+		return IBP_DIST_NODE;
+	return IBP_DIST_SYS;
+}
+
+bool ibp_topo_same_package(const struct ibp_topo_dev *a, const struct ibp_topo_dev *b)
+{
+	return a->package >= 0 && a->package == b->package;
+}
+
+int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *inv,
+			     const struct ibp_findings *health)
+{
+	if (!topo || !inv)
+		return -EINVAL;
+	for (size_t i = 0; i < topo->n_hcas; i++) {
+		struct ibp_topo_hca *h = &topo->hcas[i];
+		const struct ibp_hca *ih = NULL;
+
+		if (h->kind != IBP_NIC_RDMA)
+			continue;
+		for (size_t k = 0; k < inv->n_hcas && !ih; k++)
+			if (!strcmp(inv->hcas[k].name, h->name))
+				ih = &inv->hcas[k];
+		if (!ih) {
+			for (unsigned p = 0; p < h->n_ports; p++) {
+				h->ports[p].healthy = false;
+				snprintf(h->ports[p].why, sizeof(h->ports[p].why),
+					 "device absent from sysfs");
+			}
+			continue;
+		}
+		h->n_ports = 0;
+		for (size_t k = 0; k < ih->n_ports && h->n_ports < IBP_TOPO_MAX_PORTS; k++) {
+			const struct ibp_port *ip = &ih->ports[k];
+			struct ibp_topo_port *p = &h->ports[h->n_ports++];
+
+			memset(p, 0, sizeof(*p));
+			p->num = ip->num;
+			p->state = ip->state;
+			p->link_layer = ip->link_layer;
+			p->lid = ip->lid;
+			p->gid_index = -1;
+			for (size_t g = 0; g < ip->n_gids; g++)
+				if (ip->gids[g].type == IBP_GID_TYPE_ROCE_V2 &&
+				    ip->gids[g].ipv4_mapped) {
+					p->gid_index = (int)ip->gids[g].index;
+					break;
+				}
+			snprintf(p->netdev, sizeof(p->netdev), "%s", ip->netdev);
+			p->healthy = ip->state == IBP_PORT_ACTIVE;
+			if (!p->healthy)
+				snprintf(p->why, sizeof(p->why), "port state %s",
+					 state_name(ip->state));
+			for (size_t f = 0; health && f < health->n && p->healthy; f++) {
+				const struct ibp_finding *x = &health->v[f];
+
+				if (x->severity != IBP_SEV_FAIL || strcmp(x->device, h->name) ||
+				    (x->port && (unsigned)x->port != p->num))
+					continue;
+				p->healthy = false;
+				snprintf(p->why, sizeof(p->why), "%.39s (%.140s)", x->code,
+					 x->observed);
+			}
+		}
+	}
+	return 0;
+}
+
+const struct ibp_topo_gpu *ibp_topo_find_gpu(const struct ibp_topo *topo, const char *pci)
+{
+	unsigned d, b, v, f;
+
+	if (ibp_pci_parse(pci, &d, &b, &v, &f))
+		return NULL;
+	for (size_t i = 0; i < topo->n_gpus; i++) {
+		const struct hwloc_pcidev_attr_s *a = &topo->gpus[i].d.obj->attr->pcidev;
+
+		if (a->domain == d && a->bus == b && a->dev == v && a->func == f)
+			return &topo->gpus[i];
+	}
+	return NULL;
+}
+
+const struct ibp_topo_hca *ibp_topo_find_hca(const struct ibp_topo *topo, const char *name)
+{
+	for (size_t i = 0; i < topo->n_hcas; i++)
+		if (!strcmp(topo->hcas[i].name, name))
+			return &topo->hcas[i];
+	return NULL;
+}
+
+hwloc_const_bitmap_t ibp_topo_cpuset(const struct ibp_topo *topo)
+{
+	return hwloc_topology_get_topology_cpuset(topo->t);
+}

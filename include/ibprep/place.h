@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * place.h: which GPU(s), HCA port(s), CPUs and memory node each local task
+ * of a step uses, and why.
+ *
+ * ibp_place_compute() is pure: it reads a loaded struct ibp_topo (whose port
+ * health is already set, see ibp_topo_apply_inventory) and a step shape, and
+ * fills a struct ibp_placement plus findings; applying it (affinity, memory
+ * policy, environment) is the caller's business (env.h, `ibprep exec`, the
+ * plugin's task_init).  Deterministic: the same topology and step give the
+ * same answer on every node and every call.
+ *
+ * Rules (README "Placement"):
+ *  - fabric: the healthy ports of the policy's link layer; with link_layer
+ *    any, InfiniBand when the node has a healthy IB port (a dual-port card's
+ *    Ethernet port is then not a fabric port), else Ethernet (RoCE);
+ *  - every GPU of the node gets the nearest healthy fabric port: by distance
+ *    class (PIX < PXB < PHB < NODE < SYS), then same package, then the port
+ *    fewest GPUs already use (rail-optimized nodes: GPU i with its own HCA),
+ *    then HCA name order; unhealthy nearer ports are skipped and reported;
+ *  - GPUs (in PCI bus order) are dealt to tasks in contiguous blocks: with G
+ *    GPUs and T <= G tasks, task r gets G/T GPUs and the first G%T tasks one
+ *    more; with T > G, task r shares GPU floor(r*G/T) (a job warning);
+ *    CPU-only tasks get NUMA nodes by the same block rule;
+ *  - CPUs: the task's locality (its GPUs' local CPUs, or its NUMA nodes)
+ *    intersected with the allowed set, split in whole cores (all hardware
+ *    threads) among the tasks sharing that locality, G%T rule again (the
+ *    first tasks get one core more), never overlapping; the memory nodes are
+ *    those of the chosen CPUs.  Every fallback is a job-class warning.
+ *
+ * The placement owns its bitmaps; ibp_placement_release() frees them and is
+ * safe on a zeroed placement.  No globals; any context.
+ */
+#ifndef IBPREP_PLACE_H
+#define IBPREP_PLACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <hwloc.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/hca.h"
+#include "ibprep/topo.h"
+
+#define IBP_PLACE_MAX_GPUS  64 /* GPUs of one node */
+#define IBP_PLACE_MAX_NICS  32 /* fabric ports of one node */
+#define IBP_PLACE_MAX_TASKS 1024
+
+/* One HCA port chosen for something. */
+struct ibp_place_nic {
+	int hca;       /* index in topo->hcas, -1 none */
+	unsigned port; /* 1-based */
+	enum ibp_dist dist;
+};
+
+/* Per GPU of the node (index = topo->gpus index). */
+struct ibp_place_gpu {
+	struct ibp_place_nic nic; /* nearest healthy fabric port; nic.hca -1: none */
+	bool in_step;
+	int task;            /* owning task's local rank, -1 not in the step */
+	hwloc_bitmap_t cpus; /* worker CPUs (torchrun-style per-GPU rows), in-step only */
+	hwloc_bitmap_t mems;
+};
+
+struct ibp_place_task {
+	unsigned local_rank;
+	unsigned gpus[IBP_PLACE_MAX_GPUS]; /* topo->gpus indices, PCI order */
+	size_t n_gpus;
+	struct ibp_place_nic nics[IBP_PLACE_MAX_NICS]; /* nearest first */
+	size_t n_nics;
+	hwloc_bitmap_t cpus, mems;
+};
+
+struct ibp_step {
+	unsigned ntasks; /* tasks of the step on this node, >= 1 */
+	/* GPUs the step has on this node (topo->gpus indices); all_gpus wins */
+	bool all_gpus;
+	const unsigned *gpus;
+	size_t n_gpus;
+	hwloc_const_bitmap_t allowed; /* CPUs the step may use; NULL: the topology's */
+	/* one task's own CPU mask (its affinity in task_init); applies to local_rank */
+	int local_rank;                    /* -1: none singled out */
+	hwloc_const_bitmap_t task_allowed; /* NULL: none */
+	enum ibp_link_layer fabric;        /* IBP_LL_UNKNOWN: decide (IB first) */
+};
+
+struct ibp_placement {
+	enum ibp_link_layer fabric_ll;
+	struct ibp_place_nic fabric[IBP_PLACE_MAX_NICS]; /* healthy fabric ports, name order */
+	size_t n_fabric;
+	struct ibp_place_gpu *gpus; /* topo->n_gpus rows */
+	size_t n_gpus;
+	struct ibp_place_task *tasks;
+	size_t n_tasks;
+};
+
+void ibp_placement_init(struct ibp_placement *pl);
+void ibp_placement_release(struct ibp_placement *pl);
+
+/*
+ * 0, -EINVAL (ntasks 0 or above IBP_PLACE_MAX_TASKS, a GPU index out of
+ * range, a duplicate GPU), -E2BIG (more GPUs or ports than the limits),
+ * -ENOMEM.  Placement problems (no healthy port, GPUs without a local HCA,
+ * uneven division, CPUs outside the allowed set) are findings: class job for
+ * the request, class node for unhealthy ports that had to be skipped.
+ */
+int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
+		      const struct ibp_step *step, struct ibp_findings *findings);
+
+/* "mlx5_0:1" for a chosen port; "" for none.  Length or -ENOSPC. */
+int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *nic, char *buf,
+		       size_t len);
+
+#endif

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * topo.h: the node's GPUs, RDMA NICs, CPUs and NUMA nodes, from hwloc.
+ *
+ * Two sources:
+ *  - live: PCI discovery only.  The CUDA, NVML, OpenCL, RSMI, Level Zero and
+ *    GL components are disabled (slow, and known to hang in slurmstepd); no
+ *    environment variable is touched (settings go through hwloc's API).
+ *  - an XML file (hwloc 1.x or 2.x format, `lstopo --of xml`), describing
+ *    another machine: its CPU sets come from the file, never intersected with
+ *    this machine's, and no live /sys is read.
+ *
+ * GPUs are NVIDIA (0x10de) and AMD (0x1002) PCI devices of class 0x0300,
+ * 0x0302, 0x0380 or 0x1200, in PCI bus order (gpus[i].index == i).  RDMA NICs
+ * are the OpenFabrics OS devices (mlx5_0 ...) with their ports, and HPE
+ * Slingshot NICs (17db:0501, named by their netdev), which are placed like
+ * an HCA but never named in NCCL_IB_HCA / UCX_NET_DEVICES.
+ *
+ * Port health comes from the XML's Port<N>State infos until
+ * ibp_topo_apply_inventory() replaces it with the sysfs inventory and the
+ * health findings.
+ *
+ * The struct owns everything (hwloc topology, bitmaps, arrays);
+ * ibp_topo_release() frees it and is safe on a zeroed or half-loaded one.
+ * No globals; any context may call it (the plugin: once per node in
+ * user_init, then read-only from every task_init).
+ */
+#ifndef IBPREP_TOPO_H
+#define IBPREP_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include <hwloc.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/hca.h"
+
+/* nvidia-smi topo -m classes, nearest first (the enum order is the ranking). */
+enum ibp_dist {
+	IBP_DIST_PIX = 0,  /* at most one PCIe bridge (one switch level) */
+	IBP_DIST_PXB = 1,  /* several bridges, no host bridge */
+	IBP_DIST_PHB = 2,  /* through one PCIe host bridge */
+	IBP_DIST_NODE = 3, /* between host bridges within one NUMA node */
+	IBP_DIST_SYS = 4,  /* across NUMA nodes (the SMP interconnect) */
+};
+
+enum ibp_nic_kind {
+	IBP_NIC_RDMA = 0,      /* verbs device (OpenFabrics osdev) */
+	IBP_NIC_SLINGSHOT = 1, /* HPE Slingshot (libfabric cxi), no verbs ports */
+};
+
+#define IBP_TOPO_MAX_PORTS 4
+#define IBP_PCI_MAX        16 /* "0000:44:00.0" */
+
+struct ibp_topo_port {
+	unsigned num;                   /* 1-based */
+	enum ibp_port_state state;      /* IBP_PORT_STATE_UNKNOWN when not known */
+	enum ibp_link_layer link_layer; /* IBP_LL_UNKNOWN when not known */
+	int64_t lid;                    /* -1 unknown */
+	int gid_index;                  /* RoCE v2 IPv4-mapped GID index, -1 none */
+	bool healthy;                   /* usable for placement */
+	char why[IBP_TEXT_MAX];         /* when !healthy: what was seen */
+	char netdev[IF_NAMESIZE];       /* "" unknown */
+};
+
+/* What GPUs and NICs share: where they sit. */
+struct ibp_topo_dev {
+	char pci[IBP_PCI_MAX];
+	unsigned vendor, device, class_id; /* class_id: 0x0302 */
+	int numa;                          /* first NUMA node (OS index) of the locality, -1 none */
+	int package;            /* package OS index, -1 when the locality spans several */
+	hwloc_bitmap_t cpuset;  /* locality (PUs, OS numbering), owned */
+	hwloc_bitmap_t nodeset; /* locality NUMA nodes, owned */
+	hwloc_obj_t obj;        /* the PCI object (inside topo->t) */
+};
+
+struct ibp_topo_gpu {
+	struct ibp_topo_dev d;
+	unsigned index; /* PCI bus order among the node's GPUs */
+	char osdev[32]; /* "cuda0", "rsmi4", "card1" or "" */
+};
+
+struct ibp_topo_hca {
+	struct ibp_topo_dev d;
+	char name[64]; /* "mlx5_0", or the netdev for Slingshot */
+	enum ibp_nic_kind kind;
+	struct ibp_topo_port ports[IBP_TOPO_MAX_PORTS];
+	unsigned n_ports;
+};
+
+struct ibp_topo {
+	hwloc_topology_t t;
+	bool from_file;
+	char hostname[IBP_NODE_MAX]; /* from the file's or the live host's infos, "" unknown */
+	struct ibp_topo_gpu *gpus;
+	size_t n_gpus;
+	struct ibp_topo_hca *hcas; /* by name, natural order */
+	size_t n_hcas;
+	double load_ms; /* wall time of the hwloc load */
+};
+
+void ibp_topo_init(struct ibp_topo *topo);
+void ibp_topo_release(struct ibp_topo *topo);
+
+/*
+ * Loads from an XML file / buffer.  0, -ENOENT (no file), -EINVAL (not a
+ * topology hwloc can read: the 3.0 format on hwloc 2.9 lands here), -ENOMEM.
+ */
+int ibp_topo_load_xml(struct ibp_topo *topo, const char *path);
+int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len);
+/* Loads this machine, PCI discovery only.  0 or -errno. */
+int ibp_topo_load_live(struct ibp_topo *topo);
+
+/* Distance class between two devices of the same topology. */
+enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_topo_dev *a,
+				const struct ibp_topo_dev *b);
+/* Both localities inside one package. */
+bool ibp_topo_same_package(const struct ibp_topo_dev *a, const struct ibp_topo_dev *b);
+/* "PIX" ... "SYS"; ibp_dist_parse: 0 or -EINVAL. */
+const char *ibp_dist_name(enum ibp_dist d);
+int ibp_dist_parse(const char *s, enum ibp_dist *out);
+
+/*
+ * Replaces port states and health with the sysfs inventory and the health
+ * findings: a port is unhealthy when it is not ACTIVE in the inventory, when
+ * the inventory lacks the device, or when HEALTH (may be NULL) holds a
+ * finding of severity fail for the device and that port (port 0: the whole
+ * device).  Matches devices by name.  0 or -EINVAL.
+ */
+int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *inv,
+			     const struct ibp_findings *health);
+
+/* Lookups; NULL when absent.  A GPU by "0000:44:00.0" (or "44:00.0"). */
+const struct ibp_topo_gpu *ibp_topo_find_gpu(const struct ibp_topo *topo, const char *pci);
+const struct ibp_topo_hca *ibp_topo_find_hca(const struct ibp_topo *topo, const char *name);
+
+/* The whole machine's PUs, and the NUMA nodes covering a cpuset. */
+hwloc_const_bitmap_t ibp_topo_cpuset(const struct ibp_topo *topo);
+
+/* Parses "0000:44:00.0" / "44:00.0" (domain 0).  0 or -EINVAL. */
+int ibp_pci_parse(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn);
+
+#endif
