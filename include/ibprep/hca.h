@@ -63,7 +63,7 @@ enum ibp_gid_type {
 /* A parsed "400 Gb/sec (4X NDR)". */
 struct ibp_rate {
 	bool known;
-	double gbps;   /* 400.0; 0 when unknown */
+	double gbps;    /* 400.0; 0 when unknown */
 	unsigned width; /* lanes: 1, 2, 4, 8, 12; 0 when unknown */
 	char speed[12]; /* per-lane generation: SDR DDR QDR FDR10 FDR EDR HDR NDR XDR, "" unknown */
 };
@@ -75,20 +75,20 @@ struct ibp_pcie_link {
 };
 
 struct ibp_counter {
-	char name[48];     /* file name: "symbol_error" */
-	bool hw;           /* from hw_counters/ rather than counters/ */
+	char name[48]; /* file name: "symbol_error" */
+	bool hw;       /* from hw_counters/ rather than counters/ */
 	uint64_t value;
-	unsigned bits;     /* saturation width known from the IB spec (4, 8, 16, 32), 0 none */
-	bool saturated;    /* value == 2^bits - 1: "at least" */
-	int read_errno;    /* 0, or the -errno of a file that failed to read */
+	unsigned bits;  /* saturation width known from the IB spec (4, 8, 16, 32), 0 none */
+	bool saturated; /* value == 2^bits - 1: "at least" */
+	int read_errno; /* 0, or the -errno of a file that failed to read */
 };
 
 struct ibp_gid {
 	unsigned index;
-	char addr[40];     /* "fe80:0000:0000:0000:...": as the kernel prints it */
+	char addr[40]; /* "fe80:0000:0000:0000:...": as the kernel prints it */
 	enum ibp_gid_type type;
 	char ndev[IF_NAMESIZE]; /* gid_attrs/ndevs/N ("" when empty: reads EINVAL) */
-	bool ipv4_mapped;  /* ::ffff:a.b.c.d (RoCE v2 over IPv4) */
+	bool ipv4_mapped;       /* ::ffff:a.b.c.d (RoCE v2 over IPv4) */
 };
 
 struct ibp_port {
@@ -98,7 +98,7 @@ struct ibp_port {
 	struct ibp_rate rate;
 	enum ibp_link_layer link_layer;
 	int64_t lid, sm_lid, lid_mask_count; /* -1 unknown */
-	struct ibp_gid *gids; /* only non-zero GIDs */
+	struct ibp_gid *gids;                /* only non-zero GIDs */
 	size_t n_gids;
 	struct ibp_counter *counters;
 	size_t n_counters;
@@ -116,9 +116,9 @@ struct ibp_netdev {
 struct ibp_hca {
 	char name[64];
 	char node_guid[24], fw_ver[64], hca_type[64], board_id[64], node_desc[128];
-	char pci[16];       /* "0000:17:00.0", "" when the device link is missing */
-	int numa;           /* -1 unknown */
-	char local_cpus[256]; /* local_cpulist, "" unknown */
+	char pci[16];          /* "0000:17:00.0", "" when the device link is missing */
+	int numa;              /* -1 unknown */
+	char local_cpus[1024]; /* local_cpulist, "" unknown (1024: interleaved lists are long) */
 	struct ibp_pcie_link pcie;          /* the HCA's own link */
 	struct ibp_pcie_link pcie_upstream; /* the port of the bridge above it */
 	char upstream_pci[16];              /* that bridge port, "" none */
@@ -145,16 +145,16 @@ int ibp_inventory_load(struct ibp_inventory *inv, const struct ibp_sysfs *fs,
 		       struct ibp_findings *findings);
 
 /* Parsers, exposed for the tests and the fuzz targets.  0 or -EINVAL/-ERANGE. */
-int ibp_parse_port_state(const char *s, enum ibp_port_state *out);  /* "4: ACTIVE" */
-int ibp_parse_phys_state(const char *s, enum ibp_phys_state *out);  /* "5: LinkUp" */
-int ibp_parse_rate(const char *s, struct ibp_rate *out);            /* "400 Gb/sec (4X NDR)" */
+int ibp_parse_port_state(const char *s, enum ibp_port_state *out); /* "4: ACTIVE" */
+int ibp_parse_phys_state(const char *s, enum ibp_phys_state *out); /* "5: LinkUp" */
+int ibp_parse_rate(const char *s, struct ibp_rate *out);           /* "400 Gb/sec (4X NDR)" */
 int ibp_parse_link_layer(const char *s, enum ibp_link_layer *out);
 int ibp_parse_gid_type(const char *s, enum ibp_gid_type *out);
-int ibp_parse_link_speed(const char *s, double *gts);               /* "32.0 GT/s PCIe" */
+int ibp_parse_link_speed(const char *s, double *gts); /* "32.0 GT/s PCIe" */
 
-const char *ibp_port_state_name(enum ibp_port_state s);  /* "ACTIVE", "unknown" */
-const char *ibp_phys_state_name(enum ibp_phys_state s);  /* "LinkUp", "Polling" */
-const char *ibp_link_layer_name(enum ibp_link_layer l);  /* "InfiniBand", "Ethernet" */
+const char *ibp_port_state_name(enum ibp_port_state s); /* "ACTIVE", "unknown" */
+const char *ibp_phys_state_name(enum ibp_phys_state s); /* "LinkUp", "Polling" */
+const char *ibp_link_layer_name(enum ibp_link_layer l); /* "InfiniBand", "Ethernet" */
 
 /* Lookups; NULL when absent. */
 const struct ibp_hca *ibp_inventory_find(const struct ibp_inventory *inv, const char *name);
