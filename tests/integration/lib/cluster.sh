@@ -132,7 +132,7 @@ cluster_hw() {
 	for f in "$@"; do args+=(--fault "$f"); done
 	rm -rf "$d/root"
 	mkdir -p "$d/root"
-	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset dgx-h100 \
+	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset dgx-h100 --node "$node" \
 		"${args[@]}" "$d/root" >"$CL_LOG/mksysfs.$node.out" 2>&1 || {
 		cl_log "mksysfs.py failed for $node: $(tail -3 "$CL_LOG/mksysfs.$node.out")"
 		return 1

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * spank_ib.h: the plugin's internal interfaces (not installed).
+ *
+ * spank_ib.c defines the slurm_spank_* symbols and dispatches on
+ * spank_context() to ib_local.c (srun, sbatch, salloc) and ib_remote.c
+ * (slurmstepd, the job prolog).  ib_options.c holds the user options,
+ * ib_args.c the admin's plugstack.conf arguments.  The parsers are pure
+ * functions over caller-owned structs so the unit tests can drive them
+ * without Slurm.
+ */
+#ifndef SPANK_IB_H
+#define SPANK_IB_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <slurm/spank.h>
+
+#include "ibprep/policy.h"
+
+/* ---- user options (--ib-*) ---- */
+
+enum spank_ib_check { SPANK_IB_CHECK_OFF = 0, SPANK_IB_CHECK_FAIL, SPANK_IB_CHECK_WARN };
+enum spank_ib_affinity { SPANK_IB_AFF_OFF = 0, SPANK_IB_AFF_ON, SPANK_IB_AFF_VERBOSE };
+enum spank_ib_env { SPANK_IB_ENV_AUTO = 0, SPANK_IB_ENV_ON, SPANK_IB_ENV_FORCE, SPANK_IB_ENV_OFF };
+enum spank_ib_report { SPANK_IB_REPORT_OFF = 0, SPANK_IB_REPORT_TEXT, SPANK_IB_REPORT_JSON };
+enum spank_ib_test { SPANK_IB_TEST_OFF = 0, SPANK_IB_TEST_QUICK, SPANK_IB_TEST_FULL };
+
+/* Which option: the spank_option val of each entry of the table. */
+enum spank_ib_opt {
+	SPANK_IB_OPT_CHECK = 1,
+	SPANK_IB_OPT_AFFINITY,
+	SPANK_IB_OPT_ENV,
+	SPANK_IB_OPT_REPORT,
+	SPANK_IB_OPT_TEST,
+	SPANK_IB_OPT_N, /* one past the last */
+};
+
+struct spank_ib_opts {
+	enum spank_ib_check check;
+	enum spank_ib_affinity affinity;
+	enum spank_ib_env env;
+	enum spank_ib_report report;
+	char report_file[PATH_MAX]; /* "" = stderr; may hold %n (node) and %j (job) */
+	enum spank_ib_test test;
+	bool set[SPANK_IB_OPT_N]; /* given on the command line (wins over the env) */
+};
+
+void spank_ib_opts_init(struct spank_ib_opts *o);
+
+/*
+ * Applies one option value.  ARG NULL = the option given without a value.
+ * Idempotent (SPANK may call an option's callback twice).  0, or -EINVAL
+ * with ERR naming the option, the value and what is accepted.
+ */
+int spank_ib_opt_parse(struct spank_ib_opts *o, enum spank_ib_opt which, const char *arg, char *err,
+		       size_t errlen);
+
+/*
+ * Fills every option not given on the command line from its environment
+ * variable (SPANK_IB_CHECK ...; the pyxis convention): GET returns the
+ * variable's value or NULL.  An empty variable is ignored.  0 or -EINVAL
+ * (ERR names the variable).
+ */
+typedef const char *(*spank_ib_getenv_fn)(void *ctx, const char *name);
+int spank_ib_opts_from_env(struct spank_ib_opts *o, spank_ib_getenv_fn get, void *ctx, char *err,
+			   size_t errlen);
+
+const char *spank_ib_opt_name(enum spank_ib_opt which);   /* "ib-check" */
+const char *spank_ib_opt_envvar(enum spank_ib_opt which); /* "SPANK_IB_CHECK" */
+
+/* The option table, registered with spank_option_register() in every context. */
+struct spank_option;
+extern struct spank_option spank_ib_option_table[];
+
+/* The plugin's one copy of the user's options, filled by the option callbacks. */
+struct spank_ib_opts *spank_ib_user_opts(void);
+
+/* ---- admin arguments (plugstack.conf) ---- */
+
+#define SPANK_IB_MAX_POLICY 64
+#define SPANK_IB_PAIR_MAX   512
+
+enum spank_ib_enforce {
+	SPANK_IB_ENFORCE_CHECK = 1u << 0,
+	SPANK_IB_ENFORCE_AFFINITY = 1u << 1,
+	SPANK_IB_ENFORCE_ENV = 1u << 2,
+	SPANK_IB_ENFORCE_TEST = 1u << 3,
+};
+
+struct spank_ib_conf {
+	char sysfs_root[PATH_MAX];   /* "/" ; %n = short host name */
+	char topology[PATH_MAX];     /* "" = live hwloc discovery; %n allowed */
+	char cache_dir[PATH_MAX];    /* where verdicts are kept for cache_ttl; %n allowed */
+	char munge_socket[PATH_MAX]; /* "" = libmunge's default */
+	unsigned enforce;            /* SPANK_IB_ENFORCE_* */
+	bool bind;                   /* apply CPU and memory binding (yes) */
+	bool drain;                  /* drain the node on a node fault (no) */
+	bool prolog_check;           /* check in the job prolog (no) */
+	unsigned cache_ttl;          /* seconds a job's later steps reuse a verdict (60) */
+	struct ibp_policy policy;    /* every other key */
+	char policy_pairs[SPANK_IB_MAX_POLICY][SPANK_IB_PAIR_MAX]; /* as given, for the report */
+	size_t n_policy;
+};
+
+void spank_ib_conf_init(struct spank_ib_conf *c);
+
+/*
+ * Parses the plugstack.conf arguments (and, for config=FILE, the file's
+ * KEY=VALUE lines, '#' comments).  Unknown keys and bad values are -EINVAL
+ * with ERR naming the key (and the file and line).  Later keys override
+ * earlier ones; config= is read where it appears.
+ */
+int spank_ib_conf_parse(struct spank_ib_conf *c, int ac, char **av, char *err, size_t errlen);
+
+/* One KEY=VALUE.  0 or -EINVAL (unknown key, bad value) with ERR set. */
+int spank_ib_conf_set(struct spank_ib_conf *c, const char *pair, char *err, size_t errlen);
+
+/*
+ * Expands "%n" (HOST) and "%%" in TEMPLATE; "%j" with JOBID when JOBID is
+ * non-NULL.  Any other '%' sequence is -EINVAL; a result that does not fit
+ * is -ENAMETOOLONG.
+ */
+int spank_ib_expand(const char *tmpl, const char *host, const char *jobid, char *out, size_t len);
+
+/* This machine's short host name (gethostname up to the first dot). 0 or -errno. */
+int spank_ib_short_hostname(char *buf, size_t len);
+
+/* "yes"/"no" and friends.  0 or -EINVAL. */
+int spank_ib_parse_bool(const char *s, bool *out);
+
+/* ---- the plugin's state across callbacks (one per process) ---- */
+
+#define SPANK_IB_MSG_MAX 8192
+
+struct spank_ib_node; /* ib_remote.c: inventory, findings, placement of this node */
+
+struct spank_ib_state {
+	struct spank_ib_conf conf;
+	bool conf_ok;               /* plugstack.conf parsed */
+	char host[256];             /* short host name (gethostname) */
+	struct spank_ib_opts eff;   /* options in effect: command line > env > enforce */
+	bool active;                /* any work to do in this step */
+	struct spank_ib_node *node; /* remote context, NULL until the node's work ran */
+};
+
+/* spank_ib.c: the one state of this process. */
+struct spank_ib_state *spank_ib_state(void);
+
+/*
+ * Merges the user's options, the environment defaults (GET) and the admin's
+ * enforce= into EFF and says whether anything is to be done.  0 or -EINVAL
+ * (ERR set) for a bad environment value.
+ */
+int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_conf *conf,
+		       spank_ib_getenv_fn get, void *ctx, struct spank_ib_opts *eff, bool *active,
+		       char *err, size_t errlen);
+
+/* Context handlers (ib_local.c, ib_remote.c); SP is the callback's handle. */
+int spank_ib_local_init(spank_t sp, struct spank_ib_state *st);
+int spank_ib_local_post_opt(spank_t sp, struct spank_ib_state *st);
+int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st);
+int spank_ib_remote_user_init(spank_t sp, struct spank_ib_state *st);
+int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st);
+int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st);
+int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st);
+int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st);
+
+#endif

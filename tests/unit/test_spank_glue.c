@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_spank_glue: the plugin's option parsing (also called twice), the
+ * plugstack argument parser (unknown key, bad values, config files), %n
+ * expansion, environment precedence and enforce=, and the context dispatch
+ * of the slurm_spank_* symbols, against the link-time fake of spank_*.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../spank/spank_ib.h"
+#include "fake_spank.h"
+
+int slurm_spank_init(spank_t sp, int ac, char **av);
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
+int slurm_spank_user_init(spank_t sp, int ac, char **av);
+int slurm_spank_task_init(spank_t sp, int ac, char **av);
+int slurm_spank_exit(spank_t sp, int ac, char **av);
+
+static int setup(void **state)
+{
+	(void)state;
+	fake_spank_reset();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	slurm_spank_exit(NULL, 0, NULL);
+	fake_spank_reset();
+	return 0;
+}
+
+/* ---- options ---- */
+
+static const struct {
+	enum spank_ib_opt which;
+	const char *arg;
+	int rc;
+	int value; /* the field after parsing, when rc == 0 */
+} opt_cases[] = {
+    {SPANK_IB_OPT_CHECK, NULL, 0, SPANK_IB_CHECK_FAIL},
+    {SPANK_IB_OPT_CHECK, "", 0, SPANK_IB_CHECK_FAIL},
+    {SPANK_IB_OPT_CHECK, "fail", 0, SPANK_IB_CHECK_FAIL},
+    {SPANK_IB_OPT_CHECK, "warn", 0, SPANK_IB_CHECK_WARN},
+    {SPANK_IB_OPT_CHECK, "off", 0, SPANK_IB_CHECK_OFF},
+    {SPANK_IB_OPT_CHECK, "FAIL", -EINVAL, 0},
+    {SPANK_IB_OPT_CHECK, "failx", -EINVAL, 0},
+    {SPANK_IB_OPT_AFFINITY, NULL, 0, SPANK_IB_AFF_ON},
+    {SPANK_IB_OPT_AFFINITY, "verbose", 0, SPANK_IB_AFF_VERBOSE},
+    {SPANK_IB_OPT_AFFINITY, "off", 0, SPANK_IB_AFF_OFF},
+    {SPANK_IB_OPT_AFFINITY, "1", -EINVAL, 0},
+    {SPANK_IB_OPT_ENV, NULL, 0, SPANK_IB_ENV_ON},
+    {SPANK_IB_OPT_ENV, "force", 0, SPANK_IB_ENV_FORCE},
+    {SPANK_IB_OPT_ENV, "off", 0, SPANK_IB_ENV_OFF},
+    {SPANK_IB_OPT_ENV, "forced", -EINVAL, 0},
+    {SPANK_IB_OPT_REPORT, NULL, 0, SPANK_IB_REPORT_TEXT},
+    {SPANK_IB_OPT_REPORT, "json", 0, SPANK_IB_REPORT_JSON},
+    {SPANK_IB_OPT_REPORT, "text:/tmp/r.%n", 0, SPANK_IB_REPORT_TEXT},
+    {SPANK_IB_OPT_REPORT, "json:", -EINVAL, 0},
+    {SPANK_IB_OPT_REPORT, "xml", -EINVAL, 0},
+    {SPANK_IB_OPT_REPORT, "off:x", -EINVAL, 0},
+    {SPANK_IB_OPT_TEST, NULL, 0, SPANK_IB_TEST_QUICK},
+    {SPANK_IB_OPT_TEST, "full", 0, SPANK_IB_TEST_FULL},
+    {SPANK_IB_OPT_TEST, "on", 0, SPANK_IB_TEST_QUICK},
+    {SPANK_IB_OPT_TEST, "slow", -EINVAL, 0},
+};
+
+static int opt_value(const struct spank_ib_opts *o, enum spank_ib_opt w)
+{
+	switch (w) {
+	case SPANK_IB_OPT_CHECK:
+		return o->check;
+	case SPANK_IB_OPT_AFFINITY:
+		return o->affinity;
+	case SPANK_IB_OPT_ENV:
+		return o->env;
+	case SPANK_IB_OPT_REPORT:
+		return o->report;
+	case SPANK_IB_OPT_TEST:
+		return o->test;
+	default:
+		return -1;
+	}
+}
+
+static void test_opt_parse_table_matches(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(opt_cases) / sizeof(opt_cases[0]); i++) {
+		struct spank_ib_opts o;
+		char err[256] = "";
+		int rc;
+
+		spank_ib_opts_init(&o);
+		rc = spank_ib_opt_parse(&o, opt_cases[i].which, opt_cases[i].arg, err, sizeof(err));
+		if (rc != opt_cases[i].rc)
+			fail_msg("case %zu (--%s=%s): rc %d, expected %d", i,
+				 spank_ib_opt_name(opt_cases[i].which),
+				 opt_cases[i].arg ? opt_cases[i].arg : "(none)", rc,
+				 opt_cases[i].rc);
+		if (rc == 0) {
+			assert_int_equal(opt_value(&o, opt_cases[i].which), opt_cases[i].value);
+			assert_true(o.set[opt_cases[i].which]);
+		} else {
+			/* The message names the option and the value. */
+			assert_non_null(strstr(err, spank_ib_opt_name(opt_cases[i].which)));
+			assert_non_null(strstr(err, opt_cases[i].arg));
+			assert_false(o.set[opt_cases[i].which]);
+		}
+	}
+}
+
+static void test_opt_parse_twice_last_wins(void **state)
+{
+	struct spank_ib_opts o;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&o);
+	assert_int_equal(spank_ib_opt_parse(&o, SPANK_IB_OPT_CHECK, "warn", err, sizeof(err)), 0);
+	assert_int_equal(spank_ib_opt_parse(&o, SPANK_IB_OPT_CHECK, "warn", err, sizeof(err)), 0);
+	assert_int_equal(o.check, SPANK_IB_CHECK_WARN);
+	assert_int_equal(
+	    spank_ib_opt_parse(&o, SPANK_IB_OPT_REPORT, "json:/x/%j", err, sizeof(err)), 0);
+	assert_string_equal(o.report_file, "/x/%j");
+	assert_int_equal(spank_ib_opt_parse(&o, SPANK_IB_OPT_REPORT, "text", err, sizeof(err)), 0);
+	assert_int_equal(o.report, SPANK_IB_REPORT_TEXT);
+	assert_string_equal(o.report_file, ""); /* a later value without FILE clears it */
+}
+
+static void test_opt_report_file_too_long_rejected(void **state)
+{
+	struct spank_ib_opts o;
+	char err[256];
+	char *arg = malloc(PATH_MAX + 16);
+
+	(void)state;
+	assert_non_null(arg);
+	strcpy(arg, "json:/");
+	memset(arg + 6, 'a', PATH_MAX);
+	arg[PATH_MAX + 6] = '\0';
+	spank_ib_opts_init(&o);
+	assert_int_equal(spank_ib_opt_parse(&o, SPANK_IB_OPT_REPORT, arg, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(o.report, SPANK_IB_REPORT_OFF);
+	free(arg);
+}
+
+/* ---- environment precedence and enforce= ---- */
+
+static const char *tbl_getenv(void *ctx, const char *name)
+{
+	const char *const *kv = ctx;
+
+	for (; kv && kv[0]; kv += 2)
+		if (!strcmp(kv[0], name))
+			return kv[1];
+	return NULL;
+}
+
+static void test_env_default_used_when_no_flag(void **state)
+{
+	const char *env[] = {"SPANK_IB_CHECK", "warn", "SPANK_IB_AFFINITY", "1", NULL};
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), 0);
+	assert_true(active);
+	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
+	assert_int_equal(eff.affinity, SPANK_IB_AFF_ON);
+	assert_int_equal(eff.env, SPANK_IB_ENV_ON); /* on by default with affinity */
+}
+
+static void test_env_command_line_wins(void **state)
+{
+	const char *env[] = {"SPANK_IB_CHECK", "warn", "SPANK_IB_ENV", "force", NULL};
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_CHECK, "off", err, sizeof(err)), 0);
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_ENV, "off", err, sizeof(err)), 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), 0);
+	assert_int_equal(eff.check, SPANK_IB_CHECK_OFF);
+	assert_int_equal(eff.env, SPANK_IB_ENV_OFF);
+	assert_false(active);
+}
+
+static void test_env_bad_value_names_variable(void **state)
+{
+	const char *env[] = {"SPANK_IB_AFFINITY", "sideways", NULL};
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256] = "";
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "SPANK_IB_AFFINITY=sideways"));
+}
+
+static void test_env_empty_and_zero_mean_off(void **state)
+{
+	const char *env[] = {"SPANK_IB_CHECK", "", "SPANK_IB_AFFINITY", "0", NULL};
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), 0);
+	assert_false(active); /* a step without flags costs nothing */
+}
+
+static void test_enforce_is_a_floor(void **state)
+{
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_set(&c, "enforce=check,affinity", err, sizeof(err)), 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
+	assert_true(active);
+	assert_int_equal(eff.check, SPANK_IB_CHECK_FAIL);
+	assert_int_equal(eff.affinity, SPANK_IB_AFF_ON);
+	/* The user cannot turn an enforced item off. */
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_CHECK, "off", err, sizeof(err)), 0);
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_AFFINITY, "verbose", err, sizeof(err)),
+			 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
+	assert_int_equal(eff.check, SPANK_IB_CHECK_FAIL);
+	assert_int_equal(eff.affinity, SPANK_IB_AFF_VERBOSE);
+}
+
+static void test_report_alone_implies_warn_check(void **state)
+{
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_REPORT, "json", err, sizeof(err)), 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
+	assert_true(active);
+	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
+	assert_int_equal(eff.env, SPANK_IB_ENV_OFF);
+}
+
+/* ---- plugstack arguments ---- */
+
+static void test_conf_defaults(void **state)
+{
+	struct spank_ib_conf c;
+
+	(void)state;
+	spank_ib_conf_init(&c);
+	assert_string_equal(c.sysfs_root, "/");
+	assert_string_equal(c.topology, "");
+	assert_true(c.bind);
+	assert_false(c.drain);
+	assert_false(c.prolog_check);
+	assert_int_equal(c.enforce, 0);
+	assert_int_equal(c.cache_ttl, 60);
+}
+
+static void test_conf_keys_applied(void **state)
+{
+	struct spank_ib_conf c;
+	char err[256] = "";
+	const char *args[] = {"sysfs_root=/srv/%n/root",
+			      "topology=/etc/ibprep/%n.xml",
+			      "bind=no",
+			      "drain=yes",
+			      "prolog_check=yes",
+			      "cache_ttl=5",
+			      "enforce=check",
+			      "link_layer=ib"};
+	char **av = (char **)args;
+
+	(void)state;
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 8, av, err, sizeof(err)), 0);
+	assert_string_equal(c.sysfs_root, "/srv/%n/root");
+	assert_string_equal(c.topology, "/etc/ibprep/%n.xml");
+	assert_false(c.bind);
+	assert_true(c.drain);
+	assert_true(c.prolog_check);
+	assert_int_equal(c.cache_ttl, 5);
+	assert_int_equal(c.enforce, SPANK_IB_ENFORCE_CHECK);
+	assert_int_equal(c.policy.link_layer, IBP_POLICY_LL_IB);
+	assert_int_equal(c.n_policy, 1);
+	assert_string_equal(c.policy_pairs[0], "link_layer=ib");
+}
+
+static const struct {
+	const char *arg, *needle;
+} bad_args[] = {
+    {"colour=blue", "unknown key 'colour'"},
+    {"drain=maybe", "key 'drain'"},
+    {"bind=", "key 'bind'"},
+    {"cache_ttl=-1", "key 'cache_ttl'"},
+    {"cache_ttl=10s", "key 'cache_ttl'"},
+    {"cache_ttl=86401", "key 'cache_ttl'"},
+    {"sysfs_root=relative/path", "key 'sysfs_root'"},
+    {"sysfs_root=", "key 'sysfs_root'"},
+    {"topology=/x/%h.xml", "key 'topology'"},
+    {"enforce=check,everything", "'everything'"},
+    {"noequals", "KEY=VALUE"},
+    {"=x", "KEY=VALUE"},
+    {"link_layer=fibre", "link_layer"},
+    {"config=/nonexistent/spank_ib.conf", "/nonexistent/spank_ib.conf"},
+};
+
+static void test_conf_bad_args_named(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_args) / sizeof(bad_args[0]); i++) {
+		struct spank_ib_conf c;
+		char err[512] = "";
+		char *av[1] = {(char *)bad_args[i].arg};
+
+		spank_ib_conf_init(&c);
+		if (spank_ib_conf_parse(&c, 1, av, err, sizeof(err)) != -EINVAL)
+			fail_msg("'%s' accepted", bad_args[i].arg);
+		if (!strstr(err, bad_args[i].needle))
+			fail_msg("'%s': message '%s' lacks '%s'", bad_args[i].arg, err,
+				 bad_args[i].needle);
+	}
+}
+
+static char *write_tmp(const char *text, mode_t mode)
+{
+	char *path = strdup("/tmp/test_spank_glue.XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+static void test_conf_file_read_with_comments(void **state)
+{
+	char *path = write_tmp("# site policy\n\ndrain = no\ndrain=yes   # comment\n"
+			       "  cache_ttl=7\n",
+			       0644);
+	struct spank_ib_conf c;
+	char pair[PATH_MAX + 16], err[512] = "";
+	char bind_no[] = "bind=no";
+	char *av[2] = {bind_no, pair};
+
+	(void)state;
+	snprintf(pair, sizeof(pair), "config=%s", path);
+	spank_ib_conf_init(&c);
+	/* "drain = no" has blanks around '=': the key is "drain " and unknown. */
+	assert_int_equal(spank_ib_conf_parse(&c, 2, av, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "line 3"));
+	unlink(path);
+	free(path);
+
+	path = write_tmp("# site policy\n\ndrain=yes   # comment\n  cache_ttl=7\n", 0644);
+	snprintf(pair, sizeof(pair), "config=%s", path);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 2, av, err, sizeof(err)), 0);
+	assert_true(c.drain);
+	assert_false(c.bind);
+	assert_int_equal(c.cache_ttl, 7);
+	unlink(path);
+	free(path);
+}
+
+static void test_conf_file_world_writable_refused(void **state)
+{
+	char *path = write_tmp("drain=yes\n", 0666);
+	struct spank_ib_conf c;
+	char pair[PATH_MAX + 16], err[512] = "";
+	char *av[1] = {pair};
+
+	(void)state;
+	snprintf(pair, sizeof(pair), "config=%s", path);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "writable"));
+	assert_false(c.drain);
+	unlink(path);
+	free(path);
+}
+
+static void test_conf_file_recursion_bounded(void **state)
+{
+	char *path = write_tmp("", 0644);
+	char text[PATH_MAX + 16], pair[PATH_MAX + 16], err[512] = "";
+	struct spank_ib_conf c;
+	char *av[1] = {pair};
+	FILE *f;
+
+	(void)state;
+	snprintf(text, sizeof(text), "config=%s\n", path); /* includes itself */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(pair, sizeof(pair), "config=%s", path);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "nested"));
+	unlink(path);
+	free(path);
+}
+
+static void test_expand_cases(void **state)
+{
+	char out[32];
+
+	(void)state;
+	assert_int_equal(spank_ib_expand("/a/%n/b", "gpu017", NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "/a/gpu017/b");
+	assert_int_equal(spank_ib_expand("100%%-%n", "n1", NULL, out, sizeof(out)), 0);
+	assert_string_equal(out, "100%-n1");
+	assert_int_equal(spank_ib_expand("/r.%j.%n", "n1", "77", out, sizeof(out)), 0);
+	assert_string_equal(out, "/r.77.n1");
+	assert_int_equal(spank_ib_expand("/r.%j", "n1", NULL, out, sizeof(out)), -EINVAL);
+	assert_int_equal(spank_ib_expand("/r.%", "n1", NULL, out, sizeof(out)), -EINVAL);
+	assert_int_equal(
+	    spank_ib_expand("/0123456789012345678901234567/%n", "n1", NULL, out, sizeof(out)),
+	    -ENAMETOOLONG);
+}
+
+/* ---- dispatch ---- */
+
+static void test_init_registers_options_in_each_context(void **state)
+{
+	static const struct {
+		spank_context_t ctx;
+		int n;
+	} cases[] = {
+	    {S_CTX_LOCAL, 5},  {S_CTX_REMOTE, 5},     {S_CTX_ALLOCATOR, 5},
+	    {S_CTX_SLURMD, 0}, {S_CTX_JOB_SCRIPT, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fake_spank_reset();
+		fake.ctx = cases[i].ctx;
+		assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+		assert_int_equal(fake.n_opts, cases[i].n);
+		slurm_spank_exit(NULL, 0, NULL);
+	}
+	fake_spank_reset();
+	fake.ctx = S_CTX_LOCAL;
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+	assert_string_equal(fake.opts[0].name, "ib-check");
+	assert_int_equal(fake.opts[0].has_arg, 2);
+}
+
+static void test_init_bad_plugstack_arg_fails_with_message(void **state)
+{
+	const char *args[] = {"drain=yes", "colour=blue"};
+	char **av = (char **)args;
+
+	(void)state;
+	fake.ctx = S_CTX_REMOTE;
+	assert_int_equal(slurm_spank_init(NULL, 2, av), -1);
+	assert_int_equal(fake_spank_msgs_with("unknown key 'colour'"), 1);
+}
+
+static void test_init_register_failure_fails(void **state)
+{
+	(void)state;
+	fake.ctx = S_CTX_LOCAL;
+	fake.register_fail = 1;
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), -1);
+	assert_int_equal(fake_spank_msgs_with("cannot register --ib-check"), 1);
+}
+
+static void test_option_callback_sets_and_rejects(void **state)
+{
+	(void)state;
+	fake.ctx = S_CTX_LOCAL;
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+	assert_int_equal(fake.opts[0].cb(fake.opts[0].val, "warn", 0), 0);
+	assert_int_equal(fake.opts[0].cb(fake.opts[0].val, "warn", 0), 0); /* twice */
+	assert_int_equal(spank_ib_user_opts()->check, SPANK_IB_CHECK_WARN);
+	assert_int_equal(fake.opts[1].cb(fake.opts[1].val, "bogus", 0), -1);
+	assert_int_equal(fake_spank_msgs_with("--ib-affinity: bad value 'bogus'"), 1);
+}
+
+static void test_local_bad_env_default_fails_srun(void **state)
+{
+	(void)state;
+	fake.ctx = S_CTX_LOCAL;
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+	setenv("SPANK_IB_CHECK", "maybe", 1);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), -1);
+	unsetenv("SPANK_IB_CHECK");
+	assert_int_equal(fake_spank_msgs_with("SPANK_IB_CHECK=maybe"), 1);
+}
+
+static void test_remote_without_flags_does_nothing(void **state)
+{
+	(void)state;
+	fake.ctx = S_CTX_REMOTE;
+	fake_spank_setenv("PATH", "/usr/bin");
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+	assert_int_equal(fake.n_env, 1); /* the task's environment untouched */
+	assert_int_equal(fake.n_msgs, 0);
+}
+
+static void test_remote_bad_job_env_fails_every_task_once_said(void **state)
+{
+	(void)state;
+	fake.ctx = S_CTX_REMOTE;
+	fake.local_tasks = 3;
+	fake_spank_setenv("SPANK_IB_REPORT", "xml");
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 0, NULL), 0);
+	for (int t = 0; t < 3; t++) {
+		fake.task_id = t;
+		assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), -1);
+	}
+	assert_int_equal(fake_spank_msgs_with("SPANK_IB_REPORT=xml"), 1);
+}
+
+static void test_job_script_context_ignores_user_callbacks(void **state)
+{
+	(void)state;
+	fake.ctx = S_CTX_JOB_SCRIPT;
+	assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 0, NULL), 0);
+	assert_int_equal(slurm_spank_task_init(NULL, 0, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_opt_parse_table_matches),
+	    cmocka_unit_test(test_opt_parse_twice_last_wins),
+	    cmocka_unit_test(test_opt_report_file_too_long_rejected),
+	    cmocka_unit_test(test_env_default_used_when_no_flag),
+	    cmocka_unit_test(test_env_command_line_wins),
+	    cmocka_unit_test(test_env_bad_value_names_variable),
+	    cmocka_unit_test(test_env_empty_and_zero_mean_off),
+	    cmocka_unit_test(test_enforce_is_a_floor),
+	    cmocka_unit_test(test_report_alone_implies_warn_check),
+	    cmocka_unit_test(test_conf_defaults),
+	    cmocka_unit_test(test_conf_keys_applied),
+	    cmocka_unit_test(test_conf_bad_args_named),
+	    cmocka_unit_test(test_conf_file_read_with_comments),
+	    cmocka_unit_test(test_conf_file_world_writable_refused),
+	    cmocka_unit_test(test_conf_file_recursion_bounded),
+	    cmocka_unit_test(test_expand_cases),
+	    cmocka_unit_test_setup_teardown(test_init_registers_options_in_each_context, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_init_bad_plugstack_arg_fails_with_message, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_init_register_failure_fails, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_option_callback_sets_and_rejects, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_local_bad_env_default_fails_srun, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_remote_without_flags_does_nothing, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_remote_bad_job_env_fails_every_task_once_said,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_job_script_context_ignores_user_callbacks, setup,
+					    teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
