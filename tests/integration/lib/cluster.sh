@@ -204,7 +204,8 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 EOF
 		if [ "$CL_NO_CGROUP" = 1 ]; then
-			echo "CgroupPlugin=disabled"
+			# a cgroup.conf key, read from beside slurm.conf
+			echo "CgroupPlugin=disabled" >"$(dirname "$CL_CONF")/cgroup.conf"
 		else
 			echo "TaskPlugin=task/none"
 			echo "SwitchType=switch/none"
