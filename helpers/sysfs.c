@@ -249,6 +249,7 @@ int ibp_sysfs_read(const struct ibp_sysfs *fs, const char *path, char *buf, size
 	}
 
 	size_t n = 0;
+	bool nl_past_end = false; /* the one newline we strip arrived after a full buffer */
 	for (;;) {
 		char extra = 0;
 		/* Once the buffer is full, one more byte decides "fits" vs -EFBIG. */
@@ -264,12 +265,16 @@ int ibp_sysfs_read(const struct ibp_sysfs *fs, const char *path, char *buf, size
 		if (r == 0)
 			break;
 		if (dst == &extra) {
+			if (extra == '\n' && !nl_past_end) {
+				nl_past_end = true;
+				continue;
+			}
 			ret = -EFBIG;
 			goto out;
 		}
 		n += (size_t)r;
 	}
-	if (n > 0 && buf[n - 1] == '\n')
+	if (!nl_past_end && n > 0 && buf[n - 1] == '\n')
 		n--;
 	buf[n] = '\0';
 	ret = (int)n;
