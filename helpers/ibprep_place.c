@@ -1,30 +1,863 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder until its issue lands: says so and exits 2 (could not run). */
+/*
+ * ibprep place | env | exec: parse -> load topology (+ sysfs health) ->
+ * compute the placement -> report / apply.  The core does the work; this
+ * file reads the environment (Slurm's variables, the user's settings),
+ * prints, binds and execs.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include <hwloc/glibc-sched.h>
+
+#include "ibprep/cpulist.h"
+#include "ibprep/env.h"
+#include "ibprep/health.h"
+#include "ibprep/json.h"
+#include "ibprep/place.h"
+#include "ibprep/policy.h"
+#include "ibprep/sysfs.h"
+#include "ibprep/topo.h"
 #include "ibprep_cmd.h"
+
+extern char **environ;
+
+enum mode { MODE_PLACE, MODE_ENV, MODE_EXEC };
+
+struct opts {
+	enum mode mode;
+	const char *name; /* "place", "env", "exec" */
+	const char *topology, *sysfs_root, *gpus, *peer;
+	long ntasks, local_rank;
+	bool json, force;
+	struct ibp_policy pol;
+	char **cmd; /* exec: what follows "--" */
+};
+
+/* Everything one run holds; released in reverse order of acquisition. */
+struct run {
+	struct ibp_topo topo;
+	struct ibp_placement pl;
+	struct ibp_findings findings;
+	struct ibp_env env;
+	hwloc_bitmap_t own_mask;
+	unsigned step_gpus[IBP_PLACE_MAX_GPUS];
+	size_t n_step_gpus;
+	bool all_gpus;
+	const char *gpus_from; /* which source chose the GPUs */
+	unsigned ntasks;
+	long shown;  /* the task whose env is built (-1: all tasks shown, env of 0) */
+	bool worker; /* env/exec of one GPU's worker row inside task 0 */
+	char ifname[64];
+};
+
+static void usage(FILE *out, const char *name)
+{
+	fprintf(out,
+		"usage: ibprep %s [--topology FILE] [--sysfs-root DIR] [--ntasks-per-node N]\n"
+		"       %*s [--local-rank R] [--gpus LIST|all] [--peer ADDR] [--force] [--json]\n"
+		"       %*s [KEY=VALUE ...]%s\n\n"
+		"  --topology FILE     hwloc XML of the node (default: this machine, PCI only)\n"
+		"  --sysfs-root DIR    read HCA health from DIR/sys (default: / for this machine,\n"
+		"                      none for a topology file: its port infos are used)\n"
+		"  --ntasks-per-node N tasks of the step on this node (default: Slurm's, else 1)\n"
+		"  --local-rank R      the task (or, with one task, the GPU worker) to show/apply\n"
+		"  --gpus LIST|all     the step's GPUs: indices in PCI bus order or bus IDs\n"
+		"                      (default: SLURM_STEP_GPUS, SLURM_JOB_GPUS, else all)\n"
+		"  --peer ADDR         an address of another node of the step: NCCL_SOCKET_IFNAME\n"
+		"                      is the interface that reaches it\n"
+		"  --force             replace variables the user set (default: keep and lint)\n"
+		"  --json              one JSON object instead of text\n",
+		name, (int)strlen(name), "", (int)strlen(name), "",
+		!strcmp(name, "exec") ? " -- CMD [ARGS...]" : "");
+}
+
+static const char *envget(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* A decimal in [lo, hi] or -1. */
+static long parse_long(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	return v;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	char err[256];
+
+	o->ntasks = -1;
+	o->local_rank = -1;
+	ibp_policy_init(&o->pol);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool has_val = i + 1 < argc;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout, o->name);
+			return 1;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (!strcmp(a, "--force")) {
+			o->force = true;
+		} else if (!strcmp(a, "--") && o->mode == MODE_EXEC) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "ibprep exec: no command after '--'\n");
+				return -1;
+			}
+			o->cmd = argv + i + 1;
+			return 0;
+		} else if (has_val && !strcmp(a, "--topology")) {
+			o->topology = argv[++i];
+		} else if (has_val && !strcmp(a, "--sysfs-root")) {
+			o->sysfs_root = argv[++i];
+		} else if (has_val && !strcmp(a, "--gpus")) {
+			o->gpus = argv[++i];
+		} else if (has_val && !strcmp(a, "--peer")) {
+			o->peer = argv[++i];
+		} else if (has_val && !strcmp(a, "--ntasks-per-node")) {
+			o->ntasks = parse_long(argv[++i], 1, IBP_PLACE_MAX_TASKS);
+			if (o->ntasks < 0) {
+				fprintf(stderr,
+					"ibprep %s: bad --ntasks-per-node '%s': expected 1-%d\n",
+					o->name, argv[i], IBP_PLACE_MAX_TASKS);
+				return -1;
+			}
+		} else if (has_val && !strcmp(a, "--local-rank")) {
+			o->local_rank = parse_long(argv[++i], 0, IBP_PLACE_MAX_TASKS - 1);
+			if (o->local_rank < 0) {
+				fprintf(stderr, "ibprep %s: bad --local-rank '%s': expected 0-%d\n",
+					o->name, argv[i], IBP_PLACE_MAX_TASKS - 1);
+				return -1;
+			}
+		} else if (a[0] != '-' && strchr(a, '=')) {
+			if (ibp_policy_set_pair(&o->pol, a, err, sizeof(err))) {
+				fprintf(stderr, "ibprep %s: %s\n", o->name, err);
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "ibprep %s: unknown or incomplete option '%s'\n", o->name,
+				a);
+			usage(stderr, o->name);
+			return -1;
+		}
+	}
+	if (o->mode == MODE_EXEC) {
+		fprintf(stderr,
+			"ibprep exec: no command: ibprep exec [OPTIONS] -- CMD [ARGS...]\n");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Slurm's tasks-per-node list "8(x2),4" at node index NODEID.  Returns the
+ * count or -1 when malformed.
+ */
+static long tasks_at(const char *s, long nodeid)
+{
+	const char *p = s;
+
+	while (*p) {
+		char *end;
+		long n, rep = 1;
+
+		errno = 0;
+		n = strtol(p, &end, 10);
+		if (errno || end == p || n < 1)
+			return -1;
+		p = end;
+		if (!strncmp(p, "(x", 2)) {
+			rep = strtol(p + 2, &end, 10);
+			if (end == p + 2 || *end != ')' || rep < 1)
+				return -1;
+			p = end + 1;
+		}
+		if (nodeid < rep)
+			return n;
+		nodeid -= rep;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return -1;
+}
+
+static unsigned resolve_ntasks(const struct opts *o, const char **from)
+{
+	const char *v;
+	long n, node = parse_long(envget("SLURM_NODEID"), 0, 1 << 20);
+
+	*from = "--ntasks-per-node";
+	if (o->ntasks > 0)
+		return (unsigned)o->ntasks;
+	*from = "SLURM_STEP_TASKS_PER_NODE";
+	if ((v = envget("SLURM_STEP_TASKS_PER_NODE")) &&
+	    (n = tasks_at(v, node < 0 ? 0 : node)) > 0 && n <= IBP_PLACE_MAX_TASKS)
+		return (unsigned)n;
+	*from = "SLURM_NTASKS_PER_NODE";
+	if ((n = parse_long(envget("SLURM_NTASKS_PER_NODE"), 1, IBP_PLACE_MAX_TASKS)) > 0)
+		return (unsigned)n;
+	*from = "SLURM_TASKS_PER_NODE";
+	if ((v = envget("SLURM_TASKS_PER_NODE")) && (n = tasks_at(v, node < 0 ? 0 : node)) > 0 &&
+	    n <= IBP_PLACE_MAX_TASKS)
+		return (unsigned)n;
+	*from = "default";
+	return 1;
+}
+
+/* "--gpus 0,2" / "0000:44:00.0,03:00.0" / "all", or a Slurm index list. */
+static int resolve_gpus(struct run *r, const char *list, const char *from)
+{
+	unsigned idx[IBP_PLACE_MAX_GPUS];
+	int n;
+
+	r->gpus_from = from;
+	if (!strcmp(list, "all")) {
+		r->all_gpus = true;
+		return 0;
+	}
+	if (strchr(list, ':')) {
+		char buf[1024], *save = NULL;
+
+		if (strlen(list) >= sizeof(buf)) {
+			fprintf(stderr, "ibprep: %s is too long\n", from);
+			return -1;
+		}
+		snprintf(buf, sizeof(buf), "%s", list);
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			const struct ibp_topo_gpu *g = ibp_topo_find_gpu(&r->topo, t);
+
+			if (!g) {
+				fprintf(stderr,
+					"ibprep: %s names GPU %s, which is not in the topology: "
+					"see 'ibprep place --gpus all'\n",
+					from, t);
+				return -1;
+			}
+			if (r->n_step_gpus >= IBP_PLACE_MAX_GPUS)
+				return -1;
+			r->step_gpus[r->n_step_gpus++] = g->index;
+		}
+		return 0;
+	}
+	n = ibp_indexlist_parse(list, idx, IBP_PLACE_MAX_GPUS);
+	if (n < 0) {
+		fprintf(stderr,
+			"ibprep: %s='%s' is not a GPU list: expected indices (0,1,3 or 0-3), bus "
+			"IDs or all\n",
+			from, list);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (idx[i] >= r->topo.n_gpus) {
+			fprintf(stderr,
+				"ibprep: %s names GPU %u, but the node has %zu GPU%s (indices in "
+				"PCI bus order)\n",
+				from, idx[i], r->topo.n_gpus, r->topo.n_gpus == 1 ? "" : "s");
+			return -1;
+		}
+		r->step_gpus[r->n_step_gpus++] = idx[i];
+	}
+	return 0;
+}
+
+static int load(struct run *r, const struct opts *o)
+{
+	struct ibp_sysfs fs = {.root_fd = -1};
+	struct ibp_health_input in;
+	struct ibp_findings health;
+	const char *root = o->sysfs_root ? o->sysfs_root : (o->topology ? NULL : "/");
+	int rc;
+
+	rc = o->topology ? ibp_topo_load_xml(&r->topo, o->topology) : ibp_topo_load_live(&r->topo);
+	if (rc) {
+		if (o->topology && rc == -EINVAL)
+			fprintf(stderr,
+				"ibprep %s: %s: not a topology hwloc %s can read (hwloc 2.x reads "
+				"the 1.x "
+				"and 2.x XML formats, not 3.0)\n",
+				o->name, o->topology, HWLOC_VERSION);
+		else
+			fprintf(stderr, "ibprep %s: cannot load the topology%s%s: %s\n", o->name,
+				o->topology ? " " : "", o->topology ? o->topology : "",
+				strerror(-rc));
+		return -1;
+	}
+	if (!root)
+		return 0;
+	rc = ibp_sysfs_open(&fs, root);
+	if (rc) {
+		fprintf(stderr, "ibprep %s: cannot open sysfs root %s: %s\n", o->name, root,
+			strerror(-rc));
+		return -1;
+	}
+	ibp_health_input_init(&in);
+	ibp_findings_init(&health);
+	rc = ibp_health_gather(&in, &fs, &o->pol, &health);
+	if (!rc)
+		rc = ibp_health_check(&in, &o->pol, &health);
+	if (!rc && (o->sysfs_root || in.inv.n_hcas))
+		rc = ibp_topo_apply_inventory(&r->topo, &in.inv, &health, ibp_health_port_severity);
+	ibp_findings_release(&health);
+	ibp_health_input_release(&in);
+	ibp_sysfs_close(&fs);
+	if (rc) {
+		fprintf(stderr, "ibprep %s: cannot read HCA health under %s: %s\n", o->name, root,
+			strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* 0, 1 (the request cannot be placed: message printed), 2 (could not run). */
+static int compute(struct run *r, const struct opts *o)
+{
+	struct ibp_step step = {0};
+	const char *gl, *from_tasks;
+	bool slurm_gpus = false;
+	int rc;
+
+	if (o->gpus)
+		rc = resolve_gpus(r, o->gpus, "--gpus");
+	else if ((gl = envget("SLURM_STEP_GPUS")) && (slurm_gpus = true))
+		rc = resolve_gpus(r, gl, "SLURM_STEP_GPUS");
+	else if ((gl = envget("SLURM_JOB_GPUS")) && (slurm_gpus = true))
+		rc = resolve_gpus(r, gl, "SLURM_JOB_GPUS");
+	else
+		rc = resolve_gpus(r, "all", "default");
+	if (rc)
+		return 1;
+	r->ntasks = resolve_ntasks(o, &from_tasks);
+	r->shown = o->local_rank;
+	if (r->shown < 0 && o->mode != MODE_PLACE) {
+		long lr = parse_long(envget("SLURM_LOCALID"), 0, IBP_PLACE_MAX_TASKS - 1);
+
+		if (lr < 0 && r->ntasks == 1) /* torchrun's workers */
+			lr = parse_long(envget("LOCAL_RANK"), 0, IBP_PLACE_MAX_TASKS - 1);
+		r->shown = lr;
+	}
+	/* one task owning several GPUs: --local-rank picks a GPU worker row */
+	if (r->ntasks == 1 && r->shown >= 0 && !(r->shown == 0 && o->mode == MODE_PLACE))
+		r->worker = true;
+	if (!r->worker && r->shown >= (long)r->ntasks) {
+		fprintf(stderr,
+			"ibprep %s: local rank %ld, but the step has %u task%s on this node (%s)\n",
+			o->name, r->shown, r->ntasks, r->ntasks == 1 ? "" : "s", from_tasks);
+		return 1;
+	}
+	step.ntasks = r->ntasks;
+	step.all_gpus = r->all_gpus;
+	step.gpus = r->step_gpus;
+	step.n_gpus = r->n_step_gpus;
+	step.local_rank = r->worker ? 0 : (int)r->shown;
+	step.fabric = o->pol.link_layer == IBP_POLICY_LL_IB    ? IBP_LL_IB
+		      : o->pol.link_layer == IBP_POLICY_LL_ETH ? IBP_LL_ETH
+							       : IBP_LL_UNKNOWN;
+	if (!o->topology || o->mode == MODE_EXEC) {
+		/* this machine: never place on CPUs this process may not use */
+		r->own_mask = hwloc_bitmap_alloc();
+		if (!r->own_mask ||
+		    hwloc_get_cpubind(r->topo.t, r->own_mask, HWLOC_CPUBIND_PROCESS)) {
+			fprintf(stderr, "ibprep %s: cannot read this process's CPU mask: %s\n",
+				o->name, strerror(errno));
+			return 2;
+		}
+		if (o->topology)
+			step.task_allowed = r->own_mask;
+		else
+			step.allowed = r->own_mask;
+	}
+	if (slurm_gpus && !envget("CUDA_DEVICE_ORDER") && o->mode == MODE_PLACE)
+		ibp_findings_addf(
+		    &r->findings, "cuda_device_order", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+		    "PCI_BUS_ID",
+		    "export CUDA_DEVICE_ORDER=PCI_BUS_ID (ibprep env and the plugin set it)",
+		    "CUDA_DEVICE_ORDER is unset while Slurm numbers GPUs by PCI bus ID: "
+		    "CUDA's default FASTEST_FIRST order may differ");
+	rc = ibp_place_compute(&r->pl, &r->topo, &step, &r->findings);
+	if (rc == -EINVAL) {
+		fprintf(stderr,
+			"ibprep %s: the step cannot be placed on this topology "
+			"(no usable CPUs, or a GPU listed twice)\n",
+			o->name);
+		return 1;
+	}
+	if (rc) {
+		fprintf(stderr, "ibprep %s: placement failed: %s\n", o->name, strerror(-rc));
+		return 2;
+	}
+	return 0;
+}
+
+static int getenv_cb(void *ctx, const char *name, char *buf, size_t len)
+{
+	const char *v = getenv(name);
+
+	(void)ctx;
+	if (!v)
+		return -ENOENT;
+	if (strlen(v) >= len)
+		return -ENOSPC;
+	memcpy(buf, v, strlen(v) + 1);
+	return (int)strlen(v);
+}
+
+static int build_env(struct run *r, const struct opts *o, struct ibp_place_view *view)
+{
+	struct ibp_env_opts eo = {.force = o->force};
+	const char *peer = o->peer ? o->peer : envget("SLURM_LAUNCH_NODE_IPADDR");
+	int rc;
+
+	rc = r->worker ? ibp_place_view_worker(&r->pl, 0, (size_t)r->shown, view)
+		       : ibp_place_view_task(&r->pl, r->shown < 0 ? 0 : (size_t)r->shown, view);
+	if (rc) {
+		fprintf(stderr,
+			"ibprep %s: local rank %ld: the task has %zu GPU%s, no worker %ld\n",
+			o->name, r->shown, r->pl.tasks[0].n_gpus,
+			r->pl.tasks[0].n_gpus == 1 ? "" : "s", r->shown);
+		return 1;
+	}
+	if (peer && !o->pol.socket_ifname[0] && (!o->topology || o->peer) &&
+	    !ibp_env_route_ifname(peer, r->ifname, sizeof(r->ifname)))
+		eo.socket_ifname = r->ifname;
+	rc = ibp_env_build(&r->env, &r->topo, &r->pl, view, &o->pol, &eo,
+			   o->topology && o->mode != MODE_EXEC ? NULL : getenv_cb, NULL,
+			   &r->findings);
+	if (rc) {
+		fprintf(stderr, "ibprep %s: cannot build the environment: %s\n", o->name,
+			strerror(-rc));
+		return 2;
+	}
+	return 0;
+}
+
+static void print_findings(const struct run *r, const char *name)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < r->findings.n; i++) {
+		ibp_finding_format(&r->findings.v[i],
+				   r->topo.hostname[0] ? r->topo.hostname : "node", line,
+				   sizeof(line));
+		fprintf(stderr, "ibprep %s: %s: %s\n", name,
+			ibp_severity_name(r->findings.v[i].severity), line);
+	}
+}
+
+static void json_set(struct ibp_json *j, const char *key, hwloc_const_bitmap_t set)
+{
+	char buf[4096];
+
+	if (!set || ibp_cpulist_format(set, buf, sizeof(buf)) < 0)
+		ibp_json_kv_null(j, key);
+	else
+		ibp_json_kv_string(j, key, buf);
+}
+
+static void json_nic(struct ibp_json *j, const struct ibp_topo *t, const struct ibp_place_nic *n)
+{
+	char name[96];
+
+	ibp_place_nic_name(t, n, name, sizeof(name));
+	ibp_json_string(
+	    j, n->hca >= 0 && t->hcas[n->hca].kind != IBP_NIC_RDMA ? t->hcas[n->hca].name : name);
+}
+
+static int print_json(const struct run *r, const struct opts *o)
+{
+	const struct ibp_topo *t = &r->topo;
+	struct ibp_json j;
+
+	ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
+	ibp_json_object_begin(&j);
+	ibp_json_kv_string(&j, "schema", "ibprep.place/1");
+	ibp_json_kv_string(&j, "node", t->hostname);
+	ibp_json_kv_string(&j, "source", t->from_file ? "xml" : "live");
+	ibp_json_kv_string(&j, "fabric", r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet" : "InfiniBand");
+	ibp_json_kv_string(&j, "gpus_from", r->gpus_from);
+	ibp_json_kv_uint(&j, "ntasks", r->ntasks);
+	ibp_json_key(&j, "fabric_ports");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < r->pl.n_fabric; i++)
+		json_nic(&j, t, &r->pl.fabric[i]);
+	ibp_json_array_end(&j);
+	ibp_json_key(&j, "gpus");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < t->n_gpus; i++) {
+		const struct ibp_topo_gpu *g = &t->gpus[i];
+		const struct ibp_place_gpu *pg = &r->pl.gpus[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_kv_uint(&j, "index", g->index);
+		ibp_json_kv_string(&j, "pci_bus_id", g->d.pci);
+		ibp_json_kv_string(&j, "vendor", g->d.vendor == 0x10de ? "nvidia" : "amd");
+		ibp_json_key(&j, "device_id");
+		ibp_json_stringf(&j, "%04x:%04x", g->d.vendor, g->d.device);
+		ibp_json_kv_int(&j, "numa", g->d.numa);
+		json_set(&j, "local_cpus", g->d.cpuset);
+		if (pg->nic.hca >= 0) {
+			ibp_json_kv_string(&j, "hca", t->hcas[pg->nic.hca].name);
+			ibp_json_kv_uint(&j, "port", pg->nic.port);
+			ibp_json_kv_string(&j, "distance", ibp_dist_name(pg->nic.dist));
+		} else {
+			ibp_json_kv_null(&j, "hca");
+			ibp_json_kv_null(&j, "port");
+			ibp_json_kv_null(&j, "distance");
+		}
+		ibp_json_kv_bool(&j, "in_step", pg->in_step);
+		if (pg->task >= 0)
+			ibp_json_kv_int(&j, "task", pg->task);
+		else
+			ibp_json_kv_null(&j, "task");
+		json_set(&j, "worker_cpus", pg->cpus);
+		json_set(&j, "worker_mems", pg->mems);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_key(&j, "hcas");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < t->n_hcas; i++) {
+		const struct ibp_topo_hca *h = &t->hcas[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_kv_string(&j, "name", h->name);
+		ibp_json_kv_string(&j, "pci_bus_id", h->d.pci);
+		ibp_json_kv_string(&j, "kind", h->kind == IBP_NIC_RDMA ? "rdma" : "slingshot");
+		ibp_json_kv_int(&j, "numa", h->d.numa);
+		ibp_json_key(&j, "ports");
+		ibp_json_array_begin(&j);
+		for (unsigned p = 0; p < h->n_ports; p++) {
+			const struct ibp_topo_port *tp = &h->ports[p];
+
+			ibp_json_object_begin(&j);
+			ibp_json_kv_uint(&j, "port", tp->num);
+			ibp_json_kv_string(&j, "link_layer",
+					   tp->link_layer == IBP_LL_IB    ? "InfiniBand"
+					   : tp->link_layer == IBP_LL_ETH ? "Ethernet"
+									  : "unknown");
+			ibp_json_kv_bool(&j, "healthy", tp->healthy);
+			if (!tp->healthy)
+				ibp_json_kv_string(&j, "why", tp->why);
+			ibp_json_object_end(&j);
+		}
+		ibp_json_array_end(&j);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_key(&j, "tasks");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < r->pl.n_tasks; i++) {
+		const struct ibp_place_task *tk = &r->pl.tasks[i];
+
+		if (o->mode == MODE_PLACE && r->shown >= 0 && !r->worker && (long)i != r->shown)
+			continue;
+		ibp_json_object_begin(&j);
+		ibp_json_kv_uint(&j, "local_rank", tk->local_rank);
+		ibp_json_key(&j, "gpus");
+		ibp_json_array_begin(&j);
+		for (size_t g = 0; g < tk->n_gpus; g++)
+			ibp_json_string(&j, t->gpus[tk->gpus[g]].d.pci);
+		ibp_json_array_end(&j);
+		ibp_json_key(&j, "hcas");
+		ibp_json_array_begin(&j);
+		for (size_t n = 0; n < tk->n_nics; n++)
+			json_nic(&j, t, &tk->nics[n]);
+		ibp_json_array_end(&j);
+		ibp_json_key(&j, "distances");
+		ibp_json_array_begin(&j);
+		for (size_t n = 0; n < tk->n_nics; n++)
+			ibp_json_string(&j, ibp_dist_name(tk->nics[n].dist));
+		ibp_json_array_end(&j);
+		json_set(&j, "cpus", tk->cpus);
+		json_set(&j, "mems", tk->mems);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_key(&j, "env");
+	ibp_json_object_begin(&j);
+	for (size_t i = 0; i < r->env.n; i++)
+		ibp_json_kv_string(&j, r->env.v[i].name, r->env.v[i].value);
+	ibp_json_object_end(&j);
+	ibp_json_key(&j, "env_user_kept");
+	ibp_json_object_begin(&j);
+	for (size_t i = 0; i < r->env.n; i++)
+		if (r->env.v[i].action == IBP_ENV_USER_KEPT)
+			ibp_json_kv_string(&j, r->env.v[i].name, r->env.v[i].user);
+	ibp_json_object_end(&j);
+	ibp_json_key(&j, "findings");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < r->findings.n; i++) {
+		const struct ibp_finding *x = &r->findings.v[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_kv_string(&j, "code", x->code);
+		ibp_json_kv_string(&j, "severity", ibp_severity_name(x->severity));
+		ibp_json_kv_string(&j, "class", ibp_class_name(x->fclass));
+		ibp_json_kv_string(&j, "node", x->node[0] ? x->node : t->hostname);
+		ibp_json_kv_string(&j, "device", x->device);
+		ibp_json_kv_int(&j, "port", x->port);
+		ibp_json_kv_string(&j, "observed", x->observed);
+		ibp_json_kv_string(&j, "expected", x->expected);
+		ibp_json_kv_string(&j, "fix", x->fix);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_object_end(&j);
+	return ibp_json_finish(&j) ? 2 : 0;
+}
+
+static void print_table(const struct run *r, const struct opts *o)
+{
+	const struct ibp_topo *t = &r->topo;
+	char fab[512] = "";
+
+	for (size_t i = 0; i < r->pl.n_fabric; i++) {
+		char n[96];
+		size_t l = strlen(fab);
+
+		ibp_place_nic_name(t, &r->pl.fabric[i], n, sizeof(n));
+		snprintf(fab + l, sizeof(fab) - l, "%s%s", l ? "," : "", n);
+	}
+	printf("node %s (%s): %zu GPU%s, %zu %s fabric port%s%s%s; %u task%s, GPUs from %s\n",
+	       t->hostname[0] ? t->hostname : "?", t->from_file ? o->topology : "live", t->n_gpus,
+	       t->n_gpus == 1 ? "" : "s", r->pl.n_fabric,
+	       r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet" : "InfiniBand",
+	       r->pl.n_fabric == 1 ? "" : "s", r->pl.n_fabric ? " " : "", fab, r->ntasks,
+	       r->ntasks == 1 ? "" : "s", r->gpus_from);
+	printf("%-5s %-14s %-12s %-5s %-24s %s\n", "task", "gpu", "hca:port", "dist", "cpus",
+	       "mems");
+	for (size_t i = 0; i < r->pl.n_tasks; i++) {
+		const struct ibp_place_task *tk = &r->pl.tasks[i];
+		size_t rows = tk->n_gpus > tk->n_nics ? tk->n_gpus : tk->n_nics;
+		char cpus[4096], mems[256];
+
+		if (r->shown >= 0 && !r->worker && (long)i != r->shown)
+			continue;
+		ibp_cpulist_format(tk->cpus, cpus, sizeof(cpus));
+		ibp_cpulist_format(tk->mems, mems, sizeof(mems));
+		if (!rows)
+			rows = 1;
+		for (size_t k = 0; k < rows; k++) {
+			char nic[96] = "-";
+			const struct ibp_place_nic *n = NULL;
+
+			if (k < tk->n_gpus && r->pl.gpus[tk->gpus[k]].nic.hca >= 0)
+				n = &r->pl.gpus[tk->gpus[k]].nic;
+			else if (k >= tk->n_gpus && k < tk->n_nics)
+				n = &tk->nics[k];
+			if (n && t->hcas[n->hca].kind != IBP_NIC_RDMA)
+				snprintf(nic, sizeof(nic), "%s", t->hcas[n->hca].name);
+			else if (n)
+				ibp_place_nic_name(t, n, nic, sizeof(nic));
+			if (k == 0)
+				printf("%-5zu ", i);
+			else
+				printf("%-5s ", "");
+			printf("%-14s %-12s %-5s %-24s %s\n",
+			       k < tk->n_gpus ? t->gpus[tk->gpus[k]].d.pci : "-", nic,
+			       n ? ibp_dist_name(n->dist) : "-", k == 0 ? cpus : "",
+			       k == 0 ? mems : "");
+		}
+	}
+}
+
+static void run_release(struct run *r)
+{
+	ibp_env_release(&r->env);
+	ibp_placement_release(&r->pl);
+	ibp_findings_release(&r->findings);
+	hwloc_bitmap_free(r->own_mask);
+	r->own_mask = NULL;
+	ibp_topo_release(&r->topo);
+}
+
+/* Everything up to the environment; 0 or an exit status. */
+static int prepare(int argc, char **argv, struct opts *o, struct run *r,
+		   struct ibp_place_view *view)
+{
+	int rc = parse_args(argc, argv, o);
+
+	memset(r, 0, sizeof(*r));
+	ibp_topo_init(&r->topo);
+	ibp_placement_init(&r->pl);
+	ibp_findings_init(&r->findings);
+	ibp_env_init(&r->env);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (load(r, o))
+		return 2;
+	rc = compute(r, o);
+	if (rc)
+		return rc;
+	return build_env(r, o, view);
+}
+
+static int finish_status(const struct run *r)
+{
+	/* a failing job-class finding means no sane placement; warnings are fine */
+	return ibp_findings_count(&r->findings, IBP_SEV_FAIL, -1) ? 1 : 0;
+}
 
 int ibprep_cmd_place(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ibprep place: not built yet\n");
-	return 2;
+	struct opts o = {.mode = MODE_PLACE, .name = "place"};
+	struct run r;
+	struct ibp_place_view view;
+	int rc = prepare(argc, argv, &o, &r, &view);
+
+	if (!rc && !o.json && argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		goto out;
+	if (rc)
+		goto out;
+	if (o.json) {
+		rc = print_json(&r, &o);
+	} else {
+		print_table(&r, &o);
+		print_findings(&r, "place");
+	}
+	if (!rc)
+		rc = finish_status(&r);
+out:
+	run_release(&r);
+	return rc;
+}
+
+static bool asked_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	}
+	return false;
 }
 
 int ibprep_cmd_env(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ibprep env: not built yet\n");
-	return 2;
+	struct opts o = {.mode = MODE_ENV, .name = "env"};
+	struct run r;
+	struct ibp_place_view view;
+	int rc = prepare(argc, argv, &o, &r, &view);
+
+	if (rc || asked_help(argc, argv))
+		goto out;
+	if (o.json) {
+		rc = print_json(&r, &o);
+	} else {
+		for (size_t i = 0; i < r.env.n; i++) {
+			const struct ibp_env_var *v = &r.env.v[i];
+			char q[8192];
+
+			if (v->action == IBP_ENV_USER_KEPT) {
+				printf("# %s kept as the user set it (spank-ib would set %s)\n",
+				       v->name, v->value);
+				continue;
+			}
+			if (ibp_shell_quote(v->value, q, sizeof(q)) < 0) {
+				fprintf(stderr, "ibprep env: %s is too long to print\n", v->name);
+				rc = 2;
+				break;
+			}
+			printf("export %s=%s\n", v->name, q);
+		}
+		print_findings(&r, "env");
+	}
+	if (!rc)
+		rc = finish_status(&r);
+out:
+	run_release(&r);
+	return rc;
+}
+
+/* Binds this process: CPUs (sched_setaffinity), then memory (libnuma). */
+static int apply(const struct run *r, const struct ibp_place_view *view)
+{
+	cpu_set_t *set;
+	size_t sz;
+	int max = hwloc_bitmap_last(view->cpus), node;
+
+	if (max < 0) {
+		fprintf(stderr, "ibprep exec: the placement has no CPU for this task\n");
+		return 1;
+	}
+	set = CPU_ALLOC((size_t)max + 1);
+	if (!set)
+		return 2;
+	sz = CPU_ALLOC_SIZE((size_t)max + 1);
+	CPU_ZERO_S(sz, set);
+	hwloc_bitmap_foreach_begin(node, view->cpus)
+	{
+		CPU_SET_S((size_t)node, sz, set);
+	}
+	hwloc_bitmap_foreach_end();
+	if (sched_setaffinity(0, sz, set) < 0) {
+		char cpus[1024];
+
+		ibp_cpulist_format(view->cpus, cpus, sizeof(cpus));
+		fprintf(stderr, "ibprep exec: cannot bind to CPUs %s: %s\n", cpus, strerror(errno));
+		CPU_FREE(set);
+		return 1;
+	}
+	CPU_FREE(set);
+	/* one memory node: prefer it (falls back instead of OOM); several: first touch */
+	if (hwloc_bitmap_weight(view->mems) == 1 && numa_available() >= 0) {
+		node = hwloc_bitmap_first(view->mems);
+		if (node <= numa_max_node())
+			numa_set_preferred(node);
+	}
+	(void)r;
+	return 0;
 }
 
 int ibprep_cmd_exec(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ibprep exec: not built yet\n");
-	return 2;
-}
+	struct opts o = {.mode = MODE_EXEC, .name = "exec"};
+	struct run r;
+	struct ibp_place_view view;
+	int rc = prepare(argc, argv, &o, &r, &view);
 
+	if (rc || asked_help(argc, argv))
+		goto out;
+	print_findings(&r, "exec");
+	rc = finish_status(&r);
+	if (rc)
+		goto out;
+	rc = apply(&r, &view);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < r.env.n; i++)
+		if (r.env.v[i].action != IBP_ENV_USER_KEPT &&
+		    setenv(r.env.v[i].name, r.env.v[i].value, 1) < 0) {
+			fprintf(stderr, "ibprep exec: cannot set %s: %s\n", r.env.v[i].name,
+				strerror(errno));
+			rc = 2;
+			goto out;
+		}
+	run_release(&r);
+	execvp(o.cmd[0], o.cmd);
+	fprintf(stderr, "ibprep exec: cannot run %s: %s\n", o.cmd[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+out:
+	run_release(&r);
+	return rc;
+}

@@ -659,3 +659,43 @@ out:
 		ibp_placement_release(pl);
 	return rc;
 }
+
+int ibp_place_view_task(const struct ibp_placement *pl, size_t r, struct ibp_place_view *v)
+{
+	const struct ibp_place_task *t;
+
+	if (r >= pl->n_tasks)
+		return -EINVAL;
+	t = &pl->tasks[r];
+	v->local_rank = t->local_rank;
+	v->gpus = t->gpus;
+	v->n_gpus = t->n_gpus;
+	v->nics = t->nics;
+	v->n_nics = t->n_nics;
+	v->cpus = t->cpus;
+	v->mems = t->mems;
+	return 0;
+}
+
+int ibp_place_view_worker(const struct ibp_placement *pl, size_t r, size_t w,
+			  struct ibp_place_view *v)
+{
+	const struct ibp_place_task *t;
+	const struct ibp_place_gpu *g;
+
+	if (r >= pl->n_tasks)
+		return -EINVAL;
+	t = &pl->tasks[r];
+	if (w >= t->n_gpus)
+		return -ENOENT;
+	g = &pl->gpus[t->gpus[w]];
+	v->local_rank = (unsigned)w;
+	v->gpus = &t->gpus[w];
+	v->n_gpus = 1;
+	v->nics = &g->nic;
+	v->n_nics = g->nic.hca >= 0;
+	/* a GPU shared by several tasks has its worker CPUs on its first task */
+	v->cpus = g->task == (int)r && g->cpus ? g->cpus : t->cpus;
+	v->mems = g->task == (int)r && g->mems ? g->mems : t->mems;
+	return 0;
+}

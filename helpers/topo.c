@@ -563,8 +563,34 @@ bool ibp_topo_same_package(const struct ibp_topo_dev *a, const struct ibp_topo_d
 	return a->package >= 0 && a->package == b->package;
 }
 
+/* The default judge: exact device name, port 0 for the whole device. */
+static enum ibp_severity exact_severity(const struct ibp_findings *f, const char *dev,
+					unsigned port)
+{
+	enum ibp_severity worst = IBP_SEV_OK;
+
+	for (size_t i = 0; f && i < f->n; i++)
+		if (!strcmp(f->v[i].device, dev) &&
+		    (!f->v[i].port || (unsigned)f->v[i].port == port) && f->v[i].severity > worst)
+			worst = f->v[i].severity;
+	return worst;
+}
+
+/* The first fail finding about DEV/PORT, for the "why" text (NULL: none). */
+static const struct ibp_finding *fail_finding(const struct ibp_findings *f, const char *dev,
+					      unsigned port, ibp_port_severity_fn sev)
+{
+	for (size_t i = 0; f && i < f->n; i++) {
+		struct ibp_findings one = {.v = &f->v[i], .n = 1, .cap = 1};
+
+		if (f->v[i].severity == IBP_SEV_FAIL && sev(&one, dev, port) == IBP_SEV_FAIL)
+			return &f->v[i];
+	}
+	return NULL;
+}
+
 int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *inv,
-			     const struct ibp_findings *health)
+			     const struct ibp_findings *health, ibp_port_severity_fn sev)
 {
 	if (!topo || !inv)
 		return -EINVAL;
@@ -607,15 +633,15 @@ int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *
 			if (!p->healthy)
 				snprintf(p->why, sizeof(p->why), "port state %s",
 					 state_name(ip->state));
-			for (size_t f = 0; health && f < health->n && p->healthy; f++) {
-				const struct ibp_finding *x = &health->v[f];
+			if (p->healthy && health) {
+				const struct ibp_finding *x = fail_finding(
+				    health, h->name, p->num, sev ? sev : exact_severity);
 
-				if (x->severity != IBP_SEV_FAIL || strcmp(x->device, h->name) ||
-				    (x->port && (unsigned)x->port != p->num))
-					continue;
-				p->healthy = false;
-				snprintf(p->why, sizeof(p->why), "%.39s (%.140s)", x->code,
-					 x->observed);
+				if (x) {
+					p->healthy = false;
+					snprintf(p->why, sizeof(p->why), "%.39s (%.140s)", x->code,
+						 x->observed);
+				}
 			}
 		}
 	}

@@ -108,6 +108,29 @@ void ibp_placement_release(struct ibp_placement *pl);
 int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 		      const struct ibp_step *step, struct ibp_findings *findings);
 
+/*
+ * What one process uses: a task's row, or one GPU's worker row (torchrun-style
+ * launchers that start one worker per GPU inside a task owning them all).
+ * Points into the placement: valid while it lives.
+ */
+struct ibp_place_view {
+	unsigned local_rank;
+	const unsigned *gpus;
+	size_t n_gpus;
+	const struct ibp_place_nic *nics;
+	size_t n_nics;
+	hwloc_const_bitmap_t cpus, mems;
+};
+
+/* Task R's row.  0 or -EINVAL when R is out of range. */
+int ibp_place_view_task(const struct ibp_placement *pl, size_t r, struct ibp_place_view *v);
+/*
+ * Worker W of task R: its W-th GPU (PCI order) with that GPU's port and
+ * worker CPUs.  0, -EINVAL (R out of range), -ENOENT (the task has no GPU W).
+ */
+int ibp_place_view_worker(const struct ibp_placement *pl, size_t r, size_t w,
+			  struct ibp_place_view *v);
+
 /* "mlx5_0:1" for a chosen port; "" for none.  Length or -ENOSPC. */
 int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *nic, char *buf,
 		       size_t len);

@@ -124,14 +124,23 @@ const char *ibp_dist_name(enum ibp_dist d);
 int ibp_dist_parse(const char *s, enum ibp_dist *out);
 
 /*
+ * The worst severity of the health findings about DEV port PORT (the health
+ * module's ibp_health_port_severity() fits: it understands aggregated
+ * device lists).
+ */
+typedef enum ibp_severity (*ibp_port_severity_fn)(const struct ibp_findings *f, const char *dev,
+						  unsigned port);
+
+/*
  * Replaces port states and health with the sysfs inventory and the health
  * findings: a port is unhealthy when it is not ACTIVE in the inventory, when
  * the inventory lacks the device, or when HEALTH (may be NULL) holds a
- * finding of severity fail for the device and that port (port 0: the whole
- * device).  Matches devices by name.  0 or -EINVAL.
+ * finding of severity fail for it (SEV judges; NULL: exact device name and
+ * port, port 0 meaning the whole device).  Matches devices by name.
+ * 0 or -EINVAL.
  */
 int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *inv,
-			     const struct ibp_findings *health);
+			     const struct ibp_findings *health, ibp_port_severity_fn sev);
 
 /* Lookups; NULL when absent.  A GPU by "0000:44:00.0" (or "44:00.0"). */
 const struct ibp_topo_gpu *ibp_topo_find_gpu(const struct ibp_topo *topo, const char *pci);

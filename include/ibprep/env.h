@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * env.h: the environment that makes NCCL, UCX, Open MPI and PyTorch use a
+ * placement, and the lint of what the user set.
+ *
+ * ibp_env_build() never reads the process environment itself: the caller
+ * hands it a getter (the command: its environ; the plugin: spank_getenv), so
+ * it is the same code in both.  A variable the user already set is never
+ * replaced unless opts->force: it is listed with action IBP_ENV_USER_KEPT and
+ * its value is linted instead (prefix collisions and misplaced '^'/'=' in
+ * NCCL_IB_HCA, unhealthy or absent HCAs named, portless UCX_NET_DEVICES,
+ * CUDA_DEVICE_ORDER other than PCI_BUS_ID): each problem is a finding of
+ * class job with the fix.  Applying the list (setenv, spank_setenv) is the
+ * caller's.
+ *
+ * The list owns its strings; ibp_env_release() frees them and is safe on a
+ * zeroed list.  No globals; any context.
+ */
+#ifndef IBPREP_ENV_H
+#define IBPREP_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/place.h"
+#include "ibprep/policy.h"
+#include "ibprep/topo.h"
+
+enum ibp_env_action {
+	IBP_ENV_SET = 0,       /* not set by the user: set it */
+	IBP_ENV_USER_KEPT = 1, /* the user's value stays (value = ours, user = theirs) */
+	IBP_ENV_FORCED = 2,    /* the user's value is replaced (force) */
+};
+
+struct ibp_env_var {
+	char name[48];
+	char *value; /* what spank-ib would set */
+	char *user;  /* the user's value, NULL when unset */
+	enum ibp_env_action action;
+};
+
+struct ibp_env {
+	struct ibp_env_var *v;
+	size_t n, cap;
+};
+
+/*
+ * Reads variable NAME into BUF.  Returns its length, -ENOENT when unset,
+ * -ENOSPC when it does not fit (then it counts as set, value unknown).
+ */
+typedef int (*ibp_env_get_fn)(void *ctx, const char *name, char *buf, size_t len);
+
+/* A getter over a NULL-terminated "NAME=value" array: CTX is the char **. */
+int ibp_env_envp_get(void *ctx, const char *name, char *buf, size_t len);
+
+struct ibp_env_opts {
+	bool force;                /* replace the user's values */
+	const char *socket_ifname; /* the bootstrap interface found by the caller, NULL none */
+};
+
+void ibp_env_init(struct ibp_env *env);
+void ibp_env_release(struct ibp_env *env);
+
+/*
+ * Builds the variables for VIEW (a task or a worker of PL).  GET may be NULL
+ * (nothing set by the user).  0 or -ENOMEM / -EINVAL; findings to F.
+ */
+int ibp_env_build(struct ibp_env *env, const struct ibp_topo *topo, const struct ibp_placement *pl,
+		  const struct ibp_place_view *view, const struct ibp_policy *pol,
+		  const struct ibp_env_opts *opts, ibp_env_get_fn get, void *ctx,
+		  struct ibp_findings *f);
+
+const struct ibp_env_var *ibp_env_find(const struct ibp_env *env, const char *name);
+
+/* Lints of user values, exposed for the tests and fuzz targets.  0 or -ENOMEM. */
+int ibp_env_lint_nccl_ib_hca(const char *value, const struct ibp_topo *topo,
+			     struct ibp_findings *f);
+int ibp_env_lint_ucx_net_devices(const char *value, const struct ibp_topo *topo,
+				 struct ibp_findings *f);
+
+/* NCCL_NET_GDR_LEVEL for a GPU-HCA distance: NCCL has no NODE (NODE -> PHB). */
+const char *ibp_env_gdr_level(enum ibp_dist d);
+
+/*
+ * S quoted for a POSIX shell (left bare when only safe characters, else in
+ * single quotes with ' as '\'').  Length or -ENOSPC.
+ */
+int ibp_shell_quote(const char *s, char *buf, size_t len);
+
+/*
+ * The local interface whose route reaches PEER (an IPv4/IPv6 literal): a
+ * connected UDP socket, no packet sent.  0, -EINVAL (not a literal),
+ * -ENETUNREACH, -ENOENT (no interface holds the source address).
+ */
+int ibp_env_route_ifname(const char *peer, char *ifname, size_t len);
+
+#endif
