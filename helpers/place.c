@@ -434,6 +434,13 @@ static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, c
 {
 	int rc = 0;
 
+	if (!pl->n_fabric && !topo->n_hcas)
+		return ibp_findings_addf(
+		    f, "no_fabric_port", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
+		    "at least one RDMA device",
+		    "NCCL and UCX fall back to TCP sockets; check the HCA driver "
+		    "with 'ibprep check'",
+		    "no RDMA device in the topology");
 	if (!pl->n_fabric)
 		return ibp_findings_addf(
 		    f, "no_fabric_port", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
