@@ -70,14 +70,15 @@ if [ -z "$version" ]; then
 fi
 depends_extra=""
 if [ -f "$plugin" ]; then
+	# SLURM_VERSION_NUMBER is 0xMMmmuu; the MAJOR/MINOR macros take it
+	# as an argument, so read the number itself.
 	hdr=/usr/include/slurm/slurm_version.h
-	major=$(awk '$2 == "SLURM_VERSION_MAJOR" { print $3 }' "$hdr" 2>/dev/null)
-	minor=$(awk '$2 == "SLURM_VERSION_MINOR" { print $3 }' "$hdr" 2>/dev/null)
-	if ! [[ "$major" =~ ^[0-9]+$ && "$minor" =~ ^[0-9]+$ ]]; then
-		echo "deb: cannot read the Slurm release from $hdr (SLURM_VERSION_MAJOR/MINOR)" >&2
+	num=$(awk '$1 == "#define" && $2 == "SLURM_VERSION_NUMBER" { print $3 }' "$hdr" 2>/dev/null)
+	if ! [[ "$num" =~ ^0x[0-9a-fA-F]+$ ]]; then
+		echo "deb: cannot read SLURM_VERSION_NUMBER from $hdr (is libslurm-dev installed?)" >&2
 		exit 1
 	fi
-	major=$((10#$major)) minor=$((10#$minor))
+	major=$(((num >> 16) & 0xff)) minor=$(((num >> 8) & 0xff))
 	rel=$(printf '%d.%02d' "$major" "$minor")
 	next=$(printf '%d.%02d' "$major" $((minor + 1)))
 	case "$version" in *+slurm*) ;; *) version="$version+slurm$rel" ;; esac

@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# test_matrix.sh: the plugin on other Slurm releases (make check-matrix).
+#
+# For each Debian suite in IBP_MATRIX_SUITES (default: trixie = Slurm 24.11,
+# sid = 26.05; the host's own 22.05 is `make check`):
+#   1. build the suite's chroot, or reuse it (tests/matrix/lib/chroot.sh);
+#      the suites are built in parallel; a sid that cannot be built today is
+#      a skip with the reason, any other suite a failure;
+#   2. inside the chroot: build the project from a copy of the tracked files
+#      with `make deb` (unchanged Makefile, that release's compiler and
+#      spank.h), install the .deb with dpkg, check what it installed;
+#   3. read the release from `slurmd -V` and take every release-dependent
+#      expectation from tests/matrix/expectations.sh for that version;
+#   4. start the cluster of tests/integration/lib/cluster.sh with that
+#      release's munge, slurmctld, slurmd and clients (run from the chroot),
+#      prove the expectations with a probe plugin that fails on purpose
+#      (tests/matrix/probe), then run the plugin's integration suites
+#      (tests/integration/test_*.sh) against the installed package.
+# One TAP line per release x case.  Needs root, debootstrap and the Debian
+# mirror of the host's apt sources; nothing else leaves the machine.
+#
+# Environment: IBP_MATRIX_SUITES, IBP_MATRIX_CACHE (chroot.sh),
+# IBP_MATRIX_OPTIONAL (suites whose chroot failure is a skip; default sid),
+# IBP_MATRIX_SUITE_FILTER (only integration suites whose name matches).
+set -u
+cd "$(dirname "$0")/../.."
+SRC=$PWD
+. tests/lib/tap.sh
+. tests/matrix/lib/chroot.sh
+. tests/matrix/expectations.sh
+
+SUITES=${IBP_MATRIX_SUITES:-trixie sid}
+OPTIONAL=${IBP_MATRIX_OPTIONAL:-sid}
+
+if [ "$(id -u)" -ne 0 ]; then
+	tap_skip "slurm release matrix" "needs root (debootstrap, chroot, namespaces)"
+	tap_done
+	exit
+fi
+for cmd in debootstrap chroot nsenter unshare ip git; do
+	if ! command -v "$cmd" > /dev/null; then
+		tap_skip "slurm release matrix" "$cmd is not installed (contrib/install-deps.sh)"
+		tap_done
+		exit
+	fi
+done
+
+LEG_BASE=
+LEG_CLUSTER=0
+leg_cleanup()
+{
+	if [ "$LEG_CLUSTER" = 1 ]; then
+		cluster_stop
+		LEG_CLUSTER=0
+	fi
+	matrix_chroot_leave
+	[ -n "$LEG_BASE" ] && rm -rf "$LEG_BASE"
+	LEG_BASE=
+}
+# cluster_start installs its own traps: put ours back after it.
+leg_traps()
+{
+	trap leg_cleanup EXIT
+	trap 'leg_cleanup; exit 130' INT TERM
+}
+leg_traps
+
+# chk NAME EXPECTED SEEN [DIAG]: one case comparing two values.
+chk()
+{
+	if [ "$2" = "$3" ]; then
+		tap_ok "$1"
+	else
+		tap_fail "$1" "expected: $2, seen: $3${4:+
+$4}"
+	fi
+}
+
+# in_chroot CMD...: the leg's chroot, clean environment.
+in_chroot() { matrix_chroot_run "$LEG_SUITE" "$@"; }
+
+leg_build()
+{
+	local t=$1 log=$LEG_BASE/build.log
+	mkdir -p "$LEG_BASE/src"
+	# The work tree's files (tracked, and untracked but not ignored), what
+	# `make` on the host builds too; in CI's clean clone, the commit.
+	git ls-files -z -co --exclude-standard | grep -zv '^build' |
+		tar --null -T - -cf - 2> /dev/null | tar -C "$LEG_BASE/src" -xf -
+	local start=$SECONDS
+	# No git inside the chroot: the package version comes from here.
+	local version
+	version=0.1.0~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
+	if ! in_chroot IBP_DEB_VERSION="$version" sh -c "cd '$LEG_BASE/src' && make -j2 deb" \
+		> "$log" 2>&1; then
+		tap_fail "$t: make deb inside the chroot" "$(tail -n 20 "$log")"
+		return 1
+	fi
+	tap_ok "$t: make deb inside the chroot ($((SECONDS - start)) s)"
+	local warnings
+	warnings=$(grep -E '(^|: )warning:' "$log" | sort -u)
+	if [ -z "$warnings" ]; then
+		tap_ok "$t: no compiler warnings with $(in_chroot gcc -dumpfullversion 2> /dev/null | sed 's/^/gcc /')"
+	else
+		tap_fail "$t: no compiler warnings" "$warnings"
+	fi
+	LEG_DEB=$(tail -n 1 "$log")
+	case "$LEG_DEB" in
+	*.deb) ;;
+	*)
+		tap_fail "$t: make deb names the package it built" "last line: $LEG_DEB"
+		return 1
+		;;
+	esac
+	LEG_DEB=$LEG_BASE/src/$LEG_DEB
+}
+
+leg_install()
+{
+	local t=$1 out files plugdir ma dep
+	if ! out=$(in_chroot dpkg -i "$LEG_DEB" 2>&1); then
+		tap_fail "$t: dpkg -i $(basename "$LEG_DEB")" "$out"
+		return 1
+	fi
+	tap_ok "$t: dpkg -i $(basename "$LEG_DEB")"
+	ma=$(in_chroot gcc -print-multiarch)
+	plugdir=/usr/lib/$ma/slurm-wlm
+	files=$(in_chroot dpkg -L spank-ib)
+	local want=(/usr/bin/ibprep)
+	[ -n "$(ls "$SRC"/man/ibprep.1 2> /dev/null)" ] && want+=(/usr/share/man/man1/ibprep.1.gz)
+	[ -n "$(ls "$SRC"/man/spank_ib.8 2> /dev/null)" ] && want+=(/usr/share/man/man8/spank_ib.8.gz)
+	[ -f "$SRC/contrib/spank_ib.conf" ] && want+=(/etc/slurm/plugstack.conf.d/spank_ib.conf)
+	LEG_PLUGIN=
+	if grep -q 'slurm_spank_' "$SRC"/spank/*.c 2> /dev/null; then
+		want+=("$plugdir/spank_ib.so")
+		LEG_PLUGIN=$plugdir/spank_ib.so
+	fi
+	local missing=() f
+	for f in "${want[@]}"; do grep -qxF "$f" <<< "$files" || missing+=("$f"); done
+	if [ ${#missing[@]} -eq 0 ]; then
+		tap_ok "$t: package installs ${want[*]}"
+	else
+		tap_fail "$t: package installs what it should" "missing: ${missing[*]}"
+	fi
+	if [ -f "$SRC/contrib/spank_ib.conf" ]; then
+		chk "$t: plugstack.conf.d snippet is a conffile" /etc/slurm/plugstack.conf.d/spank_ib.conf \
+			"$(in_chroot dpkg-query -W -f '${Conffiles}' spank-ib | awk '{ print $1 }')"
+	fi
+	dep=$(in_chroot dpkg-query -W -f '${Depends}' spank-ib)
+	if [ -n "$LEG_PLUGIN" ]; then
+		local rel=${LEG_VERSION%.*}
+		case "$dep" in
+		*"slurm-wlm-basic-plugins (>= $rel)"*) tap_ok "$t: package depends on Slurm $rel" ;;
+		*) tap_fail "$t: package depends on Slurm $rel" "Depends: $dep" ;;
+		esac
+	fi
+	case "$dep" in
+	*libc6*) tap_ok "$t: Depends from dpkg-shlibdeps ($dep)" ;;
+	*) tap_fail "$t: Depends from dpkg-shlibdeps" "Depends: $dep" ;;
+	esac
+	if out=$(in_chroot ibprep --help 2>&1) && grep -q check <<< "$out"; then
+		tap_ok "$t: installed ibprep runs"
+	else
+		tap_fail "$t: installed ibprep runs" "$out"
+	fi
+}
+
+# The probe plugin: each SPANK failure-semantics expectation, seen for real.
+leg_probe()
+{
+	local t=$1 v=$LEG_VERSION probe=$LEG_BASE/spank_probe.so out rc
+	if ! out=$(in_chroot gcc -Wall -shared -fPIC -o "$probe" \
+		"$LEG_BASE/src/tests/matrix/probe/spank_probe.c" 2>&1); then
+		tap_fail "$t: probe plugin builds against this spank.h" "$out"
+		return 1
+	fi
+	cluster_plugstack "required $probe fail=user_init node=n2"
+	out=$(cl_srun -N2 -w n1,n2 true 2>&1)
+	rc=$?
+	chk "$t: user_init fails on n2: srun -N2 true exits $(ibp_expect user_init_fail_srun_rc "$v")" \
+		"$(ibp_expect user_init_fail_srun_rc "$v")" "$rc" "$out"
+	local named=no
+	grep -q 'slurmstepd-n2' <<< "$out" && named=yes
+	chk "$t: slurmstepd's message prefix names the node: $(ibp_expect stepd_prefix_names_node "$v")" \
+		"$(ibp_expect stepd_prefix_names_node "$v")" "$named" "$out"
+	cluster_plugstack "required $probe fail=task_init node=n2"
+	out=$(cl_srun -N2 -w n1,n2 true 2>&1)
+	rc=$?
+	chk "$t: task_init fails on n2: srun -N2 true exits $(ibp_expect task_init_fail_srun_rc "$v")" \
+		"$(ibp_expect task_init_fail_srun_rc "$v")" "$rc" "$out"
+	cluster_plugstack "required $LEG_BASE/no-such-plugin.so"
+	out=$(cl_srun -N1 true 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		tap_ok "$t: a required plugin that is missing fails the step (exit $rc)"
+	else
+		tap_fail "$t: a required plugin that is missing fails the step" "$out"
+	fi
+	cluster_plugstack
+	out=$(cl_srun -N2 true 2>&1)
+	chk "$t: srun -N2 true with an empty plugstack" 0 "$?" "$out"
+}
+
+# The plugin's own integration suites, against the installed package.
+leg_integration()
+{
+	local t=$1 suite name line rc log
+	if [ -z "$LEG_PLUGIN" ]; then
+		tap_skip "$t: plugin integration suites" "spank_ib.so is not built: no slurm_spank_* in spank/*.c yet"
+		return 0
+	fi
+	local found=0
+	for suite in tests/integration/test_*.sh; do
+		[ -f "$suite" ] || continue
+		name=$(basename "$suite" .sh)
+		[[ "$name" =~ ${IBP_MATRIX_SUITE_FILTER:-.} ]] || continue
+		found=1
+		log=$LEG_BASE/$name.tap
+		SPANK_IB_SO=$LEG_PLUGIN IBP_SLURM_VERSION=$LEG_VERSION \
+			bash "$suite" > "$log" 2>&1
+		rc=$?
+		local n=0 bad=0
+		while IFS= read -r line; do
+			case "$line" in
+			"ok "*"# SKIP"* | "ok "*"# skip"*)
+				n=$((n + 1))
+				tap_skip "$t: $name: $(sed -E 's/^ok [0-9]+ - //; s/ # (SKIP|skip).*//' <<< "$line")" \
+					"$(sed -E 's/.*# (SKIP|skip) ?//' <<< "$line")"
+				;;
+			"ok "*)
+				n=$((n + 1))
+				tap_ok "$t: $name: $(sed -E 's/^ok [0-9]+ - //' <<< "$line")"
+				;;
+			"not ok"*)
+				n=$((n + 1)) bad=1
+				tap_fail "$t: $name: $(sed -E 's/^not ok [0-9]+ - //' <<< "$line")" \
+					"$(grep -A15 -F -x -- "$line" "$log" | sed -n '2,16p' | grep '^#')"
+				;;
+			esac
+		done < "$log"
+		if [ "$n" -eq 0 ]; then
+			tap_fail "$t: $name reported no test" "$(tail -n 20 "$log")"
+		elif [ "$rc" -ne 0 ] && [ "$bad" = 0 ]; then
+			tap_fail "$t: $name exited $rc without reporting a failure" "$(tail -n 20 "$log")"
+		fi
+	done
+	[ "$found" = 1 ] || tap_skip "$t: plugin integration suites" "no tests/integration/test_*.sh yet"
+}
+
+leg()
+{
+	LEG_SUITE=$1
+	local status=$2 reason=$3 root t v hdr
+	if [ "$status" != ok ]; then
+		if [[ " $OPTIONAL " == *" $LEG_SUITE "* ]]; then
+			tap_skip "$LEG_SUITE: chroot" "cannot be built today: $reason"
+		else
+			tap_fail "$LEG_SUITE: chroot" "$reason"
+		fi
+		return
+	fi
+	root=$(matrix_chroot_dir "$LEG_SUITE")
+	LEG_BASE=$(mktemp -d "/tmp/spank-ib-matrix.$LEG_SUITE.XXXXXX")
+	chmod 0755 "$LEG_BASE"
+	if ! matrix_chroot_enter "$LEG_SUITE" "$LEG_BASE"; then
+		tap_fail "$LEG_SUITE: bind mounts into the chroot"
+		leg_cleanup
+		return
+	fi
+	# The login node's own name, for srun and sbatch inside the chroot.
+	{
+		cat "$root/etc/hosts"
+		printf '127.0.1.1\t%s\n' "$(hostname)"
+	} > "$LEG_BASE/.chroot-$LEG_SUITE/hosts"
+	mount --bind "$LEG_BASE/.chroot-$LEG_SUITE/hosts" "$root/etc/hosts" &&
+		MATRIX_MOUNTS+=("$root/etc/hosts")
+
+	if ! LEG_VERSION=$(ibp_slurm_version in_chroot); then
+		tap_fail "$LEG_SUITE: slurmd -V" "$(in_chroot slurmd -V 2>&1)"
+		leg_cleanup
+		return
+	fi
+	v=$LEG_VERSION
+	t="slurm $v ($LEG_SUITE)"
+	hdr=$(awk '$1 == "#define" && $2 == "SLURM_VERSION_NUMBER" { print $3 }' \
+		"$root/usr/include/slurm/slurm_version.h" 2> /dev/null)
+	[[ "$hdr" =~ ^0x[0-9a-fA-F]+$ ]] &&
+		hdr=$(printf '%d.%02d.%d' $(((hdr >> 16) & 0xff)) $(((hdr >> 8) & 0xff)) $((hdr & 0xff)))
+	chk "$t: spank.h of libslurm-dev is the same release as slurmd -V" "$v" "$hdr"
+
+	if leg_build "$t" && leg_install "$t"; then
+		# The cluster: this release's daemons and clients from the chroot.
+		export CL_DAEMON_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh --daemon=$(readlink /proc/self/ns/mnt) $root"
+		export CL_CLIENT_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh $root"
+		export CL_BASEDIR=$LEG_BASE
+		if [ "$(ibp_expect has_none_plugins "$v")" = no ]; then
+			export CL_NO_CGROUP=1
+		else
+			export CL_NO_CGROUP=0
+		fi
+		. tests/integration/lib/cluster.sh
+		LEG_CLUSTER=1
+		local start=$SECONDS
+		if cluster_start 2 2> "$LEG_BASE/cluster.err"; then
+			leg_traps
+			tap_ok "$t: cluster of 2 nodes with this release's munge, slurmctld, slurmd ($((SECONDS - start)) s)"
+			leg_probe "$t"
+		else
+			leg_traps
+			tap_fail "$t: cluster starts" "$(tail -n 20 "$LEG_BASE/cluster.err")"
+		fi
+		cluster_stop
+		LEG_CLUSTER=0
+		leg_integration "$t"
+		unset CL_DAEMON_PREFIX CL_CLIENT_PREFIX CL_BASEDIR CL_NO_CGROUP
+	fi
+	leg_cleanup
+}
+
+start=$SECONDS
+built=$(matrix_chroot_build_all $SUITES)
+echo "# chroots ready in $((SECONDS - start)) s: $(tr '\n' ';' <<< "$built")"
+for s in $SUITES; do
+	line=$(grep "^$s " <<< "$built")
+	status=$(awk '{ print $2 }' <<< "$line")
+	leg "$s" "${status:-failed}" "$(cut -d' ' -f3- <<< "$line")"
+done
+tap_done
