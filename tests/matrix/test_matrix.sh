@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # test_matrix.sh: the plugin on other Slurm releases (make check-matrix).
 #
-# For each Debian suite in IBP_MATRIX_SUITES (default: trixie = Slurm 24.11,
-# sid = 26.05; the host's own 22.05 is `make check`):
+# For each Debian suite in IBP_MATRIX_SUITES (default: host = this machine's
+# Debian 12 with Slurm 22.05, trixie = 24.11, sid = 26.05):
 #   1. build the suite's chroot, or reuse it (tests/matrix/lib/chroot.sh);
 #      the suites are built in parallel; a sid that cannot be built today is
 #      a skip with the reason, any other suite a failure;
-#   2. inside the chroot: build the project from a copy of the tracked files
+#   2. inside the chroot: build the project from a copy of the work tree
 #      with `make deb` (unchanged Makefile, that release's compiler and
-#      spank.h), install the .deb with dpkg, check what it installed;
+#      spank.h), install the .deb with dpkg, check what it installed (on the
+#      host: the package is unpacked and checked, never installed);
 #   3. read the release from `slurmd -V` and take every release-dependent
 #      expectation from tests/matrix/expectations.sh for that version;
 #   4. start the cluster of tests/integration/lib/cluster.sh with that
 #      release's munge, slurmctld, slurmd and clients (run from the chroot),
 #      prove the expectations with a probe plugin that fails on purpose
 #      (tests/matrix/probe), then run the plugin's integration suites
-#      (tests/integration/test_*.sh) against the installed package.
+#      (tests/integration/test_*.sh) against the installed package (not on
+#      the host: `make check-integration` runs them there).
 # One TAP line per release x case.  Needs root, debootstrap and the Debian
 # mirror of the host's apt sources; nothing else leaves the machine.
 #
@@ -29,7 +31,7 @@ SRC=$PWD
 . tests/matrix/lib/chroot.sh
 . tests/matrix/expectations.sh
 
-SUITES=${IBP_MATRIX_SUITES:-trixie sid}
+SUITES=${IBP_MATRIX_SUITES:-host trixie sid}
 OPTIONAL=${IBP_MATRIX_OPTIONAL:-sid}
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -76,8 +78,42 @@ $4}"
 	fi
 }
 
-# in_chroot CMD...: the leg's chroot, clean environment.
-in_chroot() { matrix_chroot_run "$LEG_SUITE" "$@"; }
+# in_chroot CMD...: the leg's chroot (or the host), clean environment.
+in_chroot()
+{
+	if [ "$LEG_SUITE" = host ]; then
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+	else
+		matrix_chroot_run "$LEG_SUITE" "$@"
+	fi
+}
+
+# What the package holds: from dpkg's database after installing it in a
+# chroot, from the .deb itself on the host (where it is never installed).
+pkg_files()
+{
+	if [ "$LEG_SUITE" = host ]; then
+		(cd "$LEG_BASE/pkgroot" && find . ! -type d | sed 's/^\.//')
+	else
+		in_chroot dpkg -L spank-ib
+	fi
+}
+pkg_field()
+{
+	if [ "$LEG_SUITE" = host ]; then
+		dpkg-deb -f "$LEG_DEB" "$1"
+	else
+		in_chroot dpkg-query -W -f "\${$1}" spank-ib
+	fi
+}
+pkg_conffiles()
+{
+	if [ "$LEG_SUITE" = host ]; then
+		cat "$LEG_BASE/pkgctl/conffiles" 2> /dev/null
+	else
+		in_chroot dpkg-query -W -f '${Conffiles}' spank-ib | awk '{ print $1 }'
+	fi
+}
 
 leg_build()
 {
@@ -93,10 +129,10 @@ leg_build()
 	version=0.1.0~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
 	if ! in_chroot IBP_DEB_VERSION="$version" sh -c "cd '$LEG_BASE/src' && make -j2 deb" \
 		> "$log" 2>&1; then
-		tap_fail "$t: make deb inside the chroot" "$(tail -n 20 "$log")"
+		tap_fail "$t: make deb $where" "$(tail -n 20 "$log")"
 		return 1
 	fi
-	tap_ok "$t: make deb inside the chroot ($((SECONDS - start)) s)"
+	tap_ok "$t: make deb $where ($((SECONDS - start)) s)"
 	local warnings
 	warnings=$(grep -E '(^|: )warning:' "$log" | sort -u)
 	if [ -z "$warnings" ]; then
@@ -117,15 +153,24 @@ leg_build()
 
 leg_install()
 {
-	local t=$1 out files plugdir ma dep
-	if ! out=$(in_chroot dpkg -i "$LEG_DEB" 2>&1); then
+	local t=$1 out files plugdir ma dep ibprep=ibprep
+	if [ "$LEG_SUITE" = host ]; then
+		if ! out=$(dpkg-deb -x "$LEG_DEB" "$LEG_BASE/pkgroot" 2>&1 &&
+			dpkg-deb -e "$LEG_DEB" "$LEG_BASE/pkgctl" 2>&1); then
+			tap_fail "$t: dpkg-deb unpacks $(basename "$LEG_DEB")" "$out"
+			return 1
+		fi
+		tap_ok "$t: dpkg-deb unpacks $(basename "$LEG_DEB") (not installed on the host)"
+		ibprep=$LEG_BASE/pkgroot/usr/bin/ibprep
+	elif ! out=$(in_chroot dpkg -i "$LEG_DEB" 2>&1); then
 		tap_fail "$t: dpkg -i $(basename "$LEG_DEB")" "$out"
 		return 1
+	else
+		tap_ok "$t: dpkg -i $(basename "$LEG_DEB")"
 	fi
-	tap_ok "$t: dpkg -i $(basename "$LEG_DEB")"
 	ma=$(in_chroot gcc -print-multiarch)
 	plugdir=/usr/lib/$ma/slurm-wlm
-	files=$(in_chroot dpkg -L spank-ib)
+	files=$(pkg_files)
 	local want=(/usr/bin/ibprep)
 	[ -n "$(ls "$SRC"/man/ibprep.1 2> /dev/null)" ] && want+=(/usr/share/man/man1/ibprep.1.gz)
 	[ -n "$(ls "$SRC"/man/spank_ib.8 2> /dev/null)" ] && want+=(/usr/share/man/man8/spank_ib.8.gz)
@@ -144,9 +189,9 @@ leg_install()
 	fi
 	if [ -f "$SRC/contrib/spank_ib.conf" ]; then
 		chk "$t: plugstack.conf.d snippet is a conffile" /etc/slurm/plugstack.conf.d/spank_ib.conf \
-			"$(in_chroot dpkg-query -W -f '${Conffiles}' spank-ib | awk '{ print $1 }')"
+			"$(pkg_conffiles)"
 	fi
-	dep=$(in_chroot dpkg-query -W -f '${Depends}' spank-ib)
+	dep=$(pkg_field Depends)
 	if [ -n "$LEG_PLUGIN" ]; then
 		local rel=${LEG_VERSION%.*}
 		case "$dep" in
@@ -158,10 +203,10 @@ leg_install()
 	*libc6*) tap_ok "$t: Depends from dpkg-shlibdeps ($dep)" ;;
 	*) tap_fail "$t: Depends from dpkg-shlibdeps" "Depends: $dep" ;;
 	esac
-	if out=$(in_chroot ibprep --help 2>&1) && grep -q check <<< "$out"; then
-		tap_ok "$t: installed ibprep runs"
+	if out=$(in_chroot "$ibprep" --help 2>&1) && grep -q check <<< "$out"; then
+		tap_ok "$t: packaged ibprep runs"
 	else
-		tap_fail "$t: installed ibprep runs" "$out"
+		tap_fail "$t: packaged ibprep runs" "$out"
 	fi
 }
 
@@ -205,6 +250,10 @@ leg_probe()
 leg_integration()
 {
 	local t=$1 suite name line rc log
+	if [ "$LEG_SUITE" = host ]; then
+		tap_skip "$t: plugin integration suites" "make check-integration runs them on the host release"
+		return 0
+	fi
 	if [ -z "$LEG_PLUGIN" ]; then
 		tap_skip "$t: plugin integration suites" "spank_ib.so is not built: no slurm_spank_* in spank/*.c yet"
 		return 0
@@ -259,21 +308,25 @@ leg()
 		fi
 		return
 	fi
-	root=$(matrix_chroot_dir "$LEG_SUITE")
 	LEG_BASE=$(mktemp -d "/tmp/spank-ib-matrix.$LEG_SUITE.XXXXXX")
 	chmod 0755 "$LEG_BASE"
-	if ! matrix_chroot_enter "$LEG_SUITE" "$LEG_BASE"; then
-		tap_fail "$LEG_SUITE: bind mounts into the chroot"
-		leg_cleanup
-		return
+	if [ "$LEG_SUITE" = host ]; then
+		root=
+	else
+		root=$(matrix_chroot_dir "$LEG_SUITE")
+		if ! matrix_chroot_enter "$LEG_SUITE" "$LEG_BASE"; then
+			tap_fail "$LEG_SUITE: bind mounts into the chroot"
+			leg_cleanup
+			return
+		fi
+		# The login node's own name, for srun and sbatch inside the chroot.
+		{
+			cat "$root/etc/hosts"
+			printf '127.0.1.1\t%s\n' "$(hostname)"
+		} > "$LEG_BASE/.chroot-$LEG_SUITE/hosts"
+		mount --bind "$LEG_BASE/.chroot-$LEG_SUITE/hosts" "$root/etc/hosts" &&
+			MATRIX_MOUNTS+=("$root/etc/hosts")
 	fi
-	# The login node's own name, for srun and sbatch inside the chroot.
-	{
-		cat "$root/etc/hosts"
-		printf '127.0.1.1\t%s\n' "$(hostname)"
-	} > "$LEG_BASE/.chroot-$LEG_SUITE/hosts"
-	mount --bind "$LEG_BASE/.chroot-$LEG_SUITE/hosts" "$root/etc/hosts" &&
-		MATRIX_MOUNTS+=("$root/etc/hosts")
 
 	if ! LEG_VERSION=$(ibp_slurm_version in_chroot); then
 		tap_fail "$LEG_SUITE: slurmd -V" "$(in_chroot slurmd -V 2>&1)"
@@ -290,8 +343,12 @@ leg()
 
 	if leg_build "$t" && leg_install "$t"; then
 		# The cluster: this release's daemons and clients from the chroot.
-		export CL_DAEMON_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh --daemon=$(readlink /proc/self/ns/mnt) $root"
-		export CL_CLIENT_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh $root"
+		if [ -n "$root" ]; then
+			export CL_DAEMON_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh --daemon=$(readlink /proc/self/ns/mnt) $root"
+			export CL_CLIENT_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh $root"
+		else
+			export CL_DAEMON_PREFIX= CL_CLIENT_PREFIX=
+		fi
 		export CL_BASEDIR=$LEG_BASE
 		if [ "$(ibp_expect has_none_plugins "$v")" = no ]; then
 			export CL_NO_CGROUP=1
@@ -318,7 +375,9 @@ leg()
 }
 
 start=$SECONDS
-built=$(matrix_chroot_build_all $SUITES)
+chroots=$(tr ' ' '\n' <<< "$SUITES" | grep -vx host | tr '\n' ' ')
+built="host ok /
+$(matrix_chroot_build_all $chroots)"
 echo "# chroots ready in $((SECONDS - start)) s: $(tr '\n' ';' <<< "$built")"
 for s in $SUITES; do
 	line=$(grep "^$s " <<< "$built")
