@@ -2,35 +2,81 @@
 /*
  * ib_remote.c: the slurmstepd side (remote context) and the job prolog.
  *
- *   init_post_opt (root, once per node)  options in effect, node's work
+ *   init_post_opt (root, once per node)  options in effect, then the node's
+ *                                        work: inventory, health checks,
+ *                                        topology, placement of every local
+ *                                        task, the verdict, draining
  *   user_init     (job's user, once)     the node's message, the report
- *   task_init     (job's user, per task) the task's row and environment;
- *                                        returns the node's verdict
+ *   task_init     (job's user, per task) the task's environment and binding;
+ *                                        returns the node's verdict, so a
+ *                                        bad node fails the step on 22.05 too
  *   exit          (root)                 release
+ *
+ * Nothing here trusts the job's environment for anything beyond the user's
+ * own step: paths and policy come from plugstack.conf, the node's name from
+ * gethostname() and slurm.conf.  A value the user set is never replaced
+ * unless --ib-env=force.  Every step is bounded: file reads, one hwloc load,
+ * at most one RPC (drain).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
+#include <numaif.h>
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
+
+#include "ibprep/env.h"
+#include "ibprep/finding.h"
+#include "ibprep/hca.h"
+#include "ibprep/health.h"
+#include "ibprep/json.h"
+#include "ibprep/place.h"
+#include "ibprep/sysfs.h"
+#include "ibprep/topo.h"
 
 #include "spank_ib.h"
 
+/* Code of the plugin's own trouble (a bad path, an unreadable topology): never drains. */
+#define SETUP_CODE "spank_ib_setup"
+
 struct spank_ib_node {
-	int verdict;                /* 0 pass, -1 fail the step */
-	bool printed;               /* the node's message went out (user_init) */
-	char msg[SPANK_IB_MSG_MAX]; /* lines to print once per node */
+	int verdict;  /* 0 pass, -1 fail the step */
+	bool printed; /* the node's message went out (user_init) */
+	bool cached;  /* the health findings came from the cache */
+	bool drained; /* this step drained the node */
+	uint32_t job_id, step_id, ntasks, nodeid, nnodes;
+	char nodename[IBP_NODE_MAX]; /* Slurm NodeName ("" when not needed) */
+	char msg[SPANK_IB_MSG_MAX];  /* lines to print once per node */
 	size_t msg_len;
+	struct ibp_findings findings;
+	struct ibp_health_input in;
+	bool have_in;
+	struct ibp_topo topo;
+	bool have_topo;
+	struct ibp_placement pl;
+	bool have_pl;
+	double work_ms;
 };
+
+/* ---- the job's environment (srun's, forwarded): data from the user ---- */
 
 struct job_env {
 	spank_t sp;
 	char buf[4096];
 };
 
-/* The job's environment (srun's, as forwarded): data from the user. */
 static const char *job_getenv(void *ctx, const char *name)
 {
 	struct job_env *je = ctx;
@@ -40,22 +86,45 @@ static const char *job_getenv(void *ctx, const char *name)
 	return je->buf;
 }
 
+/* The getter env.h wants, over spank_getenv (the job's or the task's environment). */
+static int spank_env_get(void *ctx, const char *name, char *buf, size_t len)
+{
+	spank_err_t rc;
+
+	if (len > INT32_MAX)
+		len = INT32_MAX;
+	rc = spank_getenv((spank_t)ctx, name, buf, (int)len);
+	if (rc == ESPANK_SUCCESS)
+		return (int)strlen(buf);
+	if (rc == ESPANK_NOSPACE)
+		return -ENOSPC;
+	return -ENOENT;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 __attribute__((format(printf, 2, 3))) static void node_say(struct spank_ib_node *n, const char *fmt,
 							   ...)
 {
+	static const char cut[] = "spank-ib: (more lines cut)\n";
 	va_list ap;
 	int w;
 
-	if (n->msg_len >= sizeof(n->msg) - 1)
+	if (n->msg_len + sizeof(cut) >= sizeof(n->msg))
 		return;
 	va_start(ap, fmt);
-	w = vsnprintf(n->msg + n->msg_len, sizeof(n->msg) - n->msg_len, fmt, ap);
+	w = vsnprintf(n->msg + n->msg_len, sizeof(n->msg) - sizeof(cut) - n->msg_len, fmt, ap);
 	va_end(ap);
 	if (w < 0)
 		return;
-	if ((size_t)w >= sizeof(n->msg) - n->msg_len) {
+	if ((size_t)w >= sizeof(n->msg) - sizeof(cut) - n->msg_len) {
 		/* Cut: say so rather than end mid-line. */
-		static const char cut[] = "...\n";
 		n->msg_len = sizeof(n->msg) - sizeof(cut);
 		memcpy(n->msg + n->msg_len, cut, sizeof(cut));
 		n->msg_len += sizeof(cut) - 1;
@@ -64,11 +133,256 @@ __attribute__((format(printf, 2, 3))) static void node_say(struct spank_ib_node 
 	n->msg_len += (size_t)w;
 }
 
+/* The plugin's own trouble, as a finding (never drains). */
+__attribute__((format(printf, 3, 4))) static void
+setup_finding(struct spank_ib_node *n, enum ibp_severity sev, const char *fmt, ...)
+{
+	struct ibp_finding x;
+	va_list ap;
+
+	memset(&x, 0, sizeof(x));
+	snprintf(x.code, sizeof(x.code), "%s", SETUP_CODE);
+	x.severity = sev;
+	x.fclass = IBP_CLASS_NODE;
+	va_start(ap, fmt);
+	vsnprintf(x.observed, sizeof(x.observed), fmt, ap);
+	va_end(ap);
+	snprintf(x.fix, sizeof(x.fix), "check spank_ib's arguments in plugstack.conf");
+	ibp_findings_add(&n->findings, &x);
+}
+
+/* SLURM_RLIMIT_MEMLOCK: the user's limit, which slurmstepd gives the tasks. */
+static void memlock_from_env(struct spank_ib_node *n, struct job_env *je)
+{
+	const char *v = job_getenv(je, "SLURM_RLIMIT_MEMLOCK");
+	uint64_t bytes;
+	struct rlimit rl;
+
+	if (v && !ibp_parse_u64(v, &bytes)) {
+		n->in.memlock_source = IBP_MEMLOCK_USER;
+		n->in.memlock_kb = bytes == (uint64_t)RLIM_INFINITY ? UINT64_MAX : bytes / 1024;
+		return;
+	}
+	/* Not propagated: the tasks inherit slurmstepd's (slurmd's) limit. */
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		n->in.memlock_source = IBP_MEMLOCK_SLURMD;
+		n->in.memlock_kb = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur / 1024;
+	}
+}
+
+static bool is_drainable(const struct ibp_finding *x)
+{
+	return x->severity == IBP_SEV_FAIL && x->fclass == IBP_CLASS_NODE &&
+	       strcmp(x->code, SETUP_CODE) != 0;
+}
+
+/* "spank-ib: mlx5_3 port 1: width 1X, expected 4X (+2 more)" */
+static void drain_reason(const struct ibp_findings *f, char *buf, size_t len)
+{
+	const struct ibp_finding *first = NULL;
+	size_t more = 0;
+	int w;
+
+	for (size_t i = 0; i < f->n; i++) {
+		if (!is_drainable(&f->v[i]))
+			continue;
+		if (!first)
+			first = &f->v[i];
+		else
+			more++;
+	}
+	if (!first) {
+		snprintf(buf, len, "spank-ib: node fault");
+		return;
+	}
+	w = snprintf(buf, len, "spank-ib: ");
+	if (first->device[0] && first->port)
+		w += snprintf(buf + w, len - (size_t)w, "%s port %d: ", first->device, first->port);
+	else if (first->device[0])
+		w += snprintf(buf + w, len - (size_t)w, "%s: ", first->device);
+	if ((size_t)w < len)
+		w += snprintf(buf + w, len - (size_t)w, "%s", first->observed);
+	if ((size_t)w < len && first->expected[0])
+		w += snprintf(buf + w, len - (size_t)w, ", expected %s", first->expected);
+	if ((size_t)w < len && more)
+		snprintf(buf + w, len - (size_t)w, " (+%zu more)", more);
+}
+
+static bool want_placement(const struct spank_ib_opts *e)
+{
+	return e->affinity != SPANK_IB_AFF_OFF || e->env != SPANK_IB_ENV_OFF ||
+	       e->report != SPANK_IB_REPORT_OFF;
+}
+
+static void load_health(struct spank_ib_state *st, struct spank_ib_node *n, struct job_env *je,
+			const char *root, const char *cache_dir)
+{
+	struct ibp_sysfs fs = {.root_fd = -1};
+	struct ibp_findings scratch;
+	int rc;
+
+	ibp_findings_init(&scratch);
+	ibp_health_input_init(&n->in);
+	n->have_in = true;
+	rc = ibp_sysfs_open(&fs, root);
+	if (rc) {
+		setup_finding(n, st->eff.check == SPANK_IB_CHECK_OFF ? IBP_SEV_WARN : IBP_SEV_FAIL,
+			      "sysfs_root %s: cannot open: %s", root, strerror(-rc));
+		return;
+	}
+	if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.cache_ttl &&
+	    !spank_ib_cache_load(cache_dir, n->job_id, st->conf.cache_ttl, &n->findings)) {
+		/* A fresh verdict of this job: only the inventory for the placement. */
+		n->cached = true;
+		rc = want_placement(&st->eff) ? ibp_inventory_load(&n->in.inv, &fs, &scratch) : 0;
+	} else {
+		size_t before = n->findings.n;
+
+		rc = ibp_health_gather(&n->in, &fs, &st->conf.policy, &n->findings);
+		if (!rc) {
+			snprintf(n->in.node, sizeof(n->in.node), "%s", st->host);
+			memlock_from_env(n, je);
+			rc = ibp_health_check(&n->in, &st->conf.policy, &n->findings);
+		}
+		if (!rc && st->eff.check != SPANK_IB_CHECK_OFF && st->conf.cache_ttl) {
+			struct ibp_findings mine = {.v = n->findings.v + before,
+						    .n = n->findings.n - before};
+			spank_ib_cache_store(cache_dir, n->job_id, st->conf.cache_ttl, &mine);
+		}
+	}
+	if (rc)
+		setup_finding(n, IBP_SEV_FAIL, "reading %s: %s", root, strerror(-rc));
+	ibp_findings_release(&scratch);
+	ibp_sysfs_close(&fs);
+}
+
+static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
+			   const char *topo_path)
+{
+	struct ibp_step step;
+	int rc;
+
+	ibp_topo_init(&n->topo);
+	n->have_topo = true;
+	rc = topo_path[0] ? ibp_topo_load_xml(&n->topo, topo_path) : ibp_topo_load_live(&n->topo);
+	if (rc) {
+		setup_finding(n, IBP_SEV_WARN, "topology %s: cannot load: %s; no placement",
+			      topo_path[0] ? topo_path : "(live)", strerror(-rc));
+		return;
+	}
+	rc = ibp_topo_apply_inventory(&n->topo, &n->in.inv, &n->findings, ibp_health_port_severity);
+	if (rc) {
+		setup_finding(n, IBP_SEV_WARN, "topology %s does not match sysfs: %s; no placement",
+			      topo_path[0] ? topo_path : "(live)", strerror(-rc));
+		return;
+	}
+	memset(&step, 0, sizeof(step));
+	step.ntasks = n->ntasks ? n->ntasks : 1;
+	step.all_gpus = true;
+	step.local_rank = -1;
+	step.fabric = IBP_LL_UNKNOWN;
+	if (st->conf.policy.link_layer == IBP_POLICY_LL_IB)
+		step.fabric = IBP_LL_IB;
+	else if (st->conf.policy.link_layer == IBP_POLICY_LL_ETH)
+		step.fabric = IBP_LL_ETH;
+	ibp_placement_init(&n->pl);
+	rc = ibp_place_compute(&n->pl, &n->topo, &step, &n->findings);
+	if (rc) {
+		setup_finding(n, IBP_SEV_WARN, "placement of %u tasks: %s", step.ntasks,
+			      strerror(-rc));
+		return;
+	}
+	n->have_pl = true;
+	/* The user's variables are linted once per node, with task 0's row. */
+	if (st->eff.env != SPANK_IB_ENV_OFF && n->pl.n_tasks) {
+		struct ibp_place_view view;
+		struct ibp_env env;
+		struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE};
+
+		ibp_env_init(&env);
+		if (!ibp_place_view_task(&n->pl, 0, &view))
+			ibp_env_build(&env, &n->topo, &n->pl, &view, &st->conf.policy, &eo,
+				      spank_env_get, sp, &n->findings);
+		ibp_env_release(&env);
+	}
+}
+
+/* Compose the node's message (printed once, in user_init) and decide. */
+static void judge(struct spank_ib_state *st, struct spank_ib_node *n)
+{
+	size_t fails = 0, node_fails = 0, job_fails = 0;
+	bool drain = false;
+	char line[1024];
+
+	for (size_t i = 0; i < n->findings.n; i++) {
+		const struct ibp_finding *x = &n->findings.v[i];
+
+		if (x->severity != IBP_SEV_FAIL)
+			continue;
+		if (st->eff.check == SPANK_IB_CHECK_OFF && x->fclass == IBP_CLASS_NODE &&
+		    strcmp(x->code, SETUP_CODE))
+			continue; /* health not asked for */
+		fails++;
+		if (x->fclass == IBP_CLASS_JOB)
+			job_fails++;
+		else
+			node_fails++;
+		if (is_drainable(x))
+			drain = true;
+	}
+	drain = drain && st->conf.drain && st->eff.check != SPANK_IB_CHECK_OFF;
+	if (drain && !n->cached) {
+		char reason[256], err[256];
+		int rc = spank_ib_node_name(st->host, n->nodename, sizeof(n->nodename));
+
+		drain_reason(&n->findings, reason, sizeof(reason));
+		if (rc) {
+			node_say(
+			    n,
+			    "spank-ib: %s: not draining: no NodeName for host %s in slurm.conf "
+			    "(%s)\n",
+			    st->host, st->host, strerror(-rc));
+		} else if (spank_ib_drain(n->nodename, reason, err, sizeof(err))) {
+			node_say(n, "spank-ib: %s: draining %s failed: %s\n", st->host, n->nodename,
+				 err);
+		} else {
+			n->drained = true;
+			slurm_info("spank-ib: drained %s: %s", n->nodename, reason);
+		}
+	}
+	/* Failures first, then warnings: the line that matters is on top. */
+	for (int pass = 0; pass < 2; pass++) {
+		enum ibp_severity want = pass == 0 ? IBP_SEV_FAIL : IBP_SEV_WARN;
+
+		for (size_t i = 0; i < n->findings.n; i++) {
+			const struct ibp_finding *x = &n->findings.v[i];
+
+			if (x->severity != want)
+				continue;
+			if (st->eff.check == SPANK_IB_CHECK_OFF && x->fclass == IBP_CLASS_NODE &&
+			    strcmp(x->code, SETUP_CODE))
+				continue;
+			ibp_finding_format(x, st->host, line, sizeof(line));
+			node_say(n, "spank-ib: %s%s%s%s\n", want == IBP_SEV_WARN ? "warning: " : "",
+				 line, n->drained && is_drainable(x) ? "; draining " : "",
+				 n->drained && is_drainable(x) ? n->nodename : "");
+		}
+	}
+	if (fails && st->eff.check == SPANK_IB_CHECK_FAIL) {
+		n->verdict = -1;
+		node_say(n, "spank-ib: %s: failing the step: %zu node fault%s, %zu job fault%s%s\n",
+			 st->host, node_fails, node_fails == 1 ? "" : "s", job_fails,
+			 job_fails == 1 ? "" : "s",
+			 n->cached ? " (verdict of an earlier step)" : "");
+	}
+}
+
 int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 {
 	struct job_env je = {.sp = sp};
-	char err[1024];
+	char err[1024], root[PATH_MAX], topo[PATH_MAX], cache_dir[PATH_MAX];
 	struct spank_ib_node *n;
+	double t0 = now_ms();
 
 	if (!st->conf_ok)
 		return -1;
@@ -78,6 +392,7 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		return -1;
 	}
 	st->node = n;
+	ibp_findings_init(&n->findings);
 	if (spank_ib_effective(spank_ib_user_opts(), &st->conf, job_getenv, &je, &st->eff,
 			       &st->active, err, sizeof(err))) {
 		/* A job fault: fail the user's own step, never drain. */
@@ -86,7 +401,177 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		st->active = true;
 		return 0;
 	}
+	if (!st->active)
+		return 0; /* no flag, no enforce: cost nothing */
+	spank_get_item(sp, S_JOB_ID, &n->job_id);
+	spank_get_item(sp, S_JOB_STEPID, &n->step_id);
+	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &n->ntasks);
+	spank_get_item(sp, S_JOB_NODEID, &n->nodeid);
+	spank_get_item(sp, S_JOB_NNODES, &n->nnodes);
+	/* The batch script, extern and interactive steps run no user tasks to place. */
+	if (n->step_id >= SLURM_MAX_NORMAL_STEP_ID) {
+		st->active = false;
+		return 0;
+	}
+	if (spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
+	    spank_ib_expand(st->conf.topology, st->host, NULL, topo, sizeof(topo)) ||
+	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir))) {
+		setup_finding(n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s",
+			      st->host);
+	} else {
+		load_health(st, n, &je, root, cache_dir);
+		if (want_placement(&st->eff))
+			load_placement(st, n, sp, topo);
+	}
+	judge(st, n);
+	n->work_ms = now_ms() - t0;
 	return 0;
+}
+
+/* ---- the report ---- */
+
+static void task_row(const struct spank_ib_node *n, size_t r, char *buf, size_t len)
+{
+	const struct ibp_place_task *t = &n->pl.tasks[r];
+	char gpus[128] = "", nic[80] = "-", cpus[256] = "", mems[64] = "";
+	size_t o = 0;
+
+	for (size_t g = 0; g < t->n_gpus && o < sizeof(gpus); g++)
+		o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%u", g ? "," : "", t->gpus[g]);
+	if (!t->n_gpus)
+		strcpy(gpus, "-");
+	if (t->n_nics && ibp_place_nic_name(&n->topo, &t->nics[0], nic, sizeof(nic)) <= 0)
+		strcpy(nic, "-");
+	if (t->cpus)
+		hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), t->cpus);
+	if (t->mems)
+		hwloc_bitmap_list_snprintf(mems, sizeof(mems), t->mems);
+	snprintf(buf, len, "%4zu  %-6s %-10s %-24s %s", r, gpus, nic, cpus[0] ? cpus : "-",
+		 mems[0] ? mems : "-");
+}
+
+static void report_text(FILE *fp, const struct spank_ib_state *st, const struct spank_ib_node *n)
+{
+	char row[512];
+
+	fprintf(fp,
+		"spank-ib: %s: job %u step %u: %zu HCAs, %zu GPUs, %zu findings, %s (%.1f ms%s)\n",
+		st->host, n->job_id, n->step_id, n->have_in ? n->in.inv.n_hcas : 0,
+		n->have_topo ? n->topo.n_gpus : 0, n->findings.n, n->verdict ? "fail" : "pass",
+		n->work_ms, n->cached ? ", cached verdict" : "");
+	if (!n->have_pl)
+		return;
+	fprintf(fp, "spank-ib: %s: task  gpu    hca        cpus                     mem\n",
+		st->host);
+	for (size_t r = 0; r < n->pl.n_tasks; r++) {
+		task_row(n, r, row, sizeof(row));
+		fprintf(fp, "spank-ib: %s: %s\n", st->host, row);
+	}
+}
+
+static void report_json(FILE *fp, const struct spank_ib_state *st, const struct spank_ib_node *n)
+{
+	struct ibp_json j;
+
+	ibp_json_init_file(&j, fp, 0);
+	ibp_json_object_begin(&j);
+	ibp_json_kv_string(&j, "node", st->host);
+	ibp_json_kv_uint(&j, "job", n->job_id);
+	ibp_json_kv_uint(&j, "step", n->step_id);
+	ibp_json_kv_string(&j, "verdict", n->verdict ? "fail" : "pass");
+	ibp_json_kv_bool(&j, "drained", n->drained);
+	ibp_json_kv_bool(&j, "cached", n->cached);
+	ibp_json_kv_double(&j, "elapsed_ms", n->work_ms);
+	ibp_json_kv_uint(&j, "hcas", n->have_in ? n->in.inv.n_hcas : 0);
+	ibp_json_kv_uint(&j, "gpus", n->have_topo ? n->topo.n_gpus : 0);
+	ibp_json_key(&j, "findings");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < n->findings.n; i++) {
+		const struct ibp_finding *x = &n->findings.v[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_kv_string(&j, "code", x->code);
+		ibp_json_kv_string(&j, "severity", ibp_severity_name(x->severity));
+		ibp_json_kv_string(&j, "class", ibp_class_name(x->fclass));
+		ibp_json_kv_string(&j, "node", x->node[0] ? x->node : st->host);
+		ibp_json_kv_string(&j, "device", x->device);
+		ibp_json_kv_int(&j, "port", x->port);
+		ibp_json_kv_string(&j, "observed", x->observed);
+		ibp_json_kv_string(&j, "expected", x->expected);
+		ibp_json_kv_string(&j, "fix", x->fix);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_key(&j, "tasks");
+	ibp_json_array_begin(&j);
+	for (size_t r = 0; n->have_pl && r < n->pl.n_tasks; r++) {
+		const struct ibp_place_task *t = &n->pl.tasks[r];
+		char buf[256];
+
+		ibp_json_object_begin(&j);
+		ibp_json_kv_uint(&j, "local_rank", t->local_rank);
+		ibp_json_key(&j, "gpus");
+		ibp_json_array_begin(&j);
+		for (size_t g = 0; g < t->n_gpus; g++)
+			ibp_json_uint(&j, t->gpus[g]);
+		ibp_json_array_end(&j);
+		ibp_json_key(&j, "hcas");
+		ibp_json_array_begin(&j);
+		for (size_t k = 0; k < t->n_nics; k++)
+			if (ibp_place_nic_name(&n->topo, &t->nics[k], buf, sizeof(buf)) > 0)
+				ibp_json_string(&j, buf);
+		ibp_json_array_end(&j);
+		buf[0] = '\0';
+		if (t->cpus)
+			hwloc_bitmap_list_snprintf(buf, sizeof(buf), t->cpus);
+		ibp_json_kv_string(&j, "cpus", buf);
+		buf[0] = '\0';
+		if (t->mems)
+			hwloc_bitmap_list_snprintf(buf, sizeof(buf), t->mems);
+		ibp_json_kv_string(&j, "mems", buf);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_object_end(&j);
+	ibp_json_finish(&j);
+	ibp_json_release(&j);
+	fputc('\n', fp);
+}
+
+/* Runs as the job's user: the report file is the user's to write. */
+static void write_report(const struct spank_ib_state *st, const struct spank_ib_node *n)
+{
+	char path[PATH_MAX], job[16];
+	FILE *fp = stderr;
+
+	if (st->eff.report_file[0]) {
+		int fd;
+
+		snprintf(job, sizeof(job), "%u", n->job_id);
+		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
+			slurm_error("spank-ib: %s: --ib-report file '%s': only %%n, %%j and %%%% "
+				    "may follow '%%'",
+				    st->host, st->eff.report_file);
+			return;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fp = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!fp) {
+			slurm_error("spank-ib: %s: --ib-report file %s: %s", st->host, path,
+				    strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+	}
+	if (st->eff.report == SPANK_IB_REPORT_JSON)
+		report_json(fp, st, n);
+	else
+		report_text(fp, st, n);
+	if (fp != stderr)
+		fclose(fp);
+	else
+		fflush(stderr);
 }
 
 int spank_ib_remote_user_init(spank_t sp, struct spank_ib_state *st)
@@ -98,43 +583,193 @@ int spank_ib_remote_user_init(spank_t sp, struct spank_ib_state *st)
 		return 0;
 	n->printed = true;
 	if (n->msg_len) {
-		/* One write: the lines of one node stay together in srun's output. */
 		char *save = NULL, *copy = strdup(n->msg);
+
 		if (!copy)
 			return 0;
 		for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-			slurm_spank_log("%s", l);
+			slurm_error("%s", l);
 		free(copy);
 	}
+	if (st->eff.report != SPANK_IB_REPORT_OFF)
+		write_report(st, n);
 	return 0;
+}
+
+/* ---- per task ---- */
+
+static void apply_env(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
+		      const struct ibp_place_view *view)
+{
+	struct ibp_env env;
+	struct ibp_findings scratch;
+	struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE};
+
+	ibp_env_init(&env);
+	ibp_findings_init(&scratch);
+	/* Lints were reported once per node; the task's own copy is dropped. */
+	if (!ibp_env_build(&env, &n->topo, &n->pl, view, &st->conf.policy, &eo, spank_env_get, sp,
+			   &scratch)) {
+		for (size_t i = 0; i < env.n; i++) {
+			const struct ibp_env_var *v = &env.v[i];
+
+			if (v->action == IBP_ENV_SET)
+				spank_setenv(sp, v->name, v->value, 0);
+			else if (v->action == IBP_ENV_FORCED)
+				spank_setenv(sp, v->name, v->value, 1);
+		}
+	}
+	ibp_findings_release(&scratch);
+	ibp_env_release(&env);
+}
+
+/* CPU and memory binding, within the mask Slurm already gave the task. */
+static void apply_binding(struct spank_ib_state *st, struct spank_ib_node *n,
+			  const struct ibp_place_view *view, int task)
+{
+	cpu_set_t have, want, both;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+	if (!set || !view->cpus)
+		goto out;
+	if (sched_getaffinity(0, sizeof(have), &have) ||
+	    hwloc_cpuset_to_glibc_sched_affinity(n->topo.t, view->cpus, &want, sizeof(want)))
+		goto out;
+	CPU_AND(&both, &have, &want);
+	if (!CPU_COUNT(&both)) {
+		fprintf(stderr,
+			"spank-ib: %s: task %d: planned CPUs are outside the task's CPU mask from "
+			"Slurm: not binding\n",
+			st->host, task);
+		goto out;
+	}
+	if (sched_setaffinity(0, sizeof(both), &both))
+		fprintf(stderr, "spank-ib: %s: task %d: sched_setaffinity: %s\n", st->host, task,
+			strerror(errno));
+	if (view->mems && !hwloc_bitmap_iszero(view->mems)) {
+		int first = hwloc_bitmap_first(view->mems);
+		unsigned long mask =
+		    first >= 0 && first < (int)(8 * sizeof(unsigned long)) ? 1UL << first : 0;
+		/* Preferred, not bound: a full node spills over instead of failing. */
+		if (mask && set_mempolicy(MPOL_PREFERRED, &mask, 8 * sizeof(mask)))
+			fprintf(stderr, "spank-ib: %s: task %d: set_mempolicy: %s\n", st->host,
+				task, strerror(errno));
+	}
+out:
+	hwloc_bitmap_free(set);
 }
 
 int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 {
-	(void)sp;
-	if (!st->node || !st->active)
+	struct spank_ib_node *n = st->node;
+	struct ibp_place_view view;
+	int task = -1;
+
+	if (!n || !st->active)
 		return 0;
-	return st->node->verdict;
+	if (!n->have_pl || n->verdict)
+		return n->verdict;
+	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 ||
+	    ibp_place_view_task(&n->pl, (size_t)task, &view))
+		return n->verdict;
+	if (st->eff.env != SPANK_IB_ENV_OFF)
+		apply_env(sp, st, n, &view);
+	if (st->eff.affinity != SPANK_IB_AFF_OFF && st->conf.bind)
+		apply_binding(st, n, &view, task);
+	if (st->eff.affinity == SPANK_IB_AFF_VERBOSE) {
+		char row[512];
+
+		task_row(n, (size_t)task, row, sizeof(row));
+		fprintf(stderr, "spank-ib: %s: %s%s\n", st->host, row,
+			st->conf.bind ? "" : " (not bound: bind=no)");
+	}
+	return n->verdict;
+}
+
+static void node_free(struct spank_ib_node *n)
+{
+	if (!n)
+		return;
+	if (n->have_pl)
+		ibp_placement_release(&n->pl);
+	if (n->have_topo)
+		ibp_topo_release(&n->topo);
+	if (n->have_in)
+		ibp_health_input_release(&n->in);
+	ibp_findings_release(&n->findings);
+	free(n);
 }
 
 int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 {
 	(void)sp;
-	free(st->node);
+	node_free(st->node);
 	st->node = NULL;
+	return 0;
+}
+
+/* ---- the job prolog (root, in slurmd; PrologFlags=Alloc: at allocation) ---- */
+
+static uint32_t prolog_job_id(spank_t sp)
+{
+	uint32_t id = 0;
+	const char *v;
+	uint64_t x;
+
+	if (spank_get_item(sp, S_JOB_ID, &id) == ESPANK_SUCCESS && id)
+		return id;
+	/* slurmd sets the prolog's environment: not the user's. */
+	v = getenv("SLURM_JOB_ID");
+	if (v && !ibp_parse_u64(v, &x) && x <= UINT32_MAX)
+		return (uint32_t)x;
 	return 0;
 }
 
 int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 {
-	(void)sp;
-	(void)st;
-	return 0;
+	struct spank_ib_node *n;
+	struct job_env je = {.sp = sp};
+	char root[PATH_MAX], cache_dir[PATH_MAX];
+	int verdict;
+
+	if (!st->conf.prolog_check)
+		return 0;
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		slurm_error("spank-ib: %s: out of memory", st->host);
+		return -1;
+	}
+	ibp_findings_init(&n->findings);
+	n->job_id = prolog_job_id(sp);
+	memset(&st->eff, 0, sizeof(st->eff));
+	st->eff.check = SPANK_IB_CHECK_FAIL;
+	if (spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
+	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+		setup_finding(n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s",
+			      st->host);
+	else
+		load_health(st, n, &je, root, cache_dir);
+	judge(st, n);
+	/* slurmd logs these; Slurm drains a node whose prolog fails. */
+	for (char *l = n->msg, *e; *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		*e = '\0';
+		slurm_error("%s", l);
+	}
+	verdict = n->verdict;
+	node_free(n);
+	return verdict;
 }
 
 int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st)
 {
-	(void)sp;
-	(void)st;
+	char cache_dir[PATH_MAX];
+	uint32_t id = prolog_job_id(sp);
+
+	if (id &&
+	    !spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+		spank_ib_cache_drop(cache_dir, id);
 	return 0;
 }

@@ -15,9 +15,11 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <slurm/spank.h>
 
+#include "ibprep/finding.h"
 #include "ibprep/policy.h"
 
 /* ---- user options (--ib-*) ---- */
@@ -131,6 +133,20 @@ int spank_ib_short_hostname(char *buf, size_t len);
 /* "yes"/"no" and friends.  0 or -EINVAL. */
 int spank_ib_parse_bool(const char *s, bool *out);
 
+/* ---- the verdict cache (ib_cache.c) and draining (ib_drain.c) ---- */
+
+/* Appends the cached findings of JOB_ID when younger than TTL s.  0, -ENOENT (miss). */
+int spank_ib_cache_load(const char *dir, uint32_t job_id, unsigned ttl, struct ibp_findings *f);
+/* Root only (a no-op otherwise).  0 or -errno. */
+int spank_ib_cache_store(const char *dir, uint32_t job_id, unsigned ttl,
+			 const struct ibp_findings *f);
+int spank_ib_cache_drop(const char *dir, uint32_t job_id);
+
+/* This host's Slurm NodeName from slurm.conf (not the job's env).  0 or -errno. */
+int spank_ib_node_name(const char *host, char *buf, size_t len);
+/* Drains NODE with REASON through the Slurm API.  0 or -errno, ERR set. */
+int spank_ib_drain(const char *node, const char *reason, char *err, size_t errlen);
+
 /* ---- the plugin's state across callbacks (one per process) ---- */
 
 #define SPANK_IB_MSG_MAX 8192
@@ -140,7 +156,7 @@ struct spank_ib_node; /* ib_remote.c: inventory, findings, placement of this nod
 struct spank_ib_state {
 	struct spank_ib_conf conf;
 	bool conf_ok;               /* plugstack.conf parsed */
-	char host[256];             /* short host name (gethostname) */
+	char host[IBP_NODE_MAX];    /* short host name (gethostname) */
 	struct spank_ib_opts eff;   /* options in effect: command line > env > enforce */
 	bool active;                /* any work to do in this step */
 	struct spank_ib_node *node; /* remote context, NULL until the node's work ran */

@@ -122,9 +122,6 @@ cl_write_hosts() {
 	} >"$f"
 }
 
-# The node description both generators read.
-CL_NODE_JSON=${CL_NODE_JSON:-$CL_SRC/tests/fixtures/nodes/dgx-h100.json}
-
 cluster_hw() {
 	local node=$1 f
 	shift
@@ -132,14 +129,14 @@ cluster_hw() {
 	for f in "$@"; do args+=(--fault "$f"); done
 	rm -rf "$d/root"
 	mkdir -p "$d/root"
-	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset dgx-h100 --node "$node" \
+	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset dgx-h100 --gdr --node "$node" \
 		"${args[@]}" "$d/root" >"$CL_LOG/mksysfs.$node.out" 2>&1 || {
 		cl_log "mksysfs.py failed for $node: $(tail -3 "$CL_LOG/mksysfs.$node.out")"
 		return 1
 	}
 	if [ ! -s "$CL_DIR/topo.xml" ]; then
-		python3 "$CL_SRC/tests/fixtures/mktopo.py" "$CL_NODE_JSON" >"$CL_DIR/topo.xml" \
-			2>"$CL_LOG/mktopo.out" || {
+		python3 "$CL_SRC/tests/fixtures/mktopo.py" --preset dgx-h100 "$CL_DIR/topo.xml" \
+			>"$CL_LOG/mktopo.out" 2>&1 || {
 			cl_log "mktopo.py failed: $(tail -3 "$CL_LOG/mktopo.out")"
 			rm -f "$CL_DIR/topo.xml"
 			return 1
