@@ -1,14 +1,209 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder until its issue lands: says so and exits 2 (could not run). */
+/*
+ * ibprep check: parse -> gather (inventory, GPUs, GPUDirect, counters
+ * window) -> check -> report (table or JSON) -> exit status.
+ *
+ * Exit status: 0 healthy (warnings allowed), 1 unhealthy, 2 could not run
+ * (usage, unknown policy key or bad value, unreadable root or config).
+ */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "ibprep_cmd.h"
+#include "ibprep/health.h"
+#include "ibprep/json.h"
+#include "ibprep/policy.h"
+#include "ibprep/report.h"
+#include "ibprep/sysfs.h"
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: ibprep check [--sysfs-root DIR] [--json] [--node NAME] [--config FILE]\n"
+	    "                    [--memlock KIB|unlimited] [KEY=VALUE ...]\n"
+	    "\n"
+	    "Checks the node's InfiniBand/RoCE HCAs and ports against a policy and prints\n"
+	    "one line per port, one line per finding and a verdict.\n"
+	    "\n"
+	    "  --sysfs-root DIR  read DIR/sys/... instead of /sys (a captured or generated tree)\n"
+	    "  --json            print one JSON document (schema 1) instead of the table\n"
+	    "  --node NAME       node name in the findings (default: the root's hostname,\n"
+	    "                    else this machine's short host name)\n"
+	    "  --config FILE     read KEY=VALUE policy lines from FILE first\n"
+	    "  --memlock LIMIT   judge this locked-memory limit (KiB or unlimited); default:\n"
+	    "                    this process's own limit when checking the live system,\n"
+	    "                    not judged with --sysfs-root\n"
+	    "  KEY=VALUE         policy settings (README.md lists every key and default)\n"
+	    "\n"
+	    "exit status: 0 healthy (warnings allowed), 1 unhealthy, 2 could not run\n");
+}
+
+/* The short host name: the root's proc/sys/kernel/hostname, else gethostname(). */
+static void node_name(const struct ibp_sysfs *fs, bool from_root, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (from_root && ibp_sysfs_read(fs, "proc/sys/kernel/hostname", buf, len) <= 0)
+		buf[0] = '\0';
+	if (!buf[0] && gethostname(buf, len) != 0)
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	char *dot = strchr(buf, '.');
+	if (dot && dot != buf)
+		*dot = '\0';
+	for (char *c = buf; *c; c++) /* printable only: it ends up in messages */
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
+			*c = '?';
+}
+
+static int parse_memlock(const char *s, uint64_t *kb)
+{
+	char *end;
+
+	if (!strcmp(s, "unlimited") || !strcmp(s, "infinity")) {
+		*kb = UINT64_MAX;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v >= UINT64_MAX)
+		return -EINVAL;
+	*kb = v;
+	return 0;
+}
 
 int ibprep_cmd_check(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ibprep check: not built yet\n");
-	return 2;
-}
+	static const struct option longopts[] = {
+	    {"sysfs-root", required_argument, NULL, 'r'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"node", required_argument, NULL, 'n'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"memlock", required_argument, NULL, 'm'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *root = NULL, *node = NULL, *config = NULL, *memlock = NULL;
+	bool json = false;
+	struct ibp_policy pol;
+	char err[512];
+	int opt;
 
+	ibp_policy_init(&pol);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+r:jn:c:m:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			root = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'n':
+			node = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'm':
+			memlock = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			if (optopt)
+				fprintf(stderr, "ibprep check: option '-%c' %s\n", optopt,
+					strchr("rncm", optopt) ? "needs a value" : "is unknown");
+			else
+				fprintf(stderr, "ibprep check: unknown option '%s'\n",
+					argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (config && ibp_policy_load_file(&pol, config, NULL, NULL, err, sizeof(err))) {
+		fprintf(stderr, "ibprep check: %s\n", err);
+		return 2;
+	}
+	for (int i = optind; i < argc; i++) {
+		if (ibp_policy_set_pair(&pol, argv[i], err, sizeof(err))) {
+			fprintf(stderr, "ibprep check: %s\n", err);
+			return 2;
+		}
+	}
+
+	struct ibp_health_input in;
+	ibp_health_input_init(&in);
+	if (memlock) {
+		if (parse_memlock(memlock, &in.memlock_kb)) {
+			fprintf(stderr,
+				"ibprep check: bad value '%s' for --memlock: expected KiB or "
+				"unlimited\n",
+				memlock);
+			return 2;
+		}
+		in.memlock_source = IBP_MEMLOCK_SELF;
+	} else if (!root) {
+		/* the live system: the limit this process (and what it starts) has */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+			in.memlock_source = IBP_MEMLOCK_SELF;
+			in.memlock_kb = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX
+								     : (uint64_t)rl.rlim_cur / 1024;
+		}
+	}
+
+	struct ibp_sysfs fs;
+	int rc = ibp_sysfs_open(&fs, root ? root : "/");
+	if (rc) {
+		fprintf(stderr, "ibprep check: cannot open sysfs root %s: %s\n", root ? root : "/",
+			strerror(-rc));
+		return 2;
+	}
+	if (node)
+		snprintf(in.node, sizeof(in.node), "%s", node);
+	else
+		node_name(&fs, root != NULL, in.node, sizeof(in.node));
+
+	struct ibp_findings f;
+	ibp_findings_init(&f);
+	rc = ibp_health_gather(&in, &fs, &pol, &f);
+	if (!rc)
+		rc = ibp_health_check(&in, &pol, &f);
+	ibp_sysfs_close(&fs);
+	if (rc) {
+		fprintf(stderr, "ibprep check: %s: cannot read the RDMA devices under %s: %s\n",
+			in.node, root ? root : "/", strerror(-rc));
+		ibp_findings_release(&f);
+		ibp_health_input_release(&in);
+		return 2;
+	}
+
+	if (json) {
+		struct ibp_json j;
+		ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
+		ibp_report_json(&j, &in, &pol, &f);
+		rc = ibp_json_finish(&j);
+	} else {
+		rc = ibp_report_text(stdout, &in, &pol, &f);
+		if (!rc && fflush(stdout) != 0)
+			rc = -EIO;
+	}
+	int status = ibp_findings_worst(&f) == IBP_SEV_FAIL ? 1 : 0;
+	ibp_findings_release(&f);
+	ibp_health_input_release(&in);
+	if (rc) {
+		fprintf(stderr, "ibprep check: cannot write the report: %s\n", strerror(-rc));
+		return 2;
+	}
+	return status;
+}
