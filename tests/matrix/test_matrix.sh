@@ -123,7 +123,8 @@ leg_build()
 	# `make` on the host builds too; in CI's clean clone, the commit.
 	git ls-files -z -co --exclude-standard | grep -zv '^build' |
 		tar --null -T - -cf - 2> /dev/null | tar -C "$LEG_BASE/src" -xf -
-	local start=$SECONDS
+	local start=$SECONDS where="inside the chroot"
+	[ "$LEG_SUITE" = host ] && where="on the host"
 	# No git inside the chroot: the package version comes from here.
 	local version
 	version=0.1.0~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
@@ -203,6 +204,18 @@ leg_install()
 	*libc6*) tap_ok "$t: Depends from dpkg-shlibdeps ($dep)" ;;
 	*) tap_fail "$t: Depends from dpkg-shlibdeps" "Depends: $dep" ;;
 	esac
+	if [ "$LEG_SUITE" = host ] && command -v man > /dev/null; then
+		local m warn=""
+		for m in "$LEG_BASE"/pkgroot/usr/share/man/man*/*.gz; do
+			[ -f "$m" ] || continue
+			warn+=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 > /dev/null)
+		done
+		if [ -z "$warn" ]; then
+			tap_ok "$t: packaged man pages render without warnings"
+		else
+			tap_fail "$t: packaged man pages render without warnings" "$warn"
+		fi
+	fi
 	if out=$(in_chroot "$ibprep" --help 2>&1) && grep -q check <<< "$out"; then
 		tap_ok "$t: packaged ibprep runs"
 	else
@@ -244,6 +257,34 @@ leg_probe()
 	cluster_plugstack
 	out=$(cl_srun -N2 true 2>&1)
 	chk "$t: srun -N2 true with an empty plugstack" 0 "$?" "$out"
+}
+
+# The packaged plugin loads in this release's srun, by the relative name the
+# packaged snippet uses (looked up in PluginDir) where it is installed.
+leg_plugin_loads()
+{
+	local t=$1 line out
+	if [ -z "$LEG_PLUGIN" ]; then
+		tap_skip "$t: packaged plugin loads" "spank_ib.so is not built: no slurm_spank_* in spank/*.c yet"
+		return 0
+	fi
+	if [ "$LEG_SUITE" = host ]; then
+		line="required $LEG_BASE/pkgroot$LEG_PLUGIN"
+	else
+		line="required spank_ib.so"
+	fi
+	cluster_plugstack "$line"
+	line=${line/$LEG_BASE\/pkgroot/(unpacked .deb)}
+	out=$(cl_srun --help 2>&1)
+	if grep -q -- '--ib-check' <<< "$out"; then
+		tap_ok "$t: packaged plugin loads ($line): srun --help lists --ib-check"
+	else
+		tap_fail "$t: packaged plugin loads ($line): srun --help lists --ib-check" \
+			"$(tail -n 15 <<< "$out")"
+	fi
+	out=$(cl_srun -N2 true 2>&1)
+	chk "$t: srun -N2 true with the plugin loaded and no --ib flag" 0 "$?" "$out"
+	cluster_plugstack
 }
 
 # The plugin's own integration suites, against the installed package.
@@ -362,6 +403,7 @@ leg()
 			leg_traps
 			tap_ok "$t: cluster of 2 nodes with this release's munge, slurmctld, slurmd ($((SECONDS - start)) s)"
 			leg_probe "$t"
+			leg_plugin_loads "$t"
 		else
 			leg_traps
 			tap_fail "$t: cluster starts" "$(tail -n 20 "$LEG_BASE/cluster.err")"
