@@ -32,7 +32,7 @@
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
-#define IBP_OOB_MAX_LINKS 8   /* links one node reports: 2 rounds x 2 directions x rails */
+#define IBP_OOB_MAX_LINKS 64  /* links one node reports: 2 rounds x 2 directions x 16 rails */
 #define IBP_OOB_TEXT_MAX  96
 #define IBP_OOB_MAX_NODES 65536
 
@@ -87,11 +87,12 @@ struct ibp_oob_endpoint {
 
 enum ibp_oob_ctrl_op {
 	IBP_CTRL_READY = 1,          /* transport connected, go */
-	IBP_CTRL_PATTERN_SENT = 2,   /* a = seed, b = length */
+	IBP_CTRL_PATTERN_SENT = 2,   /* a = seed, b = length: announced before the data */
 	IBP_CTRL_PATTERN_RESULT = 3, /* status 0 / -EBADMSG, a = bad offset */
 	IBP_CTRL_BW_RESULT = 4,      /* status, a = bytes, b = ns */
 	IBP_CTRL_LAT_RESULT = 5,     /* status, a = iterations, b = ns per round trip */
-	IBP_CTRL_ABORT = 6,          /* status = -errno of the local failure */
+	IBP_CTRL_VERDICT = 6,        /* the sender's outcome: a = enum ibp_link_status */
+	IBP_CTRL_ABORT = 7,          /* status = -errno of the local failure */
 	IBP_CTRL_OP_COUNT
 };
 
@@ -138,7 +139,9 @@ struct ibp_oob_msg {
 #define IBP_OOB_LINK_LEN     (4 + 4 + 1 + 1 + 2)
 #define IBP_OOB_SUMMARY_LEN  (4 + 4 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
 #define IBP_OOB_ERROR_LEN    (4 + IBP_OOB_TEXT_MAX)
-#define IBP_OOB_FRAME_MAX    (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN)
+#define IBP_OOB_FRAME_MAX                                                                          \
+	(IBP_OOB_HDR_LEN +                                                                         \
+	 (IBP_OOB_HELLO_LEN > IBP_OOB_SUMMARY_LEN ? IBP_OOB_HELLO_LEN : IBP_OOB_SUMMARY_LEN))
 
 /* Payload length of TYPE, 0 for an unknown type. */
 size_t ibp_oob_payload_len(unsigned type);

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest.h: the cross-node RDMA sanity test: plan, rounds, blame.
+ *
+ * Every node of the step runs ibp_rdmatest_run() at about the same time
+ * (the plugin from its once-per-node phase, before the tasks fork, as the
+ * job's user; `ibprep rdmatest` by hand).  There is no central server: each
+ * node talks to O(1) peers, so time to verdict does not grow with N.
+ *
+ *   round 1  ring: node i sends to i+1 and receives from i-1
+ *   round 2  (N >= 3) second shift: i sends to i+2, receives from i-2
+ *   summary  each node sends its link outcomes to the peers it tested with
+ *
+ * A link passes when the connection authenticates, the transport comes up,
+ * the pattern arrives intact, the burst bandwidth is at least test_min_bw
+ * times the slower port's rate (when both rates are known), and the round
+ * trip is at most test_max_lat_us.  Rails: port k of one node pairs with
+ * port k of the other; quick mode tests rail 0 only, full mode every port
+ * given.
+ *
+ * Blame (ibp_rdmatest_suspect): a node is at fault when every link it has in
+ * one direction failed, with at least two distinct peers, while each of
+ * those peers has a passing link elsewhere; a node whose links all failed
+ * in both directions blames itself.  A failed link with no suspect end is
+ * reported as the link, both ends named.  With N = 2 the ends cannot be
+ * told apart: the link is named.
+ *
+ * Bounds: test_timeout= covers everything; round 1 ends by 40% of it,
+ * round 2 by 80%, the summary by 100%.  Every wait is a poll() or timed
+ * condition wait on CLOCK_MONOTONIC.  Unauthenticated connections are
+ * capped (IBP_RDMATEST_MAX_PENDING, the oldest is dropped when full) and
+ * each gets a short handshake deadline.
+ *
+ * Threads: ibp_rdmatest_run() starts two threads per rail and joins them
+ * before it returns; it has no globals and may run concurrently in one
+ * process (the scale test does).  It never prints and never exits.
+ */
+#ifndef IBPREP_RDMATEST_H
+#define IBPREP_RDMATEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/hostlist.h"
+#include "ibprep/oob.h"
+#include "ibprep/policy.h"
+#include "ibprep/transport.h"
+
+#define IBP_RDMATEST_MAX_RAILS       16
+#define IBP_RDMATEST_MAX_LINKS       (4 * IBP_RDMATEST_MAX_RAILS)
+#define IBP_RDMATEST_MAX_PENDING     16
+#define IBP_RDMATEST_PORT_CANDIDATES 4
+#define IBP_RDMATEST_LAT_ITERS       16
+
+enum ibp_rdmatest_mode {
+	IBP_RDMATEST_QUICK = 0, /* rail 0 only */
+	IBP_RDMATEST_FULL = 1,  /* every port given */
+};
+
+/* Writes the numeric address of node INDEX (named NAME) to ADDR; 0 or -errno. */
+typedef int (*ibp_rdmatest_resolve_fn)(void *arg, size_t index, const char *name, char *addr,
+				       size_t len);
+
+struct ibp_rdmatest_config {
+	/* The step's nodes: NODES if set, else NODELIST (a Slurm host list). */
+	const struct ibp_hostlist *nodes;
+	const char *nodelist;
+	size_t index; /* this node */
+	uint32_t job, step, uid;
+
+	/*
+	 * Local ports in rail order, from the inventory and health checks (the
+	 * test does not read sysfs).  For the socket transport PORTS may be
+	 * NULL: one rail on this node's address.
+	 */
+	const struct ibp_tx_port *ports;
+	size_t n_ports;
+
+	const struct ibp_policy *policy; /* test_* keys; NULL = defaults */
+	enum ibp_rdmatest_mode mode;
+	const struct ibp_transport_ops *transport; /* NULL = policy test_transport */
+
+	const char *munge_socket; /* NULL = munge's default */
+	bool insecure;            /* no credentials (ibprep --insecure only) */
+
+	/*
+	 * Node addresses: ADDRS[i] (numeric) when set, else RESOLVE, else
+	 * getaddrinfo() on the name.  Only this node and its peers are resolved.
+	 */
+	const char *const *addrs;
+	ibp_rdmatest_resolve_fn resolve;
+	void *resolve_arg;
+
+	size_t buf_len;       /* pattern size, 0 = 1 MiB */
+	uint64_t burst_bytes; /* bandwidth burst, 0 = 8 x buf_len */
+	int64_t start_ns;     /* CLOCK_MONOTONIC start, 0 = now */
+};
+
+struct ibp_rdmatest_link {
+	uint32_t from, to; /* node indices */
+	uint8_t round;
+	uint16_t rail;
+	enum ibp_link_status status;
+	int err; /* -errno of the failure, 0 */
+	char device[IBP_DEV_MAX], peer_device[IBP_DEV_MAX];
+	unsigned port, peer_port;
+	double gbps;               /* burst bandwidth, 0 when not measured */
+	double lat_us;             /* median round trip, 0 when not measured */
+	double expect_gbps;        /* the floor applied, 0 when no rate is known */
+	char detail[IBP_TEXT_MAX]; /* "pattern differs at byte 12 of 65536" */
+};
+
+struct ibp_rdmatest_result {
+	bool pass;
+	size_t nnodes, index;
+	uint16_t oob_port; /* the port this node listened on, 0 none */
+	size_t n_links;
+	struct ibp_rdmatest_link links[IBP_RDMATEST_MAX_LINKS];
+	size_t n_summaries; /* peers' summaries received */
+	size_t n_suspects;  /* nodes blamed */
+	uint32_t suspects[8];
+	unsigned dropped;               /* connections dropped (strangers, bad credentials ...) */
+	char drop_reason[IBP_TEXT_MAX]; /* the last one */
+	double elapsed_s;
+};
+
+/*
+ * Runs the test for this node.  Findings (node faults with the blamed
+ * node's name, link faults naming both ends, job faults for a bad node
+ * list) go to OUT; RES (may be NULL) gets the figures.  Returns 0 when the
+ * test ran, whatever it found; -EINVAL for a config that cannot run (with a
+ * job finding: bad node list, index out of range, unknown transport),
+ * -ENOMEM.
+ */
+int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings *out,
+		     struct ibp_rdmatest_result *res);
+
+/* The peers of node INDEX of NNODES. */
+struct ibp_rdmatest_plan {
+	unsigned n_rounds;   /* 0 (N = 1), 1 (N = 2), 2 */
+	uint32_t send_to[2]; /* per round */
+	uint32_t recv_from[2];
+};
+
+int ibp_rdmatest_plan(size_t nnodes, size_t index, struct ibp_rdmatest_plan *plan);
+
+/*
+ * Blame over the links a node knows (its own and its peers' summaries):
+ * true when NODE is at fault by the rule above.  SELF: NODE is the caller,
+ * who may blame itself without confirmation from peers.
+ */
+bool ibp_rdmatest_suspect(const struct ibp_oob_link *known, size_t n, uint32_t node, bool self);
+
+/* The default port range and transport, also used by the command's help. */
+const char *ibp_rdmatest_status_fix(enum ibp_link_status s);
+
+#endif

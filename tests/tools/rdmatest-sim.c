@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest-sim: runs N simulated nodes of the cross-node test on one
+ * machine, each a process on its own loopback address (127.100.x.y), with
+ * the socket transport and optional injected faults, and prints one line
+ * per node:
+ *
+ *   node INDEX NAME pass|fail ELAPSED_S suspects=NAME,NAME codes=CODE@NODE,...
+ *
+ * then "wall SECONDS" for the whole run.  Faults (--fault INDEX:KIND):
+ *   refuse   the node does not run: its ports refuse connections
+ *   silent   the node holds its test ports open but never answers
+ *   slow     every data-path step of the node stalls past the deadline
+ *   corrupt  the node sends a damaged pattern
+ *   badcred  the node signs with another munged (a different key)
+ *   die      the node exits in the middle of its first link test
+ *
+ * A test tool, not part of the library: it may exit and print.  Every child
+ * is waited for under a deadline and killed by its recorded PID after it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ibprep/oob.h"
+#include "ibprep/policy.h"
+#include "ibprep/rdmatest.h"
+
+#define MAX_NODES 4096
+
+enum fault { F_NONE, F_REFUSE, F_SILENT, F_SLOW, F_CORRUPT, F_BADCRED, F_DIE };
+
+static const char *const fault_names[] = {"none",    "refuse",  "silent", "slow",
+					  "corrupt", "badcred", "die"};
+
+/* Per-process fault state for the wrapped transport (the child is one node). */
+static enum fault my_fault;
+static double my_timeout;
+
+static int f_open(const struct ibp_tx_port *p, const struct ibp_tx_opts *o, struct ibp_tx **t)
+{
+	return ibp_transport_socket.open(p, o, t);
+}
+
+static int f_endpoint(struct ibp_tx *t, struct ibp_endpoint *e)
+{
+	return ibp_transport_socket.endpoint(t, e);
+}
+
+static int f_connect(struct ibp_tx *t, const struct ibp_endpoint *e, enum ibp_tx_role r, int64_t d)
+{
+	if (my_fault == F_SLOW)
+		poll(NULL, 0, (int)(my_timeout * 1000));
+	return ibp_transport_socket.connect(t, e, r, d);
+}
+
+static int f_send_pattern(struct ibp_tx *t, uint64_t seed, size_t len, int64_t d)
+{
+	if (my_fault == F_DIE)
+		_exit(3);
+	return ibp_transport_socket.send_pattern(t, my_fault == F_CORRUPT ? seed ^ 1 : seed, len,
+						 d);
+}
+
+static int f_recv_pattern(struct ibp_tx *t, uint64_t seed, size_t len, int64_t d, size_t *bad)
+{
+	return ibp_transport_socket.recv_pattern(t, seed, len, d, bad);
+}
+
+static int f_bw_send(struct ibp_tx *t, uint64_t b, int64_t d, uint64_t *ns)
+{
+	return ibp_transport_socket.bw_send(t, b, d, ns);
+}
+
+static int f_bw_recv(struct ibp_tx *t, uint64_t b, int64_t d)
+{
+	return ibp_transport_socket.bw_recv(t, b, d);
+}
+
+static int f_lat_ping(struct ibp_tx *t, unsigned n, int64_t d, uint64_t *ns)
+{
+	return ibp_transport_socket.lat_ping(t, n, d, ns);
+}
+
+static int f_lat_pong(struct ibp_tx *t, unsigned n, int64_t d)
+{
+	return ibp_transport_socket.lat_pong(t, n, d);
+}
+
+static void f_close(struct ibp_tx *t)
+{
+	ibp_transport_socket.close(t);
+}
+
+static const struct ibp_transport_ops faulty = {
+    .name = "socket",
+    .kind = IBP_TX_SOCKET,
+    .open = f_open,
+    .endpoint = f_endpoint,
+    .connect = f_connect,
+    .send_pattern = f_send_pattern,
+    .recv_pattern = f_recv_pattern,
+    .bw_send = f_bw_send,
+    .bw_recv = f_bw_recv,
+    .lat_ping = f_lat_ping,
+    .lat_pong = f_lat_pong,
+    .close = f_close,
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: rdmatest-sim --nodes N [--timeout S] [--munge-socket P] "
+		"[--bad-munge-socket P]\n"
+		"       [--insecure] [--fault I:KIND]... [--job J] [--step S] [--ports A-B]\n"
+		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... --outdir DIR\n");
+	exit(2);
+}
+
+/* Holds the node's candidate ports open and never answers. */
+static void run_silent(const char *addr, uint32_t job, uint32_t step, const struct ibp_policy *p)
+{
+	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
+	int n = ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, ports,
+			      IBP_RDMATEST_PORT_CANDIDATES);
+
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(ports[i])};
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		inet_pton(AF_INET, addr, &a.sin_addr);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64))
+			perror("rdmatest-sim: silent node listener");
+	}
+	poll(NULL, 0, (int)(my_timeout * 3000));
+	_exit(0);
+}
+
+static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
+		 const struct ibp_policy *pol, const char *munge, const char *bad_munge,
+		 bool insecure, uint32_t job, uint32_t step, size_t buf, uint64_t burst,
+		 const char *outdir)
+{
+	struct ibp_rdmatest_config cfg = {0};
+	struct ibp_rdmatest_result res;
+	struct ibp_findings out;
+	char path[4096];
+	FILE *fp;
+	int rc;
+
+	if (my_fault == F_SILENT)
+		run_silent(addrs[i], job, step, pol);
+	ibp_findings_init(&out);
+	cfg.nodes = hl;
+	cfg.index = i;
+	cfg.job = job;
+	cfg.step = step;
+	cfg.uid = (uint32_t)getuid();
+	cfg.policy = pol;
+	cfg.transport = &faulty;
+	cfg.munge_socket = my_fault == F_BADCRED ? bad_munge : munge;
+	cfg.insecure = insecure;
+	cfg.addrs = addrs;
+	cfg.buf_len = buf;
+	cfg.burst_bytes = burst;
+	rc = ibp_rdmatest_run(&cfg, &out, &res);
+	snprintf(path, sizeof(path), "%s/node%05zu", outdir, i);
+	fp = fopen(path, "we");
+	if (!fp)
+		return 2;
+	fprintf(fp, "node %zu %s %s %.3f suspects=", i, hl->names[i],
+		rc         ? "error"
+		: res.pass ? "pass"
+			   : "fail",
+		res.elapsed_s);
+	for (size_t k = 0; k < res.n_suspects; k++)
+		fprintf(fp, "%s%s", k ? "," : "", hl->names[res.suspects[k]]);
+	fprintf(fp, " codes=");
+	for (size_t k = 0; k < out.n; k++)
+		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
+			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
+	fprintf(fp, " dropped=%u\n", res.dropped);
+	for (size_t k = 0; k < out.n; k++) {
+		char line[1024];
+
+		ibp_finding_format(&out.v[k], hl->names[i], line, sizeof(line));
+		fprintf(fp, "#   %s: %s\n", ibp_severity_name(out.v[k].severity), line);
+	}
+	fclose(fp);
+	ibp_findings_release(&out);
+	return rc ? 2 : res.pass ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"nodes", required_argument, NULL, 'n'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"munge-socket", required_argument, NULL, 'm'},
+	    {"bad-munge-socket", required_argument, NULL, 'b'},
+	    {"insecure", no_argument, NULL, 'i'},
+	    {"fault", required_argument, NULL, 'f'},
+	    {"job", required_argument, NULL, 'j'},
+	    {"step", required_argument, NULL, 's'},
+	    {"ports", required_argument, NULL, 'p'},
+	    {"buf", required_argument, NULL, 'B'},
+	    {"burst", required_argument, NULL, 'U'},
+	    {"outdir", required_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
+	};
+	static enum fault faults[MAX_NODES];
+	static char addrbuf[MAX_NODES][32];
+	static const char *addrs[MAX_NODES];
+	static pid_t pids[MAX_NODES];
+	struct ibp_policy pol;
+	struct ibp_hostlist hl = {0};
+	const char *munge = NULL, *bad_munge = NULL, *outdir = NULL;
+	bool insecure = false;
+	size_t n = 0, buf = 64 << 10;
+	uint64_t burst = 256 << 10;
+	uint32_t job = 4242, step = 0;
+	char err[256], spec[64];
+	int64_t t0, deadline;
+	int c;
+
+	ibp_policy_init(&pol);
+	ibp_policy_set(&pol, "test_transport", "socket", err, sizeof(err));
+	ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err));
+	/* Hundreds of nodes on two cores: scheduling, not the network, sets the latency. */
+	ibp_policy_set(&pol, "test_max_lat_us", "500000", err, sizeof(err));
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			n = strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			if (ibp_policy_set(&pol, "test_timeout", optarg, err, sizeof(err)))
+				goto bad_policy;
+			break;
+		case 'p':
+			if (ibp_policy_set(&pol, "test_ports", optarg, err, sizeof(err)))
+				goto bad_policy;
+			break;
+		case 'P':
+			if (ibp_policy_set_pair(&pol, optarg, err, sizeof(err)))
+				goto bad_policy;
+			break;
+		case 'm':
+			munge = optarg;
+			break;
+		case 'b':
+			bad_munge = optarg;
+			break;
+		case 'i':
+			insecure = true;
+			break;
+		case 'j':
+			job = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 's':
+			step = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'B':
+			buf = strtoul(optarg, NULL, 10);
+			break;
+		case 'U':
+			burst = strtoull(optarg, NULL, 10);
+			break;
+		case 'o':
+			outdir = optarg;
+			break;
+		case 'f': {
+			char *colon;
+			size_t idx = strtoul(optarg, &colon, 10);
+			size_t k;
+
+			if (*colon != ':' || idx >= MAX_NODES)
+				usage();
+			for (k = 1; k < sizeof(fault_names) / sizeof(fault_names[0]); k++)
+				if (!strcmp(colon + 1, fault_names[k]))
+					break;
+			if (k == sizeof(fault_names) / sizeof(fault_names[0]))
+				usage();
+			faults[idx] = (enum fault)k;
+			break;
+		}
+		default:
+			usage();
+		}
+	}
+	if (n < 1 || n > MAX_NODES || !outdir)
+		usage();
+	my_timeout = pol.test_timeout_s;
+	snprintf(spec, sizeof(spec), "sim[%04u-%04zu]", 0u, n - 1);
+	if (ibp_hostlist_expand(spec, 0, &hl, err, sizeof(err))) {
+		fprintf(stderr, "rdmatest-sim: %s\n", err);
+		return 2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		snprintf(addrbuf[i], sizeof(addrbuf[i]), "127.100.%zu.%zu", i / 200, i % 200 + 1);
+		addrs[i] = addrbuf[i];
+	}
+	fflush(NULL);
+	t0 = ibp_now_ns();
+	for (size_t i = 0; i < n; i++) {
+		if (faults[i] == F_REFUSE) {
+			pids[i] = 0;
+			continue;
+		}
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("rdmatest-sim: fork");
+			pids[i] = 0;
+			continue;
+		}
+		if (pids[i] == 0) {
+			my_fault = faults[i];
+			_exit(child(i, &hl, addrs, &pol, munge, bad_munge, insecure, job, step, buf,
+				    burst, outdir));
+		}
+	}
+	/* Every node must be done well within its own bound; then kill by PID. */
+	deadline = ibp_deadline_after_s(t0, pol.test_timeout_s * 2 + 5);
+	for (size_t left = n;;) {
+		left = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (pids[i] <= 0)
+				continue;
+			if (waitpid(pids[i], NULL, WNOHANG) == pids[i])
+				pids[i] = 0;
+			else
+				left++;
+		}
+		if (!left)
+			break;
+		/* Silent nodes never finish on their own: stop them once the rest is done. */
+		bool only_silent = true;
+
+		for (size_t i = 0; i < n; i++)
+			if (pids[i] > 0 && faults[i] != F_SILENT)
+				only_silent = false;
+		if (only_silent) {
+			for (size_t i = 0; i < n; i++)
+				if (pids[i] > 0) {
+					kill(pids[i], SIGKILL);
+					waitpid(pids[i], NULL, 0);
+					pids[i] = 0;
+				}
+			break;
+		}
+		if (ibp_now_ns() > deadline) {
+			for (size_t i = 0; i < n; i++)
+				if (pids[i] > 0 && faults[i] != F_SILENT)
+					printf("hung %zu %s\n", i, hl.names[i]);
+			for (size_t i = 0; i < n; i++)
+				if (pids[i] > 0) {
+					kill(pids[i], SIGKILL);
+					waitpid(pids[i], NULL, 0);
+				}
+			break;
+		}
+		poll(NULL, 0, 10);
+	}
+	printf("wall %.3f\n", (double)(ibp_now_ns() - t0) / 1e9);
+	for (size_t i = 0; i < n; i++) {
+		char path[4096], line[2048];
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/node%05zu", outdir, i);
+		fp = fopen(path, "re");
+		if (!fp) {
+			printf("node %zu %s absent fault=%s\n", i, hl.names[i],
+			       fault_names[faults[i]]);
+			continue;
+		}
+		while (fgets(line, sizeof(line), fp))
+			fputs(line, stdout);
+		fclose(fp);
+	}
+	ibp_hostlist_release(&hl);
+	return 0;
+bad_policy:
+	fprintf(stderr, "rdmatest-sim: %s\n", err);
+	return 2;
+}
