@@ -89,7 +89,7 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 		    const struct ibp_findings *f)
 {
 	const struct ibp_inventory *inv = &in->inv;
-	int wdev = 6, wrate = 4, wpci = 3;
+	int wdev = 6, wrate = 4, wpci = 3, wstate = 6, wphys = 9;
 	char rate[48], line[1200];
 
 	for (size_t i = 0; i < inv->n_hcas; i++) {
@@ -104,28 +104,34 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 			rate_text(&h->ports[j].rate, rate, sizeof(rate));
 			if ((int)strlen(rate) > wrate)
 				wrate = (int)strlen(rate);
+			l = (int)strlen(state_name(h->ports[j].state));
+			if (l > wstate)
+				wstate = l;
+			l = (int)strlen(phys_name(h->ports[j].phys_state));
+			if (l > wphys)
+				wphys = l;
 		}
 	}
 	if (inv->n_hcas) {
-		fprintf(out, "%-*s  %4s  %-6s  %-9s  %-*s  %-10s  %-*s  %4s  %s\n", wdev, "DEVICE",
-			"PORT", "STATE", "PHYS", wrate, "RATE", "LINK", wpci, "PCI", "NUMA",
-			"VERDICT");
+		fprintf(out, "%-*s  %4s  %-*s  %-*s  %-*s  %-10s  %-*s  %4s  %s\n", wdev, "DEVICE",
+			"PORT", wstate, "STATE", wphys, "PHYS", wrate, "RATE", "LINK", wpci, "PCI",
+			"NUMA", "VERDICT");
 	}
 	for (size_t i = 0; i < inv->n_hcas; i++) {
 		const struct ibp_hca *h = &inv->hcas[i];
 		char numa[16];
 		snprintf(numa, sizeof(numa), h->numa >= 0 ? "%d" : "-", h->numa);
 		if (!h->n_ports)
-			fprintf(out, "%-*s  %4s  %-6s  %-9s  %-*s  %-10s  %-*s  %4s  %s\n", wdev,
-				h->name, "-", "-", "-", wrate, "-", "-", wpci,
+			fprintf(out, "%-*s  %4s  %-*s  %-*s  %-*s  %-10s  %-*s  %4s  %s\n", wdev,
+				h->name, "-", wstate, "-", wphys, "-", wrate, "-", "-", wpci,
 				h->pci[0] ? h->pci : "-", numa, port_verdict(p, f, h->name, 0));
 		for (size_t j = 0; j < h->n_ports; j++) {
 			const struct ibp_port *pt = &h->ports[j];
 			rate_text(&pt->rate, rate, sizeof(rate));
-			fprintf(out, "%-*s  %4u  %-6s  %-9s  %-*s  %-10s  %-*s  %4s  %s\n", wdev,
-				h->name, pt->num, state_name(pt->state), phys_name(pt->phys_state),
-				wrate, rate, ll_name(pt->link_layer), wpci,
-				h->pci[0] ? h->pci : "-", numa,
+			fprintf(out, "%-*s  %4u  %-*s  %-*s  %-*s  %-10s  %-*s  %4s  %s\n", wdev,
+				h->name, pt->num, wstate, state_name(pt->state), wphys,
+				phys_name(pt->phys_state), wrate, rate, ll_name(pt->link_layer),
+				wpci, h->pci[0] ? h->pci : "-", numa,
 				port_verdict(p, f, h->name, pt->num));
 		}
 	}

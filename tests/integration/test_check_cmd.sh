@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# test_check_cmd.sh: `ibprep check` end to end on generated trees (and the real
+# H100 capture when present): exit status 0/1/2, table lines, JSON validity and
+# schema; every case runs with build/ibprep and with the ASan+UBSan build.
+#   IBPREP / IBPREP_ASAN   the binaries (default build/ibprep, build/asan/ibprep)
+#   IBP_REAL_FIXTURES      the real fixtures (default ../shared/fixtures/real)
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+
+IBPREP=${IBPREP:-build/ibprep}
+IBPREP_ASAN=${IBPREP_ASAN:-build/asan/ibprep}
+REAL=${IBP_REAL_FIXTURES:-../shared/fixtures/real}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+T=$(mktemp -d /tmp/test_check_cmd.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+if ! command -v python3 >/dev/null; then
+	tap_skip "ibprep check" "python3 missing: cannot generate trees (contrib/install-deps.sh)"
+	tap_done
+	exit
+fi
+gen() { python3 tests/fixtures/mksysfs.py "$@" >/dev/null; }
+gen --preset dgx-h100 --gdr --node gpu001 "$T/ok"
+gen --preset dgx-h100 --gdr --node gpu017 --fault mlx5_3/1:width=1X --fault mlx5_4:down \
+	--fault mlx5_5:nosm "$T/bad"
+gen --preset empty "$T/empty"
+gen --preset roce --node roce1 "$T/roce"
+gen --preset dgx-h100 --gdr --fault 'mlx5_0/1:malformed=rate=fast' \
+	--fault 'mlx5_6/1:malformed=state=9: BOGUS' --fault 'mlx5_9:unreadable=fw_ver' "$T/hostile"
+printf 'min_speed=XDR   # stricter than the hardware\n' >"$T/strict.conf"
+printf 'min_speed=XDR\nbogus_key=1\n' >"$T/badkey.conf"
+
+JSONCHK="python3 -m json.tool"
+command -v jq >/dev/null && JSONCHK="jq -e ."
+
+# run NAME WANT_RC [GREP_PATTERN] -- ARGS: exit status and (optionally) a line of the output
+run() {
+	local name=$1 want=$2 pat=$3; shift 4
+	local out rc
+	out=$("$BIN" check "$@" 2>&1); rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		tap_fail "$TAG: $name: exit $rc, want $want" "$out"
+	elif [ -n "$pat" ] && ! grep -qE -- "$pat" <<<"$out"; then
+		tap_fail "$TAG: $name: output lacks /$pat/" "$out"
+	elif grep -q 'Sanitizer' <<<"$out"; then
+		tap_fail "$TAG: $name: sanitizer report" "$out"
+	else
+		tap_ok "$TAG: $name"
+	fi
+}
+
+json_case() {
+	local name=$1 want=$2 py=$3; shift 3
+	local out rc
+	out=$("$BIN" check --json "$@" 2>"$T/err"); rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		tap_fail "$TAG: json $name: exit $rc, want $want" "$(cat "$T/err")"
+	elif ! $JSONCHK <<<"$out" >/dev/null 2>&1; then
+		tap_fail "$TAG: json $name: not valid JSON" "$out"
+	elif ! python3 -c "$py" <<<"$out" 2>"$T/pyerr"; then
+		tap_fail "$TAG: json $name: content" "$(cat "$T/pyerr")"
+	else
+		tap_ok "$TAG: json $name"
+	fi
+}
+
+SCHEMA='import json,sys
+d=json.load(sys.stdin)
+assert d["schema"]==1, d["schema"]
+for k in ("node","verdict","hcas","findings"): assert k in d, k
+for h in d["hcas"]:
+    for k in ("name","pci","numa","fw_ver","hca_type","ports","pcie","netdevs"): assert k in h, k
+    for p in h["ports"]:
+        for k in ("port","state","phys_state","rate_gbps","width","speed","link_layer","lid","sm_lid","gids","counters"): assert k in p, k
+for f in d["findings"]:
+    assert set(f)=={"code","severity","class","node","device","port","observed","expected","fix"}, f
+    assert f["severity"] in ("ok","warn","fail") and f["class"] in ("node","job")
+'
+
+for BIN in "$IBPREP" "$IBPREP_ASAN"; do
+	TAG=$(basename "$(dirname "$BIN")")/$(basename "$BIN")
+	if [ ! -x "$BIN" ]; then
+		tap_fail "$TAG built" "$BIN missing: run make (and make asan)"
+		continue
+	fi
+	run "healthy tree passes" 0 '^verdict: pass$' -- --sysfs-root "$T/ok"
+	run "healthy: one row per port" 0 '^mlx5_11 +1 +ACTIVE +LinkUp +400 Gb/sec \(4X NDR\) +InfiniBand +0000:dc:00.0 +1 +ok$' -- --sysfs-root "$T/ok"
+	run "node name from the root" 0 '' -- --sysfs-root "$T/ok"
+	run "broken tree fails" 1 '^verdict: fail \(3 failures\)$' -- --sysfs-root "$T/bad"
+	run "width finding line" 1 '^fail gpu017: mlx5_3 port 1: link width 1X, expected 4X \(rate 100 Gb/sec, expected 400 Gb/sec\): reseat or replace the cable$' -- --sysfs-root "$T/bad"
+	run "down port line" 1 '^fail gpu017: mlx5_4 port 1: port state DOWN \(physical state Polling\)' -- --sysfs-root "$T/bad"
+	run "no SM line" 1 '^fail gpu017: mlx5_5 port 1: SM LID 0 \(no subnet manager\)' -- --sysfs-root "$T/bad"
+	run "--node overrides" 1 '^fail n9: mlx5_3' -- --sysfs-root "$T/bad" --node n9
+	run "no device fails" 1 'no RDMA device' -- --sysfs-root "$T/empty"
+	run "no device with expect_hcas=0" 0 '^verdict: pass$' -- --sysfs-root "$T/empty" expect_hcas=0
+	run "roce node reports the GID index" 0 '^info roce1: mlx5_0 port 1: RoCE v2 GID index [0-9]+' -- --sysfs-root "$T/roce"
+	run "policy pair applied" 1 'speed_degraded|link speed NDR' -- --sysfs-root "$T/ok" min_speed=XDR
+	run "config file applied" 1 'link speed NDR' -- --sysfs-root "$T/ok" --config "$T/strict.conf"
+	run "memlock judged" 1 'locked-memory limit 64 KiB, expected unlimited' -- --sysfs-root "$T/ok" --memlock 64
+	run "memlock unlimited" 0 '' -- --sysfs-root "$T/ok" --memlock unlimited
+	run "hostile tree: no crash, findings name the files" 0 "rate reads 'fast'" -- --sysfs-root "$T/hostile"
+	run "unknown key exits 2" 2 "unknown key 'bogus'" -- --sysfs-root "$T/ok" bogus=1
+	run "bad value exits 2" 2 "bad value 'fast' for key 'min_rate'" -- --sysfs-root "$T/ok" min_rate=fast
+	run "not a pair exits 2" 2 "expected KEY=VALUE" -- --sysfs-root "$T/ok" min_rate
+	run "bad config key exits 2" 2 "badkey.conf:2: unknown key 'bogus_key'" -- --sysfs-root "$T/ok" --config "$T/badkey.conf"
+	run "missing config exits 2" 2 "cannot open" -- --config "$T/nope.conf"
+	run "unreadable root exits 2" 2 'cannot open sysfs root' -- --sysfs-root "$T/does-not-exist"
+	run "unknown option exits 2" 2 'unknown option' -- --frobnicate
+	run "option without value exits 2" 2 'needs a value' -- --sysfs-root
+	run "bad --memlock exits 2" 2 "bad value 'lots' for --memlock" -- --memlock lots
+	run "--help exits 0" 0 '^usage: ibprep check' -- --help
+	json_case "healthy" 0 "$SCHEMA
+assert d['verdict']=='pass' and d['node']=='gpu001' and len(d['hcas'])==8, (d['verdict'], d['node'])
+assert d['gdr']['loaded'] and d['gpus']['nvidia']==8" --sysfs-root "$T/ok"
+	json_case "broken" 1 "$SCHEMA
+assert d['verdict']=='fail'
+codes=sorted(f['code'] for f in d['findings'] if f['severity']=='fail')
+assert codes==['no_subnet_manager','port_not_active','width_degraded'], codes
+p=[h for h in d['hcas'] if h['name']=='mlx5_3'][0]['ports'][0]
+assert p['width']==1 and p['rate_gbps']==100 and p['verdict']=='fail', p" --sysfs-root "$T/bad"
+	json_case "roce" 0 "$SCHEMA
+p=[h for h in d['hcas'] if h['name']=='mlx5_0'][0]['ports'][0]
+assert p['link_layer']=='Ethernet' and any(g['type']=='RoCE v2' for g in p['gids']), p" --sysfs-root "$T/roce"
+	json_case "hostile" 0 "$SCHEMA
+assert sorted(f['code'] for f in d['findings'])==['sysfs_malformed','sysfs_malformed','sysfs_unreadable'], d['findings']" --sysfs-root "$T/hostile"
+
+	# the real H100 capture, placed at ROOT/sys/class/infiniband (a temporary copy)
+	if [ -d "$REAL/sysfs/gpud-h100-ndr-sys-class-infiniband" ]; then
+		if [ ! -d "$T/h100/sys/class/infiniband" ]; then
+			mkdir -p "$T/h100/sys/class"
+			cp -r "$REAL/sysfs/gpud-h100-ndr-sys-class-infiniband" "$T/h100/sys/class/infiniband"
+		fi
+		run "real H100 does not fail" 0 '^verdict: warn' -- --sysfs-root "$T/h100"
+		json_case "real H100 aggregation" 0 "$SCHEMA
+f=[x for x in d['findings'] if 'excessive_buffer_overrun_errors' in x['observed']]
+assert len(f)==1 and f[0]['device']=='mlx5_[0-1,4-9],mlx5_bond_0', f
+f=[x for x in d['findings'] if 'link_downed' in x['observed']]
+assert len(f)==1 and f[0]['device']=='mlx5_1' and f[0]['severity']=='warn', f
+assert len(d['hcas'])==9" --sysfs-root "$T/h100"
+	else
+		tap_skip "$TAG: real H100 tree" "$REAL/sysfs/gpud-h100-ndr-sys-class-infiniband absent (set IBP_REAL_FIXTURES)"
+	fi
+done
+tap_done
