@@ -10,6 +10,17 @@
  * whose content is malformed, is a finding (code "sysfs_unreadable" or
  * "sysfs_malformed") naming the path, appended to the caller's list.
  *
+ * Where devices are found: every entry of sys/class/infiniband; when that
+ * directory does not exist at all (a tree gathered from the PCI side),
+ * sys/bus/pci/devices/<addr>/infiniband/<dev> instead.  The PCI function is
+ * where the device's "device" link leads, or the directory holding
+ * infiniband/<dev>; a capture of the class directory alone has no PCI facts
+ * (pci "", numa -1).  GID slots that are all zeros, or a prefix with a zero
+ * interface ID (mlx4's unused IB slots), are skipped.  Counter read errors
+ * a driver returns on purpose (EIO, EINVAL, EOPNOTSUPP, ENODATA) are kept in
+ * the counter's read_errno and are not findings; any other failure to read,
+ * and a counter that does not parse, are.
+ *
  * The inventory owns all its memory; ibp_inventory_release() frees it and is
  * safe on a zeroed or half-loaded inventory.  No globals; callable from any
  * context (it only reads files).
