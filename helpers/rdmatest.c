@@ -483,12 +483,20 @@ out:
 	return rc;
 }
 
+/*
+ * Connects to the peer's test port: candidates in order, again and again
+ * (the peer may still be starting) with a growing pause, until DEADLINE.
+ * The most telling failure is kept: a refused credential over a silent
+ * port over a closed one.
+ */
 static int oob_connect(struct run *run, struct link *l, int64_t deadline)
 {
-	char why[IBP_TEXT_MAX] = "", last_bad[IBP_TEXT_MAX] = "";
-	int worst = -ECONNREFUSED;
+	char why[IBP_TEXT_MAX] = "", auth_why[IBP_TEXT_MAX] = "", other_why[IBP_TEXT_MAX] = "";
+	int worst = -ECONNREFUSED, pause_ms = 10;
 
 	for (;;) {
+		int ms;
+
 		for (int c = 0; c < run->n_cands; c++) {
 			int rc = try_candidate(run, l, run->cands[c], deadline, why, sizeof(why));
 
@@ -498,33 +506,31 @@ static int oob_connect(struct run *run, struct link *l, int64_t deadline)
 				link_fail(l, IBP_LINK_LOCAL, rc, "%s", why);
 				return rc;
 			}
-			if (rc == -EACCES || rc == -EPROTO || rc == -ETIMEDOUT ||
-			    rc == -ECONNRESET) {
+			if (rc == -EACCES) {
+				worst = rc;
+				setf(auth_why, sizeof(auth_why), "%s", why);
+			} else if (rc == -EPROTO || rc == -ETIMEDOUT || rc == -ECONNRESET) {
 				if (worst != -EACCES)
 					worst = rc;
-				setf(last_bad, sizeof(last_bad), "%s", why);
-			} else if (!last_bad[0]) {
-				setf(why, sizeof(why), "%s", strerror(-rc));
+				setf(other_why, sizeof(other_why), "%s", why);
 			}
 			if (ibp_deadline_expired(deadline, ibp_now_ns()))
 				goto give_up;
 		}
-		/* Nobody yet: the peer may still be starting.  Retry shortly. */
-		{
-			int ms = ibp_deadline_poll_ms(deadline, ibp_now_ns());
-
-			if (ms == 0)
-				goto give_up;
-			poll(NULL, 0, ms < 25 ? ms : 25);
-		}
+		ms = ibp_deadline_poll_ms(deadline, ibp_now_ns());
+		if (ms == 0)
+			goto give_up;
+		poll(NULL, 0, ms < pause_ms ? ms : pause_ms);
+		if (pause_ms < 200)
+			pause_ms *= 2;
 	}
 give_up:
 	if (worst == -EACCES)
-		link_fail(l, IBP_LINK_AUTH, worst, "%s", last_bad);
+		link_fail(l, IBP_LINK_AUTH, worst, "%s", auth_why);
 	else if (worst == -EPROTO)
-		link_fail(l, IBP_LINK_PROTOCOL, worst, "%s", last_bad);
+		link_fail(l, IBP_LINK_PROTOCOL, worst, "%s", other_why);
 	else if (worst == -ETIMEDOUT || worst == -ECONNRESET)
-		link_fail(l, IBP_LINK_UNREACHABLE, worst, "%s", last_bad);
+		link_fail(l, IBP_LINK_UNREACHABLE, worst, "%s", other_why);
 	else
 		link_fail(l, IBP_LINK_UNREACHABLE, worst, "%s: connection refused on port%s %u%s",
 			  l->peer_addr, run->n_cands > 1 ? "s" : "", run->cands[0],
@@ -1300,6 +1306,18 @@ static size_t worst_link_of(struct run *run, uint32_t node)
 	return best;
 }
 
+static bool passes_same_way(const struct run *run, const struct link *l)
+{
+	for (size_t i = 0; i < run->n_links; i++) {
+		const struct link *x = &run->links[i];
+
+		if (x != l && x->out == l->out && x->peer != l->peer &&
+		    x->r.status == IBP_LINK_PASS)
+			return true;
+	}
+	return false;
+}
+
 static void expected_text(const struct run *run, char *buf, size_t len)
 {
 	double floor_gbps = 0;
@@ -1391,13 +1409,24 @@ static void report(struct run *run, struct ibp_findings *out, struct ibp_rdmates
 			covered |= sus[k] == run->me || sus[k] == l->peer;
 		if (covered)
 			continue;
-		ibp_findings_addf(
-		    out, "rdmatest_link_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, l->r.device,
-		    (int)l->r.port, expected, ibp_rdmatest_status_fix(l->r.status),
-		    "rdma test %s on link %s -> %s (round %u, rail %u; the test cannot tell "
-		    "which end is at fault): %s",
-		    ibp_link_status_name(l->r.status), node_name(run, l->r.from),
-		    node_name(run, l->r.to), l->r.round, l->r.rail, l->r.detail);
+		if (ibp_findings_addf(out, "rdmatest_link_failed", IBP_SEV_FAIL, IBP_CLASS_NODE,
+				      l->r.device, (int)l->r.port, expected,
+				      ibp_rdmatest_status_fix(l->r.status),
+				      "rdma test %s on link %s -> %s (round %u, rail %u): %s",
+				      ibp_link_status_name(l->r.status), node_name(run, l->r.from),
+				      node_name(run, l->r.to), l->r.round, l->r.rail, l->r.detail))
+			continue;
+		/*
+		 * When this end passes with other peers in the same direction, the
+		 * far end (or the path to it) is the better lead: name it.
+		 */
+		if (passes_same_way(run, l)) {
+			struct ibp_finding *f = &out->v[out->n - 1];
+
+			setf(f->node, sizeof(f->node), "%s", node_name(run, l->peer));
+			setf(f->device, sizeof(f->device), "%s", l->r.peer_device);
+			f->port = (int)l->r.peer_port;
+		}
 	}
 	if (run->dropped)
 		ibp_findings_addf(out, "rdmatest_dropped_connections", IBP_SEV_WARN, IBP_CLASS_NODE,
