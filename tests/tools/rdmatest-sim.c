@@ -122,7 +122,8 @@ static void usage(void)
 		"usage: rdmatest-sim --nodes N [--timeout S] [--munge-socket P] "
 		"[--bad-munge-socket P]\n"
 		"       [--insecure] [--fault I:KIND]... [--job J] [--step S] [--ports A-B]\n"
-		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... --outdir DIR\n");
+		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... [--hostile I] "
+		"--outdir DIR\n");
 	exit(2);
 }
 
@@ -142,6 +143,98 @@ static void run_silent(const char *addr, uint32_t job, uint32_t step, const stru
 			perror("rdmatest-sim: silent node listener");
 	}
 	poll(NULL, 0, (int)(my_timeout * 3000));
+	_exit(0);
+}
+
+static int dial(const char *addr, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * A hostile local process against ADDR's test port for SECONDS: garbage,
+ * truncated and wrong-version frames, forged and replayed hellos, a
+ * slowloris and a flood of idle connections, over and over.
+ */
+static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t target, uint32_t n,
+			const struct ibp_policy *p, double seconds)
+{
+	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
+	int64_t end = ibp_deadline_after_s(ibp_now_ns(), seconds);
+	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
+	uint8_t frame[IBP_OOB_FRAME_MAX], junk[300];
+	int slow[4] = {-1, -1, -1, -1}, flood[48], nflood = 0, fl;
+
+	ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, ports, 1);
+	m.u.hello.job = job;
+	m.u.hello.step = step;
+	m.u.hello.uid = (uint32_t)getuid();
+	m.u.hello.from = (target + 1) % n;
+	m.u.hello.to = target;
+	m.u.hello.nnodes = n;
+	m.u.hello.round = 1;
+	m.u.hello.nonce = 77;
+	m.u.hello.cred_len = 4;
+	memcpy(m.u.hello.cred, "AAAA", 4); /* a forged credential */
+	fl = ibp_oob_encode(&m, frame, sizeof(frame));
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 7 + 3);
+	while (ibp_now_ns() < end) {
+		int fd;
+
+		/* garbage */
+		if ((fd = dial(addr, ports[0])) >= 0) {
+			send(fd, junk, sizeof(junk), MSG_NOSIGNAL);
+			close(fd);
+		}
+		/* a truncated hello */
+		if ((fd = dial(addr, ports[0])) >= 0) {
+			send(fd, frame, (size_t)fl / 2, MSG_NOSIGNAL);
+			close(fd);
+		}
+		/* another protocol version */
+		if ((fd = dial(addr, ports[0])) >= 0) {
+			uint8_t v[IBP_OOB_FRAME_MAX];
+
+			memcpy(v, frame, (size_t)fl);
+			v[5] = 99;
+			send(fd, v, (size_t)fl, MSG_NOSIGNAL);
+			close(fd);
+		}
+		/* a forged hello, twice (a replay) */
+		for (int r = 0; r < 2; r++)
+			if ((fd = dial(addr, ports[0])) >= 0) {
+				send(fd, frame, (size_t)fl, MSG_NOSIGNAL);
+				poll(NULL, 0, 5);
+				close(fd);
+			}
+		/* slowloris: one byte at a time */
+		for (int k = 0; k < 4; k++) {
+			if (slow[k] < 0)
+				slow[k] = dial(addr, ports[0]);
+			else if (send(slow[k], frame, 1, MSG_NOSIGNAL) != 1) {
+				close(slow[k]);
+				slow[k] = -1;
+			}
+		}
+		/* a flood of idle connections, renewed */
+		while (nflood < 48 && (fd = dial(addr, ports[0])) >= 0)
+			flood[nflood++] = fd;
+		if (nflood == 48) {
+			for (int k = 0; k < nflood; k++)
+				close(flood[k]);
+			nflood = 0;
+		}
+		poll(NULL, 0, 20);
+	}
 	_exit(0);
 }
 
@@ -215,6 +308,8 @@ int main(int argc, char **argv)
 	    {"buf", required_argument, NULL, 'B'},
 	    {"burst", required_argument, NULL, 'U'},
 	    {"outdir", required_argument, NULL, 'o'},
+	    {"policy", required_argument, NULL, 'P'},
+	    {"hostile", required_argument, NULL, 'H'},
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
@@ -225,6 +320,8 @@ int main(int argc, char **argv)
 	struct ibp_hostlist hl = {0};
 	const char *munge = NULL, *bad_munge = NULL, *outdir = NULL;
 	bool insecure = false;
+	long hostile = -1;
+	pid_t hostile_pid = 0;
 	size_t n = 0, buf = 64 << 10;
 	uint64_t burst = 256 << 10;
 	uint32_t job = 4242, step = 0;
@@ -278,6 +375,9 @@ int main(int argc, char **argv)
 		case 'o':
 			outdir = optarg;
 			break;
+		case 'H':
+			hostile = (long)strtoul(optarg, NULL, 10);
+			break;
 		case 'f': {
 			char *colon;
 			size_t idx = strtoul(optarg, &colon, 10);
@@ -311,6 +411,12 @@ int main(int argc, char **argv)
 	}
 	fflush(NULL);
 	t0 = ibp_now_ns();
+	if (hostile >= 0 && (size_t)hostile < n) {
+		hostile_pid = fork();
+		if (hostile_pid == 0)
+			run_hostile(addrs[hostile], job, step, (uint32_t)hostile, (uint32_t)n, &pol,
+				    pol.test_timeout_s);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (faults[i] == F_REFUSE) {
 			pids[i] = 0;
@@ -371,6 +477,10 @@ int main(int argc, char **argv)
 		poll(NULL, 0, 10);
 	}
 	printf("wall %.3f\n", (double)(ibp_now_ns() - t0) / 1e9);
+	if (hostile_pid > 0) {
+		kill(hostile_pid, SIGKILL);
+		waitpid(hostile_pid, NULL, 0);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char path[4096], line[2048];
 		FILE *fp;

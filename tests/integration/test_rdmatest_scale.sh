@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# test_rdmatest_scale.sh: the cross-node test at scale, on one machine.
+# 256 simulated nodes (one process each, on distinct 127.100.x.y addresses)
+# run the whole protocol with the socket transport and munge credentials from
+# a private munged: a healthy run, then one with injected faults (a node that
+# refuses, never answers, answers slowly, corrupts data, presents a wrong
+# credential, dies mid-test), and one under attack by a hostile local peer.
+# Asserts every verdict, that blame lands on the faulty node and only there,
+# and that everything ends within its bound.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+B=${B:-build}
+N=${RDMATEST_NODES:-256}
+TIMEOUT=${RDMATEST_TIMEOUT:-4}
+tmp=$(mktemp -d /tmp/ibp-rdmatest.XXXXXX)
+chmod 0755 "$tmp" # munged runs as the munge user
+pids=()
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# One private munged per key: "good" is the cluster's, "bad" a stranger's.
+start_munged() {
+	local d=$tmp/munge-$1
+	mkdir -p "$d"
+	mungekey --create --keyfile="$d/munge.key" >/dev/null 2>&1 || return 1
+	chown -R munge:munge "$d" && chmod 0755 "$d"
+	setpriv --reuid=munge --regid=munge --init-groups \
+		munged --foreground --force --num-threads=4 --socket="$d/munge.sock" \
+		--key-file="$d/munge.key" --pid-file="$d/munged.pid" --log-file="$d/munged.log" \
+		--seed-file="$d/munged.seed" >"$d/out" 2>&1 </dev/null &
+	pids+=($!)
+	for _ in $(seq 1 100); do
+		[ -S "$d/munge.sock" ] && return 0
+		sleep 0.05
+	done
+	echo "# munged ($1) did not start: $(tail -2 "$d/out" "$d/munged.log" 2>/dev/null)"
+	return 1
+}
+
+if [ ! -f "$B/libibprep.a" ]; then
+	tap_skip "rdmatest scale" "$B/libibprep.a not built (run make first)"
+	tap_done
+	exit
+fi
+sim=$tmp/rdmatest-sim
+if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$sim" tests/tools/rdmatest-sim.c \
+	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa 2>/dev/null) -lmunge -lm -lpthread 2>"$tmp/cc.err"; then
+	tap_fail "build rdmatest-sim" "$(cat "$tmp/cc.err")"
+	tap_done
+	exit
+fi
+tap_ok "build rdmatest-sim"
+if [ "$(id -u)" -ne 0 ] || ! command -v munged >/dev/null || ! id munge >/dev/null 2>&1; then
+	tap_skip "rdmatest scale with munge" "needs root, munged and the munge user"
+	tap_done
+	exit
+fi
+start_munged good && start_munged bad || { tap_fail "start private munged"; tap_done; exit; }
+tap_ok "start two private munged (cluster key, stranger key)"
+good=$tmp/munge-good/munge.sock bad=$tmp/munge-bad/munge.sock
+
+# run NAME ARGS...: runs the simulation, output in $tmp/NAME.out
+run() {
+	local name=$1; shift
+	mkdir -p "$tmp/$name"
+	"$sim" --nodes "$N" --timeout "$TIMEOUT" --munge-socket "$good" --bad-munge-socket "$bad" \
+		--outdir "$tmp/$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+}
+wall() { awk '/^wall /{print $2}' "$tmp/$1.out"; }
+# bound: all nodes done within the test's own timeout plus start-up slack
+within() { awk -v w="$(wall "$1")" -v b="$2" 'BEGIN{exit !(w != "" && w <= b)}'; }
+
+# --- healthy ------------------------------------------------------------
+run healthy
+npass=$(grep -c '^node .* pass ' "$tmp/healthy.out")
+if [ "$npass" -eq "$N" ]; then
+	tap_ok "healthy: all $N nodes pass (wall $(wall healthy) s)"
+else
+	tap_fail "healthy: $npass of $N nodes pass" "$(grep '^node' "$tmp/healthy.out" | grep -v ' pass ' | head -5)"
+fi
+if within healthy 2.5; then tap_ok "healthy: verdict within 2.5 s"; else tap_fail "healthy: took $(wall healthy) s"; fi
+if ! grep -q '^hung' "$tmp/healthy.out"; then tap_ok "healthy: no node hung"; else tap_fail "healthy: hung nodes" "$(grep '^hung' "$tmp/healthy.out")"; fi
+
+# --- faults -------------------------------------------------------------
+# Spread apart (> 4) so each fault's neighbourhood is its own.
+declare -A fault=([10]=refuse [50]=silent [90]=slow [130]=corrupt [170]=die [210]=badcred)
+args=()
+for i in "${!fault[@]}"; do args+=(--fault "$i:${fault[$i]}"); done
+run faults "${args[@]}"
+if within faults "$(awk -v t="$TIMEOUT" 'BEGIN{print t * 1.5 + 1}')"; then
+	tap_ok "faults: every node done within the bound (wall $(wall faults) s, timeout $TIMEOUT s)"
+else
+	tap_fail "faults: took $(wall faults) s, bound $TIMEOUT s"
+fi
+if ! grep -q '^hung' "$tmp/faults.out"; then tap_ok "faults: no node hung"; else tap_fail "faults: hung nodes" "$(grep '^hung' "$tmp/faults.out")"; fi
+name() { printf 'sim%04d' "$1"; }
+near() { # near I: the fault within distance 2 of node I, or ""
+	local i=$1 f
+	for f in "${!fault[@]}"; do
+		[ $(((i - f + N) % N)) -le 2 ] || [ $(((f - i + N) % N)) -le 2 ] && { echo "$f"; return; }
+	done
+}
+for f in $(printf '%s\n' "${!fault[@]}" | sort -n); do
+	kind=${fault[$f]} fn=$(name "$f")
+	# Every failure finding in the neighbourhood names the faulty node, and
+	# at least two of its neighbours say so.
+	blamers=0 wrong=""
+	for d in -2 -1 1 2; do
+		i=$(((f + d + N) % N))
+		line=$(grep "^node $i " "$tmp/faults.out")
+		case "$line" in
+		*" fail "*)
+			codes=${line##*codes=}; codes=${codes%% *}
+			for c in ${codes//,/ }; do
+				case "$c" in
+				rdmatest_node_failed@*|rdmatest_link_failed@*)
+					[ "${c#*@}" = "$fn" ] && blamers=$((blamers + 1)) || wrong+=" $i:$c" ;;
+				esac
+			done ;;
+		*" pass "*) ;;
+		*) wrong+=" $i:no-result" ;;
+		esac
+	done
+	if [ "$blamers" -ge 2 ] && [ -z "$wrong" ]; then
+		tap_ok "fault $kind on $fn: blamed by $blamers neighbours, nobody else blamed"
+	else
+		tap_fail "fault $kind on $fn: $blamers neighbours blame it; wrong:$wrong" \
+			"$(for d in -2 -1 0 1 2; do grep -A2 "^node $(((f + d + N) % N)) " "$tmp/faults.out"; done)"
+	fi
+done
+# The faulty node itself, where it ran to the end, names itself.
+for f in 90 130 210; do
+	line=$(grep "^node $f " "$tmp/faults.out")
+	if [[ "$line" == *" fail "*"suspects=$(name "$f")"* ]]; then
+		tap_ok "fault ${fault[$f]} on $(name "$f"): the node blames itself"
+	else
+		tap_fail "fault ${fault[$f]} on $(name "$f"): it does not blame itself" "$line"
+	fi
+done
+# Everyone further away passes.
+bad_far=""
+while read -r _ i _ verdict _; do
+	[ -n "$(near "$i")" ] && continue
+	[ "$verdict" = pass ] || bad_far+=" $i:$verdict"
+done < <(grep '^node ' "$tmp/faults.out")
+if [ -z "$bad_far" ]; then tap_ok "faults: every node away from a fault passes"; else tap_fail "faults: innocent nodes failed:$bad_far"; fi
+# Specific verdicts per fault kind.
+check_kind() { # check_kind NODE WORDS: a neighbour's finding text mentions WORDS
+	local f=$1 words=$2
+	if grep -A3 -E "^node $(((f + 1) % N)) |^node $(((f + 2) % N)) " "$tmp/faults.out" | grep -q "$words"; then
+		tap_ok "fault ${fault[$f]}: reported as '$words'"
+	else
+		tap_fail "fault ${fault[$f]}: no '$words' in the neighbours' findings" \
+			"$(grep -A3 -E "^node $(((f + 1) % N)) " "$tmp/faults.out")"
+	fi
+}
+check_kind 10 "unreachable"
+check_kind 50 "unreachable"
+check_kind 130 "data corrupted"
+check_kind 210 "credential refused"
+
+# --- hostile peers ------------------------------------------------------
+# A stranger floods node 5's test ports with garbage, truncated and forged
+# hellos, a slowloris and a connection flood while the test runs: the test
+# still passes everywhere and node 5 reports the dropped connections.
+run hostile --hostile 5
+npass=$(grep -c '^node .* pass ' "$tmp/hostile.out")
+if [ "$npass" -eq "$N" ]; then
+	tap_ok "hostile: all $N nodes pass while node 5 is attacked"
+else
+	tap_fail "hostile: $npass of $N pass" "$(grep '^node' "$tmp/hostile.out" | grep -v ' pass ' | head -5; tail -5 "$tmp/hostile.err")"
+fi
+d5=$(grep '^node 5 ' "$tmp/hostile.out" | grep -o 'dropped=[0-9]*' | cut -d= -f2)
+if [ "${d5:-0}" -ge 5 ]; then tap_ok "hostile: node 5 dropped $d5 hostile connections and said so"; else tap_fail "hostile: node 5 dropped ${d5:-0} connections" "$(grep -A3 '^node 5 ' "$tmp/hostile.out")"; fi
+if within hostile "$(awk -v t="$TIMEOUT" 'BEGIN{print t + 1}')"; then tap_ok "hostile: within the bound (wall $(wall hostile) s)"; else tap_fail "hostile: took $(wall hostile) s"; fi
+grep -A3 '^node 5 ' "$tmp/hostile.out" | sed 's/^/# /'
+
+# --- insecure mode ------------------------------------------------------
+mkdir -p "$tmp/insec"
+"$sim" --nodes 4 --timeout 2 --insecure --outdir "$tmp/insec" >"$tmp/insec.out" 2>&1 || true
+if [ "$(grep -c '^node .* pass ' "$tmp/insec.out")" -eq 4 ]; then tap_ok "insecure: 4 nodes pass without munge"; else tap_fail "insecure run" "$(cat "$tmp/insec.out")"; fi
+tap_done
