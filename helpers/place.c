@@ -131,6 +131,21 @@ static void pick_gpu_nic(struct ibp_placement *pl, const struct ibp_topo *topo, 
 	pl->gpus[g].nic.dist = bd;
 }
 
+/* The nearest class any fabric port reaches from GPU G (SYS when none). */
+static enum ibp_dist best_dist(const struct ibp_placement *pl, const struct ibp_topo *topo,
+			       size_t g)
+{
+	enum ibp_dist best = IBP_DIST_SYS;
+
+	for (size_t k = 0; k < pl->n_fabric; k++) {
+		enum ibp_dist d =
+		    ibp_topo_distance(topo, &topo->gpus[g].d, &topo->hcas[pl->fabric[k].hca].d);
+		if (d < best)
+			best = d;
+	}
+	return best;
+}
+
 /* An unhealthy fabric-layer port strictly nearer than the one chosen. */
 static const struct ibp_topo_hca *nearer_unhealthy(const struct ibp_topo *topo,
 						   const struct ibp_placement *pl, size_t g,
@@ -264,6 +279,34 @@ static int assign_cpus(const struct ibp_topo *topo, hwloc_const_bitmap_t pool, h
 		rc = -ENOMEM;
 		goto out;
 	}
+	for (size_t i = 0; i < k; i++)
+		if (!hwloc_bitmap_intersects(loc[i], pool)) {
+			char lbuf[256];
+			bool shared = false;
+
+			/* the ideal is impossible for one of them: an even split of what is
+			 * allowed, in order, keeps the others from overlapping it */
+			ibp_cpulist_format(loc[i], lbuf, sizeof(lbuf));
+			rc = ibp_findings_addf(
+			    f, "cpus_not_local", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			    "CPUs local to its GPU or HCA",
+			    "allocate CPUs on the GPU's socket (srun --gpu-bind/--cpus-per-gpu) or "
+			    "fewer tasks",
+			    "%s %zu: its local CPUs %s are outside the allowed set: CPUs split "
+			    "evenly "
+			    "instead",
+			    what, i, lbuf[0] ? lbuf : "(none)");
+			if (!rc)
+				rc = split_cpus(topo, pool, k, out, &shared);
+			if (!rc && shared)
+				rc = ibp_findings_addf(
+				    f, "cpus_shared", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+				    "at least one hardware thread each",
+				    "ask for fewer tasks per node or more CPUs per task",
+				    "%zu %ss share %d hardware threads", k, what,
+				    hwloc_bitmap_weight(pool));
+			goto out;
+		}
 	for (size_t i = 0; i < k && !rc; i++) {
 		size_t m = 0;
 		bool shared = false;
@@ -301,7 +344,7 @@ static int assign_cpus(const struct ibp_topo *topo, hwloc_const_bitmap_t pool, h
 			break;
 		if (shared) {
 			rc = ibp_findings_addf(f, "cpus_shared", IBP_SEV_WARN, IBP_CLASS_JOB, NULL,
-					       0, "at least one hardware thread per task",
+					       0, "at least one hardware thread each",
 					       "ask for fewer tasks per node or more CPUs per task",
 					       "%zu %ss share %d hardware threads", m, what,
 					       hwloc_bitmap_weight(avail));
@@ -519,38 +562,59 @@ static int task_localities(struct ibp_placement *pl, const struct ibp_topo *topo
 	return 0;
 }
 
-static int worker_rows(struct ibp_placement *pl, const struct ibp_topo *topo,
-		       struct ibp_findings *f)
+/*
+ * CPUs of GPU-bearing tasks: the step's GPUs split their local CPUs among
+ * themselves (GPU shares, also the torchrun worker rows); a task gets the
+ * shares of its GPUs, and tasks sharing one GPU split its share.
+ */
+static int gpu_task_cpus(struct ibp_placement *pl, const struct ibp_topo *topo, const unsigned *sel,
+			 size_t n_sel, hwloc_const_bitmap_t pool, struct ibp_findings *f)
 {
-	for (size_t r = 0; r < pl->n_tasks; r++) {
-		struct ibp_place_task *tk = &pl->tasks[r];
-		hwloc_bitmap_t loc[IBP_PLACE_MAX_GPUS], out[IBP_PLACE_MAX_GPUS];
-		size_t n = 0;
-		int rc = 0;
+	hwloc_bitmap_t loc[IBP_PLACE_MAX_GPUS], out[IBP_PLACE_MAX_GPUS];
+	int rc;
 
-		for (size_t i = 0; i < tk->n_gpus; i++) {
-			struct ibp_place_gpu *pg = &pl->gpus[tk->gpus[i]];
+	for (size_t i = 0; i < n_sel; i++) {
+		struct ibp_place_gpu *pg = &pl->gpus[sel[i]];
 
-			if (pg->task != (int)r || pg->cpus)
-				continue;
-			pg->cpus = hwloc_bitmap_alloc();
-			if (!pg->cpus)
-				return -ENOMEM;
-			loc[n] = topo->gpus[tk->gpus[i]].d.cpuset;
-			out[n++] = pg->cpus;
-		}
-		if (n == 1 && tk->n_gpus == 1)
-			hwloc_bitmap_copy(out[0], tk->cpus);
-		else if (n)
-			rc = assign_cpus(topo, tk->cpus, loc, n, out, "worker", f);
+		pg->cpus = hwloc_bitmap_alloc();
+		if (!pg->cpus)
+			return -ENOMEM;
+		loc[i] = topo->gpus[sel[i]].d.cpuset;
+		out[i] = pg->cpus;
+	}
+	rc = assign_cpus(topo, pool, loc, n_sel, out, "gpu", f);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n_sel; i++) {
+		struct ibp_place_gpu *pg = &pl->gpus[sel[i]];
+		hwloc_bitmap_t tout[IBP_PLACE_MAX_TASKS];
+		size_t m = 0;
+		bool shared = false;
+
+		rc = nodeset_of(topo, pg->cpus, &pg->mems);
 		if (rc)
 			return rc;
-		for (size_t i = 0; i < tk->n_gpus; i++) {
-			struct ibp_place_gpu *pg = &pl->gpus[tk->gpus[i]];
-
-			if (pg->cpus && !pg->mems && (rc = nodeset_of(topo, pg->cpus, &pg->mems)))
-				return rc;
+		for (size_t r = 0; r < pl->n_tasks; r++)
+			for (size_t g = 0; g < pl->tasks[r].n_gpus; g++)
+				if (pl->tasks[r].gpus[g] == sel[i])
+					tout[m++] = pl->tasks[r].cpus;
+		if (m <= 1) {
+			if (m)
+				hwloc_bitmap_or(tout[0], tout[0], pg->cpus);
+			continue;
 		}
+		rc = split_cpus(topo, pg->cpus, m, tout, &shared);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (!rc && shared)
+			rc = ibp_findings_addf(f, "cpus_shared", IBP_SEV_WARN, IBP_CLASS_JOB, NULL,
+					       0, "at least one hardware thread each",
+					       "ask for fewer tasks per node or more CPUs per task",
+					       "%zu tasks share the %d hardware threads of gpu %s",
+					       m, hwloc_bitmap_weight(pg->cpus),
+					       topo->gpus[sel[i]].d.pci);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -591,10 +655,19 @@ int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 		goto out;
 	}
 	pl->n_tasks = step->ntasks;
-	for (size_t g = 0; g < topo->n_gpus; g++) {
-		pl->gpus[g].task = -1;
-		pick_gpu_nic(pl, topo, g, load);
-	}
+	/* GPUs with a near port choose first, so a fallback never takes a rail's HCA
+	 * before its own GPU does */
+	for (int d = IBP_DIST_PIX; d <= IBP_DIST_SYS; d++)
+		for (size_t g = 0; g < topo->n_gpus; g++)
+			if (best_dist(pl, topo, g) == (enum ibp_dist)d) {
+				pl->gpus[g].task = -1;
+				pick_gpu_nic(pl, topo, g, load);
+			}
+	for (size_t g = 0; g < topo->n_gpus; g++)
+		if (!pl->n_fabric) {
+			pl->gpus[g].task = -1;
+			pl->gpus[g].nic.hca = -1;
+		}
 	for (size_t i = 0; i < n_sel; i++)
 		pl->gpus[sel[i]].in_step = true;
 	rc = gpu_findings(pl, topo, sel, n_sel, f);
@@ -624,7 +697,10 @@ int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 		}
 		outs[r] = pl->tasks[r].cpus;
 	}
-	rc = assign_cpus(topo, pool, loc, pl->n_tasks, outs, "task", f);
+	if (n_sel)
+		rc = gpu_task_cpus(pl, topo, sel, n_sel, pool, f);
+	else
+		rc = assign_cpus(topo, pool, loc, pl->n_tasks, outs, "task", f);
 	if (rc)
 		goto out;
 	if (step->local_rank >= 0 && (size_t)step->local_rank < pl->n_tasks && step->task_allowed) {
@@ -655,7 +731,6 @@ int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 		if (!tk->n_gpus)
 			cpu_task_nic(pl, topo, tk, tk->cpus, cpuload);
 	}
-	rc = worker_rows(pl, topo, f);
 out:
 	for (size_t r = 0; loc && r < step->ntasks; r++)
 		hwloc_bitmap_free(loc[r]);
@@ -701,8 +776,8 @@ int ibp_place_view_worker(const struct ibp_placement *pl, size_t r, size_t w,
 	v->n_gpus = 1;
 	v->nics = &g->nic;
 	v->n_nics = g->nic.hca >= 0;
-	/* a GPU shared by several tasks has its worker CPUs on its first task */
-	v->cpus = g->task == (int)r && g->cpus ? g->cpus : t->cpus;
-	v->mems = g->task == (int)r && g->mems ? g->mems : t->mems;
+	/* one GPU per task (or a GPU shared by tasks): the worker is the task */
+	v->cpus = t->n_gpus > 1 && g->cpus ? g->cpus : t->cpus;
+	v->mems = t->n_gpus > 1 && g->mems ? g->mems : t->mems;
 	return 0;
 }
