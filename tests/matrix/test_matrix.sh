@@ -239,6 +239,7 @@ leg_probe()
 		"$(ibp_expect user_init_fail_srun_rc "$v")" "$rc" "$out"
 	local named=no
 	grep -q 'slurmstepd-n2' <<< "$out" && named=yes
+	grep -m1 'spank_probe' <<< "$out" | sed 's/^/# what the user sees: /'
 	chk "$t: slurmstepd's message prefix names the node: $(ibp_expect stepd_prefix_names_node "$v")" \
 		"$(ibp_expect stepd_prefix_names_node "$v")" "$named" "$out"
 	cluster_plugstack "required $probe fail=task_init node=n2"
@@ -299,14 +300,29 @@ leg_integration()
 		tap_skip "$t: plugin integration suites" "spank_ib.so is not built: no slurm_spank_* in spank/*.c yet"
 		return 0
 	fi
+	# The installed plugin at one path that is the same file on the host
+	# (where the suites check it exists) and in the chroot (where slurmstepd
+	# loads it): bind-mounted on both sides.
+	local so=$LEG_BASE/spank_ib.so side
+	for side in "$so" "$(matrix_chroot_dir "$LEG_SUITE")$so"; do
+		: > "$side"
+		if ! mount --bind "$(matrix_chroot_dir "$LEG_SUITE")$LEG_PLUGIN" "$side"; then
+			tap_fail "$t: bind-mount the installed plugin for the suites"
+			return 1
+		fi
+		MATRIX_MOUNTS+=("$side")
+	done
 	local found=0
 	for suite in tests/integration/test_*.sh; do
 		[ -f "$suite" ] || continue
+		# Only the suites that drive the Slurm cluster: the others test
+		# ibprep or the library on the host, whatever the Slurm release.
+		grep -q 'lib/cluster.sh' "$suite" || continue
 		name=$(basename "$suite" .sh)
 		[[ "$name" =~ ${IBP_MATRIX_SUITE_FILTER:-.} ]] || continue
 		found=1
 		log=$LEG_BASE/$name.tap
-		SPANK_IB_SO=$LEG_PLUGIN IBP_SLURM_VERSION=$LEG_VERSION \
+		SPANK_IB_SO=$so IBP_SLURM_VERSION=$LEG_VERSION \
 			bash "$suite" > "$log" 2>&1
 		rc=$?
 		local n=0 bad=0
@@ -334,7 +350,7 @@ leg_integration()
 			tap_fail "$t: $name exited $rc without reporting a failure" "$(tail -n 20 "$log")"
 		fi
 	done
-	[ "$found" = 1 ] || tap_skip "$t: plugin integration suites" "no tests/integration/test_*.sh yet"
+	[ "$found" = 1 ] || tap_skip "$t: plugin integration suites" "no tests/integration/test_*.sh uses the cluster yet"
 }
 
 leg()
