@@ -139,8 +139,12 @@ struct ibp_transport_ops {
 };
 
 extern const struct ibp_transport_ops ibp_transport_socket;
-/* Weak: NULL where the verbs transport is not linked in. */
-extern const struct ibp_transport_ops ibp_transport_verbs __attribute__((weak));
+/*
+ * Not weak: a weak reference does not pull transport_verbs.o out of
+ * libibprep.a, so ibp_transport_find("verbs") would be NULL in every
+ * program (libibverbs is a build dependency anyway).
+ */
+extern const struct ibp_transport_ops ibp_transport_verbs;
 
 /* "socket" / "verbs" -> ops; NULL when unknown or not built. */
 const struct ibp_transport_ops *ibp_transport_find(const char *name);
