@@ -1,14 +1,545 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder until its issue lands: says so and exits 2 (could not run). */
+/*
+ * ibprep rdmatest: the cross-node RDMA sanity test by hand, without Slurm.
+ * Start it on every node of the list at about the same time, each with its
+ * own --index:
+ *
+ *   ibprep rdmatest --hosts 'n[1-4]' --index 0 --transport socket
+ *
+ * parse -> pick the local ports (inventory) -> run -> report -> exit status:
+ * 0 every link passed, 1 the test found a problem, 2 could not run.
+ */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "ibprep_cmd.h"
+#include "ibprep/hca.h"
+#include "ibprep/hostlist.h"
+#include "ibprep/json.h"
+#include "ibprep/policy.h"
+#include "ibprep/rdmatest.h"
+#include "ibprep/report.h"
+#include "ibprep/sysfs.h"
+
+#define MAX_ADDRS IBP_HOSTLIST_MAX
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: ibprep rdmatest --hosts LIST (--index I | --node NAME) [--addrs A,B,...]\n"
+	    "                       [--transport socket|verbs] [--device DEV [--port P]]\n"
+	    "                       [--gid-index N] [--sysfs-root DIR] [--job J] [--step S]\n"
+	    "                       [--mode quick|full] [--munge-socket PATH] [--insecure]\n"
+	    "                       [--buf BYTES] [--burst BYTES] [--json] [KEY=VALUE ...]\n"
+	    "\n"
+	    "Runs the cross-node RDMA sanity test with the other nodes of LIST, which run\n"
+	    "the same command at about the same time with their own index.  Node i writes\n"
+	    "to i+1 and i+2 and checks what i-1 and i-2 wrote, over each rail; a failure\n"
+	    "names the node at fault, the device and the port.\n"
+	    "\n"
+	    "  --hosts LIST        the nodes, a Slurm host list (n[1-4,7],gpu[001-003])\n"
+	    "  --index I           this node's position in LIST (0-based)\n"
+	    "  --node NAME         ... or this node's name in LIST\n"
+	    "  --addrs A,B,...     numeric address of every node, in LIST order\n"
+	    "                      (default: resolve the names)\n"
+	    "  --transport T       socket (TCP, runs anywhere) or verbs (RDMA); default:\n"
+	    "                      the test_transport= key (verbs)\n"
+	    "  --device DEV        test this HCA (verbs); default: every ACTIVE port, in\n"
+	    "                      order, as rails (quick mode: the first)\n"
+	    "  --port P            its port (default 1)\n"
+	    "  --gid-index N       RoCE GID index (default: the RoCE v2 IPv4 GID)\n"
+	    "  --sysfs-root DIR    read the ports from DIR/sys instead of /sys\n"
+	    "  --job J --step S    identify the run (default SLURM_JOB_ID, SLURM_STEP_ID, or 0);\n"
+	    "                      the test port is derived from them: use the same on every node\n"
+	    "  --mode M            quick (one rail) or full (every port)\n"
+	    "  --munge-socket P    munged's socket (default: munge's own)\n"
+	    "  --insecure          no munge credentials: anyone who reaches the port can\n"
+	    "                      take part; for machines without munge only\n"
+	    "  --buf BYTES         pattern size (default 1 MiB); --burst BYTES: bandwidth burst\n"
+	    "  --json              one JSON document instead of text\n"
+	    "  KEY=VALUE           policy: test_timeout=, test_min_bw=, test_max_lat_us=,\n"
+	    "                      test_ports=A-B, test_pairing=, test_transport=\n"
+	    "\n"
+	    "exit status: 0 every link passed, 1 a problem was found, 2 could not run\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Splits "a,b,c" in place into at most MAX pointers; -E2BIG when more. */
+static long split_addrs(char *s, const char **v, size_t max)
+{
+	size_t n = 0;
+
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		if (n == max)
+			return -E2BIG;
+		v[n++] = tok;
+	}
+	return (long)n;
+}
+
+static int pick_gid(const struct ibp_port *p, int want)
+{
+	int v2 = -1;
+
+	if (want >= 0)
+		return want;
+	if (p->link_layer != IBP_LL_ETH)
+		return 0;
+	for (size_t g = 0; g < p->n_gids; g++) {
+		if (p->gids[g].type != IBP_GID_TYPE_ROCE_V2)
+			continue;
+		if (p->gids[g].ipv4_mapped)
+			return (int)p->gids[g].index;
+		if (v2 < 0)
+			v2 = (int)p->gids[g].index;
+	}
+	return v2 >= 0 ? v2 : 0;
+}
+
+static void fill_port(struct ibp_tx_port *tp, const struct ibp_hca *h, const struct ibp_port *p,
+		      int gid_index)
+{
+	memset(tp, 0, sizeof(*tp));
+	snprintf(tp->device, sizeof(tp->device), "%s", h->name);
+	tp->port = p->num;
+	tp->link_layer = p->link_layer;
+	tp->rate_gbps = p->rate.known ? p->rate.gbps : 0;
+	tp->gid_index = pick_gid(p, gid_index);
+}
+
+/* The ports to test, from the inventory: --device/--port, or every ACTIVE port. */
+static int pick_ports(const char *root, const char *device, unsigned port, int gid_index,
+		      struct ibp_tx_port *ports, size_t *n)
+{
+	struct ibp_sysfs fs;
+	struct ibp_inventory inv;
+	struct ibp_findings f;
+	int rc;
+
+	*n = 0;
+	ibp_inventory_init(&inv);
+	ibp_findings_init(&f);
+	rc = ibp_sysfs_open(&fs, root);
+	if (rc) {
+		fprintf(stderr, "ibprep rdmatest: cannot open sysfs root '%s': %s\n", root,
+			strerror(-rc));
+		return 2;
+	}
+	rc = ibp_inventory_load(&inv, &fs, &f);
+	if (rc) {
+		fprintf(stderr, "ibprep rdmatest: cannot read the RDMA devices under '%s': %s\n",
+			root, strerror(-rc));
+		rc = 2;
+		goto out;
+	}
+	for (size_t i = 0; i < inv.n_hcas; i++) {
+		const struct ibp_hca *h = &inv.hcas[i];
+
+		if (device && strcmp(h->name, device))
+			continue;
+		for (size_t k = 0; k < h->n_ports && *n < IBP_RDMATEST_MAX_RAILS; k++) {
+			const struct ibp_port *p = &h->ports[k];
+
+			if (device ? p->num != port : p->state != IBP_PORT_ACTIVE)
+				continue;
+			fill_port(&ports[(*n)++], h, p, gid_index);
+		}
+	}
+	rc = 0;
+	if (*n == 0) {
+		if (device)
+			fprintf(stderr,
+				"ibprep rdmatest: %s port %u: not found under "
+				"%s/sys/class/infiniband\n",
+				device, port, root);
+		else
+			fprintf(
+			    stderr,
+			    "ibprep rdmatest: no ACTIVE RDMA port under %s/sys/class/infiniband: "
+			    "use --transport socket, or check the node with 'ibprep check'\n",
+			    root);
+		rc = 2;
+	}
+out:
+	ibp_inventory_release(&inv);
+	ibp_findings_release(&f);
+	ibp_sysfs_close(&fs);
+	return rc;
+}
+
+static void json_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hostlist *hl,
+		     const struct ibp_findings *f, const struct ibp_rdmatest_result *res,
+		     const char *transport)
+{
+	struct ibp_json j;
+
+	ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
+	ibp_json_object_begin(&j);
+	ibp_json_key(&j, "schema");
+	ibp_json_int(&j, IBP_REPORT_SCHEMA);
+	ibp_json_key(&j, "command");
+	ibp_json_string(&j, "rdmatest");
+	ibp_json_key(&j, "node");
+	ibp_json_string(&j, hl->names[cfg->index]);
+	ibp_json_key(&j, "index");
+	ibp_json_uint(&j, cfg->index);
+	ibp_json_key(&j, "nnodes");
+	ibp_json_uint(&j, hl->n);
+	ibp_json_key(&j, "transport");
+	ibp_json_string(&j, transport);
+	ibp_json_key(&j, "verdict");
+	ibp_json_string(&j, ibp_report_verdict(f));
+	ibp_json_key(&j, "pass");
+	ibp_json_bool(&j, res->pass);
+	ibp_json_key(&j, "test_port");
+	ibp_json_uint(&j, res->oob_port);
+	ibp_json_key(&j, "elapsed_s");
+	ibp_json_double(&j, res->elapsed_s);
+	ibp_json_key(&j, "dropped_connections");
+	ibp_json_uint(&j, res->dropped);
+	ibp_json_key(&j, "links");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < res->n_links; i++) {
+		const struct ibp_rdmatest_link *l = &res->links[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_key(&j, "from");
+		ibp_json_string(&j, hl->names[l->from]);
+		ibp_json_key(&j, "to");
+		ibp_json_string(&j, hl->names[l->to]);
+		ibp_json_key(&j, "round");
+		ibp_json_uint(&j, l->round);
+		ibp_json_key(&j, "rail");
+		ibp_json_uint(&j, l->rail);
+		ibp_json_key(&j, "status");
+		ibp_json_string(&j, ibp_link_status_name(l->status));
+		ibp_json_key(&j, "device");
+		ibp_json_string(&j, l->device);
+		ibp_json_key(&j, "port");
+		ibp_json_uint(&j, l->port);
+		ibp_json_key(&j, "peer_device");
+		ibp_json_string(&j, l->peer_device);
+		ibp_json_key(&j, "peer_port");
+		ibp_json_uint(&j, l->peer_port);
+		ibp_json_key(&j, "gbps");
+		ibp_json_double(&j, l->gbps);
+		ibp_json_key(&j, "lat_us");
+		ibp_json_double(&j, l->lat_us);
+		ibp_json_key(&j, "detail");
+		ibp_json_string(&j, l->detail);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_key(&j, "findings");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct ibp_finding *x = &f->v[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_key(&j, "code");
+		ibp_json_string(&j, x->code);
+		ibp_json_key(&j, "severity");
+		ibp_json_string(&j, ibp_severity_name(x->severity));
+		ibp_json_key(&j, "class");
+		ibp_json_string(&j, ibp_class_name(x->fclass));
+		ibp_json_key(&j, "node");
+		ibp_json_string(&j, x->node[0] ? x->node : hl->names[cfg->index]);
+		ibp_json_key(&j, "device");
+		ibp_json_string(&j, x->device);
+		ibp_json_key(&j, "port");
+		ibp_json_int(&j, x->port);
+		ibp_json_key(&j, "observed");
+		ibp_json_string(&j, x->observed);
+		ibp_json_key(&j, "expected");
+		ibp_json_string(&j, x->expected);
+		ibp_json_key(&j, "fix");
+		ibp_json_string(&j, x->fix);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_object_end(&j);
+	if (ibp_json_finish(&j))
+		fprintf(stderr, "ibprep rdmatest: writing JSON failed\n");
+}
+
+static void text_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hostlist *hl,
+		     const struct ibp_findings *f, const struct ibp_rdmatest_result *res)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < res->n_links; i++) {
+		const struct ibp_rdmatest_link *l = &res->links[i];
+
+		printf("link %s -> %s round %u rail %u", hl->names[l->from], hl->names[l->to],
+		       l->round, l->rail);
+		if (l->device[0])
+			printf(" (%s port %u)", l->device, l->port);
+		printf(": %s", ibp_link_status_name(l->status));
+		if (l->gbps > 0)
+			printf(", %.2f Gb/s", l->gbps);
+		if (l->lat_us > 0)
+			printf(", %.0f us", l->lat_us);
+		if (l->detail[0])
+			printf(": %s", l->detail);
+		printf("\n");
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		ibp_report_finding_line(&f->v[i], hl->names[cfg->index], line, sizeof(line));
+		printf("%s\n", line);
+	}
+	printf("verdict: %s (%s, node %zu of %zu, test port %u, %.3f s)\n", ibp_report_verdict(f),
+	       hl->names[cfg->index], cfg->index, hl->n, res->oob_port, res->elapsed_s);
+}
 
 int ibprep_cmd_rdmatest(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "ibprep rdmatest: not built yet\n");
-	return 2;
-}
+	static const struct option opts[] = {
+	    {"hosts", required_argument, NULL, 'H'},
+	    {"index", required_argument, NULL, 'i'},
+	    {"node", required_argument, NULL, 'n'},
+	    {"addrs", required_argument, NULL, 'a'},
+	    {"transport", required_argument, NULL, 't'},
+	    {"device", required_argument, NULL, 'd'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"gid-index", required_argument, NULL, 'g'},
+	    {"sysfs-root", required_argument, NULL, 'r'},
+	    {"job", required_argument, NULL, 'j'},
+	    {"step", required_argument, NULL, 's'},
+	    {"mode", required_argument, NULL, 'm'},
+	    {"munge-socket", required_argument, NULL, 'M'},
+	    {"insecure", no_argument, NULL, 'I'},
+	    {"buf", required_argument, NULL, 'b'},
+	    {"burst", required_argument, NULL, 'B'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ibp_rdmatest_config cfg = {0};
+	struct ibp_rdmatest_result *res = NULL;
+	struct ibp_tx_port ports[IBP_RDMATEST_MAX_RAILS];
+	struct ibp_hostlist hl = {0};
+	struct ibp_findings f;
+	struct ibp_policy pol;
+	const char **addrs = NULL;
+	const char *hosts = NULL, *node = NULL, *device = NULL, *root = "/", *env;
+	char *addr_arg = NULL, err[256];
+	uint64_t index = UINT64_MAX, v;
+	unsigned port = 1;
+	int gid_index = -1, c, rc = 2;
+	bool json = false;
+	size_t n_ports = 0;
 
+	ibp_policy_init(&pol);
+	ibp_findings_init(&f);
+	env = getenv("SLURM_JOB_ID");
+	if (env && !parse_u64(env, UINT32_MAX, &v))
+		cfg.job = (uint32_t)v;
+	env = getenv("SLURM_STEP_ID");
+	if (env && !parse_u64(env, UINT32_MAX, &v))
+		cfg.step = (uint32_t)v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			hosts = optarg;
+			break;
+		case 'i':
+			if (parse_u64(optarg, IBP_HOSTLIST_MAX, &index))
+				goto bad_value;
+			break;
+		case 'n':
+			node = optarg;
+			break;
+		case 'a':
+			addr_arg = optarg;
+			break;
+		case 't':
+			if (ibp_policy_set(&pol, "test_transport", optarg, err, sizeof(err)))
+				goto bad_policy;
+			break;
+		case 'd':
+			device = optarg;
+			break;
+		case 'p':
+			if (parse_u64(optarg, 255, &v) || v == 0)
+				goto bad_value;
+			port = (unsigned)v;
+			break;
+		case 'g':
+			if (parse_u64(optarg, 65535, &v))
+				goto bad_value;
+			gid_index = (int)v;
+			break;
+		case 'r':
+			root = optarg;
+			break;
+		case 'j':
+			if (parse_u64(optarg, UINT32_MAX, &v))
+				goto bad_value;
+			cfg.job = (uint32_t)v;
+			break;
+		case 's':
+			if (parse_u64(optarg, UINT32_MAX, &v))
+				goto bad_value;
+			cfg.step = (uint32_t)v;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "quick"))
+				cfg.mode = IBP_RDMATEST_QUICK;
+			else if (!strcmp(optarg, "full"))
+				cfg.mode = IBP_RDMATEST_FULL;
+			else
+				goto bad_value;
+			break;
+		case 'M':
+			cfg.munge_socket = optarg;
+			break;
+		case 'I':
+			cfg.insecure = true;
+			break;
+		case 'b':
+			if (parse_u64(optarg, 1 << 30, &v) || v == 0)
+				goto bad_value;
+			cfg.buf_len = (size_t)v;
+			break;
+		case 'B':
+			if (parse_u64(optarg, 1ull << 32, &v) || v == 0)
+				goto bad_value;
+			cfg.burst_bytes = v;
+			break;
+		case 'J':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		if (ibp_policy_set_pair(&pol, argv[i], err, sizeof(err)))
+			goto bad_policy;
+	if (!hosts) {
+		fprintf(stderr, "ibprep rdmatest: --hosts is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (ibp_hostlist_expand(hosts, 0, &hl, err, sizeof(err))) {
+		fprintf(stderr, "ibprep rdmatest: --hosts: %s\n", err);
+		return 2;
+	}
+	if (node) {
+		long k = ibp_hostlist_find(&hl, node);
+
+		if (k < 0) {
+			fprintf(stderr, "ibprep rdmatest: --node %s is not in --hosts %s\n", node,
+				hosts);
+			goto out;
+		}
+		if (index != UINT64_MAX && index != (uint64_t)k) {
+			fprintf(stderr,
+				"ibprep rdmatest: --node %s is index %ld, not --index %llu\n", node,
+				k, (unsigned long long)index);
+			goto out;
+		}
+		index = (uint64_t)k;
+	}
+	if (index == UINT64_MAX || index >= hl.n) {
+		fprintf(stderr, "ibprep rdmatest: %s: give --index (0..%zu) or --node\n",
+			index == UINT64_MAX ? "no index" : "index out of range", hl.n - 1);
+		goto out;
+	}
+	if (addr_arg) {
+		long n;
+
+		addrs = calloc(hl.n, sizeof(*addrs));
+		if (!addrs)
+			goto out;
+		n = split_addrs(addr_arg, addrs, hl.n);
+		if (n != (long)hl.n) {
+			fprintf(stderr,
+				"ibprep rdmatest: --addrs has %s addresses, --hosts %zu nodes\n",
+				n < 0 ? "more" : "fewer", hl.n);
+			goto out;
+		}
+		cfg.addrs = addrs;
+	}
+	cfg.transport = ibp_transport_find(pol.test_transport);
+	if (!cfg.transport) {
+		fprintf(stderr,
+			"ibprep rdmatest: transport '%s' is not built into this ibprep (libibverbs "
+			"missing at build time?): use --transport socket\n",
+			pol.test_transport);
+		goto out;
+	}
+	if (cfg.transport->kind == IBP_TX_VERBS || device) {
+		rc = pick_ports(root, device, port, gid_index, ports, &n_ports);
+		if (rc)
+			goto out;
+		rc = 2;
+		cfg.ports = ports;
+		cfg.n_ports = n_ports;
+	}
+	if (cfg.insecure)
+		fprintf(stderr,
+			"ibprep rdmatest: warning: --insecure: connections are not "
+			"authenticated; any process that reaches the test port can take part\n");
+	cfg.nodes = &hl;
+	cfg.index = (size_t)index;
+	cfg.uid = (uint32_t)getuid();
+	cfg.policy = &pol;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		goto out;
+	rc = ibp_rdmatest_run(&cfg, &f, res);
+	if (rc) {
+		for (size_t i = 0; i < f.n; i++) {
+			ibp_report_finding_line(&f.v[i], hl.names[index], err, sizeof(err));
+			fprintf(stderr, "ibprep rdmatest: %s\n", err);
+		}
+		if (!f.n)
+			fprintf(stderr, "ibprep rdmatest: %s\n", strerror(-rc));
+		rc = 2;
+		goto out;
+	}
+	if (json)
+		json_out(&cfg, &hl, &f, res, cfg.transport->name);
+	else
+		text_out(&cfg, &hl, &f, res);
+	rc = ibp_findings_worst(&f) == IBP_SEV_FAIL ? 1 : 0;
+	goto out;
+bad_value:
+	fprintf(stderr, "ibprep rdmatest: bad value '%s' for %s\n", optarg ? optarg : "",
+		argv[optind - 1]);
+	usage(stderr);
+	goto out;
+bad_policy:
+	fprintf(stderr, "ibprep rdmatest: %s\n", err);
+out:
+	free(res);
+	free(addrs);
+	ibp_hostlist_release(&hl);
+	ibp_findings_release(&f);
+	return rc;
+}

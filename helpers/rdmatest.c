@@ -392,6 +392,7 @@ static int try_candidate(struct run *run, struct link *l, uint16_t port, int64_t
 	int fd, rc, soerr = 0;
 	socklen_t sl = sizeof(soerr);
 	struct pollfd pfd;
+	bool sent;
 	int64_t step_deadline;
 
 	if (sockaddr_of(l->peer_addr, port, &ss, &len))
@@ -415,8 +416,10 @@ static int try_candidate(struct run *run, struct link *l, uint16_t port, int64_t
 		if (pn < 0 && errno == EINTR)
 			continue;
 		if (pn <= 0) {
-			rc = -ETIMEDOUT;
-			setf(why, whylen, "no answer on port %u", port);
+			/* Cut short by the link's own deadline: this try proves nothing. */
+			rc = step_deadline < deadline ? -ETIMEDOUT : -ECANCELED;
+			if (rc == -ETIMEDOUT)
+				setf(why, whylen, "no answer on port %u", port);
 			goto out;
 		}
 		break;
@@ -429,8 +432,13 @@ static int try_candidate(struct run *run, struct link *l, uint16_t port, int64_t
 	if (rc)
 		goto out;
 	rc = ibp_oob_send(fd, &hello, deadline);
+	sent = rc == 0;
 	if (!rc)
 		rc = ibp_oob_recv(fd, &reply, step_deadline);
+	if (rc == -ETIMEDOUT && step_deadline >= deadline && sent) {
+		rc = -ECANCELED;
+		goto out;
+	}
 	if (rc) {
 		setf(why, whylen, "%s on port %u",
 		     rc == -ETIMEDOUT ? "no answer to the handshake" : errtext(rc), port);
@@ -532,8 +540,8 @@ give_up:
 	else if (worst == -ETIMEDOUT || worst == -ECONNRESET)
 		link_fail(l, IBP_LINK_UNREACHABLE, worst, "%s", other_why);
 	else
-		link_fail(l, IBP_LINK_UNREACHABLE, worst, "%s: connection refused on port%s %u%s",
-			  l->peer_addr, run->n_cands > 1 ? "s" : "", run->cands[0],
+		link_fail(l, IBP_LINK_UNREACHABLE, worst, "%s: connection refused on port %u%s",
+			  l->peer_addr, run->cands[0],
 			  run->n_cands > 1 ? " and its fallbacks" : "");
 	return worst;
 }
