@@ -185,7 +185,7 @@ static const struct ibp_topo_hca *hca_named(const struct ibp_topo *topo, const c
 
 /* One list entry "name[:port]": checks it names a present, healthy port. */
 static int lint_entry(const char *var, const char *e, size_t el, const struct ibp_topo *topo,
-		      bool prefix_mode, struct ibp_findings *f)
+		      bool prefix_mode, bool only_prefix, struct ibp_findings *f)
 {
 	const char *colon = memchr(e, ':', el);
 	size_t nl = colon ? (size_t)(colon - e) : el;
@@ -232,7 +232,7 @@ static int lint_entry(const char *var, const char *e, size_t el, const struct ib
 			    "start the list with '=' (NCCL_IB_HCA==mlx5_1:1) so names match "
 			    "exactly",
 			    "NCCL_IB_HCA entry '%s' is a prefix: it also matches %s", name, also);
-		if (rc || (!h && n_also))
+		if (rc || only_prefix || (!h && n_also))
 			return rc;
 	}
 	if (!h)
@@ -295,9 +295,9 @@ int ibp_env_lint_nccl_ib_hca(const char *value, const struct ibp_topo *topo, str
 			if (exclude) {
 				/* excluding an absent name is harmless; only prefixes matter */
 				if (!exact)
-					rc = lint_entry("NCCL_IB_HCA", p, el, topo, true, f);
+					rc = lint_entry("NCCL_IB_HCA", p, el, topo, true, true, f);
 			} else {
-				rc = lint_entry("NCCL_IB_HCA", p, el, topo, !exact, f);
+				rc = lint_entry("NCCL_IB_HCA", p, el, topo, !exact, false, f);
 			}
 		}
 		p += el;
@@ -325,7 +325,7 @@ int ibp_env_lint_ucx_net_devices(const char *value, const struct ibp_topo *topo,
 			    "DEVICE:PORT entries", "add the port: UCX_NET_DEVICES=mlx5_0:1",
 			    "UCX_NET_DEVICES entry '%.*s' has no port: UCX ignores it", (int)el, p);
 		else if (el && colon && hca_named(topo, p, (size_t)(colon - p)))
-			rc = lint_entry("UCX_NET_DEVICES", p, el, topo, false, f);
+			rc = lint_entry("UCX_NET_DEVICES", p, el, topo, false, false, f);
 		p += el;
 		if (*p == ',')
 			p++;
