@@ -518,7 +518,10 @@ int ibp_env_build(struct ibp_env *env, const struct ibp_topo *topo, const struct
 		const struct ibp_place_gpu *g = &pl->gpus[view->gpus[i]];
 		char nic[96] = "", cpus[1024] = "", mems[256] = "";
 
-		ibp_place_nic_name(topo, &g->nic, nic, sizeof(nic));
+		if (g->nic.hca >= 0 && topo->hcas[g->nic.hca].kind != IBP_NIC_RDMA)
+			snprintf(nic, sizeof(nic), "%s", topo->hcas[g->nic.hca].name);
+		else
+			ibp_place_nic_name(topo, &g->nic, nic, sizeof(nic));
 		if (g->cpus)
 			ibp_cpulist_format(g->cpus, cpus, sizeof(cpus));
 		if (g->mems)
