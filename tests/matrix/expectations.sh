@@ -21,8 +21,13 @@
 #
 # Keys and values:
 #   user_init_fail_srun_rc      srun's exit status when user_init fails on a node
-#   user_init_fail_batch_state  the batch job's state: COMPLETED or REQUEUED
+#   user_init_fail_batch_state  the batch job's fate when user_init fails on its
+#                               batch host: COMPLETED, or REQUEUED (pending
+#                               again, Restarts >= 1); the node drains on all
 #   task_init_fail_srun_rc      srun's exit status when task_init fails
+#   optional_fail_srun_rc       the same for an `optional` plugin's user_init or
+#                               task_init: 0 on every release seen (22.05,
+#                               24.11, 26.05): only `required` fails steps
 #   stepd_prefix_names_node     yes when slurmstepd's messages say slurmstepd-<node>
 #   has_none_plugins            yes when task/none and switch/none exist
 #   has_init_failure_mode       yes when slurm_spank_init_failure_mode exists
@@ -61,6 +66,9 @@ ibp_expect()
 		;;
 	task_init_fail_srun_rc | plugin_fail_srun_rc)
 		echo 1
+		;;
+	optional_fail_srun_rc)
+		echo 0
 		;;
 	stepd_prefix_names_node)
 		if ibp_version_ge "$v" 25.05; then echo no; else echo yes; fi
