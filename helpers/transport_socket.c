@@ -516,6 +516,6 @@ const struct ibp_transport_ops *ibp_transport_find(const char *name)
 	if (!strcmp(name, "socket"))
 		return &ibp_transport_socket;
 	if (!strcmp(name, "verbs"))
-		return &ibp_transport_verbs; /* weak: NULL when not linked in */
+		return &ibp_transport_verbs;
 	return NULL;
 }

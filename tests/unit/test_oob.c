@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the cross-node test's wire format and framed I/O
+ * (helpers/oob.c), the deadline arithmetic (deadline.h), the credential
+ * payload (helpers/auth.c) and the test pattern (helpers/transport_socket.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ibprep/auth.h"
+#include "ibprep/deadline.h"
+#include "ibprep/oob.h"
+#include "ibprep/transport.h"
+
+static struct ibp_oob_msg hello(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
+
+	m.u.hello.job = 1234;
+	m.u.hello.step = 5;
+	m.u.hello.uid = 1000;
+	m.u.hello.from = 3;
+	m.u.hello.to = 4;
+	m.u.hello.nnodes = 16;
+	m.u.hello.round = 1;
+	m.u.hello.rail = 2;
+	m.u.hello.nonce = 0x1122334455667788ull;
+	m.u.hello.cred_len = 6;
+	memcpy(m.u.hello.cred, "MUNGE:", 6);
+	return m;
+}
+
+static struct ibp_oob_msg endpoint(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_ENDPOINT};
+
+	m.u.endpoint.rail = 1;
+	m.u.endpoint.port = 1;
+	strcpy(m.u.endpoint.device, "mlx5_3");
+	m.u.endpoint.ep.kind = IBP_TX_VERBS;
+	m.u.endpoint.ep.link_layer = IBP_LL_ETH;
+	m.u.endpoint.ep.qpn = 0x123456;
+	m.u.endpoint.ep.psn = 0xabcdef;
+	m.u.endpoint.ep.mtu = 4096;
+	m.u.endpoint.ep.rkey = 0xdeadbeef;
+	m.u.endpoint.ep.gid_index = 3;
+	m.u.endpoint.ep.addr = 0x7f0012345678ull;
+	m.u.endpoint.ep.buf_len = 1 << 20;
+	m.u.endpoint.ep.rate_mbps = 400000;
+	for (int i = 0; i < IBP_TX_GID_LEN; i++)
+		m.u.endpoint.ep.gid[i] = (uint8_t)(0xf0 + i);
+	return m;
+}
+
+static struct ibp_oob_msg summary(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_SUMMARY};
+
+	m.u.summary.node = 7;
+	m.u.summary.nnodes = 10;
+	m.u.summary.n_links = 2;
+	m.u.summary.links[0] = (struct ibp_oob_link){7, 8, 1, IBP_LINK_PASS, 0};
+	m.u.summary.links[1] = (struct ibp_oob_link){5, 7, 2, IBP_LINK_CORRUPT, 0};
+	return m;
+}
+
+static struct ibp_oob_msg ctrl(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_CTRL};
+
+	m.u.ctrl.op = IBP_CTRL_PATTERN_RESULT;
+	m.u.ctrl.status = -EBADMSG;
+	m.u.ctrl.a = 12345;
+	m.u.ctrl.b = 1;
+	return m;
+}
+
+static struct ibp_oob_msg error_msg(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_ERROR};
+
+	m.u.error.code = -EACCES;
+	strcpy(m.u.error.text, "credential is for job 12, expected 13");
+	return m;
+}
+
+/* Every message type survives encode -> decode unchanged, at its fixed size. */
+static void test_oob_roundtrip_every_type_identical(void **state)
+{
+	struct ibp_oob_msg (*make[])(void) = {hello, endpoint, summary, ctrl, error_msg};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
+		struct ibp_oob_msg in = make[i](), out;
+		uint8_t buf[IBP_OOB_FRAME_MAX];
+		int n = ibp_oob_encode(&in, buf, sizeof(buf));
+
+		assert_int_equal(n, IBP_OOB_HDR_LEN + (int)ibp_oob_payload_len(in.type));
+		assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
+		assert_int_equal(out.type, in.type);
+		assert_memory_equal(&out.u, &in.u, sizeof(in.u) - 0);
+	}
+}
+
+static void test_oob_encode_small_buffer_enospc(void **state)
+{
+	struct ibp_oob_msg m = hello();
+	uint8_t buf[64];
+
+	(void)state;
+	assert_int_equal(ibp_oob_encode(&m, buf, sizeof(buf)), -ENOSPC);
+}
+
+/*
+ * Field mutations: each must be refused by the check the encoder and the
+ * decoder share (the decoder runs it on what it parsed; the byte-level test
+ * below feeds it such frames directly).
+ */
+struct mutation {
+	const char *name;
+	struct ibp_oob_msg (*make)(void);
+	void (*mutate)(struct ibp_oob_msg *m);
+};
+
+#define MUT(fn, body)                                                                              \
+	static void fn(struct ibp_oob_msg *m)                                                      \
+	{                                                                                          \
+		body;                                                                              \
+	}
+MUT(h_nnodes0, m->u.hello.nnodes = 0)
+MUT(h_nnodes_big, m->u.hello.nnodes = IBP_OOB_MAX_NODES + 1)
+MUT(h_from_range, m->u.hello.from = 16)
+MUT(h_to_range, m->u.hello.to = 99)
+MUT(h_self, m->u.hello.to = m->u.hello.from)
+MUT(h_round0, m->u.hello.round = 0)
+MUT(h_round3, m->u.hello.round = 3)
+MUT(h_flags, m->u.hello.flags = 0x80)
+MUT(h_credlen_big, m->u.hello.cred_len = IBP_OOB_CRED_MAX)
+MUT(h_cred_nonprint, m->u.hello.cred[2] = '\n')
+MUT(h_cred_space, m->u.hello.cred[0] = ' ')
+MUT(h_cred_padding, m->u.hello.cred[100] = 'x')
+MUT(h_nocred, (m->u.hello.cred_len = 0, memset(m->u.hello.cred, 0, 8)))
+MUT(h_insecure_with_cred, m->u.hello.flags = IBP_HELLO_INSECURE)
+MUT(e_kind0, m->u.endpoint.ep.kind = 0)
+MUT(e_kind3, m->u.endpoint.ep.kind = 3)
+MUT(e_ll, m->u.endpoint.ep.link_layer = 7)
+MUT(e_qpn, m->u.endpoint.ep.qpn = 0x1000000)
+MUT(e_psn, m->u.endpoint.ep.psn = 0xffffffff)
+MUT(e_mtu, m->u.endpoint.ep.mtu = 1500)
+MUT(e_gid_index, m->u.endpoint.ep.gid_index = 70000)
+MUT(e_port, m->u.endpoint.port = 256)
+MUT(e_dev_nonul, memset(m->u.endpoint.device, 'a', IBP_DEV_MAX))
+MUT(e_dev_ctrl, m->u.endpoint.device[1] = 0x1b)
+MUT(c_op0, m->u.ctrl.op = 0)
+MUT(c_op_big, m->u.ctrl.op = IBP_CTRL_OP_COUNT)
+MUT(c_status_pos, m->u.ctrl.status = 5)
+MUT(c_status_small, m->u.ctrl.status = -5000)
+MUT(s_nlinks, m->u.summary.n_links = IBP_OOB_MAX_LINKS + 1)
+MUT(s_node_range, m->u.summary.node = 10)
+MUT(s_nnodes0, m->u.summary.nnodes = 0)
+MUT(s_link_status, m->u.summary.links[0].status = IBP_LINK_STATUS_COUNT)
+MUT(s_link_round, m->u.summary.links[1].round = 0)
+MUT(s_link_range, m->u.summary.links[0].to = 10)
+MUT(s_link_self, m->u.summary.links[0].to = 7)
+MUT(s_link_foreign, (m->u.summary.links[0].from = 1, m->u.summary.links[0].to = 2))
+MUT(s_unused_nonzero, m->u.summary.links[5].rail = 1)
+MUT(x_code_pos, m->u.error.code = 1)
+MUT(x_text_nonul, memset(m->u.error.text, 'a', IBP_OOB_TEXT_MAX))
+MUT(x_text_ctrl, m->u.error.text[3] = '\t')
+MUT(t_type0, m->type = 0)
+MUT(t_type_big, m->type = 99)
+
+static const struct mutation mutations[] = {
+    {"hello nnodes 0", hello, h_nnodes0},
+    {"hello nnodes too big", hello, h_nnodes_big},
+    {"hello from out of range", hello, h_from_range},
+    {"hello to out of range", hello, h_to_range},
+    {"hello to itself", hello, h_self},
+    {"hello round 0", hello, h_round0},
+    {"hello round 3", hello, h_round3},
+    {"hello unknown flag", hello, h_flags},
+    {"hello cred_len over the field", hello, h_credlen_big},
+    {"hello cred with newline", hello, h_cred_nonprint},
+    {"hello cred with space", hello, h_cred_space},
+    {"hello cred padding not zero", hello, h_cred_padding},
+    {"hello secure without credential", hello, h_nocred},
+    {"hello insecure with credential", hello, h_insecure_with_cred},
+    {"endpoint kind 0", endpoint, e_kind0},
+    {"endpoint kind 3", endpoint, e_kind3},
+    {"endpoint link layer", endpoint, e_ll},
+    {"endpoint qpn 25 bits", endpoint, e_qpn},
+    {"endpoint psn 32 bits", endpoint, e_psn},
+    {"endpoint mtu 1500", endpoint, e_mtu},
+    {"endpoint gid index", endpoint, e_gid_index},
+    {"endpoint port 256", endpoint, e_port},
+    {"endpoint device without NUL", endpoint, e_dev_nonul},
+    {"endpoint device with ESC", endpoint, e_dev_ctrl},
+    {"ctrl op 0", ctrl, c_op0},
+    {"ctrl op past the last", ctrl, c_op_big},
+    {"ctrl positive status", ctrl, c_status_pos},
+    {"ctrl status below -4095", ctrl, c_status_small},
+    {"summary too many links", summary, s_nlinks},
+    {"summary node out of range", summary, s_node_range},
+    {"summary nnodes 0", summary, s_nnodes0},
+    {"summary link status", summary, s_link_status},
+    {"summary link round 0", summary, s_link_round},
+    {"summary link out of range", summary, s_link_range},
+    {"summary link to itself", summary, s_link_self},
+    {"summary link not the node's", summary, s_link_foreign},
+    {"summary unused entry not zero", summary, s_unused_nonzero},
+    {"error positive code", error_msg, x_code_pos},
+    {"error text without NUL", error_msg, x_text_nonul},
+    {"error text with tab", error_msg, x_text_ctrl},
+    {"type 0", hello, t_type0},
+    {"type 99", hello, t_type_big},
+};
+
+static void test_oob_every_malformed_field_refused(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
+		struct ibp_oob_msg good = mutations[i].make(), bad = good, out;
+		uint8_t buf[IBP_OOB_FRAME_MAX];
+		int n;
+
+		mutations[i].mutate(&bad);
+		print_message("# %s\n", mutations[i].name);
+		assert_int_equal(ibp_oob_msg_check(&bad), -EBADMSG);
+		assert_int_equal(ibp_oob_encode(&bad, buf, sizeof(buf)), -EBADMSG);
+		/* The good original still passes: the mutation alone is refused. */
+		n = ibp_oob_encode(&good, buf, sizeof(buf));
+		assert_true(n > 0);
+		assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
+	}
+}
+
+/* Byte-level corruption of a good frame: header fields and padding. */
+static void test_oob_decode_bad_frames_refused(void **state)
+{
+	struct ibp_oob_msg m = hello(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX], bad[IBP_OOB_FRAME_MAX];
+	int n;
+
+	(void)state;
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	/* magic */
+	memcpy(bad, buf, (size_t)n);
+	bad[0] ^= 0xff;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* version */
+	memcpy(bad, buf, (size_t)n);
+	bad[5] = 2;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EPROTONOSUPPORT);
+	/* type of another size */
+	memcpy(bad, buf, (size_t)n);
+	bad[7] = IBP_OOB_CTRL;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* length that lies */
+	memcpy(bad, buf, (size_t)n);
+	bad[11] ^= 1;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* truncated: header only, and one byte short */
+	assert_int_equal(ibp_oob_decode(buf, IBP_OOB_HDR_LEN - 1, &out), -EBADMSG);
+	assert_int_equal(ibp_oob_decode(buf, (size_t)n - 1, &out), -EBADMSG);
+	/* round 9 on the wire (offset: header + 6 words) */
+	memcpy(bad, buf, (size_t)n);
+	bad[IBP_OOB_HDR_LEN + 24] = 9;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* a byte after the credential */
+	memcpy(bad, buf, (size_t)n);
+	bad[n - 1] = 'z';
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* the endpoint's reserved word */
+	m = endpoint();
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	memcpy(bad, buf, (size_t)n);
+	bad[n - 1] = 1;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* device padding after the NUL */
+	memcpy(bad, buf, (size_t)n);
+	bad[IBP_OOB_HDR_LEN + 6 + 20] = 'q';
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* error text padding after the NUL */
+	m = error_msg();
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	memcpy(bad, buf, (size_t)n);
+	bad[n - 2] = 'q';
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+}
+
+/* ---- framed I/O ---- */
+
+static void test_oob_send_recv_socketpair_ok(void **state)
+{
+	int sv[2];
+	struct ibp_oob_msg in = summary(), out;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(ibp_oob_send(sv[0], &in, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(ibp_oob_recv(sv[1], &out, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(out.u.summary.links[1].status, IBP_LINK_CORRUPT);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A peer that sends half a frame and stalls costs the deadline, not more. */
+static void test_oob_recv_stalled_peer_timeout_on_deadline(void **state)
+{
+	int sv[2];
+	struct ibp_oob_msg m = hello(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	int n;
+	int64_t t0, dt;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_int_equal(write(sv[0], buf, (size_t)n / 2), n / 2);
+	t0 = ibp_now_ns();
+	assert_int_equal(ibp_oob_recv(sv[1], &out, t0 + 150 * IBP_NS_PER_MS), -ETIMEDOUT);
+	dt = ibp_now_ns() - t0;
+	assert_true(dt >= 150 * IBP_NS_PER_MS);
+	assert_true(dt < 1000 * IBP_NS_PER_MS);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_oob_recv_eof_mid_frame_connreset(void **state)
+{
+	int sv[2];
+	struct ibp_oob_msg m = hello(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	int n;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_int_equal(write(sv[0], buf, 100), 100);
+	close(sv[0]);
+	assert_int_equal(ibp_oob_recv(sv[1], &out, ibp_now_ns() + IBP_NS_PER_S), -ECONNRESET);
+	(void)n;
+	close(sv[1]);
+}
+
+/* A bad header is refused at once, without waiting for a payload. */
+static void test_oob_recv_bad_header_refused_immediately(void **state)
+{
+	int sv[2];
+	struct ibp_oob_msg out;
+	uint8_t hdr[IBP_OOB_HDR_LEN] = {'I', 'B', 'P', 'T', 0, 1, 0, 1, 0x7f, 0xff, 0xff, 0xff};
+	int64_t t0;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(write(sv[0], hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	t0 = ibp_now_ns();
+	assert_int_equal(ibp_oob_recv(sv[1], &out, t0 + 2 * IBP_NS_PER_S), -EBADMSG);
+	assert_true(ibp_now_ns() - t0 < 500 * IBP_NS_PER_MS);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_oob_expired_deadline_never_waits(void **state)
+{
+	int sv[2];
+	struct ibp_oob_msg out;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(ibp_oob_recv(sv[1], &out, 0), -ETIMEDOUT);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* ---- ports ---- */
+
+static void test_oob_ports_deterministic_distinct_in_range(void **state)
+{
+	uint16_t a[8], b[8];
+
+	(void)state;
+	for (uint32_t job = 1; job < 200; job += 7) {
+		int n = ibp_oob_ports(job, 3, 47000, 47999, a, 4);
+
+		assert_int_equal(n, 4);
+		assert_int_equal(ibp_oob_ports(job, 3, 47000, 47999, b, 4), 4);
+		assert_memory_equal(a, b, sizeof(a[0]) * 4);
+		for (int i = 0; i < 4; i++) {
+			assert_in_range(a[i], 47000, 47999);
+			for (int k = 0; k < i; k++)
+				assert_int_not_equal(a[i], a[k]);
+		}
+	}
+	/* small ranges: as many as fit, all distinct */
+	assert_int_equal(ibp_oob_ports(9, 9, 5000, 5001, a, 4), 2);
+	assert_int_not_equal(a[0], a[1]);
+	assert_int_equal(ibp_oob_ports(9, 9, 5000, 5000, a, 4), 1);
+	assert_int_equal(a[0], 5000);
+	/* two steps of one job rarely share their first port */
+	{
+		int same = 0;
+
+		for (uint32_t s = 0; s < 100; s++) {
+			ibp_oob_ports(77, s, 47000, 47999, a, 1);
+			ibp_oob_ports(77, s + 1, 47000, 47999, b, 1);
+			same += a[0] == b[0];
+		}
+		assert_true(same < 5);
+	}
+	assert_int_equal(ibp_oob_ports(1, 1, 0, 10, a, 4), -EINVAL);
+	assert_int_equal(ibp_oob_ports(1, 1, 20, 10, a, 4), -EINVAL);
+	assert_int_equal(ibp_oob_ports(1, 1, 10, 70000, a, 4), -EINVAL);
+	assert_int_equal(ibp_oob_ports(1, 1, 10, 20, a, 9), -EINVAL);
+}
+
+/* ---- deadline arithmetic ---- */
+
+static void test_deadline_poll_ms_rounds_up_and_clamps(void **state)
+{
+	(void)state;
+	assert_int_equal(ibp_deadline_poll_ms(1000, 1000), 0);
+	assert_int_equal(ibp_deadline_poll_ms(1000, 2000), 0);
+	assert_int_equal(ibp_deadline_poll_ms(1000 + 1, 1000), 1); /* 1 ns left: wait 1 ms */
+	assert_int_equal(ibp_deadline_poll_ms(IBP_NS_PER_MS * 5, 0), 5);
+	assert_int_equal(ibp_deadline_poll_ms(IBP_NS_PER_MS * 5 + 1, 0), 6);
+	assert_int_equal(ibp_deadline_poll_ms(INT64_MAX, 0), INT_MAX);
+}
+
+static void test_deadline_after_saturates(void **state)
+{
+	(void)state;
+	assert_int_equal(ibp_deadline_after_s(100, 1.5), 100 + 1500 * IBP_NS_PER_MS);
+	assert_int_equal(ibp_deadline_after_s(100, 0.001), 100 + IBP_NS_PER_MS);
+	assert_int_equal(ibp_deadline_after_s(100, -3), 100);
+	assert_int_equal(ibp_deadline_after_s(100, 0.0 / 0.0), 100);
+	assert_true(ibp_deadline_after_s(INT64_MAX - 10, 5) == INT64_MAX);
+	assert_true(ibp_deadline_after_s(0, 1e300) == INT64_MAX);
+	assert_int_equal(ibp_deadline_after_ms(7, 3), 7 + 3 * IBP_NS_PER_MS);
+	assert_int_equal(ibp_deadline_after_ms(7, -3), 7);
+	assert_true(ibp_deadline_after_ms(INT64_MAX - 10, 5) == INT64_MAX);
+	assert_int_equal(ibp_deadline_min(3, 9), 3);
+	assert_int_equal(ibp_deadline_min(9, 3), 3);
+	assert_true(ibp_deadline_expired(5, 5));
+	assert_false(ibp_deadline_expired(6, 5));
+}
+
+static void test_deadline_split_rounds_inside_budget(void **state)
+{
+	int64_t s = 1000, e = 1000 + 5 * IBP_NS_PER_S;
+
+	(void)state;
+	assert_int_equal(ibp_deadline_split(s, e, 0.4), s + 2 * IBP_NS_PER_S);
+	assert_int_equal(ibp_deadline_split(s, e, 0.8), s + 4 * IBP_NS_PER_S);
+	assert_int_equal(ibp_deadline_split(s, e, 1.5), e);
+	assert_int_equal(ibp_deadline_split(s, e, 0), s);
+	assert_int_equal(ibp_deadline_split(e, s, 0.5), e); /* inverted: never beyond start */
+	assert_true(ibp_deadline_split(s, e, 0.4) < ibp_deadline_split(s, e, 0.8));
+}
+
+/* ---- credential payload ---- */
+
+static void test_auth_claims_roundtrip_and_refusals(void **state)
+{
+	struct ibp_auth_claims c = {.job = 9,
+				    .step = 4294967294u,
+				    .uid = 1000,
+				    .from = 1,
+				    .to = 2,
+				    .nnodes = 3,
+				    .round = 2,
+				    .rail = 7,
+				    .flags = 1,
+				    .nonce = 0xfedcba9876543210ull,
+				    .echo = 42},
+			       d;
+	uint8_t p[IBP_AUTH_PAYLOAD_LEN];
+
+	(void)state;
+	ibp_auth_claims_pack(&c, p);
+	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p), &d), 0);
+	assert_int_equal(d.step, c.step);
+	assert_true(d.nonce == c.nonce && d.echo == c.echo);
+	assert_int_equal(d.round, 2);
+	assert_int_equal(d.rail, 7);
+	assert_int_equal(d.flags, 1);
+	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p) - 1, &d), -EBADMSG);
+	p[0] ^= 1;
+	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p), &d), -EBADMSG);
+	p[0] ^= 1;
+	p[IBP_AUTH_PAYLOAD_LEN - 1] = 1;
+	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p), &d), -EBADMSG);
+}
+
+static void test_auth_insecure_signs_nothing_accepts_all(void **state)
+{
+	struct ibp_auth a = {.insecure = true};
+	struct ibp_auth_claims c = {0};
+	char cred[16] = "x";
+
+	(void)state;
+	assert_int_equal(ibp_auth_sign(&a, &c, cred, sizeof(cred), NULL, 0), 0);
+	assert_string_equal(cred, "");
+	assert_int_equal(ibp_auth_verify(&a, "", &c, NULL, 0), 0);
+}
+
+static void test_auth_unreachable_munged_enotconn(void **state)
+{
+	struct ibp_auth a = {.socket = "/nonexistent/ibp-test/munge.sock"};
+	struct ibp_auth_claims c = {0};
+	char cred[IBP_OOB_CRED_MAX], err[256] = "";
+
+	(void)state;
+	assert_int_equal(ibp_auth_sign(&a, &c, cred, sizeof(cred), err, sizeof(err)), -ENOTCONN);
+	assert_non_null(strstr(err, "/nonexistent/ibp-test/munge.sock"));
+	assert_int_equal(ibp_auth_verify(&a, "MUNGE:AAAA:", &c, err, sizeof(err)), -ENOTCONN);
+	/* no credential at all is the peer's fault, whatever munged does */
+	assert_int_equal(ibp_auth_verify(&a, "", &c, err, sizeof(err)), -EACCES);
+}
+
+/* ---- test pattern ---- */
+
+static void test_pattern_detects_flip_shift_and_stale(void **state)
+{
+	size_t len = 4099; /* not a multiple of 8 */
+	uint8_t *a = malloc(len), *b = malloc(len + 1);
+
+	(void)state;
+	ibp_pattern_fill(a, len, 77);
+	assert_int_equal(ibp_pattern_check(a, len, 77), len);
+	a[4098] ^= 0x10;
+	assert_int_equal(ibp_pattern_check(a, len, 77), 4098);
+	a[4098] ^= 0x10;
+	assert_int_equal(ibp_pattern_check(a, len, 78), 0); /* stale: another seed */
+	ibp_pattern_fill(b + 1, len, 77);
+	b[0] = a[0];
+	assert_true(ibp_pattern_check(b, len, 77) < len); /* shifted by one byte */
+	memset(a, 0, len);
+	assert_int_equal(ibp_pattern_check(a, len, 77), 0);
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_oob_roundtrip_every_type_identical),
+	    cmocka_unit_test(test_oob_encode_small_buffer_enospc),
+	    cmocka_unit_test(test_oob_every_malformed_field_refused),
+	    cmocka_unit_test(test_oob_decode_bad_frames_refused),
+	    cmocka_unit_test(test_oob_send_recv_socketpair_ok),
+	    cmocka_unit_test(test_oob_recv_stalled_peer_timeout_on_deadline),
+	    cmocka_unit_test(test_oob_recv_eof_mid_frame_connreset),
+	    cmocka_unit_test(test_oob_recv_bad_header_refused_immediately),
+	    cmocka_unit_test(test_oob_expired_deadline_never_waits),
+	    cmocka_unit_test(test_oob_ports_deterministic_distinct_in_range),
+	    cmocka_unit_test(test_deadline_poll_ms_rounds_up_and_clamps),
+	    cmocka_unit_test(test_deadline_after_saturates),
+	    cmocka_unit_test(test_deadline_split_rounds_inside_budget),
+	    cmocka_unit_test(test_auth_claims_roundtrip_and_refusals),
+	    cmocka_unit_test(test_auth_insecure_signs_nothing_accepts_all),
+	    cmocka_unit_test(test_auth_unreachable_munged_enotconn),
+	    cmocka_unit_test(test_pattern_detects_flip_shift_and_stale),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
