@@ -217,6 +217,15 @@ static size_t item_len(const char *s)
 	return i;
 }
 
+/* The item as quoted in messages: at most 100 bytes, control bytes as '?'. */
+static void item_text(char *dst, size_t len, const char *p, size_t n)
+{
+	snprintf(dst, len, "%.*s", (int)(n < 100 ? n : 100), p);
+	for (char *c = dst; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -259,7 +268,7 @@ int ibp_hostlist_expand(const char *spec, size_t max_hosts, struct ibp_hostlist 
 		size_t len = item_len(p), hosts;
 		struct item it;
 
-		snprintf(itemtxt, sizeof(itemtxt), "%.*s", (int)(len < 100 ? len : 100), p);
+		item_text(itemtxt, sizeof(itemtxt), p, len);
 		rc = item_parse(p, len, itemtxt, cap, &it, &hosts, err, errlen);
 		if (rc == -E2BIG || (!rc && hosts > cap - total)) {
 			snprintf(err ? err : itemtxt, err ? errlen : 0,
@@ -281,7 +290,7 @@ int ibp_hostlist_expand(const char *spec, size_t max_hosts, struct ibp_hostlist 
 		size_t len = item_len(p), hosts;
 		struct item it;
 
-		snprintf(itemtxt, sizeof(itemtxt), "%.*s", (int)(len < 100 ? len : 100), p);
+		item_text(itemtxt, sizeof(itemtxt), p, len);
 		rc = item_parse(p, len, itemtxt, cap, &it, &hosts, err, errlen);
 		for (size_t h = 0; !rc && h < hosts; h++)
 			rc = item_host(&it, itemtxt, h, out->names[k++], IBP_NODE_MAX, err, errlen);
