@@ -108,8 +108,13 @@ int spank_ib_opt_parse(struct spank_ib_opts *o, enum spank_ib_opt which, const c
 	static const char *const test_words[] = {"off", "quick", "full", NULL};
 	int i;
 
-	if (arg && !*arg)
-		arg = NULL; /* "--ib-check=" is the bare option */
+	/*
+	 * "--ib-check=" is the bare option.  So is "(null)": sbatch and salloc
+	 * forward an option given without a value to the steps through
+	 * SLURM_SPANK__SLURM_SPANK_OPTION_* as the text "(null)" (22.05).
+	 */
+	if (arg && (!*arg || !strcmp(arg, "(null)")))
+		arg = NULL;
 	switch (which) {
 	case SPANK_IB_OPT_CHECK:
 		i = arg ? word_index(arg, check_words) : SPANK_IB_CHECK_FAIL;

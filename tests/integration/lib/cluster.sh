@@ -20,7 +20,7 @@
 #   cluster_plugstack [LINE...]     write plugstack.conf (re-read by every step)
 #   cluster_spank_line [KEY=VALUE...]  "required PLUGIN sysfs_root=... topology=... bind=no KEYS"
 #   cl_srun / cl_sbatch / cl_salloc / cl_scontrol / cl_sinfo / cl_squeue / cl_sacct ARGS
-#       the Slurm client commands with SLURM_CONF exported
+#       the Slurm client commands with SLURM_CONF exported, bounded by CL_CMD_TIMEOUT
 #   cluster_wait_idle [SECONDS]     wait until every node is idle (bounded)
 #   cluster_resume_all              put every node back to idle
 #   cluster_node_state NODE         "idle", "drained", ...
@@ -42,6 +42,10 @@
 #   CL_NO_CGROUP=1 leave out the 22.05 keys that newer releases dropped
 #                  (task/none, switch/none) and set CgroupPlugin=disabled
 #   CL_KEEP=1      keep the state directory after stop (for debugging)
+#   CL_CMD_TIMEOUT seconds any one client command may take (120): never a hang
+#   CL_SPANK_AT_START=1  put the plugin in plugstack.conf before slurmd starts:
+#                  slurmd only runs SPANK job prologs (prolog_check=) when its
+#                  stack had one at start; later steps re-read the file anyway
 #
 # After cluster_start: CL_DIR (state), CL_CONF (slurm.conf), CL_NODES
 # ("n1 n2 ..."), CL_NET ("10.X.Y"), CL_PLUGSTACK, CL_LOG (log directory).
@@ -57,6 +61,8 @@ CL_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 : "${CL_EXTRA_CONF:=}"
 : "${CL_NO_CGROUP:=0}"
 : "${CL_KEEP:=0}"
+: "${CL_CMD_TIMEOUT:=120}"
+: "${CL_SPANK_AT_START:=0}"
 CL_DIR=
 CL_PIDS=()
 CL_NETNS=()
@@ -71,7 +77,7 @@ cl_log() { echo "# cluster: $*" >&2; }
 cl_cmd() {
 	local cmd=$1
 	shift
-	SLURM_CONF=$CL_CONF $CL_CLIENT_PREFIX "$SLURM_BIN/$cmd" "$@"
+	SLURM_CONF=$CL_CONF timeout "$CL_CMD_TIMEOUT" $CL_CLIENT_PREFIX "$SLURM_BIN/$cmd" "$@"
 }
 cl_srun() { cl_cmd srun "$@"; }
 cl_sbatch() { cl_cmd sbatch "$@"; }
@@ -295,6 +301,8 @@ cluster_start() {
 	CL_NODES=${CL_NODES% }
 	cl_gen_hw "$@"
 	: >"$CL_PLUGSTACK"
+	# slurmd decides at start whether the plugin stack has a job prolog.
+	[ "$CL_SPANK_AT_START" = 1 ] && cluster_plugstack "$(cluster_spank_line)"
 	cl_write_conf
 	local i
 	for i in ctl $CL_NODES; do
