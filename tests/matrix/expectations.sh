@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # expectations.sh: what differs between Slurm releases, in one place; source it.
 #
 # Every test that depends on the Slurm release asks here instead of guessing,

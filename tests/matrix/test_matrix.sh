@@ -25,7 +25,7 @@
 # IBP_MATRIX_OPTIONAL (suites whose chroot failure is a skip; default sid),
 # IBP_MATRIX_SUITE_FILTER (only integration suites whose name matches).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 SRC=$PWD
 . tests/lib/tap.sh
 . tests/matrix/lib/chroot.sh
@@ -376,7 +376,7 @@ leg_integration()
 			"not ok"*)
 				n=$((n + 1)) bad=1
 				tap_fail "$t: $name: $(sed -E 's/^not ok [0-9]+ - //' <<< "$line")" \
-					"$(grep -A15 -F -x -- "$line" "$log" | sed -n '2,16p' | grep '^#')"
+					"$(awk -v l="$line" 'f && /^#/ { print; next } { f = ($0 == l) }' "$log" | head -n 15)"
 				;;
 			esac
 		done < "$log"
@@ -440,10 +440,12 @@ leg()
 	leg_build "$t" && leg_install "$t" && have_pkg=1
 	# The cluster: this release's daemons and clients from the chroot.
 	if [ -n "$root" ]; then
-		export CL_DAEMON_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh --daemon=$(readlink /proc/self/ns/mnt) $root"
+		local mntns
+		mntns=$(readlink /proc/self/ns/mnt)
+		export CL_DAEMON_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh --daemon=$mntns $root"
 		export CL_CLIENT_PREFIX="$SRC/tests/matrix/lib/in-chroot.sh $root"
 	else
-		export CL_DAEMON_PREFIX= CL_CLIENT_PREFIX=
+		export CL_DAEMON_PREFIX='' CL_CLIENT_PREFIX=
 	fi
 	export CL_BASEDIR=$LEG_BASE
 	if [ "$(ibp_expect has_none_plugins "$v")" = no ]; then
