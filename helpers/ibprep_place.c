@@ -13,8 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <hwloc/glibc-sched.h>
-
 #include "ibprep/cpulist.h"
 #include "ibprep/env.h"
 #include "ibprep/health.h"
@@ -328,6 +326,30 @@ static int load(struct run *r, const struct opts *o)
 	return 0;
 }
 
+/* This process's CPU affinity.  0 or -1 (errno set). */
+static int own_affinity(hwloc_bitmap_t out)
+{
+	for (size_t n = 1024; n <= 1 << 20; n *= 4) {
+		cpu_set_t *set = CPU_ALLOC(n);
+		size_t sz = CPU_ALLOC_SIZE(n);
+
+		if (!set)
+			return -1;
+		if (sched_getaffinity(0, sz, set) == 0) {
+			hwloc_bitmap_zero(out);
+			for (size_t c = 0; c < n; c++)
+				if (CPU_ISSET_S(c, sz, set))
+					hwloc_bitmap_set(out, (unsigned)c);
+			CPU_FREE(set);
+			return 0;
+		}
+		CPU_FREE(set);
+		if (errno != EINVAL)
+			return -1;
+	}
+	return -1;
+}
+
 /* 0, 1 (the request cannot be placed: message printed), 2 (could not run). */
 static int compute(struct run *r, const struct opts *o)
 {
@@ -375,8 +397,8 @@ static int compute(struct run *r, const struct opts *o)
 	if (!o->topology || o->mode == MODE_EXEC) {
 		/* this machine: never place on CPUs this process may not use */
 		r->own_mask = hwloc_bitmap_alloc();
-		if (!r->own_mask ||
-		    hwloc_get_cpubind(r->topo.t, r->own_mask, HWLOC_CPUBIND_PROCESS)) {
+		/* the kernel's mask, not hwloc's: a topology file is not this system */
+		if (!r->own_mask || own_affinity(r->own_mask)) {
 			fprintf(stderr, "ibprep %s: cannot read this process's CPU mask: %s\n",
 				o->name, strerror(errno));
 			return 2;

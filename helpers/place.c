@@ -619,6 +619,44 @@ static int gpu_task_cpus(struct ibp_placement *pl, const struct ibp_topo *topo, 
 	return 0;
 }
 
+/* CPUS <- CPUS & MASK, or MASK itself (reported) when nothing is left. */
+static int narrow_one(hwloc_bitmap_t cpus, hwloc_const_bitmap_t mask, const char *what, size_t idx,
+		      struct ibp_findings *f)
+{
+	char want[256], have[256];
+
+	ibp_cpulist_format(cpus, want, sizeof(want));
+	hwloc_bitmap_and(cpus, cpus, mask);
+	if (!hwloc_bitmap_iszero(cpus))
+		return 0;
+	ibp_cpulist_format(mask, have, sizeof(have));
+	hwloc_bitmap_copy(cpus, mask);
+	return ibp_findings_addf(
+	    f, "cpus_outside_task_mask", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+	    "the task's CPU mask to include its local CPUs",
+	    "drop --cpu-bind or bind with --cpu-bind=none and let spank-ib bind",
+	    "%s %zu may only use CPUs %s, none of its placement %s", what, idx, have, want);
+}
+
+/* One task's own CPU mask (its affinity in task_init) narrows it and its worker rows. */
+static int narrow_to_mask(struct ibp_placement *pl, const struct ibp_topo *topo, size_t r,
+			  hwloc_const_bitmap_t mask, struct ibp_findings *f)
+{
+	struct ibp_place_task *tk = &pl->tasks[r];
+	int rc = narrow_one(tk->cpus, mask, "task", r, f);
+
+	for (size_t i = 0; !rc && tk->n_gpus > 1 && i < tk->n_gpus; i++) {
+		struct ibp_place_gpu *pg = &pl->gpus[tk->gpus[i]];
+
+		if (!pg->cpus || pg->task != (int)r)
+			continue;
+		rc = narrow_one(pg->cpus, mask, "worker", i, f);
+		if (!rc && pg->mems)
+			hwloc_cpuset_to_nodeset(topo->t, pg->cpus, pg->mems);
+	}
+	return rc;
+}
+
 int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 		      const struct ibp_step *step, struct ibp_findings *f)
 {
@@ -704,23 +742,9 @@ int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 	if (rc)
 		goto out;
 	if (step->local_rank >= 0 && (size_t)step->local_rank < pl->n_tasks && step->task_allowed) {
-		struct ibp_place_task *tk = &pl->tasks[step->local_rank];
-		char want[256], have[256];
-
-		hwloc_bitmap_and(tk->cpus, tk->cpus, step->task_allowed);
-		if (hwloc_bitmap_iszero(tk->cpus)) {
-			ibp_cpulist_format(outs[step->local_rank], want, sizeof(want));
-			ibp_cpulist_format(step->task_allowed, have, sizeof(have));
-			hwloc_bitmap_copy(tk->cpus, step->task_allowed);
-			rc = ibp_findings_addf(
-			    f, "cpus_outside_task_mask", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
-			    "the task's CPU mask to include its local CPUs",
-			    "drop --cpu-bind or bind with --cpu-bind=none and let spank-ib bind",
-			    "task %d may only use CPUs %s, none of its placement", step->local_rank,
-			    have);
-			if (rc)
-				goto out;
-		}
+		rc = narrow_to_mask(pl, topo, (size_t)step->local_rank, step->task_allowed, f);
+		if (rc)
+			goto out;
 	}
 	for (size_t r = 0; r < pl->n_tasks; r++) {
 		struct ibp_place_task *tk = &pl->tasks[r];
