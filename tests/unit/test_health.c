@@ -325,420 +325,71 @@ static void m_gpus_peermem(struct ibp_health_input *in)
 }
 
 #define ANY (-1)
+/* clang-format off */
 static const struct hcase cases[] = {
-    {"healthy", m_none, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"polling",
-     m_polling,
-     {NULL},
-     "port_not_active",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_2",
-     "port state DOWN (physical state Polling)",
-     "ACTIVE"},
-    {"disabled",
-     m_disabled,
-     {NULL},
-     "port_not_active",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_7",
-     "physical state Disabled",
-     NULL},
-    {"init_no_sm",
-     m_init,
-     {NULL},
-     "port_not_active",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_6",
-     "port state INIT (physical state LinkUp)",
-     NULL},
-    {"armed",
-     m_armed,
-     {NULL},
-     "port_not_active",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_1",
-     "ARMED",
-     NULL},
-    {"phys_recovery",
-     m_recovery,
-     {NULL},
-     "phys_state_not_linkup",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_1",
-     "LinkErrorRecovery",
-     "LinkUp"},
-    {"state_unknown_not_failure", m_state_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"width_1x",
-     m_width1x,
-     {NULL},
-     "width_degraded",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_3",
-     "link width 1X",
-     "4X (rate 100 Gb/sec, expected 400 Gb/sec)"},
-    {"width_policy",
-     m_none,
-     {"min_width=8"},
-     "width_degraded",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     8,
-     "mlx5_0",
-     "link width 4X",
-     "8X (min_width)"},
-    {"bond_2x_not_degraded", m_bond_2x, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"eth_2x_same_model_not_degraded",
-     m_eth_same_model_2x,
-     {NULL},
-     NULL,
-     0,
-     ANY,
-     0,
-     NULL,
-     NULL,
-     NULL},
-    {"speed_peer",
-     m_hdr_one,
-     {NULL},
-     "speed_degraded",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_5",
-     "link speed HDR",
-     "NDR"},
-    {"speed_all_hdr_no_policy_passes", m_hdr_all, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"speed_policy",
-     m_hdr_all,
-     {"min_speed=NDR"},
-     "speed_degraded",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     8,
-     "mlx5_0",
-     "HDR",
-     "NDR (min_speed)"},
-    {"speed_policy_met", m_none, {"min_speed=HDR"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"rate_min",
-     m_rate200,
-     {"min_rate=400", "min_width=2"},
-     "rate_below_min",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_4",
-     "rate 200 Gb/sec (2X NDR)",
-     "at least 400 Gb/sec"},
-    {"rate_min_met", m_none, {"min_rate=400"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"link_layer_policy",
-     m_none,
-     {"link_layer=eth"},
-     "link_layer_mismatch",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     8,
-     "mlx5_0",
-     "link layer InfiniBand",
-     "Ethernet"},
-    {"link_layer_met", m_none, {"link_layer=ib"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"no_sm",
-     m_nosm,
-     {NULL},
-     "no_subnet_manager",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_0",
-     "SM LID 0",
-     NULL},
-    {"lid0", m_lid0, {NULL}, "lid_zero", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_0", "LID 0", NULL},
-    {"lid_unknown_not_failure", m_lid_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"roce_v1_only",
-     m_roce_v1_only,
-     {NULL},
-     "roce_no_v2_gid",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_0",
-     "no RoCE v2 GID among 2 GIDs",
-     NULL},
-    {"roce_link_local",
-     m_roce_link_local,
-     {NULL},
-     "roce_v2_link_local_only",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_0",
-     "index 1",
-     NULL},
-    {"roce_gid_index_reported",
-     m_roce_good,
-     {NULL},
-     "roce_gid_index",
-     IBP_SEV_OK,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_0",
-     "RoCE v2 GID index 3",
-     NULL},
-    {"counters_saturated_aggregated",
-     m_saturated,
-     {NULL},
-     "counter_high",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_[0-7]",
-     "excessive_buffer_overrun_errors at least 15 (4-bit counter saturated) on 8 ports",
-     "at most 10 (counter_warn)"},
-    {"counter_link_downed_one",
-     m_link_downed,
-     {NULL},
-     "counter_high",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_1",
-     "link_downed at least 255 (8-bit counter saturated)",
-     "at most 10"},
-    {"counter_below_warn", m_symbol6, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"counter_warn_zero",
-     m_symbol6,
-     {"counter_warn=symbol_error=0"},
-     "counter_high",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_2",
-     "symbol_error 6",
-     "at most 0"},
-    {"counter_fatal",
-     m_symbol6,
-     {"counter_fail=symbol_error=5"},
-     "counter_fatal",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_2",
-     "symbol_error 6",
-     "at most 5 (counter_fail)"},
-    {"counter_off",
-     m_link_downed,
-     {"counter_warn=link_downed=off"},
-     NULL,
-     0,
-     ANY,
-     0,
-     NULL,
-     NULL,
-     NULL},
-    {"counters_disabled", m_link_downed, {"check_counters=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"counter_unreadable_skipped", m_unreadable_counter, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"counter_growing",
-     m_grow,
-     {NULL},
-     "counter_growing",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_3",
-     "symbol_error grew by 3 in 1000 ms",
-     "no growth"},
-    {"no_device",
-     m_empty,
-     {NULL},
-     "no_rdma_device",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     NULL,
-     "no RDMA device",
-     "at least one"},
-    {"no_device_expected", m_empty, {"expect_hcas=0"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"hca_count",
-     m_none,
-     {"expect_hcas=9"},
-     "hca_count_low",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     NULL,
-     "8 RDMA devices",
-     "9 (expect_hcas)"},
-    {"hca_count_met", m_none, {"expect_hcas=8"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"hca_count_ignored",
-     m_none,
-     {"expect_hcas=8", "ignore_hcas=mlx5_7"},
-     "hca_count_low",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     NULL,
-     "7 RDMA devices",
-     NULL},
-    {"hca_named_missing",
-     m_none,
-     {"hcas=mlx5_0,mlx5_10"},
-     "hca_missing",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_10",
-     "not present",
-     NULL},
-    {"ports_expected",
-     m_none,
-     {"expect_ports=9"},
-     "active_ports_low",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     NULL,
-     "8 active ports",
-     "9 (expect_ports)"},
-    {"ignored_hca_not_judged",
-     m_polling,
-     {"ignore_hcas=mlx5_2"},
-     NULL,
-     0,
-     ANY,
-     0,
-     NULL,
-     NULL,
-     NULL},
-    {"pcie_speed",
-     m_pcie_down,
-     {NULL},
-     "pcie_downtrained",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_2",
-     "PCIe link 16 GT/s x16 (Gen4)",
-     "32 GT/s x16 (Gen5)"},
-    {"pcie_width",
-     m_pcie_x8,
-     {NULL},
-     "pcie_downtrained",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_2",
-     "x8",
-     "x16"},
-    {"pcie_slot",
-     m_pcie_slot,
-     {NULL},
-     "pcie_slot_limited",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_2",
-     "limited by the slot",
-     "32 GT/s x16 (Gen5)"},
-    {"pcie_off", m_pcie_down, {"check_pcie=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"pcie_unknown", m_pcie_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"netdev_down_ipoib",
-     m_netdev_down,
-     {NULL},
-     "netdev_down",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_6",
-     "IPoIB interface ibp6s0 operstate down while the port is ACTIVE",
-     "up"},
-    {"netdev_down_bootstrap",
-     m_netdev_down,
-     {"socket_ifname=ibp6s0"},
-     "netdev_down",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_6",
-     NULL,
-     NULL},
-    {"netdev_down_roce",
-     m_netdev_down_roce,
-     {NULL},
-     "netdev_down",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_0",
-     "RoCE interface",
-     NULL},
-    {"netdev_down_port_down",
-     m_netdev_down_port_inactive,
-     {NULL},
-     "port_not_active",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_6",
-     NULL,
-     NULL},
-    {"netdev_off", m_netdev_down, {"check_netdev=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"mtu",
-     m_mtu,
-     {"min_mtu=4092"},
-     "netdev_mtu_low",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     "mlx5_1",
-     "ibp1s0 MTU 2044",
-     "at least 4092 (min_mtu)"},
-    {"mtu_met", m_none, {"min_mtu=4092"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"memlock_self",
-     m_memlock_self,
-     {NULL},
-     "memlock_low",
-     IBP_SEV_FAIL,
-     IBP_CLASS_NODE,
-     1,
-     NULL,
-     "locked-memory limit 64 KiB",
-     "unlimited"},
-    {"memlock_user_is_job_fault",
-     m_memlock_user,
-     {NULL},
-     "memlock_low",
-     IBP_SEV_FAIL,
-     IBP_CLASS_JOB,
-     1,
-     NULL,
-     "propagated by Slurm",
-     NULL},
-    {"memlock_policy_met", m_memlock_user, {"min_memlock=8M"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"memlock_unlimited", m_memlock_unlimited, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"gdr_missing",
-     m_gpus_no_peermem,
-     {NULL},
-     "gdr_missing",
-     IBP_SEV_WARN,
-     IBP_CLASS_NODE,
-     1,
-     NULL,
-     "8 NVIDIA GPUs",
-     "nvidia_peermem"},
-    {"gdr_loaded", m_gpus_peermem, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
-    {"gdr_off", m_gpus_no_peermem, {"check_gdr=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"healthy", m_none, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"polling", m_polling, {NULL}, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_2", "port state DOWN (physical state Polling)", "ACTIVE"},
+	{"disabled", m_disabled, {NULL}, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_7", "physical state Disabled", NULL},
+	{"init_no_sm", m_init, {NULL}, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_6", "port state INIT (physical state LinkUp)", NULL},
+	{"armed", m_armed, {NULL}, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_1", "ARMED", NULL},
+	{"phys_recovery", m_recovery, {NULL}, "phys_state_not_linkup", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_1", "LinkErrorRecovery", "LinkUp"},
+	{"state_unknown_not_failure", m_state_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"width_1x", m_width1x, {NULL}, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_3", "link width 1X", "4X (rate 100 Gb/sec, expected 400 Gb/sec)"},
+	{"width_policy", m_none, {"min_width=8"}, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE, 8, "mlx5_0", "link width 4X", "8X (min_width)"},
+	{"bond_2x_not_degraded", m_bond_2x, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"eth_2x_same_model_not_degraded", m_eth_same_model_2x, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"speed_peer", m_hdr_one, {NULL}, "speed_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_5", "link speed HDR", "NDR"},
+	{"speed_all_hdr_no_policy_passes", m_hdr_all, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"speed_policy", m_hdr_all, {"min_speed=NDR"}, "speed_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE, 8, "mlx5_0", "HDR", "NDR (min_speed)"},
+	{"speed_policy_met", m_none, {"min_speed=HDR"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"rate_min", m_rate200, {"min_rate=400", "min_width=2"}, "rate_below_min", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_4", "rate 200 Gb/sec (2X NDR)", "at least 400 Gb/sec"},
+	{"rate_min_met", m_none, {"min_rate=400"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"link_layer_policy", m_none, {"link_layer=eth"}, "link_layer_mismatch", IBP_SEV_FAIL, IBP_CLASS_NODE, 8, "mlx5_0", "link layer InfiniBand", "Ethernet"},
+	{"link_layer_met", m_none, {"link_layer=ib"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"no_sm", m_nosm, {NULL}, "no_subnet_manager", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_0", "SM LID 0", NULL},
+	{"lid0", m_lid0, {NULL}, "lid_zero", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_0", "LID 0", NULL},
+	{"lid_unknown_not_failure", m_lid_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"roce_v1_only", m_roce_v1_only, {NULL}, "roce_no_v2_gid", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_0", "no RoCE v2 GID among 2 GIDs", NULL},
+	{"roce_link_local", m_roce_link_local, {NULL}, "roce_v2_link_local_only", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_0", "index 1", NULL},
+	{"roce_gid_index_reported", m_roce_good, {NULL}, "roce_gid_index", IBP_SEV_OK, IBP_CLASS_NODE, 1, "mlx5_0", "RoCE v2 GID index 3", NULL},
+	{"counters_saturated_aggregated", m_saturated, {NULL}, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_[0-7]", "excessive_buffer_overrun_errors at least 15 (4-bit counter saturated) on 8 ports", "at most 10 (counter_warn)"},
+	{"counter_link_downed_one", m_link_downed, {NULL}, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_1", "link_downed at least 255 (8-bit counter saturated)", "at most 10"},
+	{"counter_below_warn", m_symbol6, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"counter_warn_zero", m_symbol6, {"counter_warn=symbol_error=0"}, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_2", "symbol_error 6", "at most 0"},
+	{"counter_fatal", m_symbol6, {"counter_fail=symbol_error=5"}, "counter_fatal", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_2", "symbol_error 6", "at most 5 (counter_fail)"},
+	{"counter_off", m_link_downed, {"counter_warn=link_downed=off"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"counters_disabled", m_link_downed, {"check_counters=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"counter_unreadable_skipped", m_unreadable_counter, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"counter_growing", m_grow, {NULL}, "counter_growing", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_3", "symbol_error grew by 3 in 1000 ms", "no growth"},
+	{"no_device", m_empty, {NULL}, "no_rdma_device", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "no RDMA device", "at least one"},
+	{"no_device_expected", m_empty, {"expect_hcas=0"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"hca_count", m_none, {"expect_hcas=9"}, "hca_count_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "8 RDMA devices", "9 (expect_hcas)"},
+	{"hca_count_met", m_none, {"expect_hcas=8"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"hca_count_ignored", m_none, {"expect_hcas=8", "ignore_hcas=mlx5_7"}, "hca_count_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "7 RDMA devices", NULL},
+	{"hca_named_missing", m_none, {"hcas=mlx5_0,mlx5_10"}, "hca_missing", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_10", "not present", NULL},
+	{"ports_expected", m_none, {"expect_ports=9"}, "active_ports_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "8 active ports", "9 (expect_ports)"},
+	{"ignored_hca_not_judged", m_polling, {"ignore_hcas=mlx5_2"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"pcie_speed", m_pcie_down, {NULL}, "pcie_downtrained", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_2", "PCIe link 16 GT/s x16 (Gen4)", "32 GT/s x16 (Gen5)"},
+	{"pcie_width", m_pcie_x8, {NULL}, "pcie_downtrained", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_2", "x8", "x16"},
+	{"pcie_slot", m_pcie_slot, {NULL}, "pcie_slot_limited", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_2", "limited by the slot", "32 GT/s x16 (Gen5)"},
+	{"pcie_off", m_pcie_down, {"check_pcie=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"pcie_unknown", m_pcie_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"netdev_down_ipoib", m_netdev_down, {NULL}, "netdev_down", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_6", "IPoIB interface ibp6s0 operstate down while the port is ACTIVE", "up"},
+	{"netdev_down_bootstrap", m_netdev_down, {"socket_ifname=ibp6s0"}, "netdev_down", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_6", NULL, NULL},
+	{"netdev_down_roce", m_netdev_down_roce, {NULL}, "netdev_down", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_0", "RoCE interface", NULL},
+	{"netdev_down_port_down", m_netdev_down_port_inactive, {NULL}, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_6", NULL, NULL},
+	{"netdev_off", m_netdev_down, {"check_netdev=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"mtu", m_mtu, {"min_mtu=4092"}, "netdev_mtu_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_1", "ibp1s0 MTU 2044", "at least 4092 (min_mtu)"},
+	{"mtu_met", m_none, {"min_mtu=4092"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"memlock_self", m_memlock_self, {NULL}, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "locked-memory limit 64 KiB", "unlimited"},
+	{"memlock_user_is_job_fault", m_memlock_user, {NULL}, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_JOB, 1, NULL, "propagated by Slurm", NULL},
+	{"memlock_policy_met", m_memlock_user, {"min_memlock=8M"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"memlock_unlimited", m_memlock_unlimited, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"gdr_missing", m_gpus_no_peermem, {NULL}, "gdr_missing", IBP_SEV_WARN, IBP_CLASS_NODE, 1, NULL, "8 NVIDIA GPUs", "nvidia_peermem"},
+	{"gdr_loaded", m_gpus_peermem, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
+	{"gdr_off", m_gpus_no_peermem, {"check_gdr=no"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
 };
+/* clang-format on */
 
 static void test_health_checks_table(void **state)
 {
@@ -1082,6 +733,144 @@ static void test_health_counter_window_grows(void **state)
 	ibp_sysfs_close(&fs);
 }
 
+/* ---- real ibstat outputs: every Down port, whatever its physical state, is a finding */
+
+static int state_of(const char *s)
+{
+	static const char *const n[] = {"NOP", "Down", "Initializing", "Armed", "Active"};
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(s, n[i]))
+			return i;
+	return IBP_PORT_STATE_UNKNOWN;
+}
+
+static int phys_of(const char *s)
+{
+	static const char *const n[] = {"NOP",
+					"Sleep",
+					"Polling",
+					"Disabled",
+					"PortConfigurationTraining",
+					"LinkUp",
+					"LinkErrorRecovery"};
+	for (int i = 0; i < 7; i++)
+		if (!strcmp(s, n[i]))
+			return i;
+	return IBP_PHYS_UNKNOWN;
+}
+
+/* Builds an inventory from `ibstat` text: CA name, type, each port's state, rate, LIDs. */
+static size_t parse_ibstat(FILE *fp, struct ibp_inventory *inv)
+{
+	char line[512];
+	struct ibp_hca *h = NULL;
+	struct ibp_port *p = NULL;
+	size_t nports = 0;
+
+	while (fgets(line, sizeof(line), fp)) {
+		char *s = line, v[128];
+		while (*s == ' ' || *s == '\t')
+			s++;
+		s[strcspn(s, "\n")] = '\0';
+		unsigned u;
+		if (sscanf(s, "CA '%63[^']'", v) == 1) {
+			inv->hcas = realloc(inv->hcas, (inv->n_hcas + 1) * sizeof(*inv->hcas));
+			assert_non_null(inv->hcas);
+			h = &inv->hcas[inv->n_hcas++];
+			memset(h, 0, sizeof(*h));
+			snprintf(h->name, sizeof(h->name), "%.63s", v);
+			h->numa = -1;
+			p = NULL;
+		} else if (h && sscanf(s, "CA type: %63s", v) == 1) {
+			snprintf(h->hca_type, sizeof(h->hca_type), "%.63s", v);
+		} else if (h && sscanf(s, "Port %u:", &u) == 1) {
+			h->ports = realloc(h->ports, (h->n_ports + 1) * sizeof(*h->ports));
+			assert_non_null(h->ports);
+			p = &h->ports[h->n_ports++];
+			memset(p, 0, sizeof(*p));
+			p->num = u;
+			p->lid = p->sm_lid = p->lid_mask_count = -1;
+			nports++;
+		} else if (p && sscanf(s, "State: %127s", v) == 1) {
+			p->state = state_of(v);
+		} else if (p && sscanf(s, "Physical state: %127s", v) == 1) {
+			p->phys_state = phys_of(v);
+		} else if (p && sscanf(s, "Rate: %u", &u) == 1) {
+			p->rate.known = true;
+			p->rate.gbps = u;
+		} else if (p && sscanf(s, "Base lid: %i", (int *)&u) == 1) {
+			p->lid = u;
+		} else if (p && sscanf(s, "SM lid: %i", (int *)&u) == 1) {
+			p->sm_lid = u;
+		} else if (p && sscanf(s, "Link layer: %127s", v) == 1) {
+			p->link_layer = !strcmp(v, "InfiniBand") ? IBP_LL_IB
+					: !strcmp(v, "Ethernet") ? IBP_LL_ETH
+								 : IBP_LL_UNKNOWN;
+		}
+	}
+	return nports;
+}
+
+static void test_health_real_ibstat_states(void **state)
+{
+	static const char *const files[] = {
+	    "ibstat.47.0.h100.some.down.0", "ibstat.47.0.h100.some.down.1",
+	    "ibstat.47.0.h100.some.down.with.polling.1", "ibstat.47.0.h100.all.active.2",
+	    "ibstat.47.0.a100.all.active.0"};
+	size_t downs = 0, polling = 0, disabled = 0;
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/ibstat/%s", real_fixtures(), files[i]);
+		FILE *fp = fopen(path, "re");
+		if (!fp) {
+			printf("# SKIP real ibstat outputs: %s absent (set IBP_REAL_FIXTURES)\n",
+			       path);
+			skip();
+		}
+		struct ibp_health_input in;
+		struct ibp_policy p;
+		struct ibp_findings f = {0};
+		ibp_health_input_init(&in);
+		assert_true(parse_ibstat(fp, &in.inv) > 0);
+		fclose(fp);
+		ibp_policy_init(&p);
+		assert_int_equal(ibp_health_check(&in, &p, &f), 0);
+		for (size_t h = 0; h < in.inv.n_hcas; h++) {
+			const struct ibp_port *pt = &in.inv.hcas[h].ports[0];
+			const char *dev = in.inv.hcas[h].name;
+			const struct ibp_finding *x = NULL;
+			for (size_t k = 0; k < f.n; k++)
+				if (!strcmp(f.v[k].code, "port_not_active") &&
+				    !strcmp(f.v[k].device, dev))
+					x = &f.v[k];
+			if (pt->state == IBP_PORT_ACTIVE) {
+				if (x)
+					fail_msg("%s %s: active port reported down", files[i], dev);
+				continue;
+			}
+			if (!x)
+				fail_msg("%s %s: down port without a finding", files[i], dev);
+			assert_int_equal(x->severity, IBP_SEV_FAIL);
+			downs++;
+			if (strstr(x->observed, "physical state Polling"))
+				polling++;
+			if (strstr(x->observed, "physical state Disabled"))
+				disabled++;
+		}
+		/* LID 0 on the Ethernet ports is not an IB addressing problem */
+		for (size_t k = 0; k < f.n; k++)
+			if (!strcmp(f.v[k].code, "lid_zero") ||
+			    !strcmp(f.v[k].code, "no_subnet_manager"))
+				fail_msg("%s: %s on %s", files[i], f.v[k].code, f.v[k].device);
+		ibp_findings_release(&f);
+		ibp_health_input_release(&in);
+	}
+	assert_int_equal(downs, 7);
+	assert_int_equal(polling, 1);
+	assert_int_equal(disabled, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1090,6 +879,7 @@ int main(void)
 	    cmocka_unit_test(test_health_port_severity_uses_lists),
 	    cmocka_unit_test(test_health_real_h100_tree),
 	    cmocka_unit_test(test_health_real_gcm_netdev_down),
+	    cmocka_unit_test(test_health_real_ibstat_states),
 	    cmocka_unit_test(test_health_generated_trees),
 	    cmocka_unit_test(test_health_counter_window_grows),
 	};
