@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the cross-node test's plan and blame (helpers/rdmatest.c),
+ * and a few whole runs in threads of this process over loopback (insecure
+ * mode: no munged needed) under the sanitizers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ibprep/rdmatest.h"
+
+/* ---- plan ---- */
+
+static void test_plan_every_n_consistent_ring_and_shift(void **state)
+{
+	(void)state;
+	for (size_t n = 1; n <= 300; n++) {
+		size_t *in_deg = calloc(n, sizeof(*in_deg));
+
+		for (size_t i = 0; i < n; i++) {
+			struct ibp_rdmatest_plan p, q;
+
+			assert_int_equal(ibp_rdmatest_plan(n, i, &p), 0);
+			assert_int_equal(p.n_rounds, n == 1 ? 0 : n == 2 ? 1 : 2);
+			for (unsigned r = 0; r < p.n_rounds; r++) {
+				assert_int_equal(p.send_to[r], (i + r + 1) % n);
+				assert_int_not_equal(p.send_to[r], i);
+				assert_int_not_equal(p.recv_from[r], i);
+				/* mutual: my target receives from me in the same round */
+				assert_int_equal(ibp_rdmatest_plan(n, p.send_to[r], &q), 0);
+				assert_int_equal(q.recv_from[r], i);
+				in_deg[p.send_to[r]]++;
+			}
+			if (p.n_rounds == 2)
+				assert_int_not_equal(p.send_to[0], p.send_to[1]);
+		}
+		/* O(1) peers: every node receives exactly once per round */
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(in_deg[i], n == 1 ? 0 : n == 2 ? 1 : 2);
+		free(in_deg);
+	}
+}
+
+static void test_plan_bad_arguments_einval(void **state)
+{
+	struct ibp_rdmatest_plan p;
+
+	(void)state;
+	assert_int_equal(ibp_rdmatest_plan(0, 0, &p), -EINVAL);
+	assert_int_equal(ibp_rdmatest_plan(4, 4, &p), -EINVAL);
+	assert_int_equal(ibp_rdmatest_plan(IBP_HOSTLIST_MAX + 1, 0, &p), -EINVAL);
+}
+
+/* ---- blame: a whole step simulated as link outcomes ---- */
+
+enum kind { DEAD, CUTOFF, CORRUPT_SEND, DEAF, CUT_LINK, TWO_DEAD };
+
+struct scenario {
+	const char *name;
+	enum kind kind;
+	size_t n;
+	uint32_t x; /* the faulty node; CUT_LINK: the link x -> x+1 (round 1) */
+};
+
+static bool alive(const struct scenario *s, uint32_t i)
+{
+	if (s->kind == DEAD)
+		return i != s->x;
+	if (s->kind == TWO_DEAD)
+		return i != s->x && i != (s->x + 1) % s->n;
+	return true;
+}
+
+static uint8_t outcome(const struct scenario *s, uint32_t from, uint32_t to)
+{
+	switch (s->kind) {
+	case DEAD:
+	case CUTOFF:
+		return from == s->x || to == s->x ? IBP_LINK_UNREACHABLE : IBP_LINK_PASS;
+	case TWO_DEAD:
+		return !alive(s, from) || !alive(s, to) ? IBP_LINK_UNREACHABLE : IBP_LINK_PASS;
+	case CORRUPT_SEND:
+		return from == s->x ? IBP_LINK_CORRUPT : IBP_LINK_PASS;
+	case DEAF:
+		return to == s->x ? IBP_LINK_TRANSPORT : IBP_LINK_PASS;
+	case CUT_LINK:
+		return from == s->x && to == (s->x + 1) % s->n ? IBP_LINK_UNREACHABLE
+							       : IBP_LINK_PASS;
+	}
+	return IBP_LINK_PASS;
+}
+
+/* The links node I runs (as rdmatest.c lays them out). */
+static size_t own_links(const struct scenario *s, uint32_t i, struct ibp_oob_link *v)
+{
+	struct ibp_rdmatest_plan p;
+	size_t n = 0;
+
+	ibp_rdmatest_plan(s->n, i, &p);
+	for (unsigned r = 0; r < p.n_rounds; r++) {
+		v[n++] = (struct ibp_oob_link){i, p.send_to[r], (uint8_t)(r + 1),
+					       outcome(s, i, p.send_to[r]), 0};
+		v[n++] = (struct ibp_oob_link){p.recv_from[r], i, (uint8_t)(r + 1),
+					       outcome(s, p.recv_from[r], i), 0};
+	}
+	return n;
+}
+
+/*
+ * What node I knows: its links, plus the summary of each peer it kept a
+ * connection with (a link that connected, whatever happened after).
+ */
+static size_t known_at(const struct scenario *s, uint32_t i, struct ibp_oob_link *k)
+{
+	struct ibp_oob_link mine[8];
+	size_t n = own_links(s, i, mine), nk = 0;
+
+	memcpy(k, mine, n * sizeof(mine[0]));
+	nk = n;
+	for (size_t l = 0; l < n; l++) {
+		uint32_t peer = mine[l].from == i ? mine[l].to : mine[l].from;
+		struct ibp_oob_link theirs[8];
+		size_t m;
+
+		if (!alive(s, peer) || mine[l].status == IBP_LINK_UNREACHABLE)
+			continue;
+		m = own_links(s, peer, theirs);
+		for (size_t t = 0; t < m; t++) {
+			bool dup = false;
+
+			for (size_t q = 0; q < nk; q++)
+				dup |= k[q].from == theirs[t].from && k[q].to == theirs[t].to &&
+				       k[q].round == theirs[t].round;
+			if (!dup)
+				k[nk++] = theirs[t];
+		}
+	}
+	return nk;
+}
+
+/* The suspects node I names, as rdmatest.c's report() picks them. */
+static size_t suspects_at(const struct scenario *s, uint32_t i, uint32_t *sus)
+{
+	struct ibp_oob_link k[64], mine[8];
+	size_t nk = known_at(s, i, k), n = own_links(s, i, mine), ns = 0, nfail = 0;
+
+	for (size_t l = 0; l < n; l++)
+		nfail += mine[l].status != IBP_LINK_PASS;
+	if (nfail && ibp_rdmatest_suspect(k, nk, i, true))
+		sus[ns++] = i;
+	for (size_t l = 0; l < n; l++) {
+		uint32_t peer = mine[l].from == i ? mine[l].to : mine[l].from;
+		bool dup = false;
+
+		if (mine[l].status == IBP_LINK_PASS)
+			continue;
+		for (size_t q = 0; q < ns; q++)
+			dup |= sus[q] == peer;
+		if (!dup && ibp_rdmatest_suspect(k, nk, peer, false))
+			sus[ns++] = peer;
+	}
+	return ns;
+}
+
+static bool has_failure(const struct scenario *s, uint32_t i)
+{
+	struct ibp_oob_link mine[8];
+	size_t n = own_links(s, i, mine);
+
+	for (size_t l = 0; l < n; l++)
+		if (mine[l].status != IBP_LINK_PASS)
+			return true;
+	return false;
+}
+
+static const struct scenario scenarios[] = {
+    {"dead node, N=3", DEAD, 3, 1},
+    {"dead node, N=4", DEAD, 4, 0},
+    {"dead node, N=5", DEAD, 5, 2},
+    {"dead node, N=16", DEAD, 16, 7},
+    {"dead node, N=256", DEAD, 256, 200},
+    {"node cut off (alive), N=3", CUTOFF, 3, 0},
+    {"node cut off (alive), N=8", CUTOFF, 8, 3},
+    {"node cut off (alive), N=64", CUTOFF, 64, 63},
+    {"corrupting sender, N=4", CORRUPT_SEND, 4, 1},
+    {"corrupting sender, N=16", CORRUPT_SEND, 16, 5},
+    {"deaf receiver, N=5", DEAF, 5, 4},
+    {"deaf receiver, N=32", DEAF, 32, 9},
+    {"two adjacent dead nodes, N=8", TWO_DEAD, 8, 3},
+    {"two adjacent dead nodes, N=64", TWO_DEAD, 64, 0},
+    {"one bad link only, N=8", CUT_LINK, 8, 2},
+    {"one bad link only, N=64", CUT_LINK, 64, 40},
+    {"dead peer, N=2", DEAD, 2, 1},
+    {"bad link, N=2", CUT_LINK, 2, 0},
+};
+
+static void test_blame_table_lands_on_the_faulty_node(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(scenarios) / sizeof(scenarios[0]); c++) {
+		const struct scenario *s = &scenarios[c];
+		uint32_t x2 = (s->x + 1) % (uint32_t)s->n;
+		size_t blamed_x = 0, blamed_x2 = 0;
+
+		print_message("# %s\n", s->name);
+		for (uint32_t i = 0; i < s->n; i++) {
+			uint32_t sus[16];
+			size_t ns;
+
+			if (!alive(s, i))
+				continue;
+			ns = suspects_at(s, i, sus);
+			if (!has_failure(s, i)) {
+				assert_int_equal(ns, 0);
+				continue;
+			}
+			switch (s->kind) {
+			case DEAD:
+				if (s->n == 2) {
+					assert_int_equal(ns, 0); /* N=2: the link is named */
+					break;
+				}
+				/* fallthrough */
+			case CUTOFF:
+			case CORRUPT_SEND:
+			case DEAF:
+				assert_int_equal(ns, 1);
+				assert_int_equal(sus[0], s->x);
+				blamed_x++;
+				break;
+			case TWO_DEAD:
+				for (size_t q = 0; q < ns; q++) {
+					assert_true(sus[q] == s->x || sus[q] == x2);
+					blamed_x += sus[q] == s->x;
+					blamed_x2 += sus[q] == x2;
+				}
+				break;
+			case CUT_LINK:
+				assert_int_equal(ns, 0); /* nobody is a suspect: the link is */
+				break;
+			}
+		}
+		if (s->kind == TWO_DEAD) {
+			assert_true(blamed_x >= 1);
+			assert_true(blamed_x2 >= 1);
+		} else if (s->kind != CUT_LINK && s->n > 2) {
+			assert_true(blamed_x >= 2);
+		}
+	}
+}
+
+static void test_blame_empty_or_passing_never_suspect(void **state)
+{
+	struct ibp_oob_link k[2] = {{0, 1, 1, IBP_LINK_PASS, 0}, {2, 0, 1, IBP_LINK_PASS, 0}};
+
+	(void)state;
+	assert_false(ibp_rdmatest_suspect(NULL, 0, 0, true));
+	assert_false(ibp_rdmatest_suspect(k, 2, 0, true));
+	assert_false(ibp_rdmatest_suspect(k, 2, 1, false));
+	/* one failed link, one peer: never enough to blame a node */
+	k[0].status = IBP_LINK_CORRUPT;
+	assert_false(ibp_rdmatest_suspect(k, 2, 1, false));
+	assert_false(ibp_rdmatest_suspect(k, 2, 0, true));
+}
+
+/* ---- whole runs in threads, over loopback ---- */
+
+struct node_run {
+	struct ibp_rdmatest_config cfg;
+	struct ibp_findings out;
+	struct ibp_rdmatest_result res;
+	int rc;
+	pthread_t th;
+};
+
+static void *node_main(void *arg)
+{
+	struct node_run *nr = arg;
+
+	nr->rc = ibp_rdmatest_run(&nr->cfg, &nr->out, &nr->res);
+	return NULL;
+}
+
+static const char *const addrs3[] = {"127.77.0.1", "127.77.0.2", "127.77.0.3"};
+
+static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct ibp_policy *pol,
+		      const struct ibp_hostlist *hl, uint32_t job)
+{
+	for (size_t i = 0; i < n; i++) {
+		memset(&nr[i], 0, sizeof(nr[i]));
+		if (i == skip)
+			continue;
+		ibp_findings_init(&nr[i].out);
+		nr[i].cfg.nodes = hl;
+		nr[i].cfg.index = i;
+		nr[i].cfg.job = job;
+		nr[i].cfg.uid = 1000;
+		nr[i].cfg.policy = pol;
+		nr[i].cfg.transport = &ibp_transport_socket;
+		nr[i].cfg.insecure = true;
+		nr[i].cfg.addrs = addrs3;
+		nr[i].cfg.buf_len = 4096;
+		nr[i].cfg.burst_bytes = 65536;
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (i != skip)
+			pthread_join(nr[i].th, NULL);
+}
+
+static void test_run_three_nodes_in_threads_pass(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 11);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_int_equal(nr[i].res.n_links, 4);
+		for (size_t l = 0; l < 4; l++) {
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
+			assert_true(nr[i].res.links[l].gbps > 0);
+		}
+		assert_int_equal(ibp_findings_worst(&nr[i].out), IBP_SEV_OK);
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
+static void test_run_missing_node_blamed_by_both_others(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	run_nodes(nr, 3, 2, &pol, &hl, 12);
+	for (size_t i = 0; i < 2; i++) {
+		bool named = false;
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_false(nr[i].res.pass);
+		assert_true(nr[i].res.elapsed_s < 2.5);
+		assert_int_equal(nr[i].res.n_suspects, 1);
+		assert_int_equal(nr[i].res.suspects[0], 2);
+		for (size_t f = 0; f < nr[i].out.n; f++)
+			if (nr[i].out.v[f].severity == IBP_SEV_FAIL) {
+				assert_string_equal(nr[i].out.v[f].node, "t3");
+				assert_string_equal(nr[i].out.v[f].code, "rdmatest_node_failed");
+				named = true;
+			}
+		assert_true(named);
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
+static void test_run_bad_nodelist_job_finding(void **state)
+{
+	struct ibp_rdmatest_config cfg = {0};
+	struct ibp_findings out;
+	struct ibp_rdmatest_result res;
+
+	(void)state;
+	ibp_findings_init(&out);
+	cfg.nodelist = "n[1-3";
+	cfg.transport = &ibp_transport_socket;
+	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), -EINVAL);
+	assert_int_equal(out.n, 1);
+	assert_string_equal(out.v[0].code, "rdmatest_bad_nodelist");
+	assert_int_equal(out.v[0].fclass, IBP_CLASS_JOB);
+	ibp_findings_release(&out);
+	cfg.nodelist = "n[1-3]";
+	cfg.index = 3;
+	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), -EINVAL);
+	assert_string_equal(out.v[0].code, "rdmatest_bad_nodelist");
+	ibp_findings_release(&out);
+	/* one node: nothing to test, a pass */
+	cfg.nodelist = "solo";
+	cfg.index = 0;
+	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), 0);
+	assert_true(res.pass);
+	assert_string_equal(out.v[0].code, "rdmatest_single_node");
+	ibp_findings_release(&out);
+}
+
+/*
+ * Strangers on the test port are dropped and counted, and change no
+ * verdict: node 2 is missing, so node 0 listens until the round's deadline
+ * and the stranger is sure to reach it.
+ */
+struct stranger {
+	uint16_t port;
+	int sent;
+};
+
+static void *stranger_main(void *arg)
+{
+	struct stranger *s = arg;
+	static const char junk[] = "GET / HTTP/1.0\r\n\r\n";
+
+	for (int t = 0; t < 100 && s->sent < 3; t++) {
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->port)};
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		inet_pton(AF_INET, "127.77.0.1", &a.sin_addr);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+			if (send(fd, junk, sizeof(junk), MSG_NOSIGNAL) > 0)
+				s->sent++;
+		}
+		if (fd >= 0)
+			close(fd);
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static void test_run_garbage_connections_dropped_verdict_unchanged(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct stranger st = {0};
+	pthread_t th;
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	assert_int_equal(ibp_oob_ports(13, 0, pol.test_port_lo, pol.test_port_hi, &st.port, 1), 1);
+	assert_int_equal(pthread_create(&th, NULL, stranger_main, &st), 0);
+	run_nodes(nr, 3, 2, &pol, &hl, 13);
+	pthread_join(th, NULL);
+	assert_true(st.sent >= 1);
+	assert_true(nr[0].res.dropped >= 1);
+	assert_non_null(strstr(nr[0].res.drop_reason, "127.0.0.1"));
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(nr[i].res.n_suspects, 1);
+		assert_int_equal(nr[i].res.suspects[0], 2);
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_plan_every_n_consistent_ring_and_shift),
+	    cmocka_unit_test(test_plan_bad_arguments_einval),
+	    cmocka_unit_test(test_blame_table_lands_on_the_faulty_node),
+	    cmocka_unit_test(test_blame_empty_or_passing_never_suspect),
+	    cmocka_unit_test(test_run_three_nodes_in_threads_pass),
+	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
+	    cmocka_unit_test(test_run_bad_nodelist_job_finding),
+	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
