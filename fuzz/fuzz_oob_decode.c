@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libFuzzer target: the cross-node test's message decoder, fed anything a
+ * stranger on the test port could send.  It must never crash, read out of
+ * bounds or accept what the checker refuses; whatever it accepts must
+ * re-encode to the very same bytes (one encoding per message).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibprep/oob.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ibp_oob_msg m;
+	uint8_t again[IBP_OOB_FRAME_MAX];
+	unsigned type;
+	size_t plen;
+	int n = ibp_oob_decode(data, size, &m);
+
+	if (ibp_oob_decode_header(data, size, &type, &plen) == 0 && n > 0 &&
+	    (size_t)n != IBP_OOB_HDR_LEN + plen)
+		abort();
+	if (n <= 0)
+		return 0;
+	if (ibp_oob_msg_check(&m) != 0)
+		abort();
+	if (ibp_oob_encode(&m, again, sizeof(again)) != n || memcmp(again, data, (size_t)n) != 0)
+		abort();
+	(void)ibp_link_status_name((enum ibp_link_status)m.type);
+	return 0;
+}
