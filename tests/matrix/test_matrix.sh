@@ -58,6 +58,7 @@ leg_cleanup()
 	matrix_chroot_leave
 	[ -n "$LEG_BASE" ] && rm -rf "$LEG_BASE"
 	LEG_BASE=
+	matrix_chroot_unlock
 }
 # cluster_start installs its own traps: put ours back after it.
 leg_traps()
@@ -399,6 +400,11 @@ leg()
 		else
 			tap_fail "$LEG_SUITE: chroot" "$reason"
 		fi
+		return
+	fi
+	# One session per chroot at a time (another matrix run may be going).
+	if [ "$LEG_SUITE" != host ] && ! matrix_chroot_lock "$LEG_SUITE"; then
+		tap_fail "$LEG_SUITE: chroot lock" "$IBP_MATRIX_CACHE/$LEG_SUITE.lock still held after ${IBP_MATRIX_LOCK_WAIT:-900} s"
 		return
 	fi
 	LEG_BASE=$(mktemp -d "/tmp/spank-ib-matrix.$LEG_SUITE.XXXXXX")

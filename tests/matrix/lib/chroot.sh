@@ -19,6 +19,7 @@
 #
 # Environment:
 #   IBP_MATRIX_CACHE   where chroots live (default /var/tmp/spank-ib-matrix)
+#   IBP_MATRIX_MAX_AGE days before a chroot is rebuilt (default 7)
 #   IBP_MATRIX_MIRROR  Debian mirror (default: the host's apt sources)
 
 IBP_MATRIX_CACHE=${IBP_MATRIX_CACHE:-/var/tmp/spank-ib-matrix}
@@ -86,17 +87,54 @@ matrix_chroot_write_netfiles()
 	echo 'nameserver 127.0.0.1' > "$root/etc/resolv.conf"
 }
 
+# matrix_chroot_lock SUITE: hold SUITE's lock (an flock on
+# $IBP_MATRIX_CACHE/SUITE.lock) until the calling shell exits or calls
+# matrix_chroot_unlock; waits at most IBP_MATRIX_LOCK_WAIT seconds (900).
+# One build or one test session per chroot at a time, across processes.
+MATRIX_LOCK_FD=
+matrix_chroot_lock()
+{
+	mkdir -p "$IBP_MATRIX_CACHE"
+	exec {MATRIX_LOCK_FD}> "$IBP_MATRIX_CACHE/$1.lock" || return 1
+	if ! flock -w "${IBP_MATRIX_LOCK_WAIT:-900}" "$MATRIX_LOCK_FD"; then
+		exec {MATRIX_LOCK_FD}>&-
+		MATRIX_LOCK_FD=
+		return 1
+	fi
+}
+matrix_chroot_unlock()
+{
+	[ -n "$MATRIX_LOCK_FD" ] || return 0
+	exec {MATRIX_LOCK_FD}>&-
+	MATRIX_LOCK_FD=
+}
+
 # matrix_chroot_build SUITE: build the chroot unless it is complete.  On
 # failure the reason (the last lines of debootstrap's log) is in
 # $IBP_MATRIX_CACHE/SUITE.reason and the function returns 1.
 matrix_chroot_build()
+{
+	if ! matrix_chroot_lock "$1"; then
+		echo "another process holds $IBP_MATRIX_CACHE/$1.lock" > "$IBP_MATRIX_CACHE/$1.reason"
+		return 1
+	fi
+	matrix_chroot_build_locked "$1"
+	local rc=$?
+	matrix_chroot_unlock
+	return $rc
+}
+
+matrix_chroot_build_locked()
 {
 	local suite=$1 dir tmp log mirror
 	dir=$(matrix_chroot_dir "$suite")
 	log="$IBP_MATRIX_CACHE/$suite.log"
 	mkdir -p "$IBP_MATRIX_CACHE"
 	rm -f "$IBP_MATRIX_CACHE/$suite.reason"
-	if matrix_chroot_ready "$suite"; then
+	# A chroot is refreshed after IBP_MATRIX_MAX_AGE days (sid moves daily);
+	# the old one stays in use until a new one is complete.
+	if matrix_chroot_ready "$suite" &&
+		[ -z "$(find "$dir/$MATRIX_STAMP" -mtime +"${IBP_MATRIX_MAX_AGE:-7}" 2> /dev/null)" ]; then
 		return 0
 	fi
 	if ! mirror=$(matrix_mirror); then
@@ -109,7 +147,8 @@ matrix_chroot_build()
 		return 1
 	fi
 	tmp="$dir.tmp"
-	rm -rf "$tmp" "$dir"
+	matrix_chroot_umount_all "$tmp"
+	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	# minbase plus the list; the maintainer scripts' attempts to start the
 	# daemons are refused by policy-rc.d-less invoke-rc.d without an init.
@@ -124,12 +163,18 @@ matrix_chroot_build()
 		} > "$IBP_MATRIX_CACHE/$suite.reason"
 		matrix_chroot_umount_all "$tmp"
 		rm -rf "$tmp"
+		if matrix_chroot_ready "$suite"; then
+			echo "refreshing the $suite chroot failed; the one of $(date -r "$dir/$MATRIX_STAMP" +%F) stays in use" >&2
+			rm -f "$IBP_MATRIX_CACHE/$suite.reason"
+			return 0
+		fi
 		return 1
 	fi
 	matrix_chroot_umount_all "$tmp"
 	matrix_chroot_write_netfiles "$tmp"
 	# apt caches are not needed afterwards: ~100 MB per chroot
 	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*_Packages
+	rm -rf "$dir"
 	mv "$tmp" "$dir"
 	echo "$MATRIX_PACKAGES" > "$dir/$MATRIX_STAMP"
 }
