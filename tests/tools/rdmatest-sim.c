@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +47,7 @@ static const char *const fault_names[] = {"none",    "refuse",  "silent", "slow"
 /* Per-process fault state for the wrapped transport (the child is one node). */
 static enum fault my_fault;
 static double my_timeout;
+static int start_fd = -1; /* read end of the start barrier */
 
 static int f_open(const struct ibp_tx_port *p, const struct ibp_tx_opts *o, struct ibp_tx **t)
 {
@@ -250,6 +253,13 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	FILE *fp;
 	int rc;
 
+	/* Start together, as srun starts the nodes of a step: no fork skew. */
+	{
+		char c;
+
+		while (read(start_fd, &c, 1) < 0 && errno == EINTR)
+			;
+	}
 	if (my_fault == F_SILENT)
 		run_silent(addrs[i], job, step, pol);
 	ibp_findings_init(&out);
@@ -326,7 +336,8 @@ int main(int argc, char **argv)
 	uint64_t burst = 256 << 10;
 	uint32_t job = 4242, step = 0;
 	char err[256], spec[64];
-	int64_t t0, deadline;
+	int64_t t0 = 0, deadline;
+	int barrier[2];
 	int c;
 
 	ibp_policy_init(&pol);
@@ -410,12 +421,18 @@ int main(int argc, char **argv)
 		addrs[i] = addrbuf[i];
 	}
 	fflush(NULL);
-	t0 = ibp_now_ns();
+	if (pipe2(barrier, O_CLOEXEC)) {
+		perror("rdmatest-sim: pipe");
+		return 2;
+	}
+	start_fd = barrier[0];
 	if (hostile >= 0 && (size_t)hostile < n) {
 		hostile_pid = fork();
-		if (hostile_pid == 0)
+		if (hostile_pid == 0) {
+			close(barrier[1]);
 			run_hostile(addrs[hostile], job, step, (uint32_t)hostile, (uint32_t)n, &pol,
 				    pol.test_timeout_s);
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (faults[i] == F_REFUSE) {
@@ -429,11 +446,14 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (pids[i] == 0) {
+			close(barrier[1]);
 			my_fault = faults[i];
 			_exit(child(i, &hl, addrs, &pol, munge, bad_munge, insecure, job, step, buf,
 				    burst, outdir));
 		}
 	}
+	close(barrier[1]); /* go */
+	t0 = ibp_now_ns();
 	/* Every node must be done well within its own bound; then kill by PID. */
 	deadline = ibp_deadline_after_s(t0, pol.test_timeout_s * 2 + 5);
 	for (size_t left = n;;) {
@@ -477,6 +497,15 @@ int main(int argc, char **argv)
 		poll(NULL, 0, 10);
 	}
 	printf("wall %.3f\n", (double)(ibp_now_ns() - t0) / 1e9);
+	{
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_CHILDREN, &ru))
+			printf("cpu_per_node_ms %.2f\n",
+			       ((double)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6) *
+				   1000.0 / (double)n);
+	}
 	if (hostile_pid > 0) {
 		kill(hostile_pid, SIGKILL);
 		waitpid(hostile_pid, NULL, 0);
