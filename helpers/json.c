@@ -35,9 +35,14 @@ void ibp_json_release(struct ibp_json *j)
 
 const char *ibp_json_buf(const struct ibp_json *j, size_t *len)
 {
+	if (j->fp || !j->buf) {
+		if (len)
+			*len = 0;
+		return "";
+	}
 	if (len)
-		*len = j->buf ? j->len : 0;
-	return j->buf ? j->buf : "";
+		*len = j->len;
+	return j->buf;
 }
 
 static int fail(struct ibp_json *j, int err)
@@ -47,15 +52,29 @@ static int fail(struct ibp_json *j, int err)
 	return j->err;
 }
 
+/* Writes the buffered bytes of a file writer to its stream. */
+static int flush_file(struct ibp_json *j)
+{
+	if (j->len && fwrite(j->buf, 1, j->len, j->fp) != j->len)
+		return fail(j, -EIO);
+	j->len = 0;
+	return 0;
+}
+
+/*
+ * Appends to the buffer; a file writer flushes it to the stream in blocks
+ * (one fwrite per token costs more than the formatting itself).
+ */
 static int emit(struct ibp_json *j, const char *s, size_t n)
 {
+	enum { FILE_BLOCK = 16384 };
+
 	if (j->err)
 		return j->err;
-	if (j->fp) {
-		if (n && fwrite(s, 1, n, j->fp) != n)
-			return fail(j, -EIO);
-		return 0;
-	}
+	if (j->fp && j->len + n > FILE_BLOCK && flush_file(j))
+		return j->err;
+	if (j->fp && n > FILE_BLOCK)
+		return fwrite(s, 1, n, j->fp) == n ? 0 : fail(j, -EIO);
 	if (n + 1 > j->cap - j->len || !j->buf) {
 		size_t cap = j->cap ? j->cap : 256;
 		while (cap - j->len < n + 1) {
@@ -372,14 +391,25 @@ int ibp_json_kv_null(struct ibp_json *j, const char *key)
 	return ibp_json_key(j, key) ? j->err : ibp_json_null(j);
 }
 
+/* A file writer's block buffer is not needed once the document is out. */
+static void drop_block(struct ibp_json *j)
+{
+	if (!j->fp)
+		return;
+	free(j->buf);
+	j->buf = NULL;
+	j->len = j->cap = 0;
+}
+
 int ibp_json_finish(struct ibp_json *j)
 {
-	if (j->err)
-		return j->err;
-	if (j->depth || !j->done)
-		return fail(j, -EINVAL);
-	emit(j, "\n", 1);
-	if (j->fp && fflush(j->fp) != 0)
-		return fail(j, -EIO);
+	if (!j->err && (j->depth || !j->done))
+		fail(j, -EINVAL);
+	if (!j->err) {
+		emit(j, "\n", 1);
+		if (j->fp && !j->err && (flush_file(j) || fflush(j->fp) != 0))
+			fail(j, -EIO);
+	}
+	drop_block(j);
 	return j->err;
 }

@@ -45,20 +45,26 @@ struct ibp_json {
 	bool done;                          /* the top-level value is complete */
 };
 
-/* Writer on a stream (not closed by the writer). */
+/*
+ * Writer on a stream (not closed by the writer).  Output is buffered in
+ * blocks: ibp_json_finish() writes the end of the document and frees the
+ * block (ibp_json_release() is then a no-op; call it instead of finish to
+ * drop an unfinished document).
+ */
 void ibp_json_init_file(struct ibp_json *j, FILE *fp, unsigned flags);
 /* Writer into its own buffer; read it with ibp_json_buf, free with _release. */
 void ibp_json_init_buf(struct ibp_json *j, unsigned flags);
 /* Frees the buffer; safe on a zeroed or file writer; leaves it unusable. */
 void ibp_json_release(struct ibp_json *j);
 
-/* The buffer written so far ("" when empty or after an error of allocation). */
+/* The buffer written so far ("" for a file writer, or when nothing was written). */
 const char *ibp_json_buf(const struct ibp_json *j, size_t *len);
 
 /*
  * Checks the document is complete (every container closed, one top-level
- * value), writes a final newline, flushes a stream.  0 or the sticky error;
- * -EINVAL for an incomplete document.
+ * value), writes a final newline, flushes a stream (and frees a file
+ * writer's block buffer, whatever the result).  0 or the sticky error;
+ * -EINVAL for an incomplete document (nothing more is written).
  */
 int ibp_json_finish(struct ibp_json *j);
 
