@@ -335,9 +335,7 @@ static bool is_pci_addr(const char *s)
 }
 
 /* printf into a path buffer; a path that does not fit is -ENAMETOOLONG ("" in BUF). */
-static int pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int pathf(char *buf, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int pathf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -374,12 +372,10 @@ static void printable(const char *s, char *out, size_t len)
 		strcpy(out + len - 4, "...");
 }
 
-static void add_finding(struct loader *L, const char *code, const char *dev, unsigned port,
-			const char *expected, const char *fix, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
-
-static void add_finding(struct loader *L, const char *code, const char *dev, unsigned port,
-			const char *expected, const char *fix, const char *fmt, ...)
+__attribute__((format(printf, 7, 8))) static void add_finding(struct loader *L, const char *code,
+							      const char *dev, unsigned port,
+							      const char *expected, const char *fix,
+							      const char *fmt, ...)
 {
 	char obs[IBP_TEXT_MAX + 4];
 	va_list ap;

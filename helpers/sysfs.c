@@ -285,10 +285,8 @@ out:
 	return ret;
 }
 
-static int vformat_path(char *path, size_t len, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-
-static int vformat_path(char *path, size_t len, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int vformat_path(char *path, size_t len,
+							      const char *fmt, va_list ap)
 {
 	int n = vsnprintf(path, len, fmt, ap);
 	if (n < 0)
