@@ -89,6 +89,48 @@ in_chroot()
 	fi
 }
 
+# man_missing PAGE WORD...: the WORDs the roff source of PAGE never mentions
+# (with \- read as -, font escapes dropped).
+man_missing()
+{
+	local page=$1 text w
+	shift
+	text=$(sed -e 's/\\-/-/g' -e 's/\\f[BIPR]//g' -e 's/"//g' "$page")
+	for w in "$@"; do
+		grep -qF -- "$w" <<< "$text" || printf '%s ' "$w"
+	done
+}
+
+# The man pages against the code: every option of `ibprep COMMAND --help`
+# in ibprep(1), every policy key (helpers/policy.c) in ibprep(1), every
+# admin key (spank/ib_args.c) in spank_ib(8).
+leg_man_sync()
+{
+	local t=$1 ibprep=$2 c opts missing=""
+	for c in check place env exec rdmatest snapshot; do
+		opts=$("$ibprep" "$c" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u)
+		# shellcheck disable=SC2086
+		missing+=$(man_missing "$SRC/man/ibprep.1" $opts)
+	done
+	# shellcheck disable=SC2046
+	missing+=$(man_missing "$SRC/man/ibprep.1" $(grep -oE '^ *\{"[a-z_]+", K_' "$SRC/helpers/policy.c" |
+		sed -E 's/.*"([a-z_]+)".*/\1=/'))
+	if [ -z "$missing" ]; then
+		tap_ok "$t: ibprep(1) documents every option of ibprep --help and every policy key"
+	else
+		tap_fail "$t: ibprep(1) documents every option of ibprep --help and every policy key" \
+			"missing: $missing"
+	fi
+	# shellcheck disable=SC2046
+	missing=$(man_missing "$SRC/man/spank_ib.8" $(grep -oE 'strcmp\(key, "[a-z_]+"\)' "$SRC/spank/ib_args.c" |
+		sed -E 's/.*"([a-z_]+)".*/\1=/'))
+	if [ -z "$missing" ]; then
+		tap_ok "$t: spank_ib(8) documents every plugstack key of spank/ib_args.c"
+	else
+		tap_fail "$t: spank_ib(8) documents every plugstack key of spank/ib_args.c" "missing: $missing"
+	fi
+}
+
 # What the package holds: from dpkg's database after installing it in a
 # chroot, from the .deb itself on the host (where it is never installed).
 pkg_files()
@@ -217,6 +259,7 @@ leg_install()
 			tap_fail "$t: packaged man pages render without warnings" "$warn"
 		fi
 	fi
+	[ "$LEG_SUITE" = host ] && leg_man_sync "$t" "$ibprep"
 	if out=$(in_chroot "$ibprep" --help 2>&1) && grep -q check <<< "$out"; then
 		tap_ok "$t: packaged ibprep runs"
 	else
@@ -316,6 +359,10 @@ leg_plugin_loads()
 	out=$(cl_srun --help 2>&1)
 	if grep -q -- '--ib-check' <<< "$out"; then
 		tap_ok "$t: packaged plugin loads ($line): srun --help lists --ib-check"
+		local missing
+		# shellcheck disable=SC2046
+		missing=$(man_missing "$SRC/man/spank_ib.8" $(grep -oE -- '--ib-[a-z]+' <<< "$out" | sort -u))
+		chk "$t: spank_ib(8) documents every --ib-* option srun --help lists" "" "$missing"
 	else
 		tap_fail "$t: packaged plugin loads ($line): srun --help lists --ib-check" \
 			"$(tail -n 15 <<< "$out")"
