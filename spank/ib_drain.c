@@ -75,7 +75,10 @@ int spank_ib_drain(const char *node, const char *reason, char *err, size_t errle
 	msg.node_names = names;
 	msg.node_state = NODE_STATE_DRAIN;
 	msg.reason = why;
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(25, 5, 0)
+	/* in 24.11's update_node_msg_t, gone from 26.05's (25.x not checked) */
 	msg.reason_uid = 0;
+#endif
 	if (update(&msg)) {
 		int e = get_errno ? get_errno() : errno;
 		snprintf(err, errlen, "%s", serr ? serr(e) : strerror(e));
