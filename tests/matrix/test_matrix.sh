@@ -267,6 +267,23 @@ leg_install()
 	fi
 }
 
+# Purging leaves nothing behind (and the cached chroot clean for the next run).
+leg_purge()
+{
+	local t=$1 out left="" f
+	local files
+	files=$(pkg_files)
+	if ! out=$(in_chroot dpkg --purge spank-ib 2>&1); then
+		tap_fail "$t: dpkg --purge spank-ib" "$out"
+		return
+	fi
+	for f in $files; do
+		[ -e "$(matrix_chroot_dir "$LEG_SUITE")$f" ] && [ ! -d "$(matrix_chroot_dir "$LEG_SUITE")$f" ] &&
+			left+="$f "
+	done
+	chk "$t: dpkg --purge spank-ib leaves no file behind" "" "$left"
+}
+
 # The probe plugin: each SPANK failure-semantics expectation, seen for real.
 leg_probe()
 {
@@ -522,6 +539,7 @@ leg()
 	LEG_CLUSTER=0
 	if [ "$have_pkg" = 1 ]; then
 		leg_integration "$t"
+		[ "$LEG_SUITE" != host ] && leg_purge "$t"
 	else
 		tap_skip "$t: packaged plugin and integration suites" "no package: make deb failed above"
 	fi
