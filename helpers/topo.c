@@ -426,6 +426,7 @@ static int topo_setup(struct ibp_topo *topo, enum hwloc_type_filter_e io_filter)
 		return -ENOMEM;
 	}
 	hwloc_topology_set_io_types_filter(topo->t, io_filter);
+	/* caches stay: I/O may hang below an L3 (MI250X GCDs sit under their CCD's L3) */
 	/* distances, memory attributes and CPU kinds are not used: skip their cost */
 	hwloc_topology_set_flags(topo->t, HWLOC_TOPOLOGY_FLAG_NO_DISTANCES |
 					      HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS |
@@ -462,7 +463,8 @@ int ibp_topo_load_xml(struct ibp_topo *topo, const char *path)
 		return path ? -errno : -EINVAL;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	/* important I/O only: GPUs, NICs and the bridges above them (cheaper import) */
+	rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (rc)
 		return rc;
 	topo->from_file = true;
@@ -481,7 +483,7 @@ int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len)
 	ibp_topo_init(topo);
 	if (!buf || !len || len > (size_t)1 << 30)
 		return -EINVAL;
-	rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	rc = topo_setup(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (rc)
 		return rc;
 	topo->from_file = true;
