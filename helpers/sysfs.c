@@ -273,6 +273,10 @@ int ibp_sysfs_read(const struct ibp_sysfs *fs, const char *path, char *buf, size
 			goto out;
 		}
 		n += (size_t)r;
+		/* A regular file reads short only at its end (sysfs hands over the whole
+		 * attribute in the first read): skip the read that would return 0. */
+		if ((size_t)r < want)
+			break;
 	}
 	if (!nl_past_end && n > 0 && buf[n - 1] == '\n')
 		n--;
