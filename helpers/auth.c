@@ -19,12 +19,13 @@ __attribute__((format(printf, 4, 5))) static int fail(int rc, char *err, size_t 
 {
 	va_list ap;
 
-	if (err && errlen) {
-		va_start(ap, fmt);
-		if (vsnprintf(err, errlen, fmt, ap) >= (int)errlen && errlen > 4)
-			strcpy(err + errlen - 4, "...");
-		va_end(ap);
-	}
+	if (!err || !errlen)
+		return rc;
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
+	if (vsnprintf(err, errlen, fmt, ap) >= (int)errlen && errlen > 4)
+		strcpy(err + errlen - 4, "...");
+	va_end(ap);
 	return rc;
 }
 

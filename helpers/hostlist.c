@@ -22,12 +22,13 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
 {
 	va_list ap;
 
-	if (err && errlen) {
-		va_start(ap, fmt);
-		if (vsnprintf(err, errlen, fmt, ap) >= (int)errlen && errlen > 4)
-			strcpy(err + errlen - 4, "...");
-		va_end(ap);
-	}
+	if (!err || !errlen)
+		return -EINVAL;
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
+	if (vsnprintf(err, errlen, fmt, ap) >= (int)errlen && errlen > 4)
+		strcpy(err + errlen - 4, "...");
+	va_end(ap);
 	return -EINVAL;
 }
 
@@ -100,7 +101,8 @@ static int group_walk(const struct group *g, const char *item, size_t cap, size_
 		if (n > cap || count > cap - n)
 			return -E2BIG;
 		if (out && index >= count && index < count + n) {
-			int w = snprintf(out, outlen, "%0*lu", (int)wlo, lo + (index - count));
+			int w = snprintf(out, outlen, "%0*lu", (int)wlo,
+					 (unsigned long)(lo + (index - count)));
 
 			return (w < 0 || (size_t)w >= outlen) ? -ENAMETOOLONG : 0;
 		}
@@ -142,8 +144,9 @@ static int item_parse(const char *s, size_t len, char *itemtxt, size_t cap, stru
 			if (memchr(g->body, '[', g->len))
 				return fail(err, errlen, "nested '[' in '%s'", itemtxt);
 			c = group_walk(g, itemtxt, cap, 0, NULL, 0, err, errlen);
-			if (c < 0)
-				return c;
+			if (c <= 0)
+				return c < 0 ? c
+					     : fail(err, errlen, "empty brackets in '%s'", itemtxt);
 			g->count = (size_t)c;
 			if (total > cap / g->count)
 				return -E2BIG;
@@ -265,7 +268,7 @@ int ibp_hostlist_expand(const char *spec, size_t max_hosts, struct ibp_hostlist 
 		return fail(err, errlen, "empty host list");
 	/* Pass 1: validate and count. */
 	for (const char *p = spec;;) {
-		size_t len = item_len(p), hosts;
+		size_t len = item_len(p), hosts = 0;
 		struct item it;
 
 		item_text(itemtxt, sizeof(itemtxt), p, len);
@@ -282,12 +285,14 @@ int ibp_hostlist_expand(const char *spec, size_t max_hosts, struct ibp_hostlist 
 			break;
 		p += len + 1;
 	}
+	if (total == 0)
+		return fail(err, errlen, "empty host list");
 	out->names = calloc(total, sizeof(*out->names));
 	if (!out->names)
 		return -ENOMEM;
 	/* Pass 2: write. */
 	for (const char *p = spec;;) {
-		size_t len = item_len(p), hosts;
+		size_t len = item_len(p), hosts = 0;
 		struct item it;
 
 		item_text(itemtxt, sizeof(itemtxt), p, len);

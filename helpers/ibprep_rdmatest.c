@@ -154,7 +154,7 @@ static int pick_ports(const char *root, const char *device, unsigned port, int g
 	for (size_t i = 0; i < inv.n_hcas; i++) {
 		const struct ibp_hca *h = &inv.hcas[i];
 
-		if (device && strcmp(h->name, device))
+		if (device && strcmp(h->name, device) != 0)
 			continue;
 		for (size_t k = 0; k < h->n_ports && *n < IBP_RDMATEST_MAX_RAILS; k++) {
 			const struct ibp_port *p = &h->ports[k];

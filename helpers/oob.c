@@ -559,6 +559,10 @@ int ibp_oob_ports(uint32_t job, uint32_t step, unsigned lo, unsigned hi, uint16_
 	if (lo == 0 || hi > 65535 || lo > hi || n_cand < 1 || n_cand > 8)
 		return -EINVAL;
 	span = (uint64_t)hi - lo + 1;
+	if (span == 1) {
+		ports[0] = (uint16_t)lo;
+		return 1;
+	}
 	n = span < (uint64_t)n_cand ? (int)span : n_cand;
 	h = mix64(((uint64_t)job << 32) | step);
 	/*
@@ -566,8 +570,8 @@ int ibp_oob_ports(uint32_t job, uint32_t step, unsigned lo, unsigned hi, uint16_
 	 * distinct and a neighbouring step's candidates interleave rather than
 	 * collide one for one.
 	 */
-	stride = span > 1 ? 1 + (mix64(h) % (span - 1)) : 1;
-	while (span > 1 && gcd_is_not_one(stride, span))
+	stride = 1 + (mix64(h) % (span - 1));
+	while (gcd_is_not_one(stride, span))
 		stride = stride % (span - 1) + 1;
 	for (int i = 0; i < n; i++)
 		ports[i] = (uint16_t)(lo + (h + (uint64_t)i * stride) % span);

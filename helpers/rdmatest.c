@@ -46,11 +46,11 @@ struct link {
 };
 
 struct pending {
-	int fd;
-	size_t have;
 	int64_t deadline, since;
+	size_t have;
 	char from[64];
 	uint8_t buf[HELLO_FRAME];
+	int fd;
 };
 
 struct run {
@@ -89,6 +89,7 @@ __attribute__((format(printf, 3, 4))) static void setf(char *dst, size_t len, co
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
 	if (vsnprintf(dst, len, fmt, ap) >= (int)len && len > 4)
 		strcpy(dst + len - 4, "...");
 	va_end(ap);
@@ -378,6 +379,7 @@ static void link_fail(struct link *l, enum ibp_link_status st, int err, const ch
 	l->r.status = st;
 	l->r.err = err;
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
 	if (vsnprintf(l->r.detail, sizeof(l->r.detail), fmt, ap) >= (int)sizeof(l->r.detail))
 		strcpy(l->r.detail + sizeof(l->r.detail) - 4, "...");
 	va_end(ap);
@@ -836,8 +838,8 @@ done:
 struct worker {
 	struct run *run;
 	size_t rail;
-	bool out;
 	pthread_t th;
+	bool out;
 	bool started;
 };
 
@@ -928,6 +930,7 @@ __attribute__((format(printf, 3, 4))) static void drop(struct run *run, struct p
 	char why[IBP_TEXT_MAX];
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
 	if (vsnprintf(why, sizeof(why), fmt, ap) >= (int)sizeof(why))
 		strcpy(why + sizeof(why) - 4, "...");
 	va_end(ap);
@@ -1063,9 +1066,9 @@ static bool all_slots_taken(struct run *run)
 
 static void accept_one(struct run *run, struct pending *pend, int64_t conn_ns)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = {0};
 	socklen_t sl = sizeof(ss);
-	struct pending *slot = NULL;
+	struct pending *slot = &pend[0];
 	char host[INET6_ADDRSTRLEN] = "?";
 	int fd = accept4(run->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
@@ -1076,7 +1079,7 @@ static void accept_one(struct run *run, struct pending *pend, int64_t conn_ns)
 			slot = &pend[i];
 			break;
 		}
-		if (!slot || pend[i].since < slot->since)
+		if (pend[i].since < slot->since)
 			slot = &pend[i];
 	}
 	if (slot->fd >= 0) /* full: the oldest stranger makes room */
@@ -1384,7 +1387,7 @@ static void report(struct run *run, struct ibp_findings *out, struct ibp_rdmates
 		char peers[IBP_TEXT_MAX] = "";
 		size_t nbad = 0, off = 0, n_seen = 0;
 		uint32_t seen[IBP_RDMATEST_MAX_LINKS];
-		struct ibp_finding f = {0};
+		struct ibp_finding *f;
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			const struct link *x = &run->links[i];
@@ -1414,9 +1417,8 @@ static void report(struct run *run, struct ibp_findings *out, struct ibp_rdmates
 				      nbad == 1 ? "" : "s", self ? "with" : "seen from", peers,
 				      l->r.detail))
 			continue;
-		f = out->v[out->n - 1];
-		setf(f.node, sizeof(f.node), "%s", node_name(run, sus[k]));
-		out->v[out->n - 1] = f;
+		f = &out->v[out->n - 1];
+		setf(f->node, sizeof(f->node), "%s", node_name(run, sus[k]));
 	}
 	for (size_t i = 0; i < run->n_links; i++) {
 		const struct link *l = &run->links[i];

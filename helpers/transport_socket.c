@@ -44,12 +44,13 @@ __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int 
 {
 	va_list ap;
 
-	if (tx->err && tx->errlen) {
-		va_start(ap, fmt);
-		if (vsnprintf(tx->err, tx->errlen, fmt, ap) >= (int)tx->errlen && tx->errlen > 4)
-			strcpy(tx->err + tx->errlen - 4, "...");
-		va_end(ap);
-	}
+	if (!tx->err || !tx->errlen)
+		return rc;
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
+	if (vsnprintf(tx->err, tx->errlen, fmt, ap) >= (int)tx->errlen && tx->errlen > 4)
+		strcpy(tx->err + tx->errlen - 4, "...");
+	va_end(ap);
 	return rc;
 }
 
@@ -455,7 +456,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static int socket_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, uint64_t *ns)
 {
-	uint64_t rt[64];
+	uint64_t rt[64] = {0};
 	unsigned n = iters > 64 ? 64 : (iters ? iters : 1);
 
 	for (unsigned i = 0; i < n; i++) {
@@ -469,7 +470,7 @@ static int socket_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, 
 			rc = ibp_oob_read_full(tx->data_fd, back, sizeof(back), deadline);
 		if (rc)
 			return io_fail(tx, rc, "latency ping");
-		if (memcmp(msg, back, sizeof(msg)))
+		if (memcmp(msg, back, sizeof(msg)) != 0)
 			return tx_fail(tx, -EBADMSG, "latency ping %u came back altered", i);
 		rt[i] = (uint64_t)(ibp_now_ns() - t0);
 	}
