@@ -66,6 +66,16 @@ start_munged good && start_munged bad || { tap_fail "start private munged"; tap_
 tap_ok "start two private munged (cluster key, stranger key)"
 good=$tmp/munge-good/munge.sock bad=$tmp/munge-bad/munge.sock
 
+# --- credentials against a real munged ----------------------------------
+"$sim" --munge-socket "$good" --auth-check >"$tmp/auth.out" 2>&1
+while read -r verdict what; do
+	case "$verdict" in
+	ok) tap_ok "munge: $what" ;;
+	*) tap_fail "munge: $what" ;;
+	esac
+done <"$tmp/auth.out"
+grep -q 'replayed credential refused' "$tmp/auth.out" || tap_fail "munge: the replay check did not run" "$(cat "$tmp/auth.out")"
+
 # run NAME ARGS...: runs the simulation, output in $tmp/NAME.out
 run() {
 	local name=$1; shift
