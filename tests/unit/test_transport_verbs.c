@@ -265,8 +265,7 @@ static void test_open_missing_device_is_clean_error(void **state)
 	rc = ibp_transport_verbs.open(&port, &opts, &tx);
 	assert_int_equal(rc, -ENODEV);
 	assert_null(tx);
-	/* names the device and port, and says what is missing */
-	assert_non_null(strstr(err, "ibp_no_such_dev9 port 1: "));
+	/* says what is missing (the caller names the device and port) */
 	assert_true(strstr(err, "no such rdma device") || strstr(err, "no rdma device"));
 
 	port.port = 0;
@@ -386,7 +385,8 @@ static int open_side(const struct live *lv, struct side *s, int gid_index, size_
 	opts.errlen = sizeof(s->err);
 	rc = ibp_transport_verbs.open(&port, &opts, &s->tx);
 	if (rc)
-		print_message("# open %s gid index %d: %d: %s\n", lv->device, gid_index, rc, s->err);
+		print_message("# open %s gid index %d: %d: %s\n", lv->device, gid_index, rc,
+			      s->err);
 	return rc;
 }
 
@@ -435,9 +435,9 @@ static void test_live_loopback_pattern_burst_latency_pass(void **state)
 	}
 	a.seed_send = b.seed_check = 0x5eed;
 	a.len = b.len = 1 << 20;
-	a.burst = b.burst = 8u << 20;
+	a.burst = b.burst = 2u << 20;
 	a.iters = b.iters = 16;
-	run_pair(lv, &a, &b, 20);
+	run_pair(lv, &a, &b, 60);
 	if (a.rc_connect || b.rc_connect || a.rc_pattern || b.rc_pattern || a.rc_bw || b.rc_bw ||
 	    a.rc_lat || b.rc_lat)
 		fail_msg("sender %d/%d/%d/%d '%s', receiver %d/%d/%d/%d '%s'", a.rc_connect,
@@ -445,8 +445,8 @@ static void test_live_loopback_pattern_burst_latency_pass(void **state)
 			 b.rc_bw, b.rc_lat, b.err);
 	assert_true(a.bw_ns > 0);
 	assert_true(a.lat_ns > 0);
-	print_message("# burst 8 MiB in %.1f ms (%.3f Gb/s), median round trip %.1f us\n",
-		      a.bw_ns / 1e6, 8.0 * 8 * 1048576 / (double)a.bw_ns, a.lat_ns / 1e3);
+	print_message("# burst 2 MiB in %.1f ms (%.3f Gb/s), median round trip %.1f us\n",
+		      a.bw_ns / 1e6, 2.0 * 8 * 1048576 / (double)a.bw_ns, a.lat_ns / 1e3);
 	ibp_transport_verbs.close(a.tx);
 	ibp_transport_verbs.close(b.tx);
 }
