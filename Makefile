@@ -146,10 +146,11 @@ check-integration: all $(B)/asan/ibprep
 		tests/lib/run-suite.sh integ-$$(basename $$t .sh) bash $$t || true; \
 	done
 
-check-vm: all
+# The VM suites find the build through IBP_BUILD (the guests see the repo).
+check-vm: all $(B)/tests/test_transport_verbs
 	@mkdir -p $(RESULTS)
 	@for t in $(sort $(wildcard tests/vm/test_*.sh)); do \
-		tests/lib/run-suite.sh vm-$$(basename $$t .sh) bash $$t || true; \
+		IBP_BUILD=$(B) tests/lib/run-suite.sh vm-$$(basename $$t .sh) bash $$t || true; \
 	done
 
 check-matrix: all
@@ -168,7 +169,7 @@ check:
 	@tests/lib/tap-summary.sh $(RESULTS)
 
 bench: all
-	@for b in $(sort $(wildcard bench/bench_*.sh)); do bash $$b || exit 1; done
+	@for b in $(sort $(wildcard bench/bench_*.sh)); do IBP_BUILD=$(B) bash $$b || exit 1; done
 
 LINT_SRCS := $(LIB_SRCS) $(CMD_SRCS) $(SPANK_SRCS)
 lint:
