@@ -25,9 +25,10 @@ repo=$(cd "$here/../.." && pwd)
 . "$repo/tests/lib/tap.sh"
 . "$here/lib/vm.sh"
 : "${IBP_BUILD:=build}"
-: "${IBPREP:=$repo/$IBP_BUILD/ibprep}"
+case $IBP_BUILD in /*) bdir=$IBP_BUILD ;; *) bdir=$repo/$IBP_BUILD ;; esac
+: "${IBPREP:=$bdir/ibprep}"
 : "${IBP_VM_TIMEOUT:=420}"
-IBP_UNIT_VERBS=$repo/$IBP_BUILD/tests/test_transport_verbs
+IBP_UNIT_VERBS=$bdir/tests/test_transport_verbs
 [ -x "$IBP_UNIT_VERBS" ] || IBP_UNIT_VERBS=
 export IBPREP IBP_UNIT_VERBS
 
@@ -42,11 +43,13 @@ if [ ! -x "$IBPREP" ]; then
 	tap_done
 	exit
 fi
-# The guests see the repository at its own path; a command outside it too.
-case $IBPREP in
-"$repo"/*) ;;
-*) VM_EXTRA_PATHS="$VM_EXTRA_PATHS $(dirname "$IBPREP")" ;;
-esac
+# The guests see the repository at its own path; a build outside it too.
+for p in "$IBPREP" ${IBP_UNIT_VERBS:+"$IBP_UNIT_VERBS"}; do
+	case $p in
+	"$repo"/*) ;;
+	*) VM_EXTRA_PATHS="$VM_EXTRA_PATHS $(dirname "$p")" ;;
+	esac
+done
 VM_PASS_ENV="IBPREP IBP_UNIT_VERBS"
 
 vm_setup || {
@@ -114,7 +117,7 @@ done
 # ---- the transport's unit tests on rxe0 ----
 if [ -z "$IBP_UNIT_VERBS" ]; then
 	tap_fail "transport_verbs unit tests on rxe0" \
-		"$repo/$IBP_BUILD/tests/test_transport_verbs not built (make check-unit builds it)"
+		"$bdir/tests/test_transport_verbs not built (make check-vm builds it)"
 elif [ ! -e "$S0/unit.out" ]; then
 	tap_fail "transport_verbs unit tests on rxe0" "the guest did not run them"
 else
