@@ -36,7 +36,7 @@ BASE_KEYS="min_memlock=4096"
 TEST_USER=spankibt$$
 USER_CREATED=0
 cleanup_user() {
-	[ "$USER_CREATED" = 1 ] && userdel "$TEST_USER" 2>/dev/null
+	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$TEST_USER" 2>/dev/null
 	USER_CREATED=0
 }
 
@@ -241,15 +241,17 @@ cluster_hw n3 mlx5_3/1:width=1X
 
 # ---- a non-root user ----
 plug drain=yes
-if ! id "$TEST_USER" >/dev/null 2>&1 && useradd -M -s /bin/sh "$TEST_USER" 2>/dev/null; then
+# Through the client prefix: in the release matrix the user must exist in
+# the chroot, where srun and the daemons look it up (tests/matrix).
+if ! $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1 && $CL_CLIENT_PREFIX useradd -M -s /bin/sh "$TEST_USER" 2>/dev/null; then
 	USER_CREATED=1
 fi
-if id "$TEST_USER" >/dev/null 2>&1; then
-	asuser() { (cd /tmp && setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups env SLURM_CONF="$CL_CONF" timeout 60 "$@"); }
+if $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1; then
+	asuser() { (cd /tmp && $CL_CLIENT_PREFIX setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups env SLURM_CONF="$CL_CONF" timeout 60 "$@"); }
 	run u_ok asuser "$SLURM_BIN/srun" -N1 -w n1 --ntasks-per-node=2 -O --ib-check --ib-affinity sh -c 'echo "U $(id -u) $IBPREP_HCAS"'
 	run u_bad asuser "$SLURM_BIN/srun" -N1 -w n3 --ib-check true
 	sleep 0.3
-	uid=$(id -u "$TEST_USER")
+	uid=$($CL_CLIENT_PREFIX id -u "$TEST_USER")
 	if [ "$(grep -c "^U $uid mlx5_" "$OUT/u_ok")" -eq 2 ] && [ $RC -ne 0 ] &&
 		[[ "$(cluster_node_reason n3)" == "spank-ib: mlx5_3 port 1"* ]]; then
 		tap_ok "a non-root user: placement as that user, and a bad node still drains (init_post_opt runs as root)"
