@@ -56,7 +56,7 @@ leg_cleanup()
 		LEG_CLUSTER=0
 	fi
 	matrix_chroot_leave
-	[ -n "$LEG_BASE" ] && rm -rf "$LEG_BASE"
+	[ -n "$LEG_BASE" ] && matrix_rm_tree "$LEG_BASE"
 	LEG_BASE=
 	matrix_chroot_unlock
 }

@@ -148,7 +148,7 @@ matrix_chroot_build_locked()
 	fi
 	tmp="$dir.tmp"
 	matrix_chroot_umount_all "$tmp"
-	rm -rf "$tmp"
+	matrix_rm_tree "$tmp" || return 1
 	mkdir -p "$tmp"
 	# minbase plus the list; the maintainer scripts' attempts to start the
 	# daemons are refused by policy-rc.d-less invoke-rc.d without an init.
@@ -162,7 +162,7 @@ matrix_chroot_build_locked()
 			grep -E '^(E|W):' "$log" | sort -u | tail -n 3
 		} > "$IBP_MATRIX_CACHE/$suite.reason"
 		matrix_chroot_umount_all "$tmp"
-		rm -rf "$tmp"
+		matrix_rm_tree "$tmp"
 		if matrix_chroot_ready "$suite"; then
 			echo "refreshing the $suite chroot failed; the one of $(date -r "$dir/$MATRIX_STAMP" +%F) stays in use" >&2
 			rm -f "$IBP_MATRIX_CACHE/$suite.reason"
@@ -174,7 +174,7 @@ matrix_chroot_build_locked()
 	matrix_chroot_write_netfiles "$tmp"
 	# apt caches are not needed afterwards: ~100 MB per chroot
 	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*_Packages
-	rm -rf "$dir"
+	matrix_rm_tree "$dir" || return 1
 	mv "$tmp" "$dir"
 	echo "$MATRIX_PACKAGES" > "$dir/$MATRIX_STAMP"
 }
@@ -204,6 +204,18 @@ matrix_chroot_mounts_below()
 	awk -v d="$dir" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
 }
 matrix_chroot_mounted() { [ -n "$(matrix_chroot_mounts_below "$1")" ]; }
+
+# matrix_rm_tree DIR: rm -rf DIR, but never while anything is mounted below
+# it: a /dev or /sys still bound there would be emptied on the host.
+matrix_rm_tree()
+{
+	[ -e "$1" ] || return 0
+	if matrix_chroot_mounted "$1"; then
+		echo "not removing $1: still mounted below it: $(matrix_chroot_mounts_below "$1" | tr '\n' ' ')" >&2
+		return 1
+	fi
+	rm -rf --one-file-system "$1"
+}
 
 # debootstrap can leave /proc or /sys mounted in a chroot it gave up on.
 matrix_chroot_umount_all()
