@@ -203,15 +203,16 @@ static int open_in_root(const struct ibp_sysfs *fs, const char *path, int flags)
 		    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 		};
 		const char *p = *path ? path : ".";
-		for (int tries = 0; tries < 4; tries++) {
+		for (int tries = 0; tries < 8; tries++) {
 			long fd = syscall(SYS_openat2, fs->root_fd, p, &how, sizeof(how));
 			if (fd >= 0)
 				return (int)fd;
-			/* EAGAIN: a rename raced with the lookup; try again. */
+			/* EAGAIN: a rename somewhere in the system raced with a ".."
+			 * step; retry, and past a few, resolve without the kernel. */
 			if (errno != EAGAIN)
 				break;
 		}
-		if (errno != ENOSYS && errno != EPERM)
+		if (errno != ENOSYS && errno != EPERM && errno != EAGAIN)
 			return -errno;
 	}
 #endif
