@@ -102,8 +102,20 @@ shlibs=$(sed -n 's/^shlibs:Depends=//p' <<< "$shlibs")
 [ -n "$shlibs" ] || { echo "deb: dpkg-shlibdeps gave no dependencies" >&2; exit 1; }
 depends="$shlibs${depends_extra:+, $depends_extra}"
 
+# The snippet is a conffile, and it ships with every plugin line commented
+# out: plugstack.conf is re-read for every step, so a package installed on
+# the login nodes before the compute nodes would otherwise enable a plugin
+# that slurmstepd there cannot load yet (a `required` one fails every step).
 conf=/etc/slurm/plugstack.conf.d/spank_ib.conf
-[ -f "$stage$conf" ] && echo "$conf" > "$stage/DEBIAN/conffiles"
+if [ -f "$stage$conf" ]; then
+	{
+		echo "# Packaged with the plugin line(s) commented out: uncomment them once this"
+		echo "# package is installed on every node and login host of the cluster."
+		sed -E 's/^([[:space:]]*(required|optional)[[:space:]])/#\1/' "$stage$conf"
+	} > "$work/conf"
+	cat "$work/conf" > "$stage$conf"
+	echo "$conf" > "$stage/DEBIAN/conffiles"
+fi
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 cat > "$stage/DEBIAN/control" <<-CONTROL
 	Package: spank-ib

@@ -235,6 +235,15 @@ leg_install()
 		chk "$t: plugstack.conf.d snippet is a conffile" /etc/slurm/plugstack.conf.d/spank_ib.conf \
 			"$(pkg_conffiles)"
 	fi
+	local conf=/etc/slurm/plugstack.conf.d/spank_ib.conf active
+	if [ -f "$SRC/contrib/spank_ib.conf" ]; then
+		if [ "$LEG_SUITE" = host ]; then
+			active=$(grep -E '^[[:space:]]*(required|optional)[[:space:]]' "$LEG_BASE/pkgroot$conf")
+		else
+			active=$(grep -E '^[[:space:]]*(required|optional)[[:space:]]' "$(matrix_chroot_dir "$LEG_SUITE")$conf")
+		fi
+		chk "$t: the packaged snippet enables nothing until the admin uncomments it" "" "$active"
+	fi
 	dep=$(pkg_field Depends)
 	if [ -n "$LEG_PLUGIN" ]; then
 		local rel=${LEG_VERSION%.*}
