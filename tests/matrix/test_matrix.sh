@@ -556,13 +556,19 @@ leg()
 	leg_cleanup
 }
 
+# The chroots are built (or found) in the background while the host leg runs.
 start=$SECONDS
 chroots=$(tr ' ' '\n' <<< "$SUITES" | grep -vx host | tr '\n' ' ')
-built=$(matrix_chroot_build_all $chroots)
-[[ " $SUITES " == *" host "* ]] && built="host ok /
-$built"
-echo "# chroots ready in $((SECONDS - start)) s: $(tr '\n' ';' <<< "$built")"
-for s in $SUITES; do
+built_file=$(mktemp /tmp/spank-ib-matrix.built.XXXXXX)
+# shellcheck disable=SC2086
+matrix_chroot_build_all $chroots > "$built_file" &
+build_pid=$!
+[[ " $SUITES " == *" host "* ]] && leg host ok ""
+wait "$build_pid"
+built=$(cat "$built_file")
+rm -f "$built_file"
+echo "# chroots ready after $((SECONDS - start)) s: $(tr '\n' ';' <<< "$built")"
+for s in $chroots; do
 	line=$(grep "^$s " <<< "$built")
 	status=$(awk '{ print $2 }' <<< "$line")
 	leg "$s" "${status:-failed}" "$(cut -d' ' -f3- <<< "$line")"
