@@ -14,12 +14,12 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"check", ibprep_cmd_check, "check the node's HCAs and ports against a policy"},
-	{"place", ibprep_cmd_place, "explain each task's GPU, HCA port, CPUs and memory node"},
-	{"env", ibprep_cmd_env, "print the NCCL/UCX/MPI environment for a task"},
-	{"exec", ibprep_cmd_exec, "bind a task to its placement and exec a program"},
-	{"rdmatest", ibprep_cmd_rdmatest, "run the cross-node RDMA sanity test"},
-	{"snapshot", ibprep_cmd_snapshot, "copy the node's RDMA sysfs files for a bug report"},
+    {"check", ibprep_cmd_check, "check the node's HCAs and ports against a policy"},
+    {"place", ibprep_cmd_place, "explain each task's GPU, HCA port, CPUs and memory node"},
+    {"env", ibprep_cmd_env, "print the NCCL/UCX/MPI environment for a task"},
+    {"exec", ibprep_cmd_exec, "bind a task to its placement and exec a program"},
+    {"rdmatest", ibprep_cmd_rdmatest, "run the cross-node RDMA sanity test"},
+    {"snapshot", ibprep_cmd_snapshot, "copy the node's RDMA sysfs files for a bug report"},
 };
 
 static void usage(FILE *out)

@@ -31,19 +31,19 @@ enum ibp_fault_class {
 
 #define IBP_CODE_MAX 40
 #define IBP_NODE_MAX 64
-#define IBP_DEV_MAX 64
+#define IBP_DEV_MAX  64
 #define IBP_TEXT_MAX 192
 
 struct ibp_finding {
 	char code[IBP_CODE_MAX]; /* stable, snake_case: "port_not_active" */
 	enum ibp_severity severity;
 	enum ibp_fault_class fclass;
-	char node[IBP_NODE_MAX];       /* "" = this node (filled in by the reporter) */
-	char device[IBP_DEV_MAX];      /* "" = none (node-wide finding) */
-	int port;                      /* 0 = none */
-	char observed[IBP_TEXT_MAX];   /* "link width 1X" */
-	char expected[IBP_TEXT_MAX];   /* "4X" ("" when nothing sensible) */
-	char fix[IBP_TEXT_MAX];        /* "reseat or replace the cable" */
+	char node[IBP_NODE_MAX];     /* "" = this node (filled in by the reporter) */
+	char device[IBP_DEV_MAX];    /* "" = none (node-wide finding) */
+	int port;                    /* 0 = none */
+	char observed[IBP_TEXT_MAX]; /* "link width 1X" */
+	char expected[IBP_TEXT_MAX]; /* "4X" ("" when nothing sensible) */
+	char fix[IBP_TEXT_MAX];      /* "reseat or replace the cable" */
 };
 
 /* A growable list; zero-initialised is an empty list. */
@@ -65,7 +65,7 @@ int ibp_findings_add(struct ibp_findings *f, const struct ibp_finding *x);
 int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severity sev,
 		      enum ibp_fault_class fclass, const char *device, int port,
 		      const char *expected, const char *fix, const char *observed_fmt, ...)
-	__attribute__((format(printf, 9, 10)));
+    __attribute__((format(printf, 9, 10)));
 
 /* The worst severity in the list (IBP_SEV_OK for an empty list). */
 enum ibp_severity ibp_findings_worst(const struct ibp_findings *f);
