@@ -175,7 +175,7 @@ LINT_SRCS := $(LIB_SRCS) $(CMD_SRCS) $(SPANK_SRCS)
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D__GNUC__ -Iinclude $(LINT_SRCS)
-	printf '%s\n' $(LINT_SRCS) | xargs -P2 -n4 sh -c 'clang-tidy --quiet "$$@" -- $(BASEFLAGS) -Wno-unknown-warning-option' clang-tidy
+	printf '%s\n' $(LINT_SRCS) | xargs -P2 -n4 sh -c 'clang-tidy --quiet "$$@" -- $(filter-out -MMD -MP,$(BASEFLAGS)) -Wno-unknown-warning-option' clang-tidy
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:
