@@ -1,10 +1,90 @@
 #!/usr/bin/env bash
-# demo.sh: the main job, from a fresh Debian 12 checkout: install the build
-# dependencies, build, and show `ibprep check` on a healthy and a broken
-# simulated node (contrib/demo-check.sh).
+# demo.sh: the main job, from a fresh Debian 12 checkout, as root.
+#
+# Installs the dependencies, builds, shows `ibprep check` on a healthy and a
+# broken node (contrib/demo-check.sh), then brings up a real Slurm cluster on
+# this machine (munge, slurmctld, four slurmd in network namespaces:
+# tests/integration/lib/cluster.sh) of four DGX-H100-like simulated nodes,
+# n3 with a link trained at 1X, and runs
+#
+#   srun -N4 --ib-check --ib-affinity --ib-report ...
+#
+# which fails in its first second naming n3, mlx5_3, port 1 and the fix, and
+# drains n3; then the same step on the three healthy nodes, with the
+# per-task placement table and each task's environment.  Everything is torn
+# down at the end (or on Ctrl-C).  No traffic leaves the machine.
 set -eu
 cd "$(dirname "$0")/.."
-bash contrib/install-deps.sh build
-command -v python3 >/dev/null || { echo "demo: python3 is needed to generate the simulated nodes" >&2; exit 1; }
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo: run as root (it installs packages and starts Slurm in namespaces)" >&2
+	exit 1
+fi
+bash contrib/install-deps.sh all
 make -j2
+
+echo
+echo "=============== 1. ibprep check on one node ==============="
 bash contrib/demo-check.sh
+
+echo
+echo "=============== 2. spank_ib.so in a 4-node Slurm cluster ==============="
+. tests/integration/lib/cluster.sh
+SPANK_IB_SO=$PWD/build/spank_ib.so
+echo "starting munge, slurmctld and 4 slurmd (n1..n4, DGX-H100-like; n3: mlx5_3 port 1 at 1X) ..."
+cluster_start 4 n3:mlx5_3/1:width=1X
+if [ "$CL_HW" != 1 ]; then
+	echo "demo: the simulated hardware could not be generated (see above)" >&2
+	exit 1
+fi
+
+# The tasks inherit this shell's locked-memory limit (SLURM_RLIMIT_MEMLOCK).
+keys="drain=yes cache_dir=$CL_DIR/nodes/%n/cache"
+if ! ulimit -l unlimited 2>/dev/null; then
+	lim=$(ulimit -l)
+	echo "note: this machine caps locked memory at $lim KiB and will not raise it;"
+	echo "      the demo's policy accepts that (min_memlock=$lim), a real site keeps 'unlimited'"
+	keys+=" min_memlock=$lim"
+fi
+cluster_plugstack "$(cluster_spank_line $keys)"
+echo
+echo "plugstack.conf (what an admin writes; sysfs_root and topology point at the simulated nodes):"
+sed 's/^/    /' "$CL_PLUGSTACK"
+
+# Slurm repeats two generic lines for every task of a failed node; the
+# plugin's own message is once per node.
+quiet() { grep -vE 'task_init\(\) failed with rc=-1|Failed to invoke spank plugin stack' || true; }
+
+say() {
+	echo
+	echo "\$ $*"
+}
+
+say srun -N4 --ntasks-per-node=8 --ib-check --ib-affinity --ib-report python train.py
+set +e
+cl_srun -N4 --ntasks-per-node=8 -O --ib-check --ib-affinity --ib-report true 2>&1 | quiet
+rc=${PIPESTATUS[0]}
+set -e
+echo "(srun exit status: $rc)"
+
+sleep 0.5
+say sinfo -N -o "'%N %T %E'"
+cl_sinfo -N -o '%N %T %E'
+
+say srun -N3 --ntasks-per-node=8 --ib-check --ib-affinity --ib-report ./print-my-env.sh
+# shellcheck disable=SC2016
+cl_srun -N3 --ntasks-per-node=8 -O --ib-check --ib-affinity --ib-report \
+	sh -c 'printf "%s task %s: gpu %s  hca %s  cpus %s  mem %s\n" "$SLURMD_NODENAME" "$SLURM_LOCALID" \
+		"$IBPREP_GPUS" "$IBPREP_HCAS" "$IBPREP_CPUS" "$IBPREP_MEMS"' 2>&1 | sort -V
+
+say srun -N1 -w n1 -n1 --ib-affinity env "|" grep -E "'^(NCCL|UCX|OMPI|CUDA_DEVICE|IBPREP)'"
+cl_srun -N1 -w n1 -n1 --ib-affinity env | grep -E '^(NCCL|UCX|OMPI|CUDA_DEVICE|IBPREP)' | sort
+
+echo
+echo "n3 stays drained until an admin has fixed its cable and resumes it:"
+echo "    scontrol update nodename=n3 state=resume"
+echo "spank-ib's drains are the ones whose reason starts with 'spank-ib:':"
+echo "    sinfo -R -h -o '%N %E' | grep ' spank-ib:'"
+echo
+echo "tearing the cluster down ..."
+cluster_stop
+echo "done"

@@ -242,6 +242,7 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_c
 		eff->test = SPANK_IB_TEST_QUICK;
 	if (eff->env == SPANK_IB_ENV_AUTO)
 		eff->env = eff->affinity != SPANK_IB_AFF_OFF ? SPANK_IB_ENV_ON : SPANK_IB_ENV_OFF;
+	eff->check_warn_by_user = eff->check == SPANK_IB_CHECK_WARN;
 	/* A report or a test needs the node's findings: report them, fail nothing. */
 	if ((eff->report != SPANK_IB_REPORT_OFF || eff->test != SPANK_IB_TEST_OFF) &&
 	    eff->check == SPANK_IB_CHECK_OFF)
