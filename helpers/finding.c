@@ -64,6 +64,7 @@ int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severit
 	field_set(x.expected, sizeof(x.expected), expected);
 	field_set(x.fix, sizeof(x.fix), fix);
 	va_start(ap, observed_fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a cross-file false positive */
 	int n = vsnprintf(obs, sizeof(obs), observed_fmt, ap);
 	va_end(ap);
 	if (n < 0)

@@ -94,6 +94,7 @@ add(struct ctx *c, const char *code, enum ibp_severity sev, enum ibp_fault_class
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a cross-file false positive */
 	vsnprintf(obs, sizeof(obs), fmt, ap);
 	va_end(ap);
 	size_t before = c->out->n;

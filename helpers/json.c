@@ -303,6 +303,7 @@ int ibp_json_stringf(struct ibp_json *j, const char *fmt, ...)
 	int n;
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a cross-file false positive */
 	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
 	if (n < 0)
@@ -313,6 +314,7 @@ int ibp_json_stringf(struct ibp_json *j, const char *fmt, ...)
 	if (!big)
 		return fail(j, -ENOMEM);
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a cross-file false positive */
 	vsnprintf(big, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	int rc = ibp_json_stringn(j, big, (size_t)n);
