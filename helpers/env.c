@@ -45,7 +45,7 @@ int ibp_env_envp_get(void *ctx, const char *name, char *buf, size_t len)
 	size_t nl = strlen(name);
 
 	for (size_t i = 0; envp && envp[i]; i++) {
-		if (strncmp(envp[i], name, nl) || envp[i][nl] != '=')
+		if (strncmp(envp[i], name, nl) != 0 || envp[i][nl] != '=')
 			continue;
 		const char *v = envp[i] + nl + 1;
 		size_t vl = strlen(v);
@@ -119,6 +119,7 @@ int ibp_env_route_ifname(const char *peer, char *ifname, size_t len)
 	int fd, rc = -ENOENT;
 
 	memset(&ss, 0, sizeof(ss));
+	memset(&me, 0, sizeof(me));
 	if (!peer || !len)
 		return -EINVAL;
 	if (inet_pton(AF_INET, peer, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
@@ -425,7 +426,7 @@ static int put_and_lint(struct ibp_env *env, const struct ibp_topo *topo, const 
 		return ibp_env_lint_nccl_ib_hca(user, topo, f);
 	if (!strcmp(name, "UCX_NET_DEVICES"))
 		return ibp_env_lint_ucx_net_devices(user, topo, f);
-	if (!strcmp(name, "CUDA_DEVICE_ORDER") && strcmp(user, "PCI_BUS_ID"))
+	if (!strcmp(name, "CUDA_DEVICE_ORDER") && strcmp(user, "PCI_BUS_ID") != 0)
 		return ibp_findings_addf(
 		    f, "cuda_device_order", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0, "PCI_BUS_ID",
 		    "export CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA numbers GPUs as Slurm and "

@@ -33,6 +33,7 @@ struct opts {
 	const char *topology, *sysfs_root, *gpus, *peer;
 	long ntasks, local_rank;
 	bool json, force;
+	bool help; /* --help was answered: nothing else to do */
 	struct ibp_policy pol;
 	char **cmd; /* exec: what follows "--" */
 };
@@ -110,6 +111,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout, o->name);
+			o->help = true;
 			return 1;
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
@@ -720,6 +722,7 @@ static int prepare(int argc, char **argv, struct opts *o, struct run *r,
 	int rc = parse_args(argc, argv, o);
 
 	memset(r, 0, sizeof(*r));
+	memset(view, 0, sizeof(*view));
 	ibp_topo_init(&r->topo);
 	ibp_placement_init(&r->pl);
 	ibp_findings_init(&r->findings);
@@ -747,9 +750,7 @@ int ibprep_cmd_place(int argc, char **argv)
 	struct ibp_place_view view;
 	int rc = prepare(argc, argv, &o, &r, &view);
 
-	if (!rc && !o.json && argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		goto out;
-	if (rc)
+	if (rc || o.help)
 		goto out;
 	if (o.json) {
 		rc = print_json(&r, &o);
@@ -764,17 +765,6 @@ out:
 	return rc;
 }
 
-static bool asked_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			return false;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return true;
-	}
-	return false;
-}
-
 int ibprep_cmd_env(int argc, char **argv)
 {
 	struct opts o = {.mode = MODE_ENV, .name = "env"};
@@ -782,7 +772,7 @@ int ibprep_cmd_env(int argc, char **argv)
 	struct ibp_place_view view;
 	int rc = prepare(argc, argv, &o, &r, &view);
 
-	if (rc || asked_help(argc, argv))
+	if (rc || o.help)
 		goto out;
 	if (o.json) {
 		rc = print_json(&r, &o);
@@ -859,7 +849,7 @@ int ibprep_cmd_exec(int argc, char **argv)
 	struct ibp_place_view view;
 	int rc = prepare(argc, argv, &o, &r, &view);
 
-	if (rc || asked_help(argc, argv))
+	if (rc || o.help)
 		goto out;
 	print_findings(&r, "exec");
 	rc = finish_status(&r);

@@ -215,8 +215,11 @@ static int split_cpus(const struct ibp_topo *topo, hwloc_const_bitmap_t avail, s
 {
 	hwloc_bitmap_t *units;
 	size_t n, next = 0;
-	int rc = cores_in(topo, avail, &units, &n);
+	int rc;
 
+	if (!m)
+		return 0;
+	rc = cores_in(topo, avail, &units, &n);
 	if (rc)
 		return rc;
 	if (n < m) {

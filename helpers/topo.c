@@ -66,21 +66,45 @@ static int natural_cmp(const char *a, const char *b)
 	return *a ? 1 : (*b ? -1 : 0);
 }
 
+/* N hex digits at S into *OUT; false when any is not a hex digit. */
+static bool hexn(const char *s, size_t n, unsigned *out)
+{
+	unsigned v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v = v * 16 + (unsigned)(c - 'A' + 10);
+		else
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
 int ibp_pci_parse(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn)
 {
 	unsigned d = 0, b, v, f;
-	int n = -1;
+	size_t len;
 
 	if (!s)
 		return -EINVAL;
-	if (sscanf(s, "%4x:%2x:%2x.%1x%n", &d, &b, &v, &f, &n) == 4 && n > 0 && !s[n] && n == 12)
-		goto ok;
-	n = -1;
-	d = 0;
-	if (sscanf(s, "%2x:%2x.%1x%n", &b, &v, &f, &n) == 3 && n == 7 && !s[n])
-		goto ok;
-	return -EINVAL;
-ok:
+	len = strlen(s);
+	if (len == 12) { /* "0000:44:00.0" */
+		if (s[4] != ':' || !hexn(s, 4, &d))
+			return -EINVAL;
+		s += 5;
+	} else if (len != 7) { /* "44:00.0" */
+		return -EINVAL;
+	}
+	if (s[2] != ':' || s[5] != '.' || !hexn(s, 2, &b) || !hexn(s + 3, 2, &v) ||
+	    !hexn(s + 6, 1, &f))
+		return -EINVAL;
 	if (v > 0x1f || f > 7)
 		return -EINVAL;
 	*domain = d;
@@ -549,9 +573,9 @@ enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_to
 		/* bridges strictly between each device and the common one: a switch's
 		 * downstream port below its upstream port is still "one bridge" */
 		for (size_t k = 1; k < ia; k++)
-			bra += va[k]->type == HWLOC_OBJ_BRIDGE;
+			bra += va[k] && va[k]->type == HWLOC_OBJ_BRIDGE;
 		for (size_t k = 1; k < ib; k++)
-			brb += vb[k]->type == HWLOC_OBJ_BRIDGE;
+			brb += vb[k] && vb[k]->type == HWLOC_OBJ_BRIDGE;
 		return bra <= 1 && brb <= 1 ? IBP_DIST_PIX : IBP_DIST_PXB;
 	}
 	/* different host bridges: NUMA decides */
