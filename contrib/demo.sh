@@ -28,10 +28,15 @@ bash contrib/demo-check.sh
 
 echo
 echo "=============== 2. spank_ib.so in a 4-node Slurm cluster ==============="
+# From here on failures are the demo's subject: no errexit.
+set +e
 . tests/integration/lib/cluster.sh
 SPANK_IB_SO=$PWD/build/spank_ib.so
 echo "starting munge, slurmctld and 4 slurmd (n1..n4, DGX-H100-like; n3: mlx5_3 port 1 at 1X) ..."
-cluster_start 4 n3:mlx5_3/1:width=1X
+if ! cluster_start 4 n3:mlx5_3/1:width=1X; then
+	echo "demo: the cluster did not start (see above)" >&2
+	exit 1
+fi
 if [ "$CL_HW" != 1 ]; then
 	echo "demo: the simulated hardware could not be generated (see above)" >&2
 	exit 1
@@ -54,17 +59,24 @@ sed 's/^/    /' "$CL_PLUGSTACK"
 # plugin's own message is once per node.
 quiet() { grep -vE 'task_init\(\) failed with rc=-1|Failed to invoke spank plugin stack' || true; }
 
+# The previous job's nodes finish in the background: start each step on idle nodes.
+settle() {
+	local i
+	for i in $(seq 1 50); do
+		[ -z "$(cl_squeue -h 2>/dev/null)" ] && return 0
+		sleep 0.2
+	done
+}
+
 say() {
+	settle
 	echo
 	echo "\$ $*"
 }
 
 say srun -N4 --ntasks-per-node=8 --ib-check --ib-affinity --ib-report python train.py
-set +e
 cl_srun -N4 --ntasks-per-node=8 -O --ib-check --ib-affinity --ib-report true 2>&1 | quiet
-rc=${PIPESTATUS[0]}
-set -e
-echo "(srun exit status: $rc)"
+echo "(srun exit status: ${PIPESTATUS[0]})"
 
 sleep 0.5
 say sinfo -N -o "'%N %T %E'"

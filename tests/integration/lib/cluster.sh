@@ -335,7 +335,10 @@ cl_stop_pids() {
 
 cluster_stop() {
 	[ -n "$CL_DIR" ] || return 0
-	local ns pids=() p i
+	local ns pids=() p i errexit=0
+	# Cleanup must run to its end even in a caller's `set -e`.
+	case $- in *e*) errexit=1 ;; esac
+	set +e
 	# Daemons first, newest first (slurmds, slurmctld, munged last).
 	for ((i = ${#CL_PIDS[@]} - 1; i >= 0; i--)); do pids+=("${CL_PIDS[$i]}"); done
 	cl_stop_pids "${pids[@]}"
@@ -357,6 +360,8 @@ cluster_stop() {
 	CL_PIDS=()
 	CL_NETNS=()
 	CL_LINKS=()
+	[ "$errexit" = 1 ] && set -e
+	return 0
 }
 
 # plugstack.conf: each argument is one line.
