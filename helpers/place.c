@@ -81,7 +81,7 @@ static int pick_fabric(struct ibp_placement *pl, const struct ibp_topo *topo,
 			if (!tp->healthy) {
 				rc = ibp_findings_addf(
 				    f, "hca_port_skipped", IBP_SEV_WARN, IBP_CLASS_NODE, h->name,
-				    (int)tp->num, "ACTIVE",
+				    (int)tp->num, "a healthy port",
 				    "repair the port; tasks use the next nearest healthy port",
 				    "%s, not used for placement", tp->why);
 				if (rc)

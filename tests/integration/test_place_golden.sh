@@ -96,4 +96,12 @@ if gen --preset dgx-h100 --port-down mlx5_3 "$tmp/dgx-h100-down.xml"; then
 	check "gen-dgx-h100.mlx5_3-down" --topology "$tmp/dgx-h100-down.xml" --ntasks-per-node 8
 fi
 check "gen-roce.gid" --topology "$tmp/roce.xml" --ntasks-per-node 2 gid_index=yes
+# health from a sysfs tree of the same node (tests/fixtures/mksysfs.py): a
+# degraded link fails its check and its GPU moves to the next port
+if python3 tests/fixtures/mksysfs.py --preset dgx-h100 --fault mlx5_4:width=1X "$tmp/sys" >/dev/null; then
+	check "gen-dgx-h100.sysfs-mlx5_4-width1x" --topology "$tmp/dgx-h100.xml" --sysfs-root "$tmp/sys" \
+		--ntasks-per-node 8
+else
+	tap_fail "mksysfs.py --preset dgx-h100 --fault mlx5_4:width=1X"
+fi
 tap_done
