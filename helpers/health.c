@@ -513,6 +513,29 @@ static void check_ib_addr(struct ctx *c, const struct ibp_hca *h, const struct i
 		    "LID 0");
 }
 
+/* "0000:...:ffff:0a00:000b" -> "::ffff:10.0.0.11"; the kernel's text otherwise. */
+static void gid_text(const struct ibp_gid *g, char *buf, size_t len)
+{
+	unsigned v[8];
+	const char *s = g->addr;
+
+	for (int i = 0; i < 8; i++) {
+		char *end;
+		unsigned long x = strtoul(s, &end, 16);
+		if (end != s + 4 || x > 0xffff || (i < 7 ? *end != ':' : *end != '\0')) {
+			snprintf(buf, len, "%s", g->addr);
+			return;
+		}
+		v[i] = (unsigned)x;
+		s = end + 1;
+	}
+	if (g->ipv4_mapped && !v[0] && !v[1] && !v[2] && !v[3] && !v[4] && v[5] == 0xffff)
+		snprintf(buf, len, "::ffff:%u.%u.%u.%u", v[6] >> 8, v[6] & 0xff, v[7] >> 8,
+			 v[7] & 0xff);
+	else
+		snprintf(buf, len, "%s", g->addr);
+}
+
 static bool gid_link_local(const char *addr)
 {
 	return !strncasecmp(addr, "fe80", 4);
@@ -540,12 +563,13 @@ static void check_roce(struct ctx *c, const struct ibp_hca *h, const struct ibp_
 			best = g;
 	}
 	if (best) {
-		char fix[IBP_TEXT_MAX];
+		char fix[IBP_TEXT_MAX], addr[48];
 		snprintf(fix, sizeof(fix), "NCCL_IB_GID_INDEX=%u UCX_IB_GID_INDEX=%u", best->index,
 			 best->index);
+		gid_text(best, addr, sizeof(addr));
 		add(c, "roce_gid_index", IBP_SEV_OK, IBP_CLASS_NODE, h->name, pt->num, NULL, fix,
-		    "RoCE v2 GID index %u (%s%s%s)", best->index, best->addr,
-		    best->ndev[0] ? " on " : "", best->ndev);
+		    "RoCE v2 GID index %u (%s%s%s)", best->index, addr, best->ndev[0] ? " on " : "",
+		    best->ndev);
 		return;
 	}
 	const char *nd = pt->netdev[0] ? pt->netdev : "the port's netdev";

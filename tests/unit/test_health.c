@@ -351,7 +351,7 @@ static const struct hcase cases[] = {
 	{"lid_unknown_not_failure", m_lid_unknown, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
 	{"roce_v1_only", m_roce_v1_only, {NULL}, "roce_no_v2_gid", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_0", "no RoCE v2 GID among 2 GIDs", NULL},
 	{"roce_link_local", m_roce_link_local, {NULL}, "roce_v2_link_local_only", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_0", "index 1", NULL},
-	{"roce_gid_index_reported", m_roce_good, {NULL}, "roce_gid_index", IBP_SEV_OK, IBP_CLASS_NODE, 1, "mlx5_0", "RoCE v2 GID index 3", NULL},
+	{"roce_gid_index_reported", m_roce_good, {NULL}, "roce_gid_index", IBP_SEV_OK, IBP_CLASS_NODE, 1, "mlx5_0", "RoCE v2 GID index 3 (::ffff:10.0.0.1 on eth0)", NULL},
 	{"counters_saturated_aggregated", m_saturated, {NULL}, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_[0-7]", "excessive_buffer_overrun_errors at least 15 (4-bit counter saturated) on 8 ports", "at most 10 (counter_warn)"},
 	{"counter_link_downed_one", m_link_downed, {NULL}, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE, 1, "mlx5_1", "link_downed at least 255 (8-bit counter saturated)", "at most 10"},
 	{"counter_below_warn", m_symbol6, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
