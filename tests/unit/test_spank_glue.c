@@ -51,6 +51,7 @@ static const struct {
 } opt_cases[] = {
     {SPANK_IB_OPT_CHECK, NULL, 0, SPANK_IB_CHECK_FAIL},
     {SPANK_IB_OPT_CHECK, "", 0, SPANK_IB_CHECK_FAIL},
+    {SPANK_IB_OPT_CHECK, "(null)", 0, SPANK_IB_CHECK_FAIL}, /* sbatch forwards a bare option so */
     {SPANK_IB_OPT_CHECK, "fail", 0, SPANK_IB_CHECK_FAIL},
     {SPANK_IB_OPT_CHECK, "warn", 0, SPANK_IB_CHECK_WARN},
     {SPANK_IB_OPT_CHECK, "off", 0, SPANK_IB_CHECK_OFF},
@@ -468,6 +469,43 @@ static void test_expand_cases(void **state)
 	    -ENAMETOOLONG);
 }
 
+/* ---- verdict cache ---- */
+
+static void test_cache_roundtrip_per_job_only(void **state)
+{
+	char dir[] = "/tmp/test_spank_cache.XXXXXX", path[PATH_MAX];
+	struct ibp_findings f, got;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root writes verdicts */
+	assert_non_null(mkdtemp(dir));
+	ibp_findings_init(&f);
+	ibp_findings_init(&got);
+	assert_int_equal(ibp_findings_addf(&f, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					   "mlx5_3", 1, "4X", "reseat", "link width %dX", 1),
+			 0);
+	assert_int_equal(spank_ib_cache_store(dir, 7, 60, &f), 0);
+	assert_int_equal(spank_ib_cache_load(dir, 7, 60, &got), 0);
+	assert_int_equal(got.n, 1);
+	assert_string_equal(got.v[0].code, "width_degraded");
+	assert_string_equal(got.v[0].device, "mlx5_3");
+	assert_int_equal(got.v[0].port, 1);
+	/* Another job, or no cache, is a miss. */
+	assert_int_not_equal(spank_ib_cache_load(dir, 8, 60, &got), 0);
+	assert_int_not_equal(spank_ib_cache_load(dir, 7, 0, &got), 0);
+	assert_int_equal(got.n, 1);
+	/* A file others could have written is not trusted. */
+	snprintf(path, sizeof(path), "%s/job.7", dir);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_not_equal(spank_ib_cache_load(dir, 7, 60, &got), 0);
+	assert_int_equal(spank_ib_cache_drop(dir, 7), 0);
+	assert_int_equal(spank_ib_cache_drop(dir, 7), 0); /* gone is fine */
+	assert_int_equal(rmdir(dir), 0);
+	ibp_findings_release(&f);
+	ibp_findings_release(&got);
+}
+
 /* ---- dispatch ---- */
 
 static void test_init_registers_options_in_each_context(void **state)
@@ -596,6 +634,7 @@ int main(void)
 	    cmocka_unit_test(test_conf_file_world_writable_refused),
 	    cmocka_unit_test(test_conf_file_recursion_bounded),
 	    cmocka_unit_test(test_expand_cases),
+	    cmocka_unit_test(test_cache_roundtrip_per_job_only),
 	    cmocka_unit_test_setup_teardown(test_init_registers_options_in_each_context, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_init_bad_plugstack_arg_fails_with_message, setup,
