@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# test_rdmatest_cmd.sh: `ibprep rdmatest` by hand (the sanitizer build when
+# present): argument errors exit 2 with a message that names the problem;
+# three processes on 127.101.0.x with a private munged pass, with valid JSON;
+# a missing node is named by the two others, each exiting 1; --insecure warns.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+B=${B:-build}
+IBPREP=$B/asan/ibprep
+[ -x "$IBPREP" ] || IBPREP=$B/ibprep
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+tmp=$(mktemp -d /tmp/ibp-rdmatest-cmd.XXXXXX)
+chmod 0755 "$tmp"
+munged_pid=
+cleanup() {
+	[ -n "$munged_pid" ] && kill "$munged_pid" 2>/dev/null && wait "$munged_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+if [ ! -x "$IBPREP" ]; then
+	tap_skip "ibprep rdmatest" "$IBPREP not built (run make first)"
+	tap_done
+	exit
+fi
+hosts='c[1-3]' addrs=127.101.0.1,127.101.0.2,127.101.0.3
+
+# expect_usage NAME WORDS ARGS...: exit 2 and stderr mentions WORDS
+expect_usage() {
+	local name=$1 words=$2 rc; shift 2
+	"$IBPREP" rdmatest "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	if [ "$rc" -eq 2 ] && grep -q -- "$words" "$tmp/err"; then
+		tap_ok "usage: $name (exit 2, says '$words')"
+	else
+		tap_fail "usage: $name: exit $rc" "$(cat "$tmp/err")"
+	fi
+}
+expect_usage "no host list" "--hosts is required" --index 0
+expect_usage "malformed host list" "bad range" --hosts 'n[5-3]' --index 0
+expect_usage "duplicate host" "appears twice" --hosts 'n[1-2],n1' --index 0
+expect_usage "index out of range" "index out of range" --hosts "$hosts" --index 3
+expect_usage "node not in the list" "not in --hosts" --hosts "$hosts" --node c9
+expect_usage "address count" "fewer" --hosts "$hosts" --index 0 --addrs 127.101.0.1
+expect_usage "unknown policy key" "test_nonsense" --hosts "$hosts" --index 0 test_nonsense=1
+expect_usage "bad transport" "test_transport" --hosts "$hosts" --index 0 --transport carrier-pigeon
+expect_usage "bad mode" "bad value" --hosts "$hosts" --index 0 --mode fast
+if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	expect_usage "verbs without an RDMA port" "no ACTIVE RDMA port" --hosts "$hosts" --index 0 --transport verbs
+else
+	tap_skip "usage: verbs without an RDMA port" "this machine has RDMA devices"
+fi
+
+# run3 TAG SKIP ARGS...: the three nodes at once (but index SKIP), each's exit
+# status in $tmp/TAG.I.rc; waits for those processes only (munged runs on)
+run3() {
+	local tag=$1 skip=$2 i p pids=(); shift 2
+	for i in 0 1 2; do
+		[ "$i" = "$skip" ] && continue
+		( "$IBPREP" rdmatest --hosts "$hosts" --index "$i" --addrs "$addrs" --transport socket \
+			"$@" >"$tmp/$tag.$i.out" 2>"$tmp/$tag.$i.err"; echo $? >"$tmp/$tag.$i.rc" ) &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+}
+
+# --- with munge ---------------------------------------------------------
+if [ "$(id -u)" -eq 0 ] && command -v munged >/dev/null && id munge >/dev/null 2>&1; then
+	d=$tmp/munge
+	mkdir -p "$d"
+	mungekey --create --keyfile="$d/munge.key" >/dev/null 2>&1
+	chown -R munge:munge "$d"
+	setpriv --reuid=munge --regid=munge --init-groups munged --foreground --force \
+		--socket="$d/munge.sock" --key-file="$d/munge.key" --pid-file="$d/munged.pid" \
+		--log-file="$d/munged.log" --seed-file="$d/munged.seed" >/dev/null 2>&1 </dev/null &
+	munged_pid=$!
+	for _ in $(seq 1 100); do [ -S "$d/munge.sock" ] && break; sleep 0.05; done
+	auth=(--munge-socket "$d/munge.sock")
+else
+	auth=(--insecure)
+	tap_skip "munge" "needs root, munged and the munge user: running --insecure"
+fi
+
+run3 ok -1 "${auth[@]}" --job 31 --json test_timeout=5 test_max_lat_us=100000
+all=ok
+for i in 0 1 2; do
+	[ "$(cat "$tmp/ok.$i.rc")" = 0 ] || all="node $i exit $(cat "$tmp/ok.$i.rc")"
+done
+if [ "$all" = ok ]; then tap_ok "three nodes pass (exit 0)"; else tap_fail "three nodes: $all" "$(cat "$tmp"/ok.*.err | tail -20)"; fi
+if command -v jq >/dev/null; then
+	if jq -e '.command == "rdmatest" and .verdict == "pass" and (.links | length) == 4 and
+		all(.links[]; .status == "pass" and .gbps > 0 and .lat_us > 0)' "$tmp/ok.1.out" >/dev/null; then
+		tap_ok "JSON: verdict pass, four passing links with bandwidth and round trip"
+	else
+		tap_fail "JSON of node 1" "$(head -40 "$tmp/ok.1.out")"
+	fi
+else
+	tap_skip "JSON" "jq not installed"
+fi
+
+run3 miss 2 "${auth[@]}" --job 32 test_timeout=1.5 test_max_lat_us=100000
+for i in 0 1; do
+	rc=$(cat "$tmp/miss.$i.rc")
+	if [ "$rc" = 1 ] && grep -q '^fail c3: rdma test unreachable' "$tmp/miss.$i.out" &&
+		! grep -Eq '^fail c[12]:' "$tmp/miss.$i.out"; then
+		tap_ok "missing c3: node c$((i + 1)) exits 1 and names c3, and only c3"
+	else
+		tap_fail "missing c3 seen from c$((i + 1)): exit $rc" "$(cat "$tmp/miss.$i.out" "$tmp/miss.$i.err")"
+	fi
+done
+
+run3 insec -1 --insecure --job 33 test_timeout=5 test_max_lat_us=100000
+if grep -q 'warning: --insecure' "$tmp/insec.0.err" && [ "$(cat "$tmp/insec.0.rc")" = 0 ]; then
+	tap_ok "--insecure passes and warns that connections are not authenticated"
+else
+	tap_fail "--insecure" "$(cat "$tmp/insec.0.out" "$tmp/insec.0.err")"
+fi
+if grep -qi 'sanitizer' "$tmp"/*.err 2>/dev/null; then
+	tap_fail "sanitizers quiet" "$(grep -il sanitizer "$tmp"/*.err | head -3)"
+else
+	tap_ok "sanitizers quiet in every run"
+fi
+tap_done
