@@ -39,7 +39,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	tap_done
 	exit
 fi
-for cmd in debootstrap chroot nsenter unshare ip git; do
+for cmd in debootstrap chroot nsenter unshare ip flock dpkg-deb; do
 	if ! command -v "$cmd" > /dev/null; then
 		tap_skip "slurm release matrix" "$cmd is not installed (contrib/install-deps.sh)"
 		tap_done
@@ -164,13 +164,18 @@ leg_build()
 	mkdir -p "$LEG_BASE/src"
 	# The work tree's files (tracked, and untracked but not ignored), what
 	# `make` on the host builds too; in CI's clean clone, the commit.
-	git ls-files -z -co --exclude-standard | grep -zv '^build' |
-		tar --null -T - -cf - 2> /dev/null | tar -C "$LEG_BASE/src" -xf -
+	if git rev-parse --git-dir > /dev/null 2>&1; then
+		git ls-files -z -co --exclude-standard | grep -zv '^build' |
+			tar --null -T - -cf - 2> /dev/null | tar -C "$LEG_BASE/src" -xf -
+	else
+		tar --exclude='./build*' -cf - . | tar -C "$LEG_BASE/src" -xf -
+	fi
 	local start=$SECONDS where="inside the chroot"
 	[ "$LEG_SUITE" = host ] && where="on the host"
 	# No git inside the chroot: the package version comes from here.
-	local version
-	version=0.1.0~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
+	local version=0.1.0
+	git rev-parse --git-dir > /dev/null 2>&1 &&
+		version=0.1.0~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
 	if ! in_chroot IBP_DEB_VERSION="$version" sh -c "cd '$LEG_BASE/src' && make -j2 deb" \
 		> "$log" 2>&1; then
 		tap_fail "$t: make deb $where" "$(tail -n 20 "$log")"
