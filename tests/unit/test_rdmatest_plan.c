@@ -296,6 +296,8 @@ static void *node_main(void *arg)
 
 static const char *const addrs3[] = {"127.77.0.1", "127.77.0.2", "127.77.0.3"};
 
+static const struct ibp_tx_port *test_ports; /* per node, or NULL */
+
 static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct ibp_policy *pol,
 		      const struct ibp_hostlist *hl, uint32_t job)
 {
@@ -314,6 +316,10 @@ static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct i
 		nr[i].cfg.addrs = addrs3;
 		nr[i].cfg.buf_len = 4096;
 		nr[i].cfg.burst_bytes = 65536;
+		if (test_ports) {
+			nr[i].cfg.ports = &test_ports[i];
+			nr[i].cfg.n_ports = 1;
+		}
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -470,6 +476,61 @@ static void test_run_garbage_connections_dropped_verdict_unchanged(void **state)
 	ibp_hostlist_release(&hl);
 }
 
+/*
+ * A port that claims 1000 Tb/s cannot reach half of it over loopback, and no
+ * round trip takes under 1 us: both limits are named with the figures.
+ */
+static void test_run_slow_links_bandwidth_and_latency_named(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct ibp_tx_port ports[3];
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_min_bw", "0.5", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	memset(ports, 0, sizeof(ports));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(ports[i].addr, sizeof(ports[i].addr), "%s", addrs3[i]);
+		snprintf(ports[i].device, sizeof(ports[i].device), "lo%zu", i);
+		ports[i].port = 1;
+		ports[i].rate_gbps = 1e6;
+	}
+	test_ports = ports;
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 14);
+	for (size_t i = 0; i < 3; i++) {
+		bool named = false;
+
+		assert_false(nr[i].res.pass);
+		for (size_t l = 0; l < nr[i].res.n_links; l++) {
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_BW_LOW);
+			assert_true(nr[i].res.links[l].gbps > 0);
+		}
+		for (size_t f = 0; f < nr[i].out.n; f++)
+			named |= strstr(nr[i].out.v[f].observed, "bandwidth low") &&
+				 strstr(nr[i].out.v[f].observed, "floor 500000.00 Gb/s");
+		assert_true(named);
+		ibp_findings_release(&nr[i].out);
+	}
+	/* the same ports at their real speed, but a 1 us round trip limit */
+	for (size_t i = 0; i < 3; i++)
+		ports[i].rate_gbps = 0;
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "1", err, sizeof(err)), 0);
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 15);
+	test_ports = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t l = 0; l < nr[i].res.n_links; l++)
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_LAT_HIGH);
+		assert_string_equal(nr[i].out.v[0].device[0] ? "set" : "", "set");
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +542,7 @@ int main(void)
 	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
 	    cmocka_unit_test(test_run_bad_nodelist_job_finding),
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
+	    cmocka_unit_test(test_run_slow_links_bandwidth_and_latency_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
