@@ -92,7 +92,7 @@ bench_tree() {
 	LAST_RATIO=$ratio
 }
 
-echo "== bench_check: $(nproc) CPUs, $IBPREP"
+echo "== bench_check: $(nproc) CPUs, load average $(cut -d" " -f1-3 /proc/loadavg) (wall times suffer from other load), $IBPREP"
 bench_tree "$name8" "$T/t8"
 c8=$LAST_CHECK r8=$LAST_RATIO
 bench_tree "generated 32-HCA NDR" "$T/t32"
