@@ -1328,6 +1328,22 @@ static size_t worst_link_of(struct run *run, uint32_t node)
 	return best;
 }
 
+/* Which of this node's links all failed: " it sends", " it receives" or "". */
+static const char *own_direction(const struct run *run)
+{
+	bool out_ok = false, in_ok = false;
+
+	for (size_t i = 0; i < run->n_links; i++) {
+		if (run->links[i].r.status != IBP_LINK_PASS)
+			continue;
+		if (run->links[i].out)
+			out_ok = true;
+		else
+			in_ok = true;
+	}
+	return out_ok == in_ok ? "" : out_ok ? " it receives" : " it sends";
+}
+
 static bool passes_same_way(const struct run *run, const struct link *l)
 {
 	for (size_t i = 0; i < run->n_links; i++) {
@@ -1413,9 +1429,9 @@ static void report(struct run *run, struct ibp_findings *out, struct ibp_rdmates
 				      (int)(self ? l->r.port : l->r.peer_port), expected,
 				      ibp_rdmatest_status_fix(l->r.status),
 				      "rdma test %s on %s link%s %s %s (%s)",
-				      ibp_link_status_name(l->r.status), self ? "all" : "its",
-				      nbad == 1 ? "" : "s", self ? "with" : "seen from", peers,
-				      l->r.detail))
+				      ibp_link_status_name(l->r.status), self ? "every" : "its",
+				      self ? own_direction(run) : (nbad == 1 ? "" : "s"),
+				      self ? "with" : "seen from", peers, l->r.detail))
 			continue;
 		f = &out->v[out->n - 1];
 		setf(f->node, sizeof(f->node), "%s", node_name(run, sus[k]));
