@@ -490,6 +490,22 @@ static void copy_netdevs(struct snap *s)
 	ibp_sysfs_names_free(names);
 }
 
+/*
+ * The directories the checks list keep their existence even when nothing in
+ * them is copied: an empty sys/bus/pci/devices says "no GPU", a missing one
+ * "unknown", and the replay must say the same.
+ */
+static void keep_dirs(struct snap *s)
+{
+	static const char *const dirs[] = {"sys/bus/pci/devices", "sys/class/net", "sys/module",
+					   "sys/devices/system/node", "sys/devices/system/cpu"};
+	struct stat st;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (fstatat(s->fs.root_fd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode))
+			out_mkdirs(s, dirs[i]);
+}
+
 static void copy_system(struct snap *s)
 {
 	char rel[PATH_MAX];
@@ -619,6 +635,7 @@ static int snapshot_run(struct snap *s, const char *root, const char *outdir)
 	copy_gpus(s);
 	copy_netdevs(s);
 	copy_system(s);
+	keep_dirs(s);
 	r = write_readme(s, root);
 	if (r < 0) {
 		fprintf(stderr, "ibprep snapshot: cannot write %s/SNAPSHOT-README: %s\n", outdir,
