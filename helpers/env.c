@@ -539,3 +539,198 @@ int ibp_env_build(struct ibp_env *env, const struct ibp_topo *topo, const struct
 		ibp_env_release(env);
 	return rc;
 }
+
+int ibp_env_tasks_at(const char *list, unsigned nodeid)
+{
+	const char *p = list;
+	unsigned long node = nodeid;
+	int found = -EINVAL;
+
+	if (!list || !*list)
+		return -EINVAL;
+	/* the whole list is checked, not only up to NODEID's entry */
+	while (*p) {
+		char *end;
+		unsigned long n, rep = 1;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		n = strtoul(p, &end, 10);
+		if (errno || n < 1 || n > IBP_PLACE_MAX_TASKS)
+			return -EINVAL;
+		p = end;
+		if (!strncmp(p, "(x", 2)) {
+			if (p[2] < '0' || p[2] > '9')
+				return -EINVAL;
+			errno = 0;
+			rep = strtoul(p + 2, &end, 10);
+			if (errno || *end != ')' || rep < 1)
+				return -EINVAL;
+			p = end + 1;
+		}
+		if (found < 0 && node < rep)
+			found = (int)n;
+		else if (found < 0)
+			node -= rep;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return found; /* -EINVAL: the list is shorter than the node index */
+}
+
+__attribute__((format(printf, 3, 4))) static int errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+		va_end(ap);
+	}
+	return 0;
+}
+
+int ibp_env_parse_gpus(const char *list, const char *from, const struct ibp_topo *topo,
+		       unsigned *out, size_t max, bool *all, char *err, size_t errlen)
+{
+	int n;
+
+	*all = false;
+	if (!list)
+		return -EINVAL;
+	if (!strcmp(list, "all")) {
+		*all = true;
+		return 0;
+	}
+	if (strchr(list, ':')) {
+		const char *p = list;
+
+		n = 0;
+		while (*p) {
+			size_t l = strcspn(p, ",");
+			char id[16];
+			const struct ibp_topo_gpu *g;
+
+			if (l == 0 || l >= sizeof(id)) {
+				errf(err, errlen, "%s='%s': expected bus IDs like 0000:44:00.0",
+				     from, list);
+				return -EINVAL;
+			}
+			memcpy(id, p, l);
+			id[l] = '\0';
+			g = ibp_topo_find_gpu(topo, id);
+			if (!g) {
+				errf(err, errlen,
+				     "%s names GPU %s, which is not in the topology: see "
+				     "'ibprep place --gpus all'",
+				     from, id);
+				return -ERANGE;
+			}
+			for (int k = 0; k < n; k++)
+				if (out[k] == g->index) {
+					errf(err, errlen, "%s lists GPU %s twice", from, id);
+					return -EINVAL;
+				}
+			if ((size_t)n >= max)
+				return -E2BIG;
+			out[n++] = g->index;
+			p += l;
+			if (*p == ',')
+				p++;
+		}
+		return n;
+	}
+	n = ibp_indexlist_parse(list, out, max);
+	if (n < 0) {
+		errf(err, errlen,
+		     "%s='%s' is not a GPU list: expected indices (0,1,3 or 0-3), bus IDs or all",
+		     from, list);
+		return n == -E2BIG ? -E2BIG : -EINVAL;
+	}
+	for (int i = 0; i < n; i++)
+		if (out[i] >= topo->n_gpus) {
+			errf(err, errlen,
+			     "%s names GPU %u, but the node has %zu GPU%s (indices in PCI bus "
+			     "order)",
+			     from, out[i], topo->n_gpus, topo->n_gpus == 1 ? "" : "s");
+			return -ERANGE;
+		}
+	return n;
+}
+
+/* A variable through GET into BUF: 1 set, 0 unset (or empty). */
+static int getv(ibp_env_get_fn get, void *ctx, const char *name, char *buf, size_t len)
+{
+	int l = get ? get(ctx, name, buf, len) : -ENOENT;
+
+	return l > 0;
+}
+
+int ibp_env_read_step(struct ibp_step_env *out, const struct ibp_topo *topo, ibp_env_get_fn get,
+		      void *ctx, char *err, size_t errlen)
+{
+	static const char *const gpu_vars[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"};
+	static const char *const task_vars[] = {"SLURM_STEP_TASKS_PER_NODE",
+						"SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE"};
+	char buf[1024];
+	unsigned long nodeid = 0;
+	char *end;
+
+	memset(out, 0, sizeof(*out));
+	out->local_rank = -1;
+	if (err && errlen)
+		err[0] = '\0';
+	if (getv(get, ctx, "SLURM_NODEID", buf, sizeof(buf))) {
+		errno = 0;
+		nodeid = strtoul(buf, &end, 10);
+		if (errno || *end || buf[0] == '-' || nodeid > 1UL << 20) {
+			errf(err, errlen, "SLURM_NODEID='%s': expected a node index", buf);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < 3; i++) {
+		int n;
+
+		if (!getv(get, ctx, task_vars[i], buf, sizeof(buf)))
+			continue;
+		n = ibp_env_tasks_at(buf, (unsigned)nodeid);
+		if (n < 0) {
+			errf(err, errlen, "%s='%s' at node %lu: expected a list like 8(x2),4",
+			     task_vars[i], buf, nodeid);
+			return -EINVAL;
+		}
+		out->ntasks = (unsigned)n;
+		snprintf(out->ntasks_from, sizeof(out->ntasks_from), "%s", task_vars[i]);
+		break;
+	}
+	if (getv(get, ctx, "SLURM_LOCALID", buf, sizeof(buf))) {
+		unsigned long r;
+
+		errno = 0;
+		r = strtoul(buf, &end, 10);
+		if (errno || *end || buf[0] == '-' || r >= IBP_PLACE_MAX_TASKS) {
+			errf(err, errlen, "SLURM_LOCALID='%s': expected a local task index", buf);
+			return -EINVAL;
+		}
+		out->local_rank = (int)r;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		bool all;
+		int n;
+
+		if (!getv(get, ctx, gpu_vars[i], buf, sizeof(buf)))
+			continue;
+		n = ibp_env_parse_gpus(buf, gpu_vars[i], topo, out->gpus, IBP_PLACE_MAX_GPUS, &all,
+				       err, errlen);
+		if (n < 0)
+			return n;
+		out->have_gpus = true;
+		out->n_gpus = (size_t)n;
+		snprintf(out->gpus_from, sizeof(out->gpus_from), "%s", gpu_vars[i]);
+		break;
+	}
+	return 0;
+}

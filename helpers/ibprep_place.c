@@ -167,116 +167,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/*
- * Slurm's tasks-per-node list "8(x2),4" at node index NODEID.  Returns the
- * count or -1 when malformed.
- */
-static long tasks_at(const char *s, long nodeid)
-{
-	const char *p = s;
-
-	while (*p) {
-		char *end;
-		long n, rep = 1;
-
-		errno = 0;
-		n = strtol(p, &end, 10);
-		if (errno || end == p || n < 1)
-			return -1;
-		p = end;
-		if (!strncmp(p, "(x", 2)) {
-			rep = strtol(p + 2, &end, 10);
-			if (end == p + 2 || *end != ')' || rep < 1)
-				return -1;
-			p = end + 1;
-		}
-		if (nodeid < rep)
-			return n;
-		nodeid -= rep;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -1;
-	}
-	return -1;
-}
-
-static unsigned resolve_ntasks(const struct opts *o, const char **from)
-{
-	const char *v;
-	long n, node = parse_long(envget("SLURM_NODEID"), 0, 1 << 20);
-
-	*from = "--ntasks-per-node";
-	if (o->ntasks > 0)
-		return (unsigned)o->ntasks;
-	*from = "SLURM_STEP_TASKS_PER_NODE";
-	if ((v = envget("SLURM_STEP_TASKS_PER_NODE")) &&
-	    (n = tasks_at(v, node < 0 ? 0 : node)) > 0 && n <= IBP_PLACE_MAX_TASKS)
-		return (unsigned)n;
-	*from = "SLURM_NTASKS_PER_NODE";
-	if ((n = parse_long(envget("SLURM_NTASKS_PER_NODE"), 1, IBP_PLACE_MAX_TASKS)) > 0)
-		return (unsigned)n;
-	*from = "SLURM_TASKS_PER_NODE";
-	if ((v = envget("SLURM_TASKS_PER_NODE")) && (n = tasks_at(v, node < 0 ? 0 : node)) > 0 &&
-	    n <= IBP_PLACE_MAX_TASKS)
-		return (unsigned)n;
-	*from = "default";
-	return 1;
-}
-
-/* "--gpus 0,2" / "0000:44:00.0,03:00.0" / "all", or a Slurm index list. */
+/* "--gpus" or a Slurm variable through the core's parser; 0 or -1 (printed). */
 static int resolve_gpus(struct run *r, const char *list, const char *from)
 {
-	unsigned idx[IBP_PLACE_MAX_GPUS];
-	int n;
+	char err[256];
+	int n = ibp_env_parse_gpus(list, from, &r->topo, r->step_gpus, IBP_PLACE_MAX_GPUS,
+				   &r->all_gpus, err, sizeof(err));
 
 	r->gpus_from = from;
-	if (!strcmp(list, "all")) {
-		r->all_gpus = true;
-		return 0;
-	}
-	if (strchr(list, ':')) {
-		char buf[1024], *save = NULL;
-
-		if (strlen(list) >= sizeof(buf)) {
-			fprintf(stderr, "ibprep: %s is too long\n", from);
-			return -1;
-		}
-		snprintf(buf, sizeof(buf), "%s", list);
-		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			const struct ibp_topo_gpu *g = ibp_topo_find_gpu(&r->topo, t);
-
-			if (!g) {
-				fprintf(stderr,
-					"ibprep: %s names GPU %s, which is not in the topology: "
-					"see 'ibprep place --gpus all'\n",
-					from, t);
-				return -1;
-			}
-			if (r->n_step_gpus >= IBP_PLACE_MAX_GPUS)
-				return -1;
-			r->step_gpus[r->n_step_gpus++] = g->index;
-		}
-		return 0;
-	}
-	n = ibp_indexlist_parse(list, idx, IBP_PLACE_MAX_GPUS);
 	if (n < 0) {
-		fprintf(stderr,
-			"ibprep: %s='%s' is not a GPU list: expected indices (0,1,3 or 0-3), bus "
-			"IDs or all\n",
-			from, list);
+		fprintf(stderr, "ibprep: %s\n", err[0] ? err : strerror(-n));
 		return -1;
 	}
-	for (int i = 0; i < n; i++) {
-		if (idx[i] >= r->topo.n_gpus) {
-			fprintf(stderr,
-				"ibprep: %s names GPU %u, but the node has %zu GPU%s (indices in "
-				"PCI bus order)\n",
-				from, idx[i], r->topo.n_gpus, r->topo.n_gpus == 1 ? "" : "s");
-			return -1;
-		}
-		r->step_gpus[r->n_step_gpus++] = idx[i];
-	}
+	r->n_step_gpus = (size_t)n;
 	return 0;
 }
 
@@ -352,28 +255,51 @@ static int own_affinity(hwloc_bitmap_t out)
 	return -1;
 }
 
+static int getenv_cb(void *ctx, const char *name, char *buf, size_t len)
+{
+	const char *v = getenv(name);
+
+	(void)ctx;
+	if (!v)
+		return -ENOENT;
+	if (strlen(v) >= len)
+		return -ENOSPC;
+	memcpy(buf, v, strlen(v) + 1);
+	return (int)strlen(v);
+}
+
 /* 0, 1 (the request cannot be placed: message printed), 2 (could not run). */
 static int compute(struct run *r, const struct opts *o)
 {
 	struct ibp_step step = {0};
-	const char *gl, *from_tasks;
-	bool slurm_gpus = false;
+	struct ibp_step_env se;
+	char err[256];
+	const char *from_tasks;
 	int rc;
 
-	if (o->gpus)
+	/* Slurm's view of the step; flags override it field by field */
+	rc = ibp_env_read_step(&se, &r->topo, getenv_cb, NULL, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "ibprep %s: %s\n", o->name, err);
+		return 1;
+	}
+	if (o->gpus) {
 		rc = resolve_gpus(r, o->gpus, "--gpus");
-	else if ((gl = envget("SLURM_STEP_GPUS")) && (slurm_gpus = true))
-		rc = resolve_gpus(r, gl, "SLURM_STEP_GPUS");
-	else if ((gl = envget("SLURM_JOB_GPUS")) && (slurm_gpus = true))
-		rc = resolve_gpus(r, gl, "SLURM_JOB_GPUS");
-	else
+	} else if (se.have_gpus) {
+		memcpy(r->step_gpus, se.gpus, se.n_gpus * sizeof(se.gpus[0]));
+		r->n_step_gpus = se.n_gpus;
+		r->gpus_from =
+		    strcmp(se.gpus_from, "SLURM_STEP_GPUS") ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS";
+	} else {
 		rc = resolve_gpus(r, "all", "default");
+	}
 	if (rc)
 		return 1;
-	r->ntasks = resolve_ntasks(o, &from_tasks);
+	r->ntasks = o->ntasks > 0 ? (unsigned)o->ntasks : se.ntasks ? se.ntasks : 1;
+	from_tasks = o->ntasks > 0 ? "--ntasks-per-node" : se.ntasks ? "Slurm" : "default";
 	r->shown = o->local_rank;
 	if (r->shown < 0 && o->mode != MODE_PLACE) {
-		long lr = parse_long(envget("SLURM_LOCALID"), 0, IBP_PLACE_MAX_TASKS - 1);
+		long lr = se.local_rank;
 
 		if (lr < 0 && r->ntasks == 1) /* torchrun's workers */
 			lr = parse_long(envget("LOCAL_RANK"), 0, IBP_PLACE_MAX_TASKS - 1);
@@ -410,7 +336,7 @@ static int compute(struct run *r, const struct opts *o)
 		else
 			step.allowed = r->own_mask;
 	}
-	if (slurm_gpus && !envget("CUDA_DEVICE_ORDER") && o->mode == MODE_PLACE)
+	if (!o->gpus && se.have_gpus && !envget("CUDA_DEVICE_ORDER") && o->mode == MODE_PLACE)
 		ibp_findings_addf(
 		    &r->findings, "cuda_device_order", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
 		    "PCI_BUS_ID",
@@ -430,19 +356,6 @@ static int compute(struct run *r, const struct opts *o)
 		return 2;
 	}
 	return 0;
-}
-
-static int getenv_cb(void *ctx, const char *name, char *buf, size_t len)
-{
-	const char *v = getenv(name);
-
-	(void)ctx;
-	if (!v)
-		return -ENOENT;
-	if (strlen(v) >= len)
-		return -ENOSPC;
-	memcpy(buf, v, strlen(v) + 1);
-	return (int)strlen(v);
 }
 
 static int build_env(struct run *r, const struct opts *o, struct ibp_place_view *view)

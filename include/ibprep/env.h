@@ -79,6 +79,44 @@ int ibp_env_lint_nccl_ib_hca(const char *value, const struct ibp_topo *topo,
 int ibp_env_lint_ucx_net_devices(const char *value, const struct ibp_topo *topo,
 				 struct ibp_findings *f);
 
+/*
+ * The step as Slurm describes it to a task, read through GET (the plugin:
+ * spank_getenv in task_init; the command: its environ).  Absent variables
+ * leave their fields unset; malformed or impossible values are errors.
+ */
+struct ibp_step_env {
+	unsigned ntasks;                   /* tasks on this node, 0 when Slurm did not say */
+	int local_rank;                    /* SLURM_LOCALID, -1 when unset */
+	bool have_gpus;                    /* a GPU list was found: gpus/n_gpus (may be 0 GPUs) */
+	unsigned gpus[IBP_PLACE_MAX_GPUS]; /* topo->gpus indices, as listed */
+	size_t n_gpus;
+	char gpus_from[32];   /* "SLURM_STEP_GPUS", "SLURM_JOB_GPUS" or "" */
+	char ntasks_from[32]; /* "SLURM_STEP_TASKS_PER_NODE" ... or "" */
+};
+
+/*
+ * GPUs from SLURM_STEP_GPUS, else SLURM_JOB_GPUS (gres indices, read as PCI
+ * bus order: what AutoDetect gives; README "Which GPUs"); tasks on this node
+ * from SLURM_STEP_TASKS_PER_NODE at SLURM_NODEID, else SLURM_NTASKS_PER_NODE,
+ * else SLURM_TASKS_PER_NODE; the rank from SLURM_LOCALID.  0, -EINVAL
+ * (malformed value) or -ERANGE (a GPU the topology does not have), with ERR
+ * naming the variable, what was seen and what was expected.
+ */
+int ibp_env_read_step(struct ibp_step_env *out, const struct ibp_topo *topo, ibp_env_get_fn get,
+		      void *ctx, char *err, size_t errlen);
+
+/*
+ * A GPU list against TOPO: "all" (sets *ALL), indices in PCI bus order
+ * ("0,2", "4-7") or bus IDs ("0000:44:00.0,03:00.0").  Returns the count
+ * written to OUT, -EINVAL (malformed, duplicate), -ERANGE (not on the node),
+ * -E2BIG; ERR says which, prefixed with FROM (the flag or variable name).
+ */
+int ibp_env_parse_gpus(const char *list, const char *from, const struct ibp_topo *topo,
+		       unsigned *out, size_t max, bool *all, char *err, size_t errlen);
+
+/* Slurm's "8(x2),4" tasks-per-node list at node index NODEID: count or -EINVAL. */
+int ibp_env_tasks_at(const char *list, unsigned nodeid);
+
 /* NCCL_NET_GDR_LEVEL for a GPU-HCA distance: NCCL has no NODE (NODE -> PHB). */
 const char *ibp_env_gdr_level(enum ibp_dist d);
 

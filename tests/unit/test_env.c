@@ -308,6 +308,72 @@ static void test_env_cpu_only_and_slingshot(void **state)
 	fx_teardown(&x);
 }
 
+static void test_env_tasks_at_table(void **state)
+{
+	static const struct {
+		const char *list;
+		unsigned node;
+		int want;
+	} cases[] = {
+	    {"8", 0, 8},           {"8(x2),4", 0, 8},       {"8(x2),4", 1, 8},
+	    {"8(x2),4", 2, 4},     {"8(x2),4", 3, -EINVAL}, {"2,3,1", 2, 1},
+	    {"", 0, -EINVAL},      {"8(x", 0, -EINVAL},     {"8(x0)", 0, -EINVAL},
+	    {"0", 0, -EINVAL},     {"4,", 1, -EINVAL},      {"-1", 0, -EINVAL},
+	    {"99999", 0, -EINVAL}, {"3(x2)x", 0, -EINVAL},  {"2,3(x4)", 4, 3},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = ibp_env_tasks_at(cases[i].list, cases[i].node);
+
+		if (n != cases[i].want)
+			fail_msg("'%s' at %u: %d, expected %d", cases[i].list, cases[i].node, n,
+				 cases[i].want);
+	}
+}
+
+static void test_env_read_step_from_slurm(void **state)
+{
+	struct fixture x;
+	struct ibp_step_env se;
+	char err[256];
+	char *full[] = {(char *)"SLURM_STEP_GPUS=6,4",
+			(char *)"SLURM_JOB_GPUS=0-7",
+			(char *)"SLURM_STEP_TASKS_PER_NODE=8(x2),2",
+			(char *)"SLURM_NODEID=2",
+			(char *)"SLURM_LOCALID=1",
+			NULL};
+	char *job[] = {(char *)"SLURM_JOB_GPUS=0000:c3:00.0", NULL};
+	char *bad_gpu[] = {(char *)"SLURM_STEP_GPUS=8", NULL};
+	char *bad_tasks[] = {(char *)"SLURM_TASKS_PER_NODE=4(x2)", (char *)"SLURM_NODEID=5", NULL};
+	char *none[] = {NULL};
+	(void)state;
+
+	fx_setup(&x, "dgx-h100", NULL, 1);
+	assert_int_equal(ibp_env_read_step(&se, &x.t, ibp_env_envp_get, full, err, sizeof(err)), 0);
+	assert_true(se.have_gpus);
+	assert_string_equal(se.gpus_from, "SLURM_STEP_GPUS");
+	assert_int_equal(se.n_gpus, 2);
+	assert_int_equal(se.gpus[0], 6);
+	assert_int_equal(se.ntasks, 2);
+	assert_string_equal(se.ntasks_from, "SLURM_STEP_TASKS_PER_NODE");
+	assert_int_equal(se.local_rank, 1);
+	assert_int_equal(ibp_env_read_step(&se, &x.t, ibp_env_envp_get, job, err, sizeof(err)), 0);
+	assert_string_equal(se.gpus_from, "SLURM_JOB_GPUS");
+	assert_int_equal(se.gpus[0], 5);
+	assert_int_equal(se.ntasks, 0);
+	assert_int_equal(se.local_rank, -1);
+	assert_int_equal(ibp_env_read_step(&se, &x.t, ibp_env_envp_get, bad_gpu, err, sizeof(err)),
+			 -ERANGE);
+	assert_non_null(strstr(err, "SLURM_STEP_GPUS names GPU 8, but the node has 8 GPUs"));
+	assert_int_equal(
+	    ibp_env_read_step(&se, &x.t, ibp_env_envp_get, bad_tasks, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "SLURM_TASKS_PER_NODE"));
+	assert_int_equal(ibp_env_read_step(&se, &x.t, ibp_env_envp_get, none, err, sizeof(err)), 0);
+	assert_false(se.have_gpus);
+	assert_int_equal(ibp_env_read_step(&se, &x.t, NULL, NULL, err, sizeof(err)), 0);
+	fx_teardown(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +388,8 @@ int main(void)
 	    cmocka_unit_test(test_env_envp_getter),
 	    cmocka_unit_test(test_env_route_ifname_loopback),
 	    cmocka_unit_test(test_env_cpu_only_and_slingshot),
+	    cmocka_unit_test(test_env_tasks_at_table),
+	    cmocka_unit_test(test_env_read_step_from_slurm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
