@@ -574,13 +574,16 @@ static void print_table(const struct run *r, const struct opts *o)
 		ibp_place_nic_name(t, &r->pl.fabric[i], n, sizeof(n));
 		snprintf(fab + l, sizeof(fab) - l, "%s%s", l ? "," : "", n);
 	}
-	printf("node %s (%s, loaded in %.1f ms): %zu GPU%s, %zu %s fabric port%s%s%s; %u task%s, "
-	       "GPUs from %s\n",
-	       t->hostname[0] ? t->hostname : "?", t->from_file ? o->topology : "live", t->load_ms,
-	       t->n_gpus, t->n_gpus == 1 ? "" : "s", r->pl.n_fabric,
-	       r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet" : "InfiniBand",
-	       r->pl.n_fabric == 1 ? "" : "s", r->pl.n_fabric ? " " : "", fab, r->ntasks,
-	       r->ntasks == 1 ? "" : "s", r->gpus_from);
+	printf("node %s (%s, loaded in %.1f ms): %zu GPU%s, ", t->hostname[0] ? t->hostname : "?",
+	       t->from_file ? o->topology : "live", t->load_ms, t->n_gpus,
+	       t->n_gpus == 1 ? "" : "s");
+	if (t->n_hcas)
+		printf("%zu %s fabric port%s%s%s", r->pl.n_fabric,
+		       r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet" : "InfiniBand",
+		       r->pl.n_fabric == 1 ? "" : "s", r->pl.n_fabric ? " " : "", fab);
+	else
+		printf("no RDMA device");
+	printf("; %u task%s, GPUs from %s\n", r->ntasks, r->ntasks == 1 ? "" : "s", r->gpus_from);
 	printf("%-5s %-14s %-12s %-5s %-24s %s\n", "task", "gpu", "hca:port", "dist", "cpus",
 	       "mems");
 	for (size_t i = 0; i < r->pl.n_tasks; i++) {
