@@ -878,7 +878,7 @@ static void *out_worker(void *arg)
 	return NULL;
 }
 
-static int wait_slot(struct run *run, struct link *l, int64_t deadline)
+static int wait_slot(struct run *run, struct link *l, int64_t deadline, char *reject, size_t rlen)
 {
 	struct timespec ts = {.tv_sec = deadline / IBP_NS_PER_S,
 			      .tv_nsec = deadline % IBP_NS_PER_S};
@@ -893,6 +893,7 @@ static int wait_slot(struct run *run, struct link *l, int64_t deadline)
 		fd = l->fd;
 	else
 		l->slot = SLOT_CLOSED; /* a late claimant is refused */
+	setf(reject, rlen, "%s", l->reject);
 	pthread_mutex_unlock(&run->mu);
 	return fd;
 }
@@ -905,11 +906,12 @@ static void *in_worker(void *arg)
 	for (unsigned r = 1; r <= n_rounds(run); r++) {
 		struct link *l = link_at(run, w->rail, r, false);
 		int64_t deadline = round_deadline(run, r);
-		int fd = wait_slot(run, l, deadline);
+		char reject[IBP_TEXT_MAX];
+		int fd = wait_slot(run, l, deadline, reject, sizeof(reject));
 
 		if (fd < 0) {
-			if (l->reject[0])
-				link_fail(l, IBP_LINK_AUTH, -EACCES, "%s", l->reject);
+			if (reject[0])
+				link_fail(l, IBP_LINK_AUTH, -EACCES, "%s", reject);
 			else
 				link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT,
 					  "no connection from %s by the deadline",
