@@ -24,6 +24,7 @@ if ! command -v python3 >/dev/null; then
 	echo "bench_check: python3 missing: cannot generate the trees (contrib/install-deps.sh)" >&2
 	exit 1
 fi
+TIMEFORMAT='%3U %3S'
 T=$(mktemp -d /tmp/bench_check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
@@ -64,14 +65,14 @@ bench_tree() {
 	local label=$1 root=$2 src files=() f t0 t1
 	src=$(file_list "$root" "$T/files")
 	while read -r f; do files+=("$root/$f"); done <"$T/files"
-	: >"$T/check.us"; : >"$T/cat.us"; : >"$T/loop.us"
+	: >"$T/check.us"; : >"$T/cat.us"; : >"$T/loop.us"; : >"$T/check.cpu"; : >"$T/cat.cpu"
 	"$IBPREP" check --json --sysfs-root "$root" >/dev/null # warm the page cache
 	for ((i = 0; i < RUNS; i++)); do
 		t0=$EPOCHREALTIME
-		"$IBPREP" check --json --sysfs-root "$root" >/dev/null
+		{ time "$IBPREP" check --json --sysfs-root "$root" >/dev/null; } 2>>"$T/check.cpu"
 		t1=$EPOCHREALTIME; us "$t0" "$t1" >>"$T/check.us"
 		t0=$EPOCHREALTIME
-		cat "${files[@]}" >/dev/null
+		{ time cat "${files[@]}" >/dev/null; } 2>>"$T/cat.cpu"
 		t1=$EPOCHREALTIME; us "$t0" "$t1" >>"$T/cat.us"
 		if ((i < 3)); then # the per-file loop forks a cat per file: 3 runs
 			t0=$EPOCHREALTIME
@@ -79,8 +80,11 @@ bench_tree() {
 			t1=$EPOCHREALTIME; us "$t0" "$t1" >>"$T/loop.us"
 		fi
 	done
-	local c k l
+	local c k l cc kc
 	c=$(median_ms <"$T/check.us"); k=$(median_ms <"$T/cat.us"); l=$(median_ms <"$T/loop.us")
+	# user+sys CPU from bash's time (1 ms resolution): less sensitive to other load
+	cc=$(awk '{printf "%d\n", ($1 + $2) * 1000000}' "$T/check.cpu" | median_ms)
+	kc=$(awk '{printf "%d\n", ($1 + $2) * 1000000}' "$T/cat.cpu" | median_ms)
 	local ratio lratio
 	ratio=$(awk -v a="$c" -v b="$k" 'BEGIN {printf "%.2f", a/b}')
 	lratio=$(awk -v a="$c" -v b="$l" 'BEGIN {printf "%.3f", a/b}')
@@ -88,6 +92,7 @@ bench_tree() {
 	printf '  ibprep check --json     %8.2f ms (median)\n' "$c"
 	printf '  cat of the files (1 process) %5.2f ms  ratio check/cat  %s (target <= 2)\n' "$k" "$ratio"
 	printf '  shell loop, cat per file %7.2f ms  ratio check/loop %s\n' "$l" "$lratio"
+	printf '  CPU (user+sys, median): check %.0f ms, cat %.0f ms\n' "$cc" "$kc"
 	LAST_CHECK=$c
 	LAST_RATIO=$ratio
 }
