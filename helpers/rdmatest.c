@@ -459,7 +459,9 @@ static int try_candidate(struct run *run, struct link *l, uint16_t port, int64_t
 	}
 	if (reply.type == IBP_OOB_ERROR) {
 		setf(why, whylen, "refused on port %u: %s", port, reply.u.error.text);
-		rc = reply.u.error.code == -EACCES ? -EACCES : -ECONNREFUSED;
+		rc = reply.u.error.code == -EACCES || reply.u.error.code == -EPROTO
+			 ? reply.u.error.code
+			 : -ECONNREFUSED;
 		goto out;
 	}
 	if (reply.type != IBP_OOB_HELLO) {
@@ -996,6 +998,15 @@ static void handshake(struct run *run, struct pending *p)
 		l = link_at(run, h->rail, h->round, false);
 		if (l->peer != h->from)
 			l = NULL;
+	}
+	if (!l && h->rail >= run->n_rails) {
+		setf(why, sizeof(why),
+		     "%s tests %zu rail%s, no rail %u: the nodes have different numbers of ports "
+		     "to test",
+		     node_name(run, run->me), run->n_rails, run->n_rails == 1 ? "" : "s", h->rail);
+		send_error(p->fd, -EPROTO, why);
+		drop(run, p, "%s", why);
+		return;
 	}
 	if (!l) {
 		setf(why, sizeof(why), "unexpected hello from node %u round %u rail %u", h->from,

@@ -296,7 +296,8 @@ static void *node_main(void *arg)
 
 static const char *const addrs3[] = {"127.77.0.1", "127.77.0.2", "127.77.0.3"};
 
-static const struct ibp_tx_port *test_ports; /* per node, or NULL */
+static const struct ibp_tx_port *test_ports; /* two per node, or NULL */
+static size_t test_nports[3];
 
 static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct ibp_policy *pol,
 		      const struct ibp_hostlist *hl, uint32_t job)
@@ -317,8 +318,9 @@ static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct i
 		nr[i].cfg.buf_len = 4096;
 		nr[i].cfg.burst_bytes = 65536;
 		if (test_ports) {
-			nr[i].cfg.ports = &test_ports[i];
-			nr[i].cfg.n_ports = 1;
+			nr[i].cfg.ports = &test_ports[2 * i];
+			nr[i].cfg.n_ports = test_nports[i];
+			nr[i].cfg.mode = IBP_RDMATEST_FULL;
 		}
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
 	}
@@ -485,7 +487,7 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	struct ibp_hostlist hl = {0};
 	struct ibp_policy pol;
 	struct node_run nr[3];
-	struct ibp_tx_port ports[3];
+	struct ibp_tx_port ports[6];
 	char err[128];
 
 	(void)state;
@@ -495,10 +497,11 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
 	memset(ports, 0, sizeof(ports));
 	for (size_t i = 0; i < 3; i++) {
-		snprintf(ports[i].addr, sizeof(ports[i].addr), "%s", addrs3[i]);
-		snprintf(ports[i].device, sizeof(ports[i].device), "lo%zu", i);
-		ports[i].port = 1;
-		ports[i].rate_gbps = 1e6;
+		snprintf(ports[2 * i].addr, sizeof(ports[2 * i].addr), "%s", addrs3[i]);
+		snprintf(ports[2 * i].device, sizeof(ports[2 * i].device), "lo%zu", i);
+		ports[2 * i].port = 1;
+		ports[2 * i].rate_gbps = 1e6;
+		test_nports[i] = 1;
 	}
 	test_ports = ports;
 	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 14);
@@ -518,7 +521,7 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	}
 	/* the same ports at their real speed, but a 1 us round trip limit */
 	for (size_t i = 0; i < 3; i++)
-		ports[i].rate_gbps = 0;
+		ports[2 * i].rate_gbps = 0;
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "1", err, sizeof(err)), 0);
 	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 15);
 	test_ports = NULL;
@@ -528,6 +531,48 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 		assert_string_equal(nr[i].out.v[0].device[0] ? "set" : "", "set");
 		ibp_findings_release(&nr[i].out);
 	}
+	ibp_hostlist_release(&hl);
+}
+
+/* Full mode with two ports on t1 and one on the others: rail 1 is named, rail 0 passes. */
+static void test_run_rail_count_mismatch_named(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct ibp_tx_port ports[6];
+	char err[128];
+	bool named = false;
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	memset(ports, 0, sizeof(ports));
+	for (size_t i = 0; i < 6; i++) {
+		snprintf(ports[i].addr, sizeof(ports[i].addr), "%s", addrs3[i / 2]);
+		snprintf(ports[i].device, sizeof(ports[i].device), "lo%zu", i % 2);
+		ports[i].port = 1;
+	}
+	test_nports[0] = 2;
+	test_nports[1] = test_nports[2] = 1;
+	test_ports = ports;
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 16);
+	test_ports = NULL;
+	assert_int_equal(nr[0].res.n_links, 8);
+	for (size_t l = 0; l < nr[0].res.n_links; l++)
+		if (nr[0].res.links[l].rail == 0)
+			assert_int_equal(nr[0].res.links[l].status, IBP_LINK_PASS);
+		else
+			assert_int_not_equal(nr[0].res.links[l].status, IBP_LINK_PASS);
+	for (size_t f = 0; f < nr[0].out.n; f++)
+		named |= strstr(nr[0].out.v[f].observed, "different numbers of ports") != NULL;
+	assert_true(named);
+	assert_true(nr[1].res.pass);
+	assert_true(nr[2].res.pass);
+	for (size_t i = 0; i < 3; i++)
+		ibp_findings_release(&nr[i].out);
 	ibp_hostlist_release(&hl);
 }
 
@@ -543,6 +588,7 @@ int main(void)
 	    cmocka_unit_test(test_run_bad_nodelist_job_finding),
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
 	    cmocka_unit_test(test_run_slow_links_bandwidth_and_latency_named),
+	    cmocka_unit_test(test_run_rail_count_mismatch_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
