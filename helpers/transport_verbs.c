@@ -955,6 +955,119 @@ static int tx_usable(struct ibp_tx *tx, bool need_connected)
 	return 0;
 }
 
+/* Takes what is on one channel so the next arm can fire again. */
+static void channel_drain(struct cq_ctl *c)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	while (!ibv_get_cq_event(c->ch, &ev_cq, &ev_ctx))
+		c->unacked++;
+	if (c->unacked >= 64) {
+		ibv_ack_cq_events(c->cq, c->unacked);
+		c->unacked = 0;
+	}
+}
+
+/*
+ * HELLO each way (a zero-length WRITE WITH IMMEDIATE): connect returns only
+ * when both QPs reach each other.  A hello that arrives before the peer's
+ * QP is in RTR is dropped and would wait a whole ack timeout for its resend
+ * (1 s on rxe); once the peer's own hello shows that it is at RTS, a
+ * zero-length write behind ours opens a PSN gap that the peer NAKs, and the
+ * QP resends our hello at once.
+ */
+static int hello_exchange(struct ibp_tx *tx, int64_t deadline)
+{
+	struct ibv_wc wc;
+	struct pollfd pfd[2];
+	bool nudged = false, armed = false;
+	int64_t start = ibp_now_ns(), now;
+	int n, rc;
+
+	rc = post_write(tx, 0, 0, OP_HELLO, true, deadline, SPIN_NS);
+	if (rc)
+		return rc;
+	for (;;) {
+		while ((n = ibv_poll_cq(tx->scq.cq, 1, &wc)) > 0) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return tx_break(tx, tx_fail(tx, ibp_verbs_wc_errno(wc.status),
+							    "hello to the peer failed: %s (vendor "
+							    "error %#x)",
+							    ibp_verbs_wc_reason(wc.status),
+							    wc.vendor_err));
+			tx->sq_outstanding -= wc.wr_id <= tx->sq_outstanding ? (unsigned)wc.wr_id
+									     : tx->sq_outstanding;
+		}
+		if (n == 0 && !tx->hello_seen)
+			n = ibv_poll_cq(tx->rcq.cq, 1, &wc);
+		if (n < 0)
+			return tx_break(tx, tx_fail(tx, -EIO, "ibv_poll_cq failed (%d)", n));
+		if (n > 0) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return tx_break(
+				    tx, tx_fail(tx, ibp_verbs_wc_errno(wc.status),
+						"hello from the peer failed: %s (vendor "
+						"error %#x)",
+						ibp_verbs_wc_reason(wc.status), wc.vendor_err));
+			rc = post_recv(tx);
+			if (rc)
+				return rc;
+			if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+			    ntohl(wc.imm_data) != (uint32_t)OP_HELLO << 24)
+				return tx_break(tx, tx_fail(tx, -EPROTO,
+							    "the peer's first message is not a "
+							    "hello (immediate %#x)",
+							    ntohl(wc.imm_data)));
+			tx->hello_seen = true;
+			tx->recv_seq[OP_HELLO]++;
+		}
+		if (tx->hello_seen && !tx->sq_outstanding)
+			return 0;
+		if (tx->hello_seen && !nudged) {
+			rc = post_write(tx, 0, 0, 0, true, deadline, SPIN_NS);
+			if (rc)
+				return rc;
+			nudged = true;
+			continue;
+		}
+		now = ibp_now_ns();
+		if (ibp_deadline_expired(deadline, now))
+			return tx_break(tx,
+					tx_fail(tx, -ETIMEDOUT, "%s by the deadline",
+						tx->sq_outstanding
+						    ? "no acknowledgement of the hello from the "
+						      "peer"
+						    : "no hello from the peer"));
+		if (now - start < SPIN_NS)
+			continue;
+		if (!armed) {
+			rc = ibv_req_notify_cq(tx->scq.cq, 0);
+			if (!rc)
+				rc = ibv_req_notify_cq(tx->rcq.cq, 0);
+			if (rc)
+				return tx_break(
+				    tx, tx_fail(tx, -rc, "ibv_req_notify_cq: %s", strerror(rc)));
+			armed = true;
+			continue; /* a completion may have landed before the arm */
+		}
+		pfd[0].fd = tx->scq.ch->fd;
+		pfd[1].fd = tx->rcq.ch->fd;
+		pfd[0].events = pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		rc = poll(pfd, 2, ibp_deadline_poll_ms(deadline, now));
+		if (rc < 0 && errno != EINTR)
+			return tx_break(tx,
+					tx_fail(tx, -errno, "poll on the completion channels: %s",
+						strerror(errno)));
+		if (rc > 0) {
+			channel_drain(&tx->scq);
+			channel_drain(&tx->rcq);
+			armed = false;
+		}
+	}
+}
+
 static int verbs_connect(struct ibp_tx *tx, const struct ibp_endpoint *peer, enum ibp_tx_role role,
 			 int64_t deadline)
 {
@@ -1027,24 +1140,9 @@ static int verbs_connect(struct ibp_tx *tx, const struct ibp_endpoint *peer, enu
 	if (rc)
 		return tx_break(tx, tx_fail(tx, -rc, "ibv_modify_qp to RTS: %s", strerror(rc)));
 
-	/* HELLO each way: both QPs reach each other before connect returns. */
-	rc = post_write(tx, 0, 0, OP_HELLO, true, deadline, SPIN_NS);
-	if (!rc)
-		rc = sq_drain(tx, deadline, SPIN_NS);
-	if (rc == -ETIMEDOUT)
-		return tx_fail(tx, rc,
-			       "no acknowledgement of the hello from the peer by the "
-			       "deadline");
+	rc = hello_exchange(tx, deadline);
 	if (rc)
 		return rc;
-	if (!tx->hello_seen) {
-		rc = recv_imm(tx, OP_HELLO, deadline, SPIN_NS);
-		if (rc == -ETIMEDOUT)
-			return tx_fail(tx, rc, "no hello from the peer by the deadline");
-		if (rc)
-			return rc;
-		tx->hello_seen = true;
-	}
 	tx->connected = true;
 	return 0;
 }
