@@ -104,4 +104,27 @@ if python3 tests/fixtures/mksysfs.py --preset dgx-h100 --fault mlx5_4:width=1X "
 else
 	tap_fail "mksysfs.py --preset dgx-h100 --fault mlx5_4:width=1X"
 fi
+# The generated DGX nodes against the published GPU -> HCA maps (derived/ of
+# the real fixtures): GPU i's chosen HCA must be the map's.
+map_check() { # NAME CSV GOLDEN HCA_COLUMN
+	local name=$1 csv=$2 golden=$3 col=$4 want got
+	if [ ! -f "$csv" ]; then
+		tap_skip "$name" "$csv is absent"
+		return
+	fi
+	want=$(grep -v '^#' "$csv" | awk -F, -v c="$col" 'NR > 1 { printf "%s %s\n", $1, $c }')
+	got=$(jq -r '.gpus[] | "\(.index) \(.hca)"' "$golden")
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		tap_ok "$name"
+	else
+		tap_fail "$name" "map:
+$want
+placement:
+$got"
+	fi
+}
+map_check "dgx-h100: GPU i -> HCA as in DGX H100 User Guide Table 6" \
+	"$REAL/derived/dgx-h100-gpu-nic-map.csv" "$GOLDEN/gen-dgx-h100.json" 2
+map_check "dgx-a100: GPU i -> preferred HCA of its switch group" \
+	"$REAL/derived/dgx-a100-gpu-nic-map.csv" "$GOLDEN/gen-dgx-a100.json" 5
 tap_done
