@@ -193,6 +193,7 @@ static const struct scenario scenarios[] = {
     {"dead node, N=16", DEAD, 16, 7},
     {"dead node, N=256", DEAD, 256, 200},
     {"node cut off (alive), N=3", CUTOFF, 3, 0},
+    {"node cut off (alive), N=4 (the Slurm test)", CUTOFF, 4, 2},
     {"node cut off (alive), N=8", CUTOFF, 8, 3},
     {"node cut off (alive), N=64", CUTOFF, 64, 63},
     {"corrupting sender, N=4", CORRUPT_SEND, 4, 1},
