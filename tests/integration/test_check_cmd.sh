@@ -143,5 +143,18 @@ assert len(d['hcas'])==9" --sysfs-root "$T/h100"
 	else
 		tap_skip "$TAG: real H100 tree" "$REAL/sysfs/gpud-h100-ndr-sys-class-infiniband absent (set IBP_REAL_FIXTURES)"
 	fi
+	# the real FDR capture: a sys/bus/pci/devices tree of one mlx4 HCA (TACC, via hwloc)
+	if [ -d "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr/sys" ]; then
+		run "real FDR mlx4 node passes" 0 '^mlx4_0 +1 +ACTIVE +LinkUp +56 Gb/sec \(4X FDR\) +InfiniBand +0000:82:00.0 +1 +ok$' \
+			-- --sysfs-root "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr"
+		json_case "real FDR mlx4 values" 0 "$SCHEMA
+p=d['hcas'][0]['ports'][0]
+assert d['verdict']=='pass' and p['lid']==0x3a4 and p['sm_lid']==1 and p['speed']=='FDR', p
+assert len(p['counters'])>=16, p['counters']" --sysfs-root "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr"
+		run "real FDR with min_speed=EDR fails" 1 'link speed FDR \(rate 56 Gb/sec\), expected EDR \(min_speed\)' \
+			-- --sysfs-root "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr" min_speed=EDR
+	else
+		tap_skip "$TAG: real FDR tree" "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr absent (set IBP_REAL_FIXTURES)"
+	fi
 done
 tap_done
