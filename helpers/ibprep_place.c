@@ -376,8 +376,7 @@ static int build_env(struct run *r, const struct opts *o, struct ibp_place_view 
 	if (peer && !o->pol.socket_ifname[0] && (!o->topology || o->peer) &&
 	    !ibp_env_route_ifname(peer, r->ifname, sizeof(r->ifname)))
 		eo.socket_ifname = r->ifname;
-	rc = ibp_env_build(&r->env, &r->topo, &r->pl, view, &o->pol, &eo,
-			   o->topology && o->mode != MODE_EXEC ? NULL : getenv_cb, NULL,
+	rc = ibp_env_build(&r->env, &r->topo, &r->pl, view, &o->pol, &eo, getenv_cb, NULL,
 			   &r->findings);
 	if (rc) {
 		fprintf(stderr, "ibprep %s: cannot build the environment: %s\n", o->name,
