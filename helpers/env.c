@@ -230,8 +230,8 @@ static int lint_entry(const char *var, const char *e, size_t el, const struct ib
 			rc = ibp_findings_addf(
 			    f, "nccl_ib_hca_prefix", IBP_SEV_WARN, IBP_CLASS_JOB, name, 0,
 			    "exact device names",
-			    "start the list with '=' (NCCL_IB_HCA==mlx5_1:1) so names match "
-			    "exactly",
+			    "start the list with '=' so names match exactly: "
+			    "NCCL_IB_HCA='=mlx5_1:1'",
 			    "NCCL_IB_HCA entry '%s' is a prefix: it also matches %s", name, also);
 		if (rc || only_prefix || (!h && n_also))
 			return rc;
