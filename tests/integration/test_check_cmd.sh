@@ -143,6 +143,26 @@ assert len(d['hcas'])==9" --sysfs-root "$T/h100"
 	else
 		tap_skip "$TAG: real H100 tree" "$REAL/sysfs/gpud-h100-ndr-sys-class-infiniband absent (set IBP_REAL_FIXTURES)"
 	fi
+	# GCM's DGX-A100 sysfs snapshots (path -> value JSON) turned into trees
+	if [ -f "$REAL/gcm-json/meta-gcm-learn_good.json" ]; then
+		for g in good ib_intf_bad_rate stuck_ib_intf ib_intf_operstate_down; do
+			[ -d "$T/gcm-$g" ] || python3 tests/fixtures/gcm2sysfs.py \
+				"$REAL/gcm-json/meta-gcm-learn_$g.json" "$T/gcm-$g"
+		done
+		run "GCM good node passes" 0 '^verdict: pass$' -- --sysfs-root "$T/gcm-good" --node node1720
+		run "GCM all-EDR node passes without a speed policy" 0 '^verdict: pass$' -- --sysfs-root "$T/gcm-ib_intf_bad_rate"
+		run "GCM all-EDR node fails under min_speed=HDR" 1 '^fail node9: mlx5_0 port 1: link speed EDR \(rate 100 Gb/sec\), expected HDR \(min_speed\)' \
+			-- --sysfs-root "$T/gcm-ib_intf_bad_rate" --node node9 min_speed=HDR
+		run "GCM stuck INIT ports fail" 1 '^fail n: mlx5_8 port 1: port state INIT \(physical state LinkUp\), expected ACTIVE: the link trained but no subnet manager' \
+			-- --sysfs-root "$T/gcm-stuck_ib_intf" --node n
+		run "GCM ib4 down under an ACTIVE port" 0 '^warn n: mlx5_6 port 1: IPoIB interface ib4 operstate down while the port is ACTIVE' \
+			-- --sysfs-root "$T/gcm-ib_intf_operstate_down" --node n
+		run "GCM ib4 down fails when it is the bootstrap interface" 1 'ib4 operstate down' \
+			-- --sysfs-root "$T/gcm-ib_intf_operstate_down" socket_ifname=ib4
+	else
+		tap_skip "$TAG: GCM snapshots" "$REAL/gcm-json absent (set IBP_REAL_FIXTURES)"
+	fi
+
 	# the real FDR capture: a sys/bus/pci/devices tree of one mlx4 HCA (TACC, via hwloc)
 	if [ -d "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr/sys" ]; then
 		run "real FDR mlx4 node passes" 0 '^mlx4_0 +1 +ACTIVE +LinkUp +56 Gb/sec \(4X FDR\) +InfiniBand +0000:82:00.0 +1 +ok$' \
