@@ -192,6 +192,18 @@ if [ "${d5:-0}" -ge 5 ]; then tap_ok "hostile: node 5 dropped $d5 hostile connec
 if within hostile "$(awk -v t="$TIMEOUT" 'BEGIN{print t + 1}')"; then tap_ok "hostile: within the bound (wall $(wall hostile) s)"; else tap_fail "hostile: took $(wall hostile) s"; fi
 grep -A3 '^node 5 ' "$tmp/hostile.out" | sed 's/^/# /'
 
+# --- a foreign program on a node's first test port -----------------------
+mkdir -p "$tmp/squat"
+"$sim" --nodes 16 --timeout "$TIMEOUT" --munge-socket "$good" --fault 4:squat \
+	--outdir "$tmp/squat" >"$tmp/squat.out" 2>&1
+p4=$(grep '^node 4 ' "$tmp/squat.out" | grep -o 'port=[0-9]*')
+p5=$(grep '^node 5 ' "$tmp/squat.out" | grep -o 'port=[0-9]*')
+if [ "$(grep -c '^node .* pass ' "$tmp/squat.out")" -eq 16 ] && [ -n "$p4" ] && [ "$p4" != "$p5" ]; then
+	tap_ok "port taken on node 4: it listens on a fallback ($p4, others $p5) and every node passes"
+else
+	tap_fail "port taken on node 4" "$(grep -v '^#' "$tmp/squat.out" | head -8)"
+fi
+
 # --- insecure mode ------------------------------------------------------
 mkdir -p "$tmp/insec"
 "$sim" --nodes 4 --timeout 2 --insecure --outdir "$tmp/insec" >"$tmp/insec.out" 2>&1 || true

@@ -14,6 +14,8 @@
  *   corrupt  the node sends a damaged pattern
  *   badcred  the node signs with another munged (a different key)
  *   die      the node exits in the middle of its first link test
+ *   squat    another program holds the node's first test port (accepting
+ *            and closing connections): the node must use a fallback port
  *
  * A test tool, not part of the library: it may exit and print.  Every child
  * is waited for under a deadline and killed by its recorded PID after it.
@@ -40,10 +42,10 @@
 
 #define MAX_NODES 4096
 
-enum fault { F_NONE, F_REFUSE, F_SILENT, F_SLOW, F_CORRUPT, F_BADCRED, F_DIE };
+enum fault { F_NONE, F_REFUSE, F_SILENT, F_SLOW, F_CORRUPT, F_BADCRED, F_DIE, F_SQUAT };
 
 static const char *const fault_names[] = {"none",    "refuse",  "silent", "slow",
-					  "corrupt", "badcred", "die"};
+					  "corrupt", "badcred", "die",    "squat"};
 
 /* Per-process fault state for the wrapped transport (the child is one node). */
 static enum fault my_fault;
@@ -298,6 +300,34 @@ static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t 
 	_exit(0);
 }
 
+/* A foreign program on the node's first candidate port; returns its PID. */
+static pid_t squat(const char *addr, uint32_t job, uint32_t step, const struct ibp_policy *p)
+{
+	uint16_t port;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pid_t pid;
+
+	ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, &port, 1);
+	a.sin_port = htons(port);
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64)) {
+		perror("rdmatest-sim: squatter");
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		for (;;) {
+			int c = accept(fd, NULL, NULL);
+
+			if (c >= 0)
+				close(c);
+		}
+	}
+	close(fd);
+	return pid;
+}
+
 static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		 const struct ibp_policy *pol, const char *munge, const char *bad_munge,
 		 bool insecure, uint32_t job, uint32_t step, size_t buf, uint64_t burst,
@@ -307,6 +337,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	struct ibp_rdmatest_result res;
 	struct ibp_findings out;
 	char path[4096];
+	pid_t squatter = 0;
 	FILE *fp;
 	int rc;
 
@@ -332,7 +363,13 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	cfg.addrs = addrs;
 	cfg.buf_len = buf;
 	cfg.burst_bytes = burst;
+	if (my_fault == F_SQUAT)
+		squatter = squat(addrs[i], job, step, pol);
 	rc = ibp_rdmatest_run(&cfg, &out, &res);
+	if (squatter > 0) {
+		kill(squatter, SIGKILL);
+		waitpid(squatter, NULL, 0);
+	}
 	snprintf(path, sizeof(path), "%s/node%05zu", outdir, i);
 	fp = fopen(path, "we");
 	if (!fp)
@@ -348,7 +385,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u\n", res.dropped);
+	fprintf(fp, " dropped=%u port=%u\n", res.dropped, res.oob_port);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
 
