@@ -52,7 +52,8 @@ fi
 step_ms() {
 	local t0 t1
 	t0=$(date +%s%N)
-	cl_srun --jobid="$job" -N2 --ntasks-per-node=8 -O "$@" true >/dev/null 2>&1 || echo "bench_spank: step failed: $*" >&2
+	cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=8 -O "$@" true >"$CL_DIR/step.out" 2>&1 ||
+		echo "bench_spank: step failed: $*: $(tail -2 "$CL_DIR/step.out")" >&2
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000))
 }
@@ -87,6 +88,25 @@ cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60)"
 pair xml+cache
 cluster_plugstack "required $SPANK_IB_SO sysfs_root=$CL_DIR/nodes/%n/root bind=no $keys cache_ttl=0"
 pair live
+
+# The plugin's own work per node and step (init_post_opt: inventory, checks,
+# topology, placement), as its report states it: median over the nodes' steps.
+work() {
+	local label=$1 i f
+	f=$(mktemp)
+	for i in $(seq 1 "$PAIRS"); do
+		cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=8 -O --ib-check --ib-affinity \
+			--ib-report true 2>&1 | grep -Eo 'pass \([0-9.]+ ms' | grep -Eo '[0-9.]+' |
+			awk '{printf "%d\n", $1 * 1000}' >>"$f"
+	done
+	printf '%-10s plugin work per node %s ms (median of %s)\n' "$label" "$(median <"$f")" \
+		"$(wc -l <"$f")"
+	rm -f "$f"
+}
+cluster_plugstack "$(cluster_spank_line $keys cache_ttl=0)"
+work xml
+cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60)"
+work xml+cache
 
 # No flag: the plugin loaded against no plugin at all.
 fa=$(mktemp) fb=$(mktemp)

@@ -219,11 +219,11 @@ if [ $RC -eq 0 ] && has rept "spank-ib: n3: job" && has rept "task  gpu"; then t
 # ---- cache_ttl: later steps of a job reuse the node's verdict ----
 plug cache_ttl=60
 jid=$(cl_salloc --no-shell -N1 -w n3 2>&1 | grep -Eo '[0-9]+' | head -1)
-run c1 cl_srun --jobid="$jid" -N1 --ib-check true
+run c1 cl_srun --jobid="$jid" --overlap -N1 --ib-check true
 cluster_hw n3 # repaired between two steps
-run c2 cl_srun --jobid="$jid" -N1 --ib-check true
+run c2 cl_srun --jobid="$jid" --overlap -N1 --ib-check true
 plug cache_ttl=0
-run c3 cl_srun --jobid="$jid" -N1 --ib-check true
+run c3 cl_srun --jobid="$jid" --overlap -N1 --ib-check true
 cl_scancel "$jid" 2>/dev/null
 if has c1 "link width 1X" && has c2 "verdict of an earlier step" && ! has c3 "spank-ib" ; then
 	tap_ok "cache_ttl: a later step reuses the verdict; cache_ttl=0 checks again"
@@ -234,7 +234,7 @@ cluster_hw n3 mlx5_3/1:width=1X
 jid2=$(cl_salloc --no-shell -N1 -w n3 2>&1 | grep -Eo '[0-9]+' | head -1)
 plug cache_ttl=60
 cluster_hw n3
-run c4 cl_srun --jobid="$jid2" -N1 --ib-check true
+run c4 cl_srun --jobid="$jid2" --overlap -N1 --ib-check true
 cl_scancel "$jid2" 2>/dev/null
 if [ $RC -eq 0 ] && ! has c4 spank-ib; then tap_ok "a verdict is never reused across jobs"; else tap_fail "no reuse across jobs" "$(show c4)"; fi
 cluster_hw n3 mlx5_3/1:width=1X
@@ -282,6 +282,24 @@ if [ $RC -ne 0 ] && has req_chk "sysfs_root $CL_DIR/nowhere: cannot open"; then
 	tap_ok "required plugin: a check that cannot run fails the step (exit $RC)"
 else
 	tap_fail "required plugin, missing sysfs" "rc=$RC; $(show req_chk)"
+fi
+
+# ---- real binding on this machine's own live topology ----
+ncpu=$(nproc)
+if [ "$ncpu" -ge 2 ]; then
+	cluster_plugstack "required $SPANK_IB_SO cache_ttl=0 min_memlock=0 bind=yes"
+	run live cl_srun -N1 -w n1 --ntasks-per-node=2 -O --ib-affinity sh -c \
+		'echo "LIVE $SLURM_LOCALID $IBPREP_CPUS $(grep Cpus_allowed_list /proc/self/status | cut -f2)"'
+	a=$(awk '$1 == "LIVE" && $2 == 0 {print $3 "=" $4}' "$OUT/live")
+	b=$(awk '$1 == "LIVE" && $2 == 1 {print $3 "=" $4}' "$OUT/live")
+	if [ $RC -eq 0 ] && [ -n "$a" ] && [ -n "$b" ] && [ "${a%%=*}" = "${a#*=}" ] &&
+		[ "${b%%=*}" = "${b#*=}" ] && [ "${a%%=*}" != "${b%%=*}" ]; then
+		tap_ok "live topology, bind=yes: each task's CPU mask is its planned CPUs (task 0: ${a%%=*}, task 1: ${b%%=*})"
+	else
+		tap_fail "real binding on the live topology" "rc=$RC; $(show live)"
+	fi
+else
+	tap_skip "real binding on the live topology" "this machine has $ncpu CPU: two tasks cannot get different CPUs"
 fi
 
 # ---- the prolog check (PrologFlags=Alloc) ----
