@@ -29,7 +29,15 @@
  * round 2 by 80%, the summary by 100%.  Every wait is a poll() or timed
  * condition wait on CLOCK_MONOTONIC.  Unauthenticated connections are
  * capped (IBP_RDMATEST_MAX_PENDING, the oldest is dropped when full) and
- * each gets a short handshake deadline.
+ * each gets a short handshake deadline.  Two waits are outside that bound:
+ * getaddrinfo() when neither ADDRS nor RESOLVE is given (the resolver's own
+ * timeouts; /etc/hosts answers at once), and munged's answer (libmunge's
+ * own timeouts; a local Unix socket).
+ *
+ * Ports: the listener takes the first free of IBP_RDMATEST_PORT_CANDIDATES
+ * ports derived from job and step inside test_ports= (ibp_oob_ports);
+ * senders try them in order and keep only an answer that authenticates as
+ * their peer for this step.
  *
  * Threads: ibp_rdmatest_run() starts two threads per rail and joins them
  * before it returns; it has no globals and may run concurrently in one
