@@ -145,6 +145,9 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 			ibp_report_finding_line(&f->v[i], in->node, line, sizeof(line));
 			fprintf(out, "%s\n", line);
 		}
+	if (in->have_after)
+		fprintf(out, "%scounters read twice, %u ms apart\n", f->n ? "" : "\n",
+			in->window_ms);
 	size_t nf = ibp_findings_count(f, IBP_SEV_FAIL, -1);
 	size_t nw = ibp_findings_count(f, IBP_SEV_WARN, -1) - nf;
 	fprintf(out, "%sverdict: %s", (inv->n_hcas || f->n) ? "\n" : "", ibp_report_verdict(f));

@@ -99,6 +99,7 @@ for BIN in "$IBPREP" "$IBPREP_ASAN"; do
 	run "roce node reports the GID index" 0 '^info roce1: mlx5_0 port 1: RoCE v2 GID index [0-9]+' -- --sysfs-root "$T/roce"
 	run "policy pair applied" 1 'speed_degraded|link speed NDR' -- --sysfs-root "$T/ok" min_speed=XDR
 	run "config file applied" 1 'link speed NDR' -- --sysfs-root "$T/ok" --config "$T/strict.conf"
+	run "counter window said" 0 '^counters read twice, 200 ms apart$' -- --sysfs-root "$T/ok" counter_window=200
 	run "memlock judged" 1 'locked-memory limit 64 KiB, expected unlimited' -- --sysfs-root "$T/ok" --memlock 64
 	run "memlock unlimited" 0 '' -- --sysfs-root "$T/ok" --memlock unlimited
 	run "hostile tree: no crash, findings name the files" 0 "rate reads 'fast'" -- --sysfs-root "$T/hostile"
