@@ -738,6 +738,35 @@ static void apply_env(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 	ibp_env_release(&env);
 }
 
+/*
+ * GPU selection: a task that sees more GPUs than its row gets its own, as
+ * CUDA indices in PCI bus order (the order CUDA_DEVICE_ORDER=PCI_BUS_ID
+ * gives).  A CUDA_VISIBLE_DEVICES already there (Slurm's GRES binding, or
+ * the user) is respected: the task keeps the GPUs it was given.
+ */
+static void apply_gpus(spank_t sp, const struct spank_ib_node *n, const struct ibp_place_view *view)
+{
+	char buf[512];
+	size_t o = 0;
+
+	if (!view->n_gpus || view->n_gpus >= n->topo.n_gpus)
+		return;
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) != ESPANK_ENV_NOEXIST)
+		return;
+	for (size_t g = 0; g < view->n_gpus; g++) {
+		const struct ibp_topo_gpu *gpu = &n->topo.gpus[view->gpus[g]];
+		int w;
+
+		if (gpu->d.vendor != 0x10de)
+			return; /* CUDA's variable names NVIDIA GPUs only */
+		w = snprintf(buf + o, sizeof(buf) - o, "%s%u", g ? "," : "", gpu->index);
+		if (w < 0 || (size_t)w >= sizeof(buf) - o)
+			return;
+		o += (size_t)w;
+	}
+	spank_setenv(sp, "CUDA_VISIBLE_DEVICES", buf, 0);
+}
+
 /* CPU and memory binding, within the mask Slurm already gave the task. */
 static void apply_binding(struct spank_ib_state *st, struct spank_ib_node *n,
 			  const struct ibp_place_view *view, int task)
@@ -787,8 +816,11 @@ int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 ||
 	    ibp_place_view_task(&n->pl, (size_t)task, &view))
 		return n->verdict;
-	if (st->eff.env != SPANK_IB_ENV_OFF)
+	if (st->eff.env != SPANK_IB_ENV_OFF) {
 		apply_env(sp, st, n, &view);
+		if (st->eff.affinity != SPANK_IB_AFF_OFF)
+			apply_gpus(sp, n, &view);
+	}
 	if (st->eff.affinity != SPANK_IB_AFF_OFF && st->conf.bind)
 		apply_binding(st, n, &view, task);
 	if (st->eff.affinity == SPANK_IB_AFF_VERBOSE) {

@@ -94,7 +94,7 @@ plug
 
 # ---- healthy step: each task prints its environment ----
 run healthy cl_srun -N2 -w n1,n2 --ntasks-per-node=8 -O --ib-check --ib-affinity \
-	sh -c 'echo "ROW $SLURMD_NODENAME $SLURM_LOCALID $IBPREP_HCAS $IBPREP_CPUS $IBPREP_MEMS $CUDA_DEVICE_ORDER $NCCL_IB_HCA"'
+	sh -c 'echo "ROW $SLURMD_NODENAME $SLURM_LOCALID $IBPREP_HCAS $IBPREP_CPUS $IBPREP_MEMS $CUDA_DEVICE_ORDER $CUDA_VISIBLE_DEVICES $NCCL_IB_HCA"'
 if [ $RC -eq 0 ] && [ "$(grep -c '^ROW ' "$OUT/healthy")" -eq 16 ]; then
 	tap_ok "healthy srun -N2 --ntasks-per-node=8 --ib-check --ib-affinity: exit 0, 16 tasks"
 else
@@ -108,14 +108,16 @@ for node in n1 n2; do
 	for r in 0 1 2 3 4 5 6 7; do
 		pkg=$((r / 4))
 		base=$((pkg * 56 + (r % 4) * 14))
-		want="ROW $node $r ${hcas[$r]}:1 $base-$((base + 13)),$((base + 112))-$((base + 125)) $pkg PCI_BUS_ID"
+		want="ROW $node $r ${hcas[$r]}:1 $base-$((base + 13)),$((base + 112))-$((base + 125)) $pkg PCI_BUS_ID $r"
 		grep -q "^$want =mlx5_0:1,mlx5_3:1" "$OUT/healthy" || bad+="$want; "
 	done
 done
-if [ -z "$bad" ]; then tap_ok "every task got its rail HCA, its 14 cores and its NUMA node"; else tap_fail "placement matches the DGX H100 map" "missing: $bad
+if [ -z "$bad" ]; then tap_ok "every task got its GPU (CUDA_VISIBLE_DEVICES), rail HCA, 14 cores and NUMA node"; else tap_fail "placement matches the DGX H100 map" "missing: $bad
 $(show healthy)"; fi
 if [ $RC -eq 0 ] && [ -s "$OUT/healthy" ] && ! has healthy "spank-ib:"; then tap_ok "a healthy step prints nothing"; else tap_fail "a healthy step prints nothing" "$(show healthy)"; fi
 
+run cvd env CUDA_VISIBLE_DEVICES=5 bash -c '. tests/integration/lib/cluster.sh; CL_CONF='"$CL_CONF"' cl_srun -N1 -w n1 --ntasks-per-node=2 -O --ib-affinity sh -c "echo CVD \$SLURM_LOCALID \$CUDA_VISIBLE_DEVICES"'
+if [ "$(grep -c '^CVD [01] 5$' "$OUT/cvd")" -eq 2 ]; then tap_ok "a CUDA_VISIBLE_DEVICES already set (Slurm's GRES, the user) is kept"; else tap_fail "CUDA_VISIBLE_DEVICES respected" "$(show cvd)"; fi
 run verbose cl_srun -N1 -w n1 --ntasks-per-node=2 -O --ib-affinity=verbose true
 if [ $RC -eq 0 ] && has verbose "spank-ib: n1:    1  4,5,6,7 mlx5_6:1" ; then tap_ok "--ib-affinity=verbose prints each task's row"; else tap_fail "--ib-affinity=verbose" "$(show verbose)"; fi
 
