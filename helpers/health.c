@@ -130,6 +130,22 @@ static int cmp_ulong(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Appends to OUT (OUTLEN bytes) at *O; past the end it only counts. */
+__attribute__((format(printf, 4, 5))) static void append(char *out, size_t outlen, size_t *o,
+							 const char *fmt, ...)
+{
+	va_list ap;
+	char dummy[1];
+
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a cross-file false positive */
+	int n =
+	    *o < outlen ? vsnprintf(out + *o, outlen - *o, fmt, ap) : vsnprintf(dummy, 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*o += (size_t)n;
+}
+
 /* Compresses NAMES (N of them, duplicates allowed) into OUT. */
 static void hostlist(const char *const *names, size_t n, char *out, size_t outlen)
 {
@@ -152,8 +168,7 @@ static void hostlist(const char *const *names, size_t n, char *out, size_t outle
 			for (size_t j = i; j < n; j++)
 				if (!strcmp(names[j], names[i]))
 					done[j] = true;
-			o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%s",
-					      o ? "," : "", names[i]);
+			append(out, outlen, &o, "%s%s", o ? "," : "", names[i]);
 			continue;
 		}
 		for (size_t j = i; j < n; j++) {
@@ -171,25 +186,22 @@ static void hostlist(const char *const *names, size_t n, char *out, size_t outle
 			if (!u || nums[u - 1] != nums[j])
 				nums[u++] = nums[j];
 		if (u == 1) {
-			o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%s",
-					      o ? "," : "", names[i]);
+			append(out, outlen, &o, "%s%s", o ? "," : "", names[i]);
 			continue;
 		}
-		o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%.*s[", o ? "," : "",
-				      (int)plen, names[i]);
+		append(out, outlen, &o, "%s%.*s[", o ? "," : "", (int)plen, names[i]);
 		for (size_t j = 0; j < u;) {
 			size_t e = j;
 			while (e + 1 < u && nums[e + 1] == nums[e] + 1)
 				e++;
 			if (e > j)
-				o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0,
-						      "%s%lu-%lu", j ? "," : "", nums[j], nums[e]);
+				append(out, outlen, &o, "%s%lu-%lu", j ? "," : "", nums[j],
+				       nums[e]);
 			else
-				o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "%s%lu",
-						      j ? "," : "", nums[j]);
+				append(out, outlen, &o, "%s%lu", j ? "," : "", nums[j]);
 			j = e + 1;
 		}
-		o += (size_t)snprintf(out + o, o < outlen ? outlen - o : 0, "]");
+		append(out, outlen, &o, "]");
 	}
 	free(done);
 	free(nums);

@@ -496,6 +496,30 @@ static void test_health_port_severity_uses_lists(void **state)
 	ibp_health_input_release(&in);
 }
 
+/* Many ports with names that do not compress: the list is cut, never overflows. */
+static void test_health_long_device_list_cut(void **state)
+{
+	struct ibp_health_input in;
+	struct ibp_policy p;
+	struct ibp_findings f = {0};
+	(void)state;
+	make_node(&in, 40);
+	for (size_t i = 0; i < in.inv.n_hcas; i++) {
+		snprintf(in.inv.hcas[i].name, sizeof(in.inv.hcas[i].name),
+			 "hca%c%c_long_device_name", (char)('a' + i % 26), (char)('a' + i / 26));
+		ctr(&in, i, "symbol_error")->value = 11;
+	}
+	ibp_policy_init(&p);
+	assert_int_equal(ibp_health_check(&in, &p, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].code, "counter_high");
+	assert_int_equal(strlen(f.v[0].device), IBP_DEV_MAX - 1);
+	assert_string_equal(f.v[0].device + IBP_DEV_MAX - 4, "...");
+	assert_non_null(strstr(f.v[0].observed, "symbol_error 11 on 40 ports"));
+	ibp_findings_release(&f);
+	ibp_health_input_release(&in);
+}
+
 /* ---- trees on disk ------------------------------------------------------------- */
 
 static char tmpdir[PATH_MAX];
@@ -877,6 +901,7 @@ int main(void)
 	    cmocka_unit_test(test_health_checks_table),
 	    cmocka_unit_test(test_health_device_list_matching),
 	    cmocka_unit_test(test_health_port_severity_uses_lists),
+	    cmocka_unit_test(test_health_long_device_list_cut),
 	    cmocka_unit_test(test_health_real_h100_tree),
 	    cmocka_unit_test(test_health_real_gcm_netdev_down),
 	    cmocka_unit_test(test_health_real_ibstat_states),
