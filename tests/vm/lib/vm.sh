@@ -97,8 +97,9 @@ vm_unusable() {
 	command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 not installed (apt-get install qemu-system-x86)"; return; }
 	[ -r /usr/share/qemu/qboot.rom ] || { echo "/usr/share/qemu/qboot.rom missing (qemu-system-x86 firmware)"; return; }
 	[ -x /bin/busybox ] || { echo "static busybox missing (apt-get install busybox-static)"; return; }
-	# A dynamic binary names its loader; the initramfs has no libraries.
-	! LC_ALL=C grep -q 'ld-linux' /bin/busybox ||
+	# A dynamic binary has a program interpreter; the initramfs has no libraries.
+	command -v readelf >/dev/null || { echo "readelf missing (apt-get install binutils)"; return; }
+	! readelf -l /bin/busybox 2>/dev/null | grep -q 'program interpreter' ||
 		{ echo "/bin/busybox is not statically linked (apt-get install busybox-static)"; return; }
 	k=$(vm_kernel_version)
 	[ -n "$k" ] || { echo "no kernel with modules under /boot (apt-get install linux-image-amd64)"; return; }
