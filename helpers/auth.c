@@ -57,7 +57,7 @@ void ibp_auth_claims_pack(const struct ibp_auth_claims *c, uint8_t out[IBP_AUTH_
 	be32(out + 40, (uint32_t)c->nonce);
 	be32(out + 44, (uint32_t)(c->echo >> 32));
 	be32(out + 48, (uint32_t)c->echo);
-	be32(out + 52, 0);
+	be32(out + 52, c->n_rails);
 }
 
 int ibp_auth_claims_unpack(const uint8_t *in, size_t len, struct ibp_auth_claims *c)
@@ -65,7 +65,7 @@ int ibp_auth_claims_unpack(const uint8_t *in, size_t len, struct ibp_auth_claims
 	uint32_t w;
 
 	if (len != IBP_AUTH_PAYLOAD_LEN || rd32(in) != PAYLOAD_MAGIC ||
-	    rd32(in + 4) != PAYLOAD_VERSION || rd32(in + 52) != 0)
+	    rd32(in + 4) != PAYLOAD_VERSION || rd32(in + 52) > 0xff)
 		return -EBADMSG;
 	c->job = rd32(in + 8);
 	c->step = rd32(in + 12);
@@ -79,6 +79,7 @@ int ibp_auth_claims_unpack(const uint8_t *in, size_t len, struct ibp_auth_claims
 	c->flags = (uint16_t)w;
 	c->nonce = (uint64_t)rd32(in + 36) << 32 | rd32(in + 40);
 	c->echo = (uint64_t)rd32(in + 44) << 32 | rd32(in + 48);
+	c->n_rails = (uint8_t)rd32(in + 52);
 	return 0;
 }
 
@@ -163,7 +164,8 @@ static int compare(const struct ibp_auth_claims *got, const struct ibp_auth_clai
 			return fail(-EACCES, err, errlen, "credential is for %s %u, expected %u",
 				    fields[i].name, g, w);
 	}
-	if (got->round != want->round || got->rail != want->rail || got->flags != want->flags)
+	if (got->round != want->round || got->rail != want->rail || got->flags != want->flags ||
+	    got->n_rails != want->n_rails)
 		return fail(-EACCES, err, errlen,
 			    "credential is for round %u rail %u flags %#x, expected %u/%u/%#x",
 			    got->round, got->rail, got->flags, want->round, want->rail,

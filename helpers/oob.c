@@ -94,6 +94,8 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 			return -EBADMSG;
 		if (h->round < 1 || h->round > 2)
 			return -EBADMSG;
+		if (h->n_rails < 1 || h->n_rails > IBP_OOB_MAX_RAILS || h->rail >= h->n_rails)
+			return -EBADMSG;
 		if (h->flags & ~(unsigned)(IBP_HELLO_REPLY | IBP_HELLO_INSECURE))
 			return -EBADMSG;
 		if (h->cred_len > IBP_OOB_CRED_MAX - 1)
@@ -292,6 +294,8 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 		put8(&w, h->round);
 		put8(&w, h->rail);
 		put16(&w, h->flags);
+		put8(&w, h->n_rails);
+		put8(&w, 0); /* reserved */
 		put64(&w, h->nonce);
 		put64(&w, h->echo);
 		put16(&w, h->cred_len);
@@ -382,6 +386,8 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		h->round = get8(&r);
 		h->rail = get8(&r);
 		h->flags = get16(&r);
+		h->n_rails = get8(&r);
+		reserved = get8(&r);
 		h->nonce = get64(&r);
 		h->echo = get64(&r);
 		h->cred_len = get16(&r);

@@ -41,6 +41,7 @@ struct link {
 	int fd;                    /* OOB connection, kept for the summary */
 	enum slot_state slot;      /* in-links: handed over by the acceptor */
 	char reject[IBP_TEXT_MAX]; /* in-links: why a claimant was refused */
+	char skip[IBP_TEXT_MAX];   /* in-links: the peer has no such rail */
 	uint64_t peer_rate_mbps;
 	bool summary_in;
 };
@@ -333,6 +334,7 @@ static void hello_claims(const struct ibp_oob_hello *h, struct ibp_auth_claims *
 	c->nnodes = h->nnodes;
 	c->round = h->round;
 	c->rail = h->rail;
+	c->n_rails = h->n_rails;
 	c->flags = h->flags;
 	c->nonce = h->nonce;
 	c->echo = h->echo;
@@ -355,6 +357,7 @@ static int hello_make(struct run *run, struct ibp_oob_msg *m, uint32_t to, uint8
 	h->nnodes = run->n;
 	h->round = round;
 	h->rail = (uint8_t)rail;
+	h->n_rails = (uint8_t)run->n_rails;
 	h->flags = (uint16_t)((reply ? IBP_HELLO_REPLY : 0) |
 			      (run->auth.insecure ? IBP_HELLO_INSECURE : 0));
 	h->nonce = random64();
@@ -459,7 +462,8 @@ static int try_candidate(struct run *run, struct link *l, uint16_t port, int64_t
 	}
 	if (reply.type == IBP_OOB_ERROR) {
 		setf(why, whylen, "refused on port %u: %s", port, reply.u.error.text);
-		rc = reply.u.error.code == -EACCES || reply.u.error.code == -EPROTO
+		rc = reply.u.error.code == -EACCES || reply.u.error.code == -EPROTO ||
+			     reply.u.error.code == -ENXIO
 			 ? reply.u.error.code
 			 : -ECONNREFUSED;
 		goto out;
@@ -478,6 +482,7 @@ static int try_candidate(struct run *run, struct link *l, uint16_t port, int64_t
 	want.nnodes = run->n;
 	want.round = l->r.round;
 	want.rail = (uint8_t)l->r.rail;
+	want.n_rails = reply.u.hello.n_rails; /* the peer's own count, bound by its credential */
 	want.flags = (uint16_t)(IBP_HELLO_REPLY | (run->auth.insecure ? IBP_HELLO_INSECURE : 0));
 	want.echo = hello.u.hello.nonce;
 	{
@@ -506,6 +511,20 @@ out:
 }
 
 /*
+ * A rail one end has and the other has not: with test_pairing=any it is
+ * simply not tested; with rail pairing the nodes differ, which is named.
+ */
+static void rail_missing(struct run *run, struct link *l, const char *why)
+{
+	if (run->pol.test_pairing_any) {
+		l->r.status = IBP_LINK_UNTESTED;
+		setf(l->r.detail, sizeof(l->r.detail), "not tested: %s", why);
+	} else {
+		link_fail(l, IBP_LINK_PROTOCOL, -ENXIO, "%s", why);
+	}
+}
+
+/*
  * Connects to the peer's test port: candidates in order, again and again
  * (the peer may still be starting) with a growing pause, until DEADLINE.
  * The most telling failure is kept: a refused credential over a silent
@@ -526,6 +545,10 @@ static int oob_connect(struct run *run, struct link *l, int64_t deadline)
 				return rc;
 			if (rc == -ENOTCONN) { /* our own munged: local, final */
 				link_fail(l, IBP_LINK_LOCAL, rc, "%s", why);
+				return rc;
+			}
+			if (rc == -ENXIO) { /* the peer has no such rail: final */
+				rail_missing(run, l, why);
 				return rc;
 			}
 			if (rc == -EACCES) {
@@ -885,6 +908,7 @@ static int wait_slot(struct run *run, struct link *l, int64_t deadline, char *re
 	struct timespec ts = {.tv_sec = deadline / IBP_NS_PER_S,
 			      .tv_nsec = deadline % IBP_NS_PER_S};
 	int fd = -1;
+	bool skipped;
 
 	pthread_mutex_lock(&run->mu);
 	while (l->slot == SLOT_EMPTY) {
@@ -895,8 +919,11 @@ static int wait_slot(struct run *run, struct link *l, int64_t deadline, char *re
 		fd = l->fd;
 	else
 		l->slot = SLOT_CLOSED; /* a late claimant is refused */
-	setf(reject, rlen, "%s", l->reject);
+	setf(reject, rlen, "%s", l->skip[0] ? l->skip : l->reject);
+	skipped = l->skip[0] != '\0';
 	pthread_mutex_unlock(&run->mu);
+	if (skipped)
+		fd = -ENXIO;
 	return fd;
 }
 
@@ -911,6 +938,10 @@ static void *in_worker(void *arg)
 		char reject[IBP_TEXT_MAX];
 		int fd = wait_slot(run, l, deadline, reject, sizeof(reject));
 
+		if (fd == -ENXIO) {
+			rail_missing(run, l, reject);
+			continue;
+		}
 		if (fd < 0) {
 			if (reject[0])
 				link_fail(l, IBP_LINK_AUTH, -EACCES, "%s", reject);
@@ -1004,7 +1035,7 @@ static void handshake(struct run *run, struct pending *p)
 		     "%s tests %zu rail%s, no rail %u: the nodes have different numbers of ports "
 		     "to test",
 		     node_name(run, run->me), run->n_rails, run->n_rails == 1 ? "" : "s", h->rail);
-		send_error(p->fd, -EPROTO, why);
+		send_error(p->fd, -ENXIO, why);
 		drop(run, p, "%s", why);
 		return;
 	}
@@ -1050,6 +1081,20 @@ static void handshake(struct run *run, struct pending *p)
 		return;
 	}
 	pthread_mutex_lock(&run->mu);
+	for (size_t k = h->n_rails; k < run->n_rails; k++) {
+		for (unsigned r = 1; r <= n_rounds(run); r++) {
+			struct link *x = link_at(run, k, r, false);
+
+			if (x->peer == h->from && x->slot == SLOT_EMPTY) {
+				x->slot = SLOT_CLOSED;
+				setf(x->skip, sizeof(x->skip),
+				     "%s tests %u rail%s, %s %zu: no rail %zu there",
+				     node_name(run, h->from), h->n_rails,
+				     h->n_rails == 1 ? "" : "s", node_name(run, run->me),
+				     run->n_rails, k);
+			}
+		}
+	}
 	l->fd = p->fd;
 	l->slot = SLOT_FILLED;
 	pthread_cond_broadcast(&run->cv);

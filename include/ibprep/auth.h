@@ -30,7 +30,7 @@
 struct ibp_auth_claims {
 	uint32_t job, step, uid;
 	uint32_t from, to, nnodes;
-	uint8_t round, rail;
+	uint8_t round, rail, n_rails;
 	uint16_t flags; /* the HELLO's flags (reply bit) */
 	uint64_t nonce, echo;
 };

@@ -34,6 +34,7 @@
 #define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
 #define IBP_OOB_MAX_LINKS 64  /* links one node reports: 2 rounds x 2 directions x 16 rails */
 #define IBP_OOB_TEXT_MAX  96
+#define IBP_OOB_MAX_RAILS 16
 #define IBP_OOB_MAX_NODES 65536
 
 enum ibp_oob_type {
@@ -71,6 +72,7 @@ struct ibp_oob_hello {
 	uint32_t from, to, nnodes; /* node indices: sender of this HELLO, its addressee */
 	uint8_t round;             /* 1, 2 */
 	uint8_t rail;
+	uint8_t n_rails;   /* rails the sender of this HELLO tests (1..IBP_OOB_MAX_RAILS) */
 	uint16_t flags;    /* IBP_HELLO_* */
 	uint64_t nonce;    /* fresh per connection */
 	uint64_t echo;     /* in a reply: the nonce of the HELLO it answers */
@@ -132,7 +134,7 @@ struct ibp_oob_msg {
 };
 
 /* Payload sizes on the wire. */
-#define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
+#define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
 #define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
 #define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN)
 #define IBP_OOB_CTRL_LEN     (1 + 4 + 8 + 8)

@@ -34,6 +34,7 @@ static struct ibp_oob_msg hello(void)
 	m.u.hello.nnodes = 16;
 	m.u.hello.round = 1;
 	m.u.hello.rail = 2;
+	m.u.hello.n_rails = 4;
 	m.u.hello.nonce = 0x1122334455667788ull;
 	m.u.hello.cred_len = 6;
 	memcpy(m.u.hello.cred, "MUNGE:", 6);
@@ -145,6 +146,9 @@ MUT(h_self, m->u.hello.to = m->u.hello.from)
 MUT(h_round0, m->u.hello.round = 0)
 MUT(h_round3, m->u.hello.round = 3)
 MUT(h_flags, m->u.hello.flags = 0x80)
+MUT(h_rails0, m->u.hello.n_rails = 0)
+MUT(h_rails_big, m->u.hello.n_rails = IBP_OOB_MAX_RAILS + 1)
+MUT(h_rail_beyond, m->u.hello.rail = 4)
 MUT(h_credlen_big, m->u.hello.cred_len = IBP_OOB_CRED_MAX)
 MUT(h_cred_nonprint, m->u.hello.cred[2] = '\n')
 MUT(h_cred_space, m->u.hello.cred[0] = ' ')
@@ -189,6 +193,9 @@ static const struct mutation mutations[] = {
     {"hello round 0", hello, h_round0},
     {"hello round 3", hello, h_round3},
     {"hello unknown flag", hello, h_flags},
+    {"hello no rails", hello, h_rails0},
+    {"hello too many rails", hello, h_rails_big},
+    {"hello rail beyond its rail count", hello, h_rail_beyond},
     {"hello cred_len over the field", hello, h_credlen_big},
     {"hello cred with newline", hello, h_cred_nonprint},
     {"hello cred with space", hello, h_cred_space},
@@ -276,6 +283,10 @@ static void test_oob_decode_bad_frames_refused(void **state)
 	/* round 9 on the wire (offset: header + 6 words) */
 	memcpy(bad, buf, (size_t)n);
 	bad[IBP_OOB_HDR_LEN + 24] = 9;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* the reserved byte after the rail count */
+	memcpy(bad, buf, (size_t)n);
+	bad[IBP_OOB_HDR_LEN + 29] = 1;
 	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
 	/* a byte after the credential */
 	memcpy(bad, buf, (size_t)n);
@@ -481,6 +492,7 @@ static void test_auth_claims_roundtrip_and_refusals(void **state)
 				    .nnodes = 3,
 				    .round = 2,
 				    .rail = 7,
+				    .n_rails = 8,
 				    .flags = 1,
 				    .nonce = 0xfedcba9876543210ull,
 				    .echo = 42},
@@ -494,12 +506,13 @@ static void test_auth_claims_roundtrip_and_refusals(void **state)
 	assert_true(d.nonce == c.nonce && d.echo == c.echo);
 	assert_int_equal(d.round, 2);
 	assert_int_equal(d.rail, 7);
+	assert_int_equal(d.n_rails, 8);
 	assert_int_equal(d.flags, 1);
 	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p) - 1, &d), -EBADMSG);
 	p[0] ^= 1;
 	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p), &d), -EBADMSG);
 	p[0] ^= 1;
-	p[IBP_AUTH_PAYLOAD_LEN - 1] = 1;
+	p[IBP_AUTH_PAYLOAD_LEN - 2] = 1; /* the rail count word above 255 */
 	assert_int_equal(ibp_auth_claims_unpack(p, sizeof(p), &d), -EBADMSG);
 }
 

@@ -574,6 +574,20 @@ static void test_run_rail_count_mismatch_named(void **state)
 	assert_true(nr[2].res.pass);
 	for (size_t i = 0; i < 3; i++)
 		ibp_findings_release(&nr[i].out);
+	/* test_pairing=any: the extra rail is simply not tested, and all pass */
+	assert_int_equal(ibp_policy_set(&pol, "test_pairing", "any", err, sizeof(err)), 0);
+	test_ports = ports;
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 17);
+	test_ports = NULL;
+	for (size_t l = 0; l < nr[0].res.n_links; l++)
+		assert_int_equal(nr[0].res.links[l].status,
+				 nr[0].res.links[l].rail == 0 ? IBP_LINK_PASS : IBP_LINK_UNTESTED);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(nr[i].res.pass);
+		assert_true(nr[i].res.elapsed_s <
+			    1.0); /* nobody waits for a rail that is not there */
+		ibp_findings_release(&nr[i].out);
+	}
 	ibp_hostlist_release(&hl);
 }
 
