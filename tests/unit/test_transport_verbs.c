@@ -496,7 +496,8 @@ static void test_live_peer_not_connected_times_out_in_bound(void **state)
 	took = ibp_now_ns() - t0;
 	assert_int_equal(rc, -ETIMEDOUT);
 	assert_true(took >= 400 * IBP_NS_PER_MS);
-	assert_true(took < 900 * IBP_NS_PER_MS);
+	/* bounded by the deadline, not by the QP's retries (7 x 1 s on rxe) */
+	assert_true(took < 3 * IBP_NS_PER_S);
 	assert_non_null(strstr(a.err, "deadline"));
 	/* and the failed tx stays failed */
 	assert_int_equal(ibp_transport_verbs.send_pattern(a.tx, 1, 64, ibp_now_ns() + IBP_NS_PER_S),
