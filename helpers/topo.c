@@ -502,6 +502,7 @@ int ibp_topo_load_xml(struct ibp_topo *topo, const char *path)
 int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len)
 {
 	double t0 = now_ms();
+	char *copy = NULL;
 	int rc;
 
 	ibp_topo_init(topo);
@@ -511,12 +512,26 @@ int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len)
 	if (rc)
 		return rc;
 	topo->from_file = true;
-	/* hwloc wants the terminating NUL counted when there is one */
-	if (hwloc_topology_set_xmlbuffer(topo->t, buf, (int)(buf[len - 1] ? len : len)) < 0) {
+	/* hwloc's parsers expect a NUL-terminated buffer, NUL counted in the size */
+	if (buf[len - 1] != '\0') {
+		copy = malloc(len + 1);
+		if (!copy) {
+			ibp_topo_release(topo);
+			return -ENOMEM;
+		}
+		memcpy(copy, buf, len);
+		copy[len] = '\0';
+		buf = copy;
+		len++;
+	}
+	if (hwloc_topology_set_xmlbuffer(topo->t, buf, (int)len) < 0) {
 		ibp_topo_release(topo);
+		free(copy);
 		return -EINVAL;
 	}
-	return topo_finish(topo, t0);
+	rc = topo_finish(topo, t0); /* hwloc reads the buffer during the load */
+	free(copy);
+	return rc;
 }
 
 int ibp_topo_load_live(struct ibp_topo *topo)

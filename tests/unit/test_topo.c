@@ -11,12 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "ibprep/cpulist.h"
 #include "ibprep/topo.h"
+#include "support/fixture.h"
 #include "support/topo_fixture.h"
 
 #define SKIP_NO_REAL()                                                                             \
@@ -262,6 +264,35 @@ static void test_topo_bad_input_errors(void **state)
 	ibp_topo_release(&t);
 }
 
+static void test_topo_buffer_without_nul(void **state)
+{
+	char path[4096];
+	const char *real = ibp_fixture_real_dir();
+	struct ibp_topo t;
+	FILE *fp;
+	char *buf;
+	long n;
+	(void)state;
+
+	if (!real)
+		SKIP_NO_REAL();
+	snprintf(path, sizeof(path), "%s/hwloc-xml/meluxina-gpu-mel2001.hwloc1.xml", real);
+	fp = fopen(path, "re");
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	buf = malloc((size_t)n); /* exactly the file: no terminating NUL */
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+	fclose(fp);
+	assert_int_equal(ibp_topo_load_xml_buffer(&t, buf, (size_t)n), 0);
+	assert_int_equal(t.n_gpus, 4);
+	assert_string_equal(t.hostname, "mel2001");
+	ibp_topo_release(&t);
+	free(buf);
+}
+
 static void test_topo_generated_distances(void **state)
 {
 	static const struct {
@@ -383,6 +414,7 @@ int main(void)
 	    cmocka_unit_test(test_topo_real_port_infos),
 	    cmocka_unit_test(test_topo_hwloc3_format_rejected),
 	    cmocka_unit_test(test_topo_bad_input_errors),
+	    cmocka_unit_test(test_topo_buffer_without_nul),
 	    cmocka_unit_test(test_topo_generated_distances),
 	    cmocka_unit_test(test_topo_same_package_in_snc),
 	    cmocka_unit_test(test_topo_inventory_overrides_health),
