@@ -105,7 +105,13 @@ else
 	tap_fail "mktopo.py dgx-h100"
 fi
 
-# 6. exit statuses
+# 6. the bootstrap interface: the one whose route reaches the peer (loopback here)
+out=$(env -i PATH="$PATH" "$IBPREP" env --ntasks-per-node 1 --peer 127.0.0.1 2>"$tmp/err")
+want "env --peer 127.0.0.1: NCCL_SOCKET_IFNAME is the interface that reaches it" "export NCCL_SOCKET_IFNAME==lo"
+out=$(env -i PATH="$PATH" SLURM_LAUNCH_NODE_IPADDR=127.0.0.1 "$IBPREP" env --ntasks-per-node 1 socket_ifname=ib0 2>"$tmp/err")
+want "the policy's socket_ifname wins over the derived one" "export NCCL_SOCKET_IFNAME==ib0"
+
+# 7. exit statuses
 EXEC_ARGS=(--ntasks-per-node 1)
 env -i PATH="$PATH" "$IBPREP" exec -- sh -c 'exit 7' 2>/dev/null
 rc=$?
