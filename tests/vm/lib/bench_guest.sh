@@ -8,6 +8,9 @@
 #          timeout)
 #   bi     the same, -b: 8 MiB each way at once
 #   def    ib_write_bw one way with its defaults (128 in flight, timeout 14)
+#   ours1, uni1  the same two with a 1 MiB burst (256 KiB pattern): the fixed
+#          costs (processes, connection setup, exchange), which dominate the
+#          time to verdict on real hardware where 8 MiB takes 0.2 ms
 # Each run leaves $IBP_SHARE/<kind>.<round>.{out,ms,rc}.  Every command has
 # a timeout; the VMs meet at a barrier before each run.
 . "$IBP_GUEST_LIB"
@@ -57,5 +60,11 @@ for r in $(seq 1 "$rounds"); do
 	perftest "bi.$r" -b -t 4 -u 18
 	guest_barrier "def$r" 120 || exit 1
 	perftest "def.$r"
+	guest_barrier "ours1$r" 120 || exit 1
+	run "ours1.$r" timeout -k 2 90 "$IBPREP" rdmatest --transport verbs --hosts vm0,vm1 \
+		--index "$me" --addrs 10.77.1.1,10.77.1.2 --device rxe0 --insecure --json \
+		--buf 262144 --burst 1048576 test_min_bw=0 test_max_lat_us=1000000 test_timeout=60
+	guest_barrier "uni1$r" 120 || exit 1
+	iters=16 perftest "uni1.$r" -t 4 -u 18
 done
 exit 0
