@@ -117,11 +117,22 @@ $(B)/tests/%: tests/unit/%.c $(B)/asan/libibprep.a $(SAN_SUPPORT_OBJS) $(SAN_SPA
 		$(if $(filter test_spank%,$*),$(SAN_SPANK_OBJS)) $(if $(filter test_cmd%,$*),$(SAN_CMD_OBJS)) \
 		$(TEST_EXTRA_$*) $(B)/asan/libibprep.a $(TEST_LDFLAGS_$*) -lcmocka $(LIBS)
 
-# libFuzzer targets, built with clang against the library sources.
-$(B)/fuzz/%: fuzz/%.c $(LIB_SRCS)
+# libFuzzer targets, built with clang against one fuzz-instrumented copy of
+# the library (compiled once, not once per target).
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -MMD -MP
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzzobj/%.o)
+
+$(B)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LIBS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+$(B)/fuzzobj/libibprep.a: $(FUZZ_LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/fuzz/%: fuzz/%.c $(B)/fuzzobj/libibprep.a
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(B)/fuzzobj/libibprep.a $(LIBS)
 
 RESULTS := $(B)/results
 FUZZ_SECONDS ?= 60
