@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibprep/text.h"
 #include "ibprep/auth.h"
 
 #define PAYLOAD_MAGIC   0x49425041u /* "IBPA" */
@@ -22,9 +23,7 @@ __attribute__((format(printf, 4, 5))) static int fail(int rc, char *err, size_t 
 	if (!err || !errlen)
 		return rc;
 	va_start(ap, fmt);
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
-	if (vsnprintf(err, errlen, fmt, ap) >= (int)errlen && errlen > 4)
-		strcpy(err + errlen - 4, "...");
+	ibp_vformat_cut(err, errlen, fmt, ap);
 	va_end(ap);
 	return rc;
 }

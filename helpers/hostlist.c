@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibprep/text.h"
 #include "ibprep/hostlist.h"
 
 #define MAX_GROUPS 4
@@ -25,9 +26,7 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
 	if (!err || !errlen)
 		return -EINVAL;
 	va_start(ap, fmt);
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
-	if (vsnprintf(err, errlen, fmt, ap) >= (int)errlen && errlen > 4)
-		strcpy(err + errlen - 4, "...");
+	ibp_vformat_cut(err, errlen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -442,7 +442,7 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 	return (int)r.off;
 }
 
-static int wait_fd(int fd, short events, int64_t deadline)
+int ibp_oob_wait_fd(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		struct pollfd pfd = {.fd = fd, .events = events};
@@ -467,7 +467,7 @@ int ibp_oob_write_full(int fd, const void *buf, size_t len, int64_t deadline)
 
 	while (len) {
 		ssize_t n;
-		int rc = wait_fd(fd, POLLOUT, deadline);
+		int rc = ibp_oob_wait_fd(fd, POLLOUT, deadline);
 
 		if (rc)
 			return rc;
@@ -489,7 +489,7 @@ int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline)
 
 	while (len) {
 		ssize_t n;
-		int rc = wait_fd(fd, POLLIN, deadline);
+		int rc = ibp_oob_wait_fd(fd, POLLIN, deadline);
 
 		if (rc)
 			return rc;

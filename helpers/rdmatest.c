@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ibprep/text.h"
 #include "ibprep/auth.h"
 #include "ibprep/rdmatest.h"
 
@@ -90,9 +91,7 @@ __attribute__((format(printf, 3, 4))) static void setf(char *dst, size_t len, co
 	va_list ap;
 
 	va_start(ap, fmt);
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
-	if (vsnprintf(dst, len, fmt, ap) >= (int)len && len > 4)
-		strcpy(dst + len - 4, "...");
+	ibp_vformat_cut(dst, len, fmt, ap);
 	va_end(ap);
 }
 

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ibprep/text.h"
 #include "ibprep/oob.h"
 #include "ibprep/transport.h"
 
@@ -47,9 +48,7 @@ __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int 
 	if (!tx->err || !tx->errlen)
 		return rc;
 	va_start(ap, fmt);
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): started just above */
-	if (vsnprintf(tx->err, tx->errlen, fmt, ap) >= (int)tx->errlen && tx->errlen > 4)
-		strcpy(tx->err + tx->errlen - 4, "...");
+	ibp_vformat_cut(tx->err, tx->errlen, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -234,25 +233,6 @@ static void ep_addr(const struct ibp_endpoint *ep, struct sockaddr_storage *ss, 
 	}
 }
 
-static int poll_one(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = events};
-		int ms = ibp_deadline_poll_ms(deadline, ibp_now_ns());
-		int n;
-
-		if (ms == 0)
-			return -ETIMEDOUT;
-		n = poll(&pfd, 1, ms);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n > 0)
-			return 0;
-	}
-}
-
 static void set_nodelay(int fd)
 {
 	int one = 1;
@@ -295,7 +275,7 @@ static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, in
 		close(fd);
 		return rc;
 	}
-	rc = poll_one(fd, POLLOUT, deadline);
+	rc = ibp_oob_wait_fd(fd, POLLOUT, deadline);
 	if (!rc && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
 		soerr = errno;
 	if (!rc && soerr)
@@ -335,7 +315,7 @@ static int connect_receiver(struct ibp_tx *tx, int64_t deadline)
 		want[4 + i] = (uint8_t)(tx->token_lo >> (24 - 8 * i));
 	}
 	for (;;) {
-		int rc = poll_one(tx->listen_fd, POLLIN, deadline);
+		int rc = ibp_oob_wait_fd(tx->listen_fd, POLLIN, deadline);
 		int fd;
 
 		if (rc)

@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "ibprep/text.h"
 #include "ibprep/deadline.h"
 #include "ibprep/transport.h"
 #include "ibprep/transport_verbs.h"
@@ -105,8 +106,7 @@ __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int 
 	if (!tx->err || !tx->errlen)
 		return rc;
 	va_start(ap, fmt);
-	if (vsnprintf(tx->err, tx->errlen, fmt, ap) >= (int)tx->errlen && tx->errlen > 4)
-		strcpy(tx->err + tx->errlen - 4, "...");
+	ibp_vformat_cut(tx->err, tx->errlen, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -210,8 +210,7 @@ __attribute__((format(printf, 3, 4))) static int why_fail(char *why, size_t len,
 
 	if (why && len) {
 		va_start(ap, fmt);
-		if (vsnprintf(why, len, fmt, ap) >= (int)len && len > 4)
-			strcpy(why + len - 4, "...");
+		ibp_vformat_cut(why, len, fmt, ap);
 		va_end(ap);
 	}
 	return -EPROTO;

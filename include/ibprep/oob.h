@@ -170,6 +170,9 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
  * refuses a bad one before reading the payload, then reads exactly the
  * payload: a slow or lying peer costs at most the deadline.
  */
+/* Waits until FD is ready for EVENTS (POLLIN/POLLOUT), or an error the next
+ * call on it reports.  0, -ETIMEDOUT at DEADLINE, or -errno of poll(). */
+int ibp_oob_wait_fd(int fd, short events, int64_t deadline);
 int ibp_oob_write_full(int fd, const void *buf, size_t len, int64_t deadline);
 int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline);
 int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline);
