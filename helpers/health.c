@@ -17,43 +17,6 @@
 
 #include "ibprep/health.h"
 
-/* Local names so this file needs nothing but the inventory's data. */
-static const char *state_name(enum ibp_port_state s)
-{
-	static const char *const n[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-	return (s >= 0 && (size_t)s < sizeof(n) / sizeof(n[0])) ? n[s] : "unknown";
-}
-
-static const char *phys_name(enum ibp_phys_state s)
-{
-	static const char *const n[] = {"NOP",
-					"Sleep",
-					"Polling",
-					"Disabled",
-					"PortConfigurationTraining",
-					"LinkUp",
-					"LinkErrorRecovery",
-					"PhyTest"};
-	return (s >= 0 && (size_t)s < sizeof(n) / sizeof(n[0])) ? n[s] : "unknown";
-}
-
-static const char *ll_name(enum ibp_link_layer l)
-{
-	return l == IBP_LL_IB ? "InfiniBand" : l == IBP_LL_ETH ? "Ethernet" : "unknown";
-}
-
-static const char *gen_name(double gts)
-{
-	static const struct {
-		double gts;
-		const char *name;
-	} g[] = {{2.5, "Gen1"}, {5, "Gen2"}, {8, "Gen3"}, {16, "Gen4"}, {32, "Gen5"}, {64, "Gen6"}};
-	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
-		if (gts > g[i].gts - 0.05 && gts < g[i].gts + 0.05)
-			return g[i].name;
-	return "?";
-}
-
 void ibp_health_input_init(struct ibp_health_input *in)
 {
 	memset(in, 0, sizeof(*in));
@@ -447,15 +410,15 @@ static void check_state(struct ctx *c, const struct ibp_hca *h, const struct ibp
 			break;
 		}
 		add(c, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE, h->name, pt->num, "ACTIVE",
-		    fix, "port state %s (physical state %s)", state_name(pt->state),
-		    phys_name(pt->phys_state));
+		    fix, "port state %s (physical state %s)", ibp_port_state_name(pt->state),
+		    ibp_phys_state_name(pt->phys_state));
 		return;
 	}
 	if (pt->state == IBP_PORT_ACTIVE && pt->phys_state != IBP_PHYS_LINKUP &&
 	    pt->phys_state != IBP_PHYS_UNKNOWN)
 		add(c, "phys_state_not_linkup", IBP_SEV_FAIL, IBP_CLASS_NODE, h->name, pt->num,
 		    "LinkUp", "the link is unstable: reseat or replace the cable and transceiver",
-		    "physical state %s", phys_name(pt->phys_state));
+		    "physical state %s", ibp_phys_state_name(pt->phys_state));
 }
 
 static void check_link(struct ctx *c, const struct ibp_hca *h, const struct ibp_port *pt)
@@ -468,11 +431,10 @@ static void check_link(struct ctx *c, const struct ibp_hca *h, const struct ibp_
 		    p->link_layer == IBP_POLICY_LL_IB ? IBP_LL_IB : IBP_LL_ETH;
 		if (pt->link_layer != want)
 			add(c, "link_layer_mismatch", IBP_SEV_FAIL, IBP_CLASS_NODE, h->name,
-			    pt->num, ll_name(want),
-			    "set the port's link type (mlxconfig LINK_TYPE_P1=1 IB / 2 ETH) or "
-			    "list "
-			    "the device in ignore_hcas=",
-			    "link layer %s", ll_name(pt->link_layer));
+			    pt->num, ibp_link_layer_name(want),
+			    "set the port's link type (mlxconfig LINK_TYPE_P1=1 IB / 2 ETH) "
+			    "or list the device in ignore_hcas=",
+			    "link layer %s", ibp_link_layer_name(pt->link_layer));
 	}
 	if (pt->state != IBP_PORT_ACTIVE || !pt->rate.known)
 		return;
@@ -669,21 +631,24 @@ static void check_pcie(struct ctx *c, const struct ibp_hca *h)
 	if (u->max_width && u->max_width < cap_w)
 		cap_w = u->max_width;
 	if (l->cur_gts + 0.05 < cap_gts || l->cur_width < cap_w) {
-		snprintf(exp, sizeof(exp), "%g GT/s x%u (%s)%s", cap_gts, cap_w, gen_name(cap_gts),
+		snprintf(exp, sizeof(exp), "%g GT/s x%u (%s)%s", cap_gts, cap_w,
+			 ibp_pcie_gen_name(cap_gts),
 			 (cap_gts < l->max_gts || cap_w < l->max_width) ? ", what the slot allows"
 									: "");
 		add(c, "pcie_downtrained", IBP_SEV_FAIL, IBP_CLASS_NODE, h->name, 0, exp,
 		    "reseat the HCA and check its riser/slot: the link trained below what both "
 		    "ends support",
-		    "PCIe link %g GT/s x%u (%s)", l->cur_gts, l->cur_width, gen_name(l->cur_gts));
+		    "PCIe link %g GT/s x%u (%s)", l->cur_gts, l->cur_width,
+		    ibp_pcie_gen_name(l->cur_gts));
 	} else if (l->cur_gts + 0.05 < l->max_gts || l->cur_width < l->max_width) {
 		snprintf(exp, sizeof(exp), "%g GT/s x%u (%s), what the HCA supports", l->max_gts,
-			 l->max_width, gen_name(l->max_gts));
+			 l->max_width, ibp_pcie_gen_name(l->max_gts));
 		add(c, "pcie_slot_limited", IBP_SEV_WARN, IBP_CLASS_NODE, h->name, 0, exp,
 		    "move the HCA to a slot of its own PCIe generation and width (or set "
 		    "check_pcie=no to accept it)",
 		    "PCIe link %g GT/s x%u (%s), limited by the slot %s", l->cur_gts, l->cur_width,
-		    gen_name(l->cur_gts), h->upstream_pci[0] ? h->upstream_pci : "above it");
+		    ibp_pcie_gen_name(l->cur_gts),
+		    h->upstream_pci[0] ? h->upstream_pci : "above it");
 	}
 }
 

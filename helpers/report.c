@@ -34,31 +34,6 @@ int ibp_report_finding_line(const struct ibp_finding *x, const char *default_nod
 	return snprintf(buf, len, "%s %s", sev_word(x->severity), body);
 }
 
-/* Local names: the report must not depend on which module spells them. */
-static const char *state_name(enum ibp_port_state s)
-{
-	static const char *const n[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-	return (s >= 0 && (size_t)s < sizeof(n) / sizeof(n[0])) ? n[s] : "unknown";
-}
-
-static const char *phys_name(enum ibp_phys_state s)
-{
-	static const char *const n[] = {"NOP",
-					"Sleep",
-					"Polling",
-					"Disabled",
-					"PortConfigurationTraining",
-					"LinkUp",
-					"LinkErrorRecovery",
-					"PhyTest"};
-	return (s >= 0 && (size_t)s < sizeof(n) / sizeof(n[0])) ? n[s] : "unknown";
-}
-
-static const char *ll_name(enum ibp_link_layer l)
-{
-	return l == IBP_LL_IB ? "InfiniBand" : l == IBP_LL_ETH ? "Ethernet" : "unknown";
-}
-
 static const char *gid_type_name(enum ibp_gid_type t)
 {
 	return t == IBP_GID_TYPE_ROCE_V2      ? "RoCE v2"
@@ -104,10 +79,10 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 			rate_text(&h->ports[j].rate, rate, sizeof(rate));
 			if ((int)strlen(rate) > wrate)
 				wrate = (int)strlen(rate);
-			l = (int)strlen(state_name(h->ports[j].state));
+			l = (int)strlen(ibp_port_state_name(h->ports[j].state));
 			if (l > wstate)
 				wstate = l;
-			l = (int)strlen(phys_name(h->ports[j].phys_state));
+			l = (int)strlen(ibp_phys_state_name(h->ports[j].phys_state));
 			if (l > wphys)
 				wphys = l;
 		}
@@ -129,10 +104,10 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 			const struct ibp_port *pt = &h->ports[j];
 			rate_text(&pt->rate, rate, sizeof(rate));
 			fprintf(out, "%-*s  %4u  %-*s  %-*s  %-*s  %-10s  %-*s  %4s  %s\n", wdev,
-				h->name, pt->num, wstate, state_name(pt->state), wphys,
-				phys_name(pt->phys_state), wrate, rate, ll_name(pt->link_layer),
-				wpci, h->pci[0] ? h->pci : "-", numa,
-				port_verdict(p, f, h->name, pt->num));
+				h->name, pt->num, wstate, ibp_port_state_name(pt->state), wphys,
+				ibp_phys_state_name(pt->phys_state), wrate, rate,
+				ibp_link_layer_name(pt->link_layer), wpci, h->pci[0] ? h->pci : "-",
+				numa, port_verdict(p, f, h->name, pt->num));
 		}
 	}
 	if (inv->n_hcas && f->n)
@@ -205,15 +180,15 @@ static void json_port(struct ibp_json *j, const struct ibp_policy *p, const stru
 {
 	ibp_json_object_begin(j);
 	ibp_json_kv_uint(j, "port", pt->num);
-	ibp_json_kv_string(j, "state", state_name(pt->state));
-	ibp_json_kv_string(j, "phys_state", phys_name(pt->phys_state));
+	ibp_json_kv_string(j, "state", ibp_port_state_name(pt->state));
+	ibp_json_kv_string(j, "phys_state", ibp_phys_state_name(pt->phys_state));
 	if (pt->rate.known)
 		ibp_json_kv_double(j, "rate_gbps", pt->rate.gbps);
 	else
 		ibp_json_kv_null(j, "rate_gbps");
 	kv_int_or_null(j, "width", pt->rate.width, pt->rate.width > 0);
 	kv_str_or_null(j, "speed", pt->rate.speed);
-	ibp_json_kv_string(j, "link_layer", ll_name(pt->link_layer));
+	ibp_json_kv_string(j, "link_layer", ibp_link_layer_name(pt->link_layer));
 	kv_int_or_null(j, "lid", pt->lid, pt->lid >= 0);
 	kv_int_or_null(j, "sm_lid", pt->sm_lid, pt->sm_lid >= 0);
 	kv_int_or_null(j, "lid_mask_count", pt->lid_mask_count, pt->lid_mask_count >= 0);
