@@ -381,34 +381,36 @@ int ibp_parse_s64(const char *s, int64_t *out)
 /* A sysfs number is short: 20 digits, "0x" + 16, a sign. */
 #define NUM_BUF 64
 
+/* Reads the short file named by FMT and AP into BUF (NUM_BUF bytes). */
+__attribute__((format(printf, 3, 0))) static int
+read_num_text(const struct ibp_sysfs *fs, char *buf, const char *fmt, va_list ap)
+{
+	char path[PATH_MAX];
+	int r = vformat_path(path, sizeof(path), fmt, ap);
+
+	return r < 0 ? r : ibp_sysfs_read(fs, path, buf, NUM_BUF);
+}
+
 int ibp_sysfs_read_u64(const struct ibp_sysfs *fs, uint64_t *out, const char *fmt, ...)
 {
-	char path[PATH_MAX], buf[NUM_BUF];
+	char buf[NUM_BUF];
 	va_list ap;
+
 	va_start(ap, fmt);
-	int r = vformat_path(path, sizeof(path), fmt, ap);
+	int r = read_num_text(fs, buf, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return r;
-	r = ibp_sysfs_read(fs, path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	return ibp_parse_u64(buf, out);
+	return r < 0 ? r : ibp_parse_u64(buf, out);
 }
 
 int ibp_sysfs_read_s64(const struct ibp_sysfs *fs, int64_t *out, const char *fmt, ...)
 {
-	char path[PATH_MAX], buf[NUM_BUF];
+	char buf[NUM_BUF];
 	va_list ap;
+
 	va_start(ap, fmt);
-	int r = vformat_path(path, sizeof(path), fmt, ap);
+	int r = read_num_text(fs, buf, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return r;
-	r = ibp_sysfs_read(fs, path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	return ibp_parse_s64(buf, out);
+	return r < 0 ? r : ibp_parse_s64(buf, out);
 }
 
 static int copy_out(const char *s, size_t slen, char *buf, size_t len)
