@@ -19,6 +19,7 @@
 #include "ibprep/json.h"
 #include "ibprep/place.h"
 #include "ibprep/policy.h"
+#include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 #include "ibprep/topo.h"
 #include "ibprep_cmd.h"
@@ -539,24 +540,7 @@ static int print_json(const struct run *r, const struct opts *o)
 		if (r->env.v[i].action == IBP_ENV_USER_KEPT)
 			ibp_json_kv_string(&j, r->env.v[i].name, r->env.v[i].user);
 	ibp_json_object_end(&j);
-	ibp_json_key(&j, "findings");
-	ibp_json_array_begin(&j);
-	for (size_t i = 0; i < r->findings.n; i++) {
-		const struct ibp_finding *x = &r->findings.v[i];
-
-		ibp_json_object_begin(&j);
-		ibp_json_kv_string(&j, "code", x->code);
-		ibp_json_kv_string(&j, "severity", ibp_severity_name(x->severity));
-		ibp_json_kv_string(&j, "class", ibp_class_name(x->fclass));
-		ibp_json_kv_string(&j, "node", x->node[0] ? x->node : t->hostname);
-		ibp_json_kv_string(&j, "device", x->device);
-		ibp_json_kv_int(&j, "port", x->port);
-		ibp_json_kv_string(&j, "observed", x->observed);
-		ibp_json_kv_string(&j, "expected", x->expected);
-		ibp_json_kv_string(&j, "fix", x->fix);
-		ibp_json_object_end(&j);
-	}
-	ibp_json_array_end(&j);
+	ibp_report_findings_json(&j, &r->findings, t->hostname);
 	ibp_json_object_end(&j);
 	return ibp_json_finish(&j) ? 2 : 0;
 }

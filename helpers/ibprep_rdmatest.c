@@ -249,33 +249,7 @@ static void json_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 		ibp_json_object_end(&j);
 	}
 	ibp_json_array_end(&j);
-	ibp_json_key(&j, "findings");
-	ibp_json_array_begin(&j);
-	for (size_t i = 0; i < f->n; i++) {
-		const struct ibp_finding *x = &f->v[i];
-
-		ibp_json_object_begin(&j);
-		ibp_json_key(&j, "code");
-		ibp_json_string(&j, x->code);
-		ibp_json_key(&j, "severity");
-		ibp_json_string(&j, ibp_severity_name(x->severity));
-		ibp_json_key(&j, "class");
-		ibp_json_string(&j, ibp_class_name(x->fclass));
-		ibp_json_key(&j, "node");
-		ibp_json_string(&j, x->node[0] ? x->node : hl->names[cfg->index]);
-		ibp_json_key(&j, "device");
-		ibp_json_string(&j, x->device);
-		ibp_json_key(&j, "port");
-		ibp_json_int(&j, x->port);
-		ibp_json_key(&j, "observed");
-		ibp_json_string(&j, x->observed);
-		ibp_json_key(&j, "expected");
-		ibp_json_string(&j, x->expected);
-		ibp_json_key(&j, "fix");
-		ibp_json_string(&j, x->fix);
-		ibp_json_object_end(&j);
-	}
-	ibp_json_array_end(&j);
+	ibp_report_findings_json(&j, f, hl->names[cfg->index]);
 	ibp_json_object_end(&j);
 	if (ibp_json_finish(&j))
 		fprintf(stderr, "ibprep rdmatest: writing JSON failed\n");

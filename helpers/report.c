@@ -309,6 +309,13 @@ int ibp_report_json(struct ibp_json *j, const struct ibp_health_input *in,
 	for (size_t i = 0; i < in->inv.n_hcas; i++)
 		json_hca(j, p, f, &in->inv.hcas[i]);
 	ibp_json_array_end(j);
+	ibp_report_findings_json(j, f, in->node);
+	return ibp_json_object_end(j);
+}
+
+int ibp_report_findings_json(struct ibp_json *j, const struct ibp_findings *f,
+			     const char *default_node)
+{
 	ibp_json_key(j, "findings");
 	ibp_json_array_begin(j);
 	for (size_t i = 0; i < f->n; i++) {
@@ -317,7 +324,7 @@ int ibp_report_json(struct ibp_json *j, const struct ibp_health_input *in,
 		ibp_json_kv_string(j, "code", x->code);
 		ibp_json_kv_string(j, "severity", ibp_severity_name(x->severity));
 		ibp_json_kv_string(j, "class", ibp_class_name(x->fclass));
-		ibp_json_kv_string(j, "node", x->node[0] ? x->node : in->node);
+		ibp_json_kv_string(j, "node", x->node[0] ? x->node : default_node);
 		kv_str_or_null(j, "device", x->device);
 		kv_int_or_null(j, "port", x->port, x->port > 0);
 		ibp_json_kv_string(j, "observed", x->observed);
@@ -325,6 +332,5 @@ int ibp_report_json(struct ibp_json *j, const struct ibp_health_input *in,
 		kv_str_or_null(j, "fix", x->fix);
 		ibp_json_object_end(j);
 	}
-	ibp_json_array_end(j);
-	return ibp_json_object_end(j);
+	return ibp_json_array_end(j);
 }

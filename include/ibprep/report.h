@@ -35,6 +35,15 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 int ibp_report_json(struct ibp_json *j, const struct ibp_health_input *in,
 		    const struct ibp_policy *p, const struct ibp_findings *f);
 
+/*
+ * Writes the key "findings" and the array of F with J: every command's JSON
+ * uses this one form (code, severity, class, node — DEFAULT_NODE where the
+ * finding names none — device, port, observed, expected, fix; null for a
+ * device, port, expected or fix the finding does not have).
+ */
+int ibp_report_findings_json(struct ibp_json *j, const struct ibp_findings *f,
+			     const char *default_node);
+
 /* "fail gpu017: mlx5_3 port 1: ...": the severity word, then ibp_finding_format. */
 int ibp_report_finding_line(const struct ibp_finding *x, const char *default_node, char *buf,
 			    size_t len);
