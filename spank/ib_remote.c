@@ -38,6 +38,7 @@
 #include <slurm/spank.h>
 
 #include "ibprep/env.h"
+#include "ibprep/cpulist.h"
 #include "ibprep/finding.h"
 #include "ibprep/hca.h"
 #include "ibprep/health.h"
@@ -68,6 +69,15 @@ struct spank_ib_node {
 	bool have_topo;
 	struct ibp_placement pl;
 	bool have_pl;
+	/* the step's GPUs (SLURM_STEP_GPUS, else SLURM_JOB_GPUS), PCI bus order indices */
+	bool have_step_gpus;
+	unsigned step_gpus[IBP_PLACE_MAX_GPUS];
+	size_t n_step_gpus;
+	char gpus_from[32];
+	enum spank_ib_cvd cvd_mode;
+	/* NCCL_SOCKET_IFNAME: the interface reaching the step's other nodes */
+	char ifname[64];
+	char ifname_how[512];
 	double work_ms;
 };
 
@@ -257,6 +267,76 @@ static void load_health(struct spank_ib_state *st, struct spank_ib_node *n, stru
 	ibp_sysfs_close(&fs);
 }
 
+/*
+ * The step's GPUs on this node: SLURM_STEP_GPUS, else SLURM_JOB_GPUS (gres
+ * indices, read as PCI bus order: README "Which GPUs").  Slurm sets them in
+ * the step's environment before init_post_opt, together with the step-wide
+ * CUDA_VISIBLE_DEVICES that tells whether the tasks' lists are relative.
+ * A value that does not parse is a job fault: -EINVAL, no placement.
+ */
+static int read_step_gpus(struct spank_ib_node *n, spank_t sp)
+{
+	static const char *const vars[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"};
+	char buf[1024], err[512];
+
+	for (size_t i = 0; i < 2; i++) {
+		bool all = false;
+		int rc, c;
+
+		rc = spank_env_get(sp, vars[i], buf, sizeof(buf));
+		if (rc == -ENOSPC) {
+			ibp_findings_addf(&n->findings, "step_gpus", IBP_SEV_FAIL, IBP_CLASS_JOB,
+					  NULL, 0, "a GPU list under 1024 characters",
+					  "check the job's GPU request", "%s is too long", vars[i]);
+			return -EINVAL;
+		}
+		if (rc <= 0)
+			continue;
+		c = ibp_env_parse_gpus(buf, vars[i], &n->topo, n->step_gpus, IBP_PLACE_MAX_GPUS,
+				       &all, err, sizeof(err));
+		if (c < 0) {
+			ibp_findings_addf(
+			    &n->findings, "step_gpus", IBP_SEV_FAIL, IBP_CLASS_JOB, NULL, 0,
+			    "the step's gres indices of this node's GPUs",
+			    "do not set Slurm's GPU variables by hand; check gres.conf "
+			    "against the node's GPUs",
+			    "%s; no placement", err[0] ? err : vars[i]);
+			return -EINVAL;
+		}
+		snprintf(n->gpus_from, sizeof(n->gpus_from), "%s", vars[i]);
+		if (all)
+			return 0; /* every GPU: the default */
+		n->have_step_gpus = true;
+		n->n_step_gpus = (size_t)c;
+		if (spank_env_get(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) > 0)
+			n->cvd_mode = spank_ib_cvd_mode(buf, n->step_gpus, n->n_step_gpus);
+		return 0;
+	}
+	return 0;
+}
+
+/* NCCL_SOCKET_IFNAME unless the policy names it: the route to another node of the step. */
+static void find_ifname(struct spank_ib_state *st, struct spank_ib_node *n, struct job_env *je)
+{
+	char nodelist[8192] = "", launch[128] = "";
+	const char *v;
+
+	if (st->conf.policy.socket_ifname[0]) {
+		snprintf(n->ifname_how, sizeof(n->ifname_how), "socket_ifname= in plugstack.conf");
+		return;
+	}
+	v = job_getenv(je, "SLURM_STEP_NODELIST");
+	if (!v)
+		v = job_getenv(je, "SLURM_JOB_NODELIST");
+	if (v)
+		snprintf(nodelist, sizeof(nodelist), "%s", v);
+	v = job_getenv(je, "SLURM_LAUNCH_NODE_IPADDR");
+	if (v)
+		snprintf(launch, sizeof(launch), "%.127s", v);
+	spank_ib_bootstrap_ifname(nodelist, n->nodeid, st->host, launch, 2000, n->ifname,
+				  sizeof(n->ifname), n->ifname_how, sizeof(n->ifname_how));
+}
+
 static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
 			   const char *topo_path)
 {
@@ -277,9 +357,13 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 			      topo_path[0] ? topo_path : "(live)", strerror(-rc));
 		return;
 	}
+	if (read_step_gpus(n, sp))
+		return;
 	memset(&step, 0, sizeof(step));
 	step.ntasks = n->ntasks ? n->ntasks : 1;
-	step.all_gpus = true;
+	step.all_gpus = !n->have_step_gpus;
+	step.gpus = n->step_gpus;
+	step.n_gpus = n->n_step_gpus;
 	step.local_rank = -1;
 	step.fabric = IBP_LL_UNKNOWN;
 	if (st->conf.policy.link_layer == IBP_POLICY_LL_IB)
@@ -298,7 +382,8 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 	if (st->eff.env != SPANK_IB_ENV_OFF && n->pl.n_tasks) {
 		struct ibp_place_view view;
 		struct ibp_env env;
-		struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE};
+		struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE,
+					  .socket_ifname = n->ifname[0] ? n->ifname : NULL};
 
 		ibp_env_init(&env);
 		if (!ibp_place_view_task(&n->pl, 0, &view))
@@ -421,6 +506,8 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 			      st->host);
 	} else {
 		load_health(st, n, &je, root, cache_dir);
+		if (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF)
+			find_ifname(st, n, &je);
 		if (want_placement(&st->eff))
 			load_placement(st, n, sp, topo);
 	}
@@ -431,9 +518,9 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 
 /* ---- the report ---- */
 
-static void task_row(const struct spank_ib_node *n, size_t r, char *buf, size_t len)
+static void view_row(const struct spank_ib_node *n, size_t r, const struct ibp_place_view *t,
+		     char *buf, size_t len)
 {
-	const struct ibp_place_task *t = &n->pl.tasks[r];
 	char gpus[128] = "", nic[80] = "-", cpus[256] = "", mems[64] = "";
 	size_t o = 0;
 
@@ -451,6 +538,15 @@ static void task_row(const struct spank_ib_node *n, size_t r, char *buf, size_t 
 		 mems[0] ? mems : "-");
 }
 
+static void task_row(const struct spank_ib_node *n, size_t r, char *buf, size_t len)
+{
+	struct ibp_place_view v;
+
+	buf[0] = '\0';
+	if (!ibp_place_view_task(&n->pl, r, &v))
+		view_row(n, r, &v, buf, len);
+}
+
 static void report_text(FILE *fp, const struct spank_ib_state *st, const struct spank_ib_node *n)
 {
 	char row[512];
@@ -460,6 +556,12 @@ static void report_text(FILE *fp, const struct spank_ib_state *st, const struct 
 		st->host, n->job_id, n->step_id, n->have_in ? n->in.inv.n_hcas : 0,
 		n->have_topo ? n->topo.n_gpus : 0, n->findings.n, n->verdict ? "fail" : "pass",
 		n->work_ms, n->cached ? ", cached verdict" : "");
+	if (n->ifname_how[0])
+		fprintf(fp, "spank-ib: %s: NCCL_SOCKET_IFNAME %s: %s\n", st->host,
+			n->ifname[0] ? n->ifname : "-", n->ifname_how);
+	if (n->have_step_gpus)
+		fprintf(fp, "spank-ib: %s: step GPUs from %s (%zu)\n", st->host, n->gpus_from,
+			n->n_step_gpus);
 	if (!n->have_pl)
 		return;
 	fprintf(fp, "spank-ib: %s: task  gpu    hca        cpus                     mem\n",
@@ -485,6 +587,17 @@ static void report_json(FILE *fp, const struct spank_ib_state *st, const struct 
 	ibp_json_kv_double(&j, "elapsed_ms", n->work_ms);
 	ibp_json_kv_uint(&j, "hcas", n->have_in ? n->in.inv.n_hcas : 0);
 	ibp_json_kv_uint(&j, "gpus", n->have_topo ? n->topo.n_gpus : 0);
+	ibp_json_key(&j, "step_gpus");
+	if (n->have_step_gpus) {
+		ibp_json_array_begin(&j);
+		for (size_t g = 0; g < n->n_step_gpus; g++)
+			ibp_json_uint(&j, n->step_gpus[g]);
+		ibp_json_array_end(&j);
+	} else {
+		ibp_json_string(&j, "all");
+	}
+	ibp_json_kv_string(&j, "socket_ifname", n->ifname);
+	ibp_json_kv_string(&j, "socket_ifname_from", n->ifname_how);
 	ibp_json_key(&j, "findings");
 	ibp_json_array_begin(&j);
 	for (size_t i = 0; i < n->findings.n; i++) {
@@ -718,7 +831,8 @@ static void apply_env(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 {
 	struct ibp_env env;
 	struct ibp_findings scratch;
-	struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE};
+	struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE,
+				  .socket_ifname = n->ifname[0] ? n->ifname : NULL};
 
 	ibp_env_init(&env);
 	ibp_findings_init(&scratch);
@@ -767,6 +881,128 @@ static void apply_gpus(spank_t sp, const struct spank_ib_node *n, const struct i
 	spank_setenv(sp, "CUDA_VISIBLE_DEVICES", buf, 0);
 }
 
+/* A task's row built from the GPUs it really sees (owned copies). */
+struct seen_view {
+	struct ibp_place_view v;
+	unsigned gpus[IBP_PLACE_MAX_GPUS];
+	struct ibp_place_nic nics[IBP_PLACE_MAX_GPUS];
+	hwloc_bitmap_t cpus, mems;
+};
+
+static int uint_cmp(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The row of a task that sees GPUS (node indices, from its
+ * CUDA_VISIBLE_DEVICES): each GPU's nearest healthy port and its share of
+ * CPUs from the placement's per-GPU rows (the same shares the PCI-order deal
+ * hands out, so tasks that see different GPUs never overlap).  0 or -ENOMEM.
+ */
+static int seen_view_build(struct seen_view *sv, const struct spank_ib_node *n, unsigned task,
+			   const unsigned *gpus, size_t n_gpus)
+{
+	memset(sv, 0, sizeof(*sv));
+	sv->cpus = hwloc_bitmap_alloc();
+	sv->mems = hwloc_bitmap_alloc();
+	if (!sv->cpus || !sv->mems)
+		return -ENOMEM;
+	memcpy(sv->gpus, gpus, n_gpus * sizeof(*gpus));
+	qsort(sv->gpus, n_gpus, sizeof(*sv->gpus), uint_cmp);
+	sv->v.local_rank = task;
+	sv->v.gpus = sv->gpus;
+	sv->v.n_gpus = n_gpus;
+	for (size_t i = 0; i < n_gpus; i++) {
+		const struct ibp_place_gpu *pg = &n->pl.gpus[sv->gpus[i]];
+		bool dup = false;
+
+		if (pg->cpus)
+			hwloc_bitmap_or(sv->cpus, sv->cpus, pg->cpus);
+		else /* not in the placed step: the GPU's local CPUs */
+			hwloc_bitmap_or(sv->cpus, sv->cpus, n->topo.gpus[sv->gpus[i]].d.cpuset);
+		if (pg->mems)
+			hwloc_bitmap_or(sv->mems, sv->mems, pg->mems);
+		if (pg->nic.hca < 0)
+			continue;
+		for (size_t k = 0; k < sv->v.n_nics && !dup; k++)
+			dup = sv->nics[k].hca == pg->nic.hca && sv->nics[k].port == pg->nic.port;
+		if (!dup)
+			sv->nics[sv->v.n_nics++] = pg->nic;
+	}
+	/* nearest first, stable */
+	for (size_t i = 1; i < sv->v.n_nics; i++)
+		for (size_t k = i; k > 0 && sv->nics[k].dist < sv->nics[k - 1].dist; k--) {
+			struct ibp_place_nic t = sv->nics[k];
+
+			sv->nics[k] = sv->nics[k - 1];
+			sv->nics[k - 1] = t;
+		}
+	if (hwloc_bitmap_iszero(sv->mems) && !hwloc_bitmap_iszero(sv->cpus))
+		hwloc_cpuset_to_nodeset(n->topo.t, sv->cpus, sv->mems);
+	sv->v.nics = sv->nics;
+	sv->v.cpus = sv->cpus;
+	sv->v.mems = sv->mems;
+	return 0;
+}
+
+static void seen_view_release(struct seen_view *sv)
+{
+	hwloc_bitmap_free(sv->cpus);
+	hwloc_bitmap_free(sv->mems);
+	sv->cpus = sv->mems = NULL;
+}
+
+/*
+ * The GPU(s) the task really sees: Slurm's per-task CUDA_VISIBLE_DEVICES
+ * (--gpus-per-task, --gpu-bind) or the user's, mapped through the step's
+ * GPU list when relative.  A task that sees the GPU(s) of its row in the
+ * deal (possibly among others: the step's whole list) keeps that row: 0.
+ * One that does not is placed by the GPUs it sees: 1, SV holds its row.
+ */
+static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct spank_ib_node *n,
+			  const struct ibp_place_view *deal, int task, struct seen_view *sv)
+{
+	unsigned gpus[IBP_PLACE_MAX_GPUS];
+	char cvd[1024], err[512];
+	int c;
+
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) != ESPANK_SUCCESS)
+		return 0;
+	c = spank_ib_map_cvd(cvd, n->step_gpus, n->have_step_gpus ? n->n_step_gpus : 0, n->cvd_mode,
+			     n->topo.n_gpus, gpus, IBP_PLACE_MAX_GPUS, err, sizeof(err));
+	if (c < 0) {
+		fprintf(stderr,
+			"spank-ib: %s: warning: task %d: %s: its IBPREP_*, HCA and CPUs follow the "
+			"plugin's PCI-order deal, which may not be the GPU it uses; fix: let "
+			"Slurm set CUDA_VISIBLE_DEVICES, or give indices of the step's GPUs\n",
+			st->host, task, err);
+		return 0;
+	}
+	if (c == 0)
+		return 0;
+	/* It sees the GPU(s) the deal gave it (and maybe more: the step's whole list). */
+	if (deal->n_gpus) {
+		size_t have = 0;
+
+		for (size_t d = 0; d < deal->n_gpus; d++)
+			for (int k = 0; k < c; k++)
+				if (gpus[k] == deal->gpus[d]) {
+					have++;
+					break;
+				}
+		if (have == deal->n_gpus)
+			return 0;
+	}
+	if (seen_view_build(sv, n, (unsigned)task, gpus, (size_t)c)) {
+		seen_view_release(sv);
+		return 0;
+	}
+	return 1;
+}
+
 /* CPU and memory binding, within the mask Slurm already gave the task. */
 static void apply_binding(struct spank_ib_state *st, struct spank_ib_node *n,
 			  const struct ibp_place_view *view, int task)
@@ -806,7 +1042,10 @@ out:
 int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 {
 	struct spank_ib_node *n = st->node;
-	struct ibp_place_view view;
+	struct ibp_place_view deal;
+	const struct ibp_place_view *view = &deal;
+	struct seen_view sv = {0};
+	bool seen;
 	int task = -1;
 
 	if (!n || !st->active)
@@ -814,22 +1053,29 @@ int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 	if (!n->have_pl || n->verdict)
 		return n->verdict;
 	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 ||
-	    ibp_place_view_task(&n->pl, (size_t)task, &view))
+	    ibp_place_view_task(&n->pl, (size_t)task, &deal))
 		return n->verdict;
+	/* The GPU the task really uses decides its HCA, CPUs and environment. */
+	seen = task_seen_gpus(sp, st, n, &deal, task, &sv) == 1;
+	if (seen)
+		view = &sv.v;
 	if (st->eff.env != SPANK_IB_ENV_OFF) {
-		apply_env(sp, st, n, &view);
+		apply_env(sp, st, n, view);
 		if (st->eff.affinity != SPANK_IB_AFF_OFF)
-			apply_gpus(sp, n, &view);
+			apply_gpus(sp, n, view);
 	}
 	if (st->eff.affinity != SPANK_IB_AFF_OFF && st->conf.bind)
-		apply_binding(st, n, &view, task);
+		apply_binding(st, n, view, task);
 	if (st->eff.affinity == SPANK_IB_AFF_VERBOSE) {
 		char row[512];
 
-		task_row(n, (size_t)task, row, sizeof(row));
-		fprintf(stderr, "spank-ib: %s: %s%s\n", st->host, row,
+		view_row(n, (size_t)task, view, row, sizeof(row));
+		fprintf(stderr, "spank-ib: %s: %s%s%s\n", st->host, row,
+			seen ? " (GPUs from CUDA_VISIBLE_DEVICES)" : "",
 			st->conf.bind ? "" : " (not bound: bind=no)");
 	}
+	if (seen)
+		seen_view_release(&sv);
 	return n->verdict;
 }
 

@@ -148,6 +148,41 @@ int spank_ib_node_name(const char *host, char *buf, size_t len);
 /* Drains NODE with REASON through the Slurm API.  0 or -errno, ERR set. */
 int spank_ib_drain(const char *node, const char *reason, char *err, size_t errlen);
 
+/* ---- the step's GPUs and bootstrap interface (ib_step.c) ---- */
+
+/* How a CUDA_VISIBLE_DEVICES list relates to the step's gres indices. */
+enum spank_ib_cvd {
+	SPANK_IB_CVD_UNKNOWN = 0, /* decide per list: the step's indices, else relative */
+	SPANK_IB_CVD_ABSOLUTE,    /* the node's gres indices (no device cgroup) */
+	SPANK_IB_CVD_RELATIVE,    /* 0..n-1 into the step's list (ConstrainDevices=yes) */
+};
+
+/*
+ * The mode, from the step-wide CUDA_VISIBLE_DEVICES Slurm put beside
+ * SLURM_STEP_GPUS (STEP, N_STEP): the same list is absolute, 0..n-1 for a
+ * different list is relative, anything else (or nothing) unknown.
+ */
+enum spank_ib_cvd spank_ib_cvd_mode(const char *step_cvd, const unsigned *step, size_t n_step);
+
+/*
+ * The node's GPU indices (PCI bus order) a task's CUDA_VISIBLE_DEVICES names:
+ * through the step's list STEP (N_STEP, 0 = no list: the node's indices).
+ * Count, or -EINVAL (not an index list: UUIDs, MIG names, garbage), -ERANGE
+ * (a GPU outside the step or the node), -E2BIG; ERR says which.
+ */
+int spank_ib_map_cvd(const char *cvd, const unsigned *step, size_t n_step, enum spank_ib_cvd mode,
+		     size_t n_node_gpus, unsigned *out, size_t max, char *err, size_t errlen);
+
+/*
+ * NCCL_SOCKET_IFNAME: the interface whose route reaches the next node of
+ * NODELIST after NODEID (skipping SELF), resolved within TIMEOUT_MS; else the
+ * one that reaches LAUNCH_ADDR (srun's host).  HOW says which and why.
+ * 0 (peer), 1 (launch node fallback), -ENOENT (none: IFNAME "").
+ */
+int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char *self,
+			      const char *launch_addr, unsigned timeout_ms, char *ifname,
+			      size_t len, char *how, size_t howlen);
+
 /* ---- the plugin's state across callbacks (one per process) ---- */
 
 #define SPANK_IB_MSG_MAX 8192

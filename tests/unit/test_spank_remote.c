@@ -284,6 +284,211 @@ static void test_cached_verdict_reused_by_later_step(void **state)
 	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
 }
 
+/* The whole of a small file, malloc'd, or NULL. */
+static char *slurp(const char *path)
+{
+	FILE *fp = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!fp)
+		return NULL;
+	buf = calloc(1, 65536);
+	n = buf ? fread(buf, 1, 65535, fp) : 0;
+	(void)n;
+	fclose(fp);
+	return buf;
+}
+
+/* Runs one step's init_post_opt and user_init with --ib-check --ib-affinity. */
+static void step_start(struct node *nd)
+{
+	fake.n_opts = 0; /* a new step: its own option registrations */
+	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+	user_flag("ib-check", NULL);
+	user_flag("ib-affinity", NULL);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
+}
+
+/* Task T's task_init; then its IBPREP_HCAS and IBPREP_CPUS must be HCA and CPUS. */
+static void task_sees(struct node *nd, int t, const char *hca, const char *cpus)
+{
+	fake.task_id = t;
+	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
+	assert_non_null(fake_spank_getenv("IBPREP_HCAS"));
+	assert_string_equal(fake_spank_getenv("IBPREP_HCAS"), hca);
+	assert_non_null(fake_spank_getenv("IBPREP_CPUS"));
+	assert_string_equal(fake_spank_getenv("IBPREP_CPUS"), cpus);
+}
+
+/*
+ * SLURM_STEP_GPUS=2,3 (Slurm without a device cgroup: the step-wide
+ * CUDA_VISIBLE_DEVICES is the same list): two tasks get GPUs 2 and 3 with
+ * their HCAs and CPUs, not GPUs 0-3 and 4-7 of the whole node; a task that
+ * Slurm's --gpu-bind gave GPU 3 follows GPU 3, and Slurm's variable stays.
+ */
+static void test_step_gpus_restrict_the_placement(void **state)
+{
+	struct node *nd = *state;
+	int base;
+
+	fake.local_tasks = 2;
+	fake_spank_setenv("SLURM_STEP_GPUS", "2,3");
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "2,3");
+	step_start(nd);
+	assert_int_equal(fake.n_msgs, 0);
+	base = fake.n_env;
+	task_sees(nd, 0, "mlx5_4:1", "0-27,112-139");
+	assert_string_equal(fake_spank_getenv("CUDA_VISIBLE_DEVICES"), "2,3");
+	env_truncate(base);
+	task_sees(nd, 1, "mlx5_5:1", "28-55,140-167");
+	env_truncate(base);
+	/* --gpu-bind: task 0 sees GPU 3 only, task 1 GPU 2. */
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "3");
+	task_sees(nd, 0, "mlx5_5:1", "28-55,140-167");
+	assert_string_equal(fake_spank_getenv("CUDA_VISIBLE_DEVICES"), "3");
+	assert_non_null(strstr(fake_spank_getenv("UCX_NET_DEVICES"), "mlx5_5:1"));
+	env_truncate(base);
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "2");
+	task_sees(nd, 1, "mlx5_4:1", "0-27,112-139");
+	env_truncate(base);
+	/* The job's list when the step has none. */
+	slurm_spank_exit(NULL, 0, NULL);
+	fake_spank_setenv("SLURM_STEP_GPUS", "");
+	fake_spank_setenv("SLURM_JOB_GPUS", "4,5");
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "4,5");
+	step_start(nd);
+	task_sees(nd, 1, "mlx5_9:1", "84-111,196-223");
+}
+
+/*
+ * With ConstrainDevices=yes Slurm's CUDA_VISIBLE_DEVICES is relative to the
+ * step's GPUs: a task with CUDA_VISIBLE_DEVICES=1 under SLURM_STEP_GPUS=4,5
+ * uses GPU 5, whose HCA is mlx5_9.
+ */
+static void test_relative_cuda_visible_devices_mapped(void **state)
+{
+	struct node *nd = *state;
+	int base;
+
+	fake.local_tasks = 2;
+	fake_spank_setenv("SLURM_STEP_GPUS", "4,5");
+	step_start(nd);
+	base = fake.n_env;
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "1");
+	task_sees(nd, 0, "mlx5_9:1", "84-111,196-223");
+	assert_string_equal(fake_spank_getenv("CUDA_VISIBLE_DEVICES"), "1");
+	env_truncate(base);
+	slurm_spank_exit(NULL, 0, NULL);
+
+	/*
+	 * SLURM_STEP_GPUS=1,2 with the step-wide list 0,1: relative, so a task's
+	 * "1" is GPU 2 (mlx5_4), although GPU 1 is also one of the step's.
+	 */
+	fake_spank_setenv("SLURM_STEP_GPUS", "1,2");
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "0,1");
+	step_start(nd);
+	base = fake.n_env;
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "1");
+	task_sees(nd, 0, "mlx5_4:1", "28-55,140-167");
+	env_truncate(base);
+	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "0");
+	task_sees(nd, 1, "mlx5_3:1", "0-27,112-139");
+}
+
+/* Bad GPU values: a job fault with the variable named (never a drain), or a warning. */
+static void test_bad_gpu_values_are_job_faults(void **state)
+{
+	static const char *const bad[][2] = {
+	    {"2,x", "SLURM_STEP_GPUS='2,x' is not a GPU list"},
+	    {"9", "SLURM_STEP_GPUS names GPU 9, but the node has 8 GPUs"},
+	    {"3,3", "SLURM_STEP_GPUS='3,3' is not a GPU list"},
+	    {"0-99999999999", "SLURM_STEP_GPUS="},
+	};
+	struct node *nd = *state;
+	int base;
+
+	nd->av[nd->ac++] = (char *)"drain=yes";
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fake.n_msgs = 0;
+		fake_spank_setenv("SLURM_STEP_GPUS", bad[i][0]);
+		step_start(nd);
+		fake.task_id = 0;
+		assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), -1);
+		assert_int_equal(fake_spank_msgs_with(bad[i][1]), 1);
+		assert_int_equal(fake_spank_msgs_with("0 node faults, 1 job fault"), 1);
+		assert_int_equal(fake_spank_msgs_with("draining"), 0);
+		slurm_spank_exit(NULL, 0, NULL);
+	}
+	/* A task's CUDA_VISIBLE_DEVICES that names no GPU of the step: the deal's row stays. */
+	fake.n_msgs = 0;
+	fake.local_tasks = 2;
+	fake_spank_setenv("SLURM_STEP_GPUS", "2,3");
+	step_start(nd);
+	base = fake.n_env;
+	static const char *const cvd[] = {"GPU-5a1c0b4e", "7", "", "1,,2", "-1", "99999999999"};
+	for (size_t i = 0; i < sizeof(cvd) / sizeof(cvd[0]); i++) {
+		fake_spank_setenv("CUDA_VISIBLE_DEVICES", cvd[i]);
+		task_sees(nd, 1, "mlx5_5:1", "28-55,140-167");
+		env_truncate(base);
+	}
+}
+
+/*
+ * NCCL_SOCKET_IFNAME: the interface that reaches the next node of the step
+ * (here "localhost", through lo); a single-node step falls back to the route
+ * to srun's host and the report says so; a user's value stays.
+ */
+static void test_socket_ifname_from_the_step_peer(void **state)
+{
+	struct node *nd = *state;
+	char flag[PATH_MAX + 16], report[PATH_MAX], *text;
+	int base;
+
+	snprintf(report, sizeof(report), "%s/report.txt", nd->tdir);
+	snprintf(flag, sizeof(flag), "text:%s", report);
+	fake_spank_setenv("SLURM_STEP_NODELIST", "nodea,localhost");
+	fake.nnodes = 2;
+	fake.nodeid = 0;
+	step_start(nd);
+	base = fake.n_env;
+	fake.task_id = 0;
+	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
+	assert_non_null(fake_spank_getenv("NCCL_SOCKET_IFNAME"));
+	assert_string_equal(fake_spank_getenv("NCCL_SOCKET_IFNAME"), "=lo");
+	env_truncate(base);
+	slurm_spank_exit(NULL, 0, NULL);
+
+	/* One node: the launch node's route, said in the report. */
+	fake_spank_setenv("SLURM_STEP_NODELIST", "nodea");
+	fake_spank_setenv("SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1");
+	fake.nnodes = 1;
+	fake.n_opts = 0;
+	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+	user_flag("ib-affinity", NULL);
+	user_flag("ib-report", flag);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
+	base = fake.n_env;
+	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
+	assert_string_equal(fake_spank_getenv("NCCL_SOCKET_IFNAME"), "=lo");
+	text = slurp(report);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "NCCL_SOCKET_IFNAME lo: route to the launch node 127.0.0.1 "
+				     "(single-node step)"));
+	free(text);
+	env_truncate(base);
+	slurm_spank_exit(NULL, 0, NULL);
+
+	/* A garbage node list only costs the fallback; the user's value stays. */
+	fake_spank_setenv("SLURM_STEP_NODELIST", "nodea,n[5-3]");
+	fake_spank_setenv("NCCL_SOCKET_IFNAME", "ib0");
+	step_start(nd);
+	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
+	assert_string_equal(fake_spank_getenv("NCCL_SOCKET_IFNAME"), "ib0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +506,11 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_cached_verdict_reused_by_later_step,
 					    setup_degraded, teardown),
+	    cmocka_unit_test_setup_teardown(test_step_gpus_restrict_the_placement, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_relative_cuda_visible_devices_mapped, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_gpu_values_are_job_faults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_ifname_from_the_step_peer, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
