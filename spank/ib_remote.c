@@ -330,7 +330,10 @@ static void find_ifname(struct spank_ib_state *st, struct spank_ib_node *n, stru
 		v = job_getenv(je, "SLURM_JOB_NODELIST");
 	if (v)
 		snprintf(nodelist, sizeof(nodelist), "%s", v);
+	/* srun's address: SLURM_LAUNCH_NODE_IPADDR is only in the tasks' environment on 22.05 */
 	v = job_getenv(je, "SLURM_LAUNCH_NODE_IPADDR");
+	if (!v)
+		v = job_getenv(je, "SLURM_SRUN_COMM_HOST");
 	if (v)
 		snprintf(launch, sizeof(launch), "%.127s", v);
 	spank_ib_bootstrap_ifname(nodelist, n->nodeid, st->host, launch, 2000, n->ifname,

@@ -257,9 +257,15 @@ int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char 
 		}
 	}
 	ibp_hostlist_release(&hl);
-	if (launch_addr && *launch_addr && !ibp_env_route_ifname(launch_addr, ifname, len)) {
-		say(how, howlen, "route to the launch node %s (%s)", launch_addr, why);
-		return 1;
+	if (launch_addr && *launch_addr) {
+		rc = ibp_env_route_ifname(launch_addr, ifname, len);
+		/* a name rather than an address: resolve it the same bounded way */
+		if (rc == -EINVAL && !resolve(launch_addr, timeout_ms, addr, sizeof(addr)))
+			rc = ibp_env_route_ifname(addr, ifname, len);
+		if (!rc) {
+			say(how, howlen, "route to the launch node %s (%s)", launch_addr, why);
+			return 1;
+		}
 	}
 	ifname[0] = '\0';
 	say(how, howlen, "not set: %s, and no route to the launch node", why);

@@ -39,6 +39,8 @@
 #   SPANK_IB_SO    the plugin (build/spank_ib.so of the project)
 #   CL_CPUS        CPUs declared per node (16; SlurmdParameters=config_overrides)
 #   CL_EXTRA_CONF  extra lines appended to slurm.conf
+#   CL_GRES_CONF   lines of gres.conf (written beside slurm.conf before the
+#                  daemons start; "" = no gres.conf)
 #   CL_NO_CGROUP=1 leave out the 22.05 keys that newer releases dropped
 #                  (task/none, switch/none) and set CgroupPlugin=disabled
 #   CL_KEEP=1      keep the state directory after stop (for debugging)
@@ -304,6 +306,7 @@ cluster_start() {
 	# slurmd decides at start whether the plugin stack has a job prolog.
 	[ "$CL_SPANK_AT_START" = 1 ] && cluster_plugstack "$(cluster_spank_line)"
 	cl_write_conf
+	[ -n "${CL_GRES_CONF:-}" ] && printf '%s\n' "$CL_GRES_CONF" >"$(dirname "$CL_CONF")/gres.conf"
 	local i
 	for i in ctl $CL_NODES; do
 		mkdir -p "$CL_DIR/spool/$i"
