@@ -38,7 +38,6 @@
 #include <slurm/spank.h>
 
 #include "ibprep/env.h"
-#include "ibprep/cpulist.h"
 #include "ibprep/finding.h"
 #include "ibprep/hca.h"
 #include "ibprep/health.h"
