@@ -93,7 +93,7 @@ int spank_ib_map_cvd(const char *cvd, const unsigned *step, size_t n_step, enum 
 	bool relative;
 
 	if (!cvd || !*cvd) {
-		say(err, errlen, "CUDA_VISIBLE_DEVICES is empty: the task sees no GPU");
+		say(err, errlen, "CUDA_VISIBLE_DEVICES is empty (the task sees no GPU)");
 		return -EINVAL;
 	}
 	n = ibp_indexlist_parse(cvd, v, IBP_PLACE_MAX_GPUS);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -444,6 +445,7 @@ static void test_socket_ifname_from_the_step_peer(void **state)
 {
 	struct node *nd = *state;
 	char flag[PATH_MAX + 16], report[PATH_MAX], *text;
+	time_t t0;
 	int base;
 
 	snprintf(report, sizeof(report), "%s/report.txt", nd->tdir);
@@ -477,6 +479,28 @@ static void test_socket_ifname_from_the_step_peer(void **state)
 	assert_non_null(text);
 	assert_non_null(strstr(text, "NCCL_SOCKET_IFNAME lo: route to the launch node 127.0.0.1 "
 				     "(single-node step)"));
+	free(text);
+	env_truncate(base);
+	slurm_spank_exit(NULL, 0, NULL);
+
+	/* A peer that does not resolve: the fallback, within the 2 s bound, said in the report. */
+	fake_spank_setenv("SLURM_STEP_NODELIST", "nodea,nosuch-peer.invalid");
+	fake.nnodes = 2;
+	fake.n_opts = 0;
+	t0 = time(NULL);
+	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+	user_flag("ib-affinity", NULL);
+	user_flag("ib-report", flag);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	assert_true(time(NULL) - t0 <= 4);
+	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
+	base = fake.n_env;
+	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
+	assert_string_equal(fake_spank_getenv("NCCL_SOCKET_IFNAME"), "=lo");
+	text = slurp(report);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "route to the launch node 127.0.0.1 (peer nosuch-peer.invalid "
+				     "does not resolve"));
 	free(text);
 	env_truncate(base);
 	slurm_spank_exit(NULL, 0, NULL);
