@@ -58,7 +58,22 @@
 #define SPIN_NS     (50 * 1000LL)
 #define SPIN_LAT_NS (200 * 1000LL)
 
-enum imm_op { OP_HELLO = 1, OP_PATTERN = 2, OP_BW = 3, OP_PING = 4, OP_PONG = 5, OP_COUNT };
+/*
+ * OP_CHECKED: the receiver has checked the pattern.  The burst reuses the
+ * peer's buffer from offset 0, so the sender must not start it before the
+ * receiver is done reading: without this a slow check (a loaded node, or
+ * simply a 1 MiB compare against a 400 Gb/s burst) sees burst bytes and
+ * blames a healthy link for corruption.
+ */
+enum imm_op {
+	OP_HELLO = 1,
+	OP_PATTERN = 2,
+	OP_BW = 3,
+	OP_PING = 4,
+	OP_PONG = 5,
+	OP_CHECKED = 6,
+	OP_COUNT
+};
 
 struct cq_ctl {
 	struct ibv_comp_channel *ch;
@@ -809,8 +824,8 @@ static int cq_wait(struct ibp_tx *tx, struct cq_ctl *c, struct ibv_wc *wc, int64
 
 static const char *op_name(unsigned op)
 {
-	static const char *const names[OP_COUNT] = {"?",     "hello", "pattern",
-						    "burst", "ping",  "pong"};
+	static const char *const names[OP_COUNT] = {"?",    "hello", "pattern",        "burst",
+						    "ping", "pong",  "pattern checked"};
 
 	return op < OP_COUNT ? names[op] : "?";
 }
@@ -1162,6 +1177,11 @@ static int verbs_send_pattern(struct ibp_tx *tx, uint64_t seed, size_t len, int6
 	if (rc == -ETIMEDOUT)
 		return tx_fail(tx, rc,
 			       "pattern write of %zu bytes not acknowledged by the deadline", len);
+	if (!rc)
+		rc = recv_imm(tx, OP_CHECKED, deadline, SPIN_NS);
+	if (rc == -ETIMEDOUT)
+		return tx_fail(tx, rc,
+			       "the peer did not confirm its pattern check by the deadline");
 	return rc;
 }
 
@@ -1182,12 +1202,14 @@ static int verbs_recv_pattern(struct ibp_tx *tx, uint64_t seed, size_t len, int6
 	if (rc)
 		return rc;
 	at = ibp_pattern_check(tx->rbuf, len, seed);
+	/* Checked, good or bad: the sender may now overwrite the buffer. */
+	rc = post_write(tx, 0, 0, OP_CHECKED, true, deadline, SPIN_NS);
 	if (at < len) {
 		if (bad_offset)
 			*bad_offset = at;
 		return tx_fail(tx, -EBADMSG, "pattern differs at byte %zu of %zu", at, len);
 	}
-	return 0;
+	return rc;
 }
 
 static int verbs_bw_send(struct ibp_tx *tx, uint64_t bytes, int64_t deadline, uint64_t *ns)

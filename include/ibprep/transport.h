@@ -124,7 +124,12 @@ struct ibp_transport_ops {
 	/* verbs: QP to RTR/RTS; socket: the sender connects, the receiver accepts. */
 	int (*connect)(struct ibp_tx *tx, const struct ibp_endpoint *peer, enum ibp_tx_role role,
 		       int64_t deadline);
-	/* Writes ibp_pattern_fill(SEED) of LEN bytes (<= buf_len) into the peer. */
+	/*
+	 * Writes ibp_pattern_fill(SEED) of LEN bytes (<= buf_len) into the peer.
+	 * A transport whose burst lands in the same peer memory (verbs) returns
+	 * only once the peer has checked the pattern, so the burst can never
+	 * be mistaken for corruption; a stream (socket) keeps them apart anyway.
+	 */
 	int (*send_pattern)(struct ibp_tx *tx, uint64_t seed, size_t len, int64_t deadline);
 	/* Waits for it, then checks: -EBADMSG and *BAD_OFFSET on the first wrong byte. */
 	int (*recv_pattern)(struct ibp_tx *tx, uint64_t seed, size_t len, int64_t deadline,

@@ -131,7 +131,7 @@ else
 			tap_ok "rxe0: ${line#ok * - }"
 			n=$((n + 1)) ;;
 		"not ok "*)
-			tap_fail "rxe0: ${line#not ok * - }" "$(grep -A3 -F "$line" "$S0/unit.out" | tail -n 3)"
+			tap_fail "rxe0: ${line#not ok * - }" "$(grep -B6 -A3 -F "$line" "$S0/unit.out")"
 			n=$((n + 1)) ;;
 		esac
 	done < <(grep -E '^(not )?ok [0-9]' "$S0/unit.out")
