@@ -547,7 +547,8 @@ static void test_run_rail_count_mismatch_named(void **state)
 
 	(void)state;
 	ibp_policy_init(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
+	/* Generous: the run ends when its links are done; the bound only matters under load. */
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
 	memset(ports, 0, sizeof(ports));
