@@ -44,6 +44,7 @@
 #include "ibprep/json.h"
 #include "ibprep/place.h"
 #include "ibprep/rdmatest.h"
+#include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 #include "ibprep/topo.h"
 
@@ -600,24 +601,7 @@ static void report_json(FILE *fp, const struct spank_ib_state *st, const struct 
 	}
 	ibp_json_kv_string(&j, "socket_ifname", n->ifname);
 	ibp_json_kv_string(&j, "socket_ifname_from", n->ifname_how);
-	ibp_json_key(&j, "findings");
-	ibp_json_array_begin(&j);
-	for (size_t i = 0; i < n->findings.n; i++) {
-		const struct ibp_finding *x = &n->findings.v[i];
-
-		ibp_json_object_begin(&j);
-		ibp_json_kv_string(&j, "code", x->code);
-		ibp_json_kv_string(&j, "severity", ibp_severity_name(x->severity));
-		ibp_json_kv_string(&j, "class", ibp_class_name(x->fclass));
-		ibp_json_kv_string(&j, "node", x->node[0] ? x->node : st->host);
-		ibp_json_kv_string(&j, "device", x->device);
-		ibp_json_kv_int(&j, "port", x->port);
-		ibp_json_kv_string(&j, "observed", x->observed);
-		ibp_json_kv_string(&j, "expected", x->expected);
-		ibp_json_kv_string(&j, "fix", x->fix);
-		ibp_json_object_end(&j);
-	}
-	ibp_json_array_end(&j);
+	ibp_report_findings_json(&j, &n->findings, st->host);
 	ibp_json_key(&j, "tasks");
 	ibp_json_array_begin(&j);
 	for (size_t r = 0; n->have_pl && r < n->pl.n_tasks; r++) {
