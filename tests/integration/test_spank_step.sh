@@ -111,7 +111,9 @@ fi
 
 # Slurm binds each task to one GPU; with map_gpu the binding is swapped
 # against the plugin's PCI-order deal: the task's row must follow its GPU.
-run bind cl_srun -N1 -w n1 -n2 -O --gres=gpu:2 --gpus-per-task=1 --gpu-bind=map_gpu:3,2 \
+# No -O here: from 24.11 srun -O --gpus-per-task is refused ("Requested node
+# configuration is not available"), 22.05 accepts it; two tasks fit anyway.
+run bind cl_srun -N1 -w n1 -n2 --gpus-per-task=1 --gpu-bind=map_gpu:3,2 \
 	--ib-affinity sh -c "$ROW"
 want2="mlx5_4:1 0-27,112-139" want3="mlx5_5:1 28-55,140-167"
 bad=""
