@@ -12,20 +12,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-	tap_skip "spank plugin in a Slurm cluster" "needs root (namespaces, bridge, daemons)"
-	tap_done
-	exit
-fi
-for b in "$SLURM_SBIN/slurmctld" "$SLURM_SBIN/slurmd" "$SLURM_BIN/srun" munged; do
-	if ! command -v "$b" >/dev/null; then
-		tap_skip "spank plugin in a Slurm cluster" "$b not installed (contrib/install-deps.sh)"
-		tap_done
-		exit
-	fi
-done
-if [ ! -f "$SPANK_IB_SO" ]; then
-	tap_fail "plugin built" "$SPANK_IB_SO missing: run make first"
+if ! cluster_prereqs "spank plugin in a Slurm cluster"; then
 	tap_done
 	exit
 fi

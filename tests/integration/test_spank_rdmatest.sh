@@ -14,13 +14,10 @@ skip_all() {
 	tap_done
 	exit
 }
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (namespaces, bridge, daemons)"
-command -v "$SLURM_SBIN/slurmd" >/dev/null || skip_all "slurmd not installed (contrib/install-deps.sh)"
-[ -f "$SPANK_IB_SO" ] || {
-	tap_fail "plugin built" "$SPANK_IB_SO missing: run make first"
+if ! cluster_prereqs "srun --ib-test in a Slurm cluster"; then
 	tap_done
 	exit
-}
+fi
 errf=$(mktemp)
 if ! cluster_start 4 2>"$errf"; then
 	tap_fail "cluster starts" "$(cat "$errf")"

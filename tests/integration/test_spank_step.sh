@@ -15,20 +15,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-	tap_skip "spank plugin and the step's GPUs" "needs root (namespaces, bridge, daemons, mknod)"
-	tap_done
-	exit
-fi
-for b in "$SLURM_SBIN/slurmctld" "$SLURM_SBIN/slurmd" "$SLURM_BIN/srun" munged; do
-	if ! command -v "$b" >/dev/null; then
-		tap_skip "spank plugin and the step's GPUs" "$b not installed (contrib/install-deps.sh)"
-		tap_done
-		exit
-	fi
-done
-if [ ! -f "$SPANK_IB_SO" ]; then
-	tap_fail "plugin built" "$SPANK_IB_SO missing: run make first"
+if ! cluster_prereqs "spank plugin and the step's GPUs" "namespaces, bridge, daemons, mknod"; then
 	tap_done
 	exit
 fi

@@ -282,6 +282,29 @@ cluster_wait_idle() {
 	return 1
 }
 
+# cluster_prereqs NAME [WHAT]: what every plugin suite needs before it can
+# start a cluster: root (WHAT names why; default the namespaces, bridge and
+# daemons), Slurm's daemons and srun, munged, and the built plugin.  Reports
+# a skip under NAME (a missing plugin: a failure) and returns 1 when one is
+# missing; the caller then ends with tap_done.  Needs tests/lib/tap.sh.
+cluster_prereqs() {
+	local name=$1 what=${2:-namespaces, bridge, daemons} b
+	if [ "$(id -u)" -ne 0 ]; then
+		tap_skip "$name" "needs root ($what)"
+		return 1
+	fi
+	for b in "$SLURM_SBIN/slurmctld" "$SLURM_SBIN/slurmd" "$SLURM_BIN/srun" munged; do
+		if ! command -v "$b" >/dev/null; then
+			tap_skip "$name" "$b not installed (contrib/install-deps.sh)"
+			return 1
+		fi
+	done
+	if [ ! -f "$SPANK_IB_SO" ]; then
+		tap_fail "plugin built" "$SPANK_IB_SO missing: run make first"
+		return 1
+	fi
+}
+
 cluster_start() {
 	CL_N=$1
 	shift
