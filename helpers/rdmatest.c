@@ -686,26 +686,42 @@ static int tx_open(struct run *run, struct link *l, struct ibp_tx **tx, char *er
 	return rc;
 }
 
+/*
+ * Both roles' data path: open the local port, swap endpoints over FD,
+ * connect.  0, or -1 with the link's outcome recorded; *TX may be set
+ * either way (the caller closes it).  ERR stays the transport's message
+ * buffer for the later operations.
+ */
+static int link_connect(struct run *run, struct link *l, int fd, enum ibp_tx_role role,
+			struct ibp_tx **tx, char *err, size_t errlen, int64_t deadline)
+{
+	struct ibp_endpoint peer;
+	int rc;
+
+	if (tx_open(run, l, tx, err, errlen))
+		return -1;
+	if (exchange_endpoints(run, l, fd, *tx, &peer, deadline))
+		return -1;
+	rc = run->ops->connect(*tx, &peer, role, deadline);
+	if (rc) {
+		link_fail(l, rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT, rc,
+			  "data path: %s", err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
 static void link_sender(struct run *run, struct link *l, int fd, int64_t deadline)
 {
 	char err[IBP_TEXT_MAX] = "";
-	struct ibp_endpoint peer;
 	struct ibp_oob_ctrl c;
 	struct ibp_tx *tx = NULL;
 	uint64_t seed = random64(), ns = 0;
 	double floor_gbps = 0;
 	int rc;
 
-	if (tx_open(run, l, &tx, err, sizeof(err)))
+	if (link_connect(run, l, fd, IBP_TX_SENDER, &tx, err, sizeof(err), deadline))
 		goto abort;
-	if (exchange_endpoints(run, l, fd, tx, &peer, deadline))
-		goto abort;
-	rc = run->ops->connect(tx, &peer, IBP_TX_SENDER, deadline);
-	if (rc) {
-		link_fail(l, rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT, rc,
-			  "data path: %s", err[0] ? err : strerror(-rc));
-		goto abort;
-	}
 	rc = send_ctrl(fd, IBP_CTRL_READY, 0, run->burst, IBP_RDMATEST_LAT_ITERS, deadline);
 	if (!rc)
 		rc = send_ctrl(fd, IBP_CTRL_PATTERN_SENT, 0, seed, run->buf_len, deadline);
@@ -780,22 +796,13 @@ done:
 static void link_receiver(struct run *run, struct link *l, int fd, int64_t deadline)
 {
 	char err[IBP_TEXT_MAX] = "";
-	struct ibp_endpoint peer;
 	struct ibp_oob_ctrl ready, pat, c;
 	struct ibp_tx *tx = NULL;
 	size_t bad = 0;
 	int rc;
 
-	if (tx_open(run, l, &tx, err, sizeof(err)))
+	if (link_connect(run, l, fd, IBP_TX_RECEIVER, &tx, err, sizeof(err), deadline))
 		goto abort;
-	if (exchange_endpoints(run, l, fd, tx, &peer, deadline))
-		goto abort;
-	rc = run->ops->connect(tx, &peer, IBP_TX_RECEIVER, deadline);
-	if (rc) {
-		link_fail(l, rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT, rc,
-			  "data path: %s", err[0] ? err : strerror(-rc));
-		goto abort;
-	}
 	if (recv_ctrl(l, fd, IBP_CTRL_READY, &ready, deadline) ||
 	    recv_ctrl(l, fd, IBP_CTRL_PATTERN_SENT, &pat, deadline))
 		goto done;
