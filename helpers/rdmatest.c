@@ -69,8 +69,9 @@ struct run {
 	struct ibp_auth auth;
 	size_t buf_len;
 	uint64_t burst;
-	int listen_fd;
-	uint16_t cands[IBP_RDMATEST_PORT_CANDIDATES];
+	int listen_fds[IBP_RDMATEST_MAX_LISTEN]; /* -1: not listening on that candidate */
+	bool own_listen;                         /* bound here: closed here */
+	uint16_t cands[IBP_RDMATEST_MAX_LISTEN];
 	int n_cands;
 	int64_t start, round_end[2], end;
 	struct link links[IBP_RDMATEST_MAX_LINKS];
@@ -964,6 +965,16 @@ static void *in_worker(void *arg)
 
 /* ---- the acceptor: the only code that reads from strangers -------------- */
 
+/* Closes the listeners this run bound; the caller's are left alone. */
+static void close_listeners(struct run *run)
+{
+	for (int c = 0; c < run->n_cands; c++) {
+		if (run->own_listen && run->listen_fds[c] >= 0)
+			close(run->listen_fds[c]);
+		run->listen_fds[c] = -1;
+	}
+}
+
 __attribute__((format(printf, 3, 4))) static void drop(struct run *run, struct pending *p,
 						       const char *fmt, ...)
 {
@@ -1128,13 +1139,13 @@ static bool all_slots_taken(struct run *run)
 	return all;
 }
 
-static void accept_one(struct run *run, struct pending *pend, int64_t conn_ns)
+static void accept_one(struct run *run, int lfd, struct pending *pend, int64_t conn_ns)
 {
 	struct sockaddr_storage ss = {0};
 	socklen_t sl = sizeof(ss);
 	struct pending *slot = &pend[0];
 	char host[INET6_ADDRSTRLEN] = "?";
-	int fd = accept4(run->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (fd < 0)
 		return;
@@ -1205,16 +1216,21 @@ static void acceptor(struct run *run)
 	for (size_t i = 0; i < IBP_RDMATEST_MAX_PENDING; i++)
 		pend[i].fd = -1;
 	while (!all_slots_taken(run)) {
-		struct pollfd pfd[IBP_RDMATEST_MAX_PENDING + 1];
-		struct pending *who[IBP_RDMATEST_MAX_PENDING + 1];
+		struct pollfd pfd[IBP_RDMATEST_MAX_PENDING + IBP_RDMATEST_MAX_LISTEN];
+		struct pending *who[IBP_RDMATEST_MAX_PENDING + IBP_RDMATEST_MAX_LISTEN];
 		int64_t now = ibp_now_ns(), wake = last;
-		size_t np = 0;
+		size_t np = 0, nl;
 		int n, ms;
 
 		if (now >= last)
 			break;
-		pfd[np] = (struct pollfd){.fd = run->listen_fd, .events = POLLIN};
-		who[np++] = NULL;
+		for (int c = 0; c < run->n_cands; c++) {
+			if (run->listen_fds[c] < 0)
+				continue;
+			pfd[np] = (struct pollfd){.fd = run->listen_fds[c], .events = POLLIN};
+			who[np++] = NULL;
+		}
+		nl = np;
 		for (size_t i = 0; i < IBP_RDMATEST_MAX_PENDING; i++) {
 			if (pend[i].fd < 0)
 				continue;
@@ -1232,27 +1248,53 @@ static void acceptor(struct run *run)
 		n = poll(pfd, np, ms > 50 ? 50 : ms);
 		if (n < 0 && errno != EINTR)
 			break;
-		for (size_t i = 1; n > 0 && i < np; i++)
+		for (size_t i = nl; n > 0 && i < np; i++)
 			if (pfd[i].revents)
 				read_pending(run, who[i]);
-		if (n > 0 && (pfd[0].revents & POLLIN))
-			accept_one(run, pend, conn_ns);
+		for (size_t i = 0; n > 0 && i < nl; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_one(run, pfd[i].fd, pend, conn_ns);
 	}
 	for (size_t i = 0; i < IBP_RDMATEST_MAX_PENDING; i++)
 		if (pend[i].fd >= 0)
 			drop(run, &pend[i], "the test is over");
-	close(run->listen_fd);
-	run->listen_fd = -1;
+	close_listeners(run);
 }
 
+/* The caller's pre-bound listeners: the first listening port, or -errno. */
+static int listen_given(struct run *run)
+{
+	const struct ibp_rdmatest_config *cfg = run->cfg;
+	int first = -EADDRINUSE;
+
+	if (cfg->n_listen_fds == 0 || cfg->n_listen_fds > IBP_RDMATEST_MAX_LISTEN ||
+	    !cfg->listen_ports)
+		return -EINVAL;
+	run->n_cands = (int)cfg->n_listen_fds;
+	for (int c = 0; c < run->n_cands; c++) {
+		run->cands[c] = cfg->listen_ports[c];
+		run->listen_fds[c] = cfg->listen_fds[c];
+		if (cfg->listen_ports[c] == 0)
+			return -EINVAL;
+		if (run->listen_fds[c] >= 0 && first < 0)
+			first = cfg->listen_ports[c];
+	}
+	return first;
+}
+
+/* The port listened on, or -errno (-EADDRINUSE: every candidate is taken). */
 static int listen_on(struct run *run)
 {
-	int rc = ibp_oob_ports(run->cfg->job, run->cfg->step, run->pol.test_port_lo,
-			       run->pol.test_port_hi, run->cands, IBP_RDMATEST_PORT_CANDIDATES);
+	int rc;
 
+	if (run->cfg->listen_fds)
+		return listen_given(run);
+	rc = ibp_oob_ports(run->cfg->job, run->cfg->step, run->pol.test_port_lo,
+			   run->pol.test_port_hi, run->cands, IBP_RDMATEST_PORT_CANDIDATES);
 	if (rc < 0)
 		return rc;
 	run->n_cands = rc;
+	run->own_listen = true;
 	rc = -EADDRINUSE;
 	for (int c = 0; c < run->n_cands; c++) {
 		struct sockaddr_storage ss;
@@ -1266,7 +1308,7 @@ static int listen_on(struct run *run)
 			return -errno;
 		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (!bind(fd, (struct sockaddr *)&ss, len) && !listen(fd, 64)) {
-			run->listen_fd = fd;
+			run->listen_fds[c] = fd;
 			return run->cands[c];
 		}
 		rc = -errno;
@@ -1684,6 +1726,47 @@ static int setup_links(struct run *run, struct ibp_findings *out)
 	return 0;
 }
 
+/*
+ * munged must answer before any link is tried: a node whose munged is down
+ * or refusing learns it at once, with its own words, instead of failing
+ * every link after test_timeout with a resource message.
+ */
+static int setup_munge(struct run *run, struct ibp_findings *out)
+{
+	struct ibp_auth_claims c = {.job = run->cfg->job,
+				    .step = run->cfg->step,
+				    .uid = run->cfg->uid,
+				    .from = run->me,
+				    .to = run->me,
+				    .nnodes = run->n};
+	char cred[IBP_OOB_CRED_MAX], err[IBP_TEXT_MAX] = "";
+	const char *sock = run->auth.socket;
+	int rc;
+
+	if (run->auth.insecure)
+		return 0;
+	c.nonce = random64();
+	rc = ibp_auth_sign(&run->auth, &c, cred, sizeof(cred), err, sizeof(err));
+	if (rc >= 0)
+		return 0;
+	if (rc == -ENOTCONN)
+		ibp_findings_addf(out, "rdmatest_munge_unavailable", IBP_SEV_FAIL, IBP_CLASS_NODE,
+				  NULL, 0, "munged answering on its socket",
+				  sock && *sock ? "start munged, or set munge_socket= to munged's "
+						  "socket"
+						: "start munged (systemctl start munge), or set "
+						  "munge_socket= to munged's socket",
+				  "munged does not answer on %s: %s",
+				  sock && *sock ? sock : "its default socket", err);
+	else
+		ibp_findings_addf(out, "rdmatest_munge_unavailable", IBP_SEV_FAIL, IBP_CLASS_NODE,
+				  NULL, 0, "munged issuing credentials",
+				  "check munged on this node (its log, key, clock), or set "
+				  "munge_socket= to munged's socket",
+				  "munged refuses to issue a credential: %s", err);
+	return rc;
+}
+
 static void fill_result(struct run *run, struct ibp_rdmatest_result *res)
 {
 	res->nnodes = run->n;
@@ -1714,7 +1797,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	if (!run)
 		return -ENOMEM;
 	run->cfg = cfg;
-	run->listen_fd = -1;
+	for (size_t c = 0; c < IBP_RDMATEST_MAX_LISTEN; c++)
+		run->listen_fds[c] = -1;
 	run->start = cfg->start_ns ? cfg->start_ns : ibp_now_ns();
 	if (cfg->policy)
 		run->pol = *cfg->policy;
@@ -1755,22 +1839,41 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 				  "add the node to /etc/hosts or DNS",
 				  "cannot resolve this node's own name '%s': %s",
 				  node_name(run, run->me), strerror(-rc));
+		res->setup_err = rc;
 		rc = 0;
 		goto out_free;
 	}
 	rc = setup_rails(run, out);
 	if (rc) {
+		res->setup_err = rc;
 		rc = rc == -ENODEV ? 0 : rc;
+		goto out_free;
+	}
+	rc = setup_munge(run, out);
+	if (rc) {
+		res->setup_err = rc;
+		rc = 0;
 		goto out_free;
 	}
 	setup_links(run, out);
 	rc = listen_on(run);
 	if (rc < 0) {
-		ibp_findings_addf(out, "rdmatest_no_listener", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL,
-				  0, "a free test port", "free the ports or widen test_ports=",
-				  "cannot listen on %s ports %u..%u (%d candidates): %s",
-				  run->my_addr, run->pol.test_port_lo, run->pol.test_port_hi,
-				  run->n_cands, strerror(-rc));
+		res->setup_err = rc;
+		if (cfg->listen_fds)
+			ibp_findings_addf(out, "rdmatest_no_listener", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					  NULL, 0,
+					  "a listening socket on one of the test's candidate ports",
+					  "free the test ports or change test_ports=",
+					  "no listening socket among the %zu candidate ports "
+					  "handed to the test: %s",
+					  cfg->n_listen_fds, strerror(-rc));
+		else
+			ibp_findings_addf(out, "rdmatest_no_listener", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					  NULL, 0, "a free test port",
+					  "free the ports or widen test_ports=",
+					  "cannot listen on %s ports %u..%u (%d candidates): %s",
+					  run->my_addr, run->pol.test_port_lo,
+					  run->pol.test_port_hi, run->n_cands, strerror(-rc));
 		rc = 0;
 		goto out_free;
 	}
@@ -1807,8 +1910,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	rc = 0;
 out_free:
 	fill_result(run, res);
-	if (run->listen_fd >= 0)
-		close(run->listen_fd);
+	close_listeners(run);
 	ibp_hostlist_release(&run->own_nodes);
 	free(run);
 	return rc;

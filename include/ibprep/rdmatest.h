@@ -34,10 +34,18 @@
  * timeouts; /etc/hosts answers at once), and munged's answer (libmunge's
  * own timeouts; a local Unix socket).
  *
- * Ports: the listener takes the first free of IBP_RDMATEST_PORT_CANDIDATES
- * ports derived from job and step inside test_ports= (ibp_oob_ports);
- * senders try them in order and keep only an answer that authenticates as
- * their peer for this step.
+ * Ports: IBP_RDMATEST_PORT_CANDIDATES ports derived from job and step
+ * inside test_ports= (ibp_oob_ports).  Either the caller binds them
+ * (LISTEN_FDS: the plugin, as root, so no user can take them) or the run
+ * binds the first free one.  Senders try them in order and keep only an
+ * answer that authenticates as their peer for this step.
+ *
+ * Contract with the caller (plugin and ibprep): local setup failures are
+ * known before any link is tried and end the run at once, never after
+ * test_timeout: munged unreachable or refusing (rdmatest_munge_unavailable,
+ * fix "start munged" / "set munge_socket= to munged's socket"), no
+ * listener (rdmatest_no_listener), no device (rdmatest_no_port).  They are
+ * node-class findings and RES->setup_err is set.
  *
  * Threads: ibp_rdmatest_run() starts two threads per rail and joins them
  * before it returns; it has no globals and may run concurrently in one
@@ -60,6 +68,7 @@
 #define IBP_RDMATEST_MAX_LINKS       (4 * IBP_RDMATEST_MAX_RAILS)
 #define IBP_RDMATEST_MAX_PENDING     16
 #define IBP_RDMATEST_PORT_CANDIDATES 4
+#define IBP_RDMATEST_MAX_LISTEN      8
 #define IBP_RDMATEST_LAT_ITERS       16
 
 enum ibp_rdmatest_mode {
@@ -101,6 +110,23 @@ struct ibp_rdmatest_config {
 	ibp_rdmatest_resolve_fn resolve;
 	void *resolve_arg;
 
+	/*
+	 * Pre-bound listeners (the plugin binds them as root in init_post_opt,
+	 * below ip_unprivileged_port_start, and hands them to its unprivileged
+	 * child): LISTEN_FDS[i] is a listening TCP socket on LISTEN_PORTS[i],
+	 * one per candidate port, in candidate order (ibp_oob_ports for this
+	 * job and step).  A port the caller could not bind has fd -1: this
+	 * node does not listen there, its senders still try it on the peers.
+	 * The run only polls and accept()s them: it never binds, closes or
+	 * changes them (the caller owns them).  Senders try LISTEN_PORTS in
+	 * order on every peer.  LISTEN_FDS NULL: the run computes the
+	 * candidates from test_ports= and binds the first free one itself.
+	 * At most IBP_RDMATEST_MAX_LISTEN; every fd -1 = rdmatest_no_listener.
+	 */
+	const int *listen_fds;
+	const uint16_t *listen_ports;
+	size_t n_listen_fds;
+
 	size_t buf_len;       /* pattern size, 0 = 1 MiB */
 	uint64_t burst_bytes; /* bandwidth burst, 0 = 8 x buf_len */
 	int64_t start_ns;     /* CLOCK_MONOTONIC start, 0 = now */
@@ -129,6 +155,14 @@ struct ibp_rdmatest_result {
 	size_t n_summaries; /* peers' summaries received */
 	size_t n_suspects;  /* nodes blamed */
 	uint32_t suspects[8];
+	/*
+	 * A local setup failure found before any link was tried (munged
+	 * unreachable or refusing, no listener, no device to test): -errno,
+	 * else 0.  Its finding (rdmatest_munge_unavailable, rdmatest_no_listener,
+	 * rdmatest_no_port, rdmatest_no_address; class node, with its own fix
+	 * text) is already in OUT and the run returned at once.
+	 */
+	int setup_err;
 	unsigned dropped;               /* connections dropped (strangers, bad credentials ...) */
 	char drop_reason[IBP_TEXT_MAX]; /* the last one */
 	double elapsed_s;

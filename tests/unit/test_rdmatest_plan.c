@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -592,6 +593,160 @@ static void test_run_rail_count_mismatch_named(void **state)
 	ibp_hostlist_release(&hl);
 }
 
+/*
+ * munged unreachable is a setup failure of this node, known before any
+ * link: its own code and fix text (never the memlock one), and the run
+ * returns without waiting out test_timeout (20 s here; it takes
+ * milliseconds, the bound only proves it did not wait).
+ */
+static void test_run_munge_unreachable_setup_failure_at_once(void **state)
+{
+	static const char *const addrs2[] = {"127.77.0.1", "127.77.0.2"};
+	struct ibp_rdmatest_config cfg = {0};
+	struct ibp_rdmatest_result res;
+	struct ibp_findings out;
+	struct ibp_policy pol;
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
+	ibp_findings_init(&out);
+	cfg.nodelist = "t[1-2]";
+	cfg.addrs = addrs2;
+	cfg.job = 18;
+	cfg.uid = (uint32_t)getuid();
+	cfg.policy = &pol;
+	cfg.transport = &ibp_transport_socket;
+	cfg.munge_socket = "/nonexistent/spank-ib-test/munge.socket";
+	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), 0);
+	assert_false(res.pass);
+	assert_int_not_equal(res.setup_err, 0);
+	assert_int_equal(res.n_links, 0);
+	assert_true(res.elapsed_s < 10);
+	assert_int_equal(out.n, 1);
+	assert_string_equal(out.v[0].code, "rdmatest_munge_unavailable");
+	assert_int_equal(out.v[0].severity, IBP_SEV_FAIL);
+	assert_int_equal(out.v[0].fclass, IBP_CLASS_NODE);
+	assert_non_null(strstr(out.v[0].fix, "munge_socket="));
+	assert_non_null(strstr(out.v[0].observed, "/nonexistent/spank-ib-test/munge.socket"));
+	assert_null(strstr(out.v[0].fix, "memlock"));
+	ibp_findings_release(&out);
+}
+
+/*
+ * Listeners bound by the caller (as the plugin does as root): the run uses
+ * them, the first candidate missing on one node (fd -1) is skipped by the
+ * senders, and every fd is still open and listening afterwards.
+ */
+static int bound_listener(const char *addr, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+static void test_run_caller_listeners_used_and_left_open(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
+	int fds[3][IBP_RDMATEST_PORT_CANDIDATES];
+	char err[128];
+	int n;
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	n = ibp_oob_ports(19, 0, pol.test_port_lo, pol.test_port_hi, ports,
+			  IBP_RDMATEST_PORT_CANDIDATES);
+	assert_int_equal(n, IBP_RDMATEST_PORT_CANDIDATES);
+	for (size_t i = 0; i < 3; i++)
+		for (int c = 0; c < n; c++)
+			fds[i][c] = i == 1 && c == 0 ? -1 : bound_listener(addrs3[i], ports[c]);
+	memset(nr, 0, sizeof(nr));
+	for (size_t i = 0; i < 3; i++) {
+		ibp_findings_init(&nr[i].out);
+		nr[i].cfg.nodes = &hl;
+		nr[i].cfg.index = i;
+		nr[i].cfg.job = 19;
+		nr[i].cfg.uid = 1000;
+		nr[i].cfg.policy = &pol;
+		nr[i].cfg.transport = &ibp_transport_socket;
+		nr[i].cfg.insecure = true;
+		nr[i].cfg.addrs = addrs3;
+		nr[i].cfg.buf_len = 4096;
+		nr[i].cfg.burst_bytes = 65536;
+		nr[i].cfg.listen_fds = fds[i];
+		nr[i].cfg.listen_ports = ports;
+		nr[i].cfg.n_listen_fds = (size_t)n;
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++)
+		pthread_join(nr[i].th, NULL);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_int_equal(nr[i].res.setup_err, 0);
+		assert_int_equal(nr[i].res.oob_port, i == 1 ? ports[1] : ports[0]);
+		for (int c = 0; c < n; c++) {
+			int acc = 0;
+			socklen_t sl = sizeof(acc);
+
+			if (fds[i][c] < 0)
+				continue;
+			assert_true(fcntl(fds[i][c], F_GETFD) >= 0);
+			assert_int_equal(
+			    getsockopt(fds[i][c], SOL_SOCKET, SO_ACCEPTCONN, &acc, &sl), 0);
+			assert_int_equal(acc, 1);
+			close(fds[i][c]);
+		}
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
+/* Every caller listener missing: no listener, at once. */
+static void test_run_no_caller_listener_setup_failure(void **state)
+{
+	struct ibp_rdmatest_config cfg = {0};
+	struct ibp_rdmatest_result res;
+	struct ibp_findings out;
+	struct ibp_policy pol;
+	const int fds[2] = {-1, -1};
+	const uint16_t ports[2] = {47001, 47002};
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
+	ibp_findings_init(&out);
+	cfg.nodelist = "t[1-2]";
+	cfg.addrs = addrs3;
+	cfg.policy = &pol;
+	cfg.transport = &ibp_transport_socket;
+	cfg.insecure = true;
+	cfg.listen_fds = fds;
+	cfg.listen_ports = ports;
+	cfg.n_listen_fds = 2;
+	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), 0);
+	assert_false(res.pass);
+	assert_int_equal(res.setup_err, -EADDRINUSE);
+	assert_true(res.elapsed_s < 10);
+	assert_string_equal(out.v[0].code, "rdmatest_no_listener");
+	assert_int_equal(out.v[0].fclass, IBP_CLASS_NODE);
+	ibp_findings_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,6 +760,9 @@ int main(void)
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
 	    cmocka_unit_test(test_run_slow_links_bandwidth_and_latency_named),
 	    cmocka_unit_test(test_run_rail_count_mismatch_named),
+	    cmocka_unit_test(test_run_munge_unreachable_setup_failure_at_once),
+	    cmocka_unit_test(test_run_caller_listeners_used_and_left_open),
+	    cmocka_unit_test(test_run_no_caller_listener_setup_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
