@@ -474,6 +474,18 @@ int ibp_sysfs_link_name(const struct ibp_sysfs *fs, const char *path, char *buf,
 	return copy_out(base, strlen(base), buf, len);
 }
 
+int ibp_sysfs_stat(const struct ibp_sysfs *fs, const char *path, struct stat *st)
+{
+	if (!st)
+		return -EINVAL;
+	int fd = open_in_root(fs, path, O_PATH);
+	if (fd < 0)
+		return fd;
+	int rc = fstat(fd, st) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
 int ibp_natural_cmp(const char *a, const char *b)
 {
 	while (*a && *b) {

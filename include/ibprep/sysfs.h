@@ -81,6 +81,13 @@ int ibp_sysfs_link_name(const struct ibp_sysfs *fs, const char *path, char *buf,
 int ibp_sysfs_realpath(const struct ibp_sysfs *fs, const char *path, char *buf, size_t len);
 
 /*
+ * stat(2) of PATH inside the root (links followed, inside the root): the
+ * owner and mode of a pid file or of proc/<pid>.  0 or -errno.
+ */
+struct stat;
+int ibp_sysfs_stat(const struct ibp_sysfs *fs, const char *path, struct stat *st);
+
+/*
  * Lists the entries of directory PATH (without "." and ".."), sorted with
  * natural order (mlx5_2 before mlx5_10).  On success *names is a
  * NULL-terminated array owned by the caller: free with ibp_sysfs_names_free.

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nodestate.c: the drain/resume decisions of nodestate.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ibprep/nodestate.h"
+#include "ibprep/text.h"
+
+/* "KEY=" at the start of LINE or after a space; the value's start or NULL. */
+static const char *field(const char *line, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl)
+		if ((p == line || p[-1] == ' ') && p[kl] == '=')
+			return p + kl + 1;
+	return NULL;
+}
+
+/* Is S (up to END) " [user@time]", with no space inside the brackets? */
+static bool stamp_at(const char *s, const char *end)
+{
+	const char *rb, *at = NULL;
+
+	if (end - s < 5 || s[0] != ' ' || s[1] != '[')
+		return false;
+	for (rb = s + 2; rb < end && *rb != ']'; rb++) {
+		if (*rb == ' ')
+			return false;
+		if (*rb == '@')
+			at = rb;
+	}
+	return rb < end && at && at > s + 2 && (rb + 1 == end || rb[1] == ' ');
+}
+
+int ibp_node_state_parse(const char *line, const char *node, struct ibp_node_state *st)
+{
+	const char *v;
+
+	if (!line || !node || !*node || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	size_t nl = strlen(node);
+	if (strncmp(line, "NodeName=", 9) != 0 || strncmp(line + 9, node, nl) != 0 ||
+	    (line[9 + nl] != ' ' && line[9 + nl] != '\0' && line[9 + nl] != '\n'))
+		return -ENOENT;
+	snprintf(st->name, sizeof(st->name), "%s", node);
+	const char *eol = strchr(line, '\n');
+	const char *end = eol ? eol : line + strlen(line);
+
+	v = field(line, "State");
+	if (!v || v >= end)
+		return -EINVAL;
+	size_t sl = strcspn(v, " \n");
+	if (sl == 0 || sl >= sizeof(st->state))
+		return -EINVAL;
+	memcpy(st->state, v, sl);
+	st->state[sl] = '\0';
+	char tmp[sizeof(st->state)], *save = NULL;
+	memcpy(tmp, st->state, sl + 1);
+	for (char *t = strtok_r(tmp, "+", &save); t; t = strtok_r(NULL, "+", &save))
+		if (!strcmp(t, "DRAIN") || !strcmp(t, "DRAINED") || !strcmp(t, "DRAINING"))
+			st->drain = true;
+
+	v = field(line, "Reason");
+	if (v && v < end) {
+		/* the reason may hold spaces; " [user@time]" ends it when present */
+		const char *r_end = end;
+		for (const char *p = end - 1; p >= v; p--)
+			if (stamp_at(p, end)) {
+				r_end = p;
+				break;
+			}
+		size_t rl = (size_t)(r_end - v);
+		if (rl >= sizeof(st->reason))
+			rl = sizeof(st->reason) - 1;
+		memcpy(st->reason, v, rl);
+		st->reason[rl] = '\0';
+		if (!strcmp(st->reason, "(null)") || !strcmp(st->reason, "none"))
+			st->reason[0] = '\0';
+	}
+	return 0;
+}
+
+bool ibp_drain_reason_ours(const char *reason)
+{
+	return reason && !strncmp(reason, IBP_DRAIN_PREFIX, strlen(IBP_DRAIN_PREFIX));
+}
+
+enum ibp_drain_action ibp_drain_decide(const struct ibp_node_state *st, bool node_fault,
+				       const char *our_reason)
+{
+	bool ours = ibp_drain_reason_ours(st->reason);
+
+	if (!node_fault)
+		return st->drain && ours ? IBP_DRAIN_RESUME : IBP_DRAIN_NOTHING;
+	if (st->reason[0] && !ours)
+		return IBP_DRAIN_NOTHING; /* an admin's, NHC's or Slurm's own */
+	if (!st->drain)
+		return IBP_DRAIN_SET;
+	if (!ours)
+		return IBP_DRAIN_NOTHING; /* drained without a reason: not ours either */
+	return our_reason && strcmp(st->reason, our_reason) != 0 ? IBP_DRAIN_UPDATE
+								 : IBP_DRAIN_NOTHING;
+}
+
+bool ibp_drain_reason(const struct ibp_findings *f, const char *default_node, char *buf, size_t len)
+{
+	const struct ibp_finding *first = NULL;
+	size_t more = 0;
+	char line[1024];
+
+	if (!buf || !len)
+		return false;
+	buf[0] = '\0';
+	for (size_t i = 0; i < f->n; i++) {
+		const struct ibp_finding *x = &f->v[i];
+		if (x->severity != IBP_SEV_FAIL || x->fclass != IBP_CLASS_NODE)
+			continue;
+		if (!first)
+			first = x;
+		else
+			more++;
+	}
+	if (!first)
+		return false;
+	ibp_finding_format(first, default_node, line, sizeof(line));
+	/* one line: Slurm shows the reason's first line only */
+	for (char *c = line; *c; c++)
+		if (*c == '\n' || *c == '\r' || *c == '\t')
+			*c = ' ';
+	size_t cap = len < IBP_DRAIN_REASON_MAX ? len : IBP_DRAIN_REASON_MAX;
+	if (more)
+		ibp_format_cut(buf, cap, "%s%s (+%zu more)", IBP_DRAIN_PREFIX, line, more);
+	else
+		ibp_format_cut(buf, cap, "%s%s", IBP_DRAIN_PREFIX, line);
+	return true;
+}
+
+const char *ibp_drain_action_name(enum ibp_drain_action a)
+{
+	switch (a) {
+	case IBP_DRAIN_SET:
+		return "drain";
+	case IBP_DRAIN_UPDATE:
+		return "update the reason";
+	case IBP_DRAIN_RESUME:
+		return "resume";
+	default:
+		return "nothing";
+	}
+}

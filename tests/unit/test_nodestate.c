@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the drain/resume decisions of `ibprep check --slurm` (helpers/nodestate.c). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ibprep/nodestate.h"
+
+/* Lines as scontrol show node -o prints them (22.05: Reason last, then Comment etc. if set). */
+static const struct {
+	const char *line, *node;
+	int rc;
+	const char *state;
+	bool drain;
+	const char *reason;
+} parses[] = {
+    {"NodeName=n1 Arch=x86_64 CoresPerSocket=1 State=IDLE ThreadsPerCore=1 TmpDisk=0", "n1", 0,
+     "IDLE", false, ""},
+    {"NodeName=n1 State=IDLE+DRAIN Weight=1 Reason=spank-ib: n1: mlx5_4 port 1: port state DOWN "
+     "(physical state Polling), expected ACTIVE: check the cable [root@2026-12-01T14:00:00]",
+     "n1", 0, "IDLE+DRAIN", true,
+     "spank-ib: n1: mlx5_4 port 1: port state DOWN (physical state Polling), expected ACTIVE: "
+     "check the cable"},
+    {"NodeName=n2 State=MIXED+DRAIN Reason=maintenance [admin@2026-12-01T10:00:00] "
+     "Comment=(null)",
+     "n2", 0, "MIXED+DRAIN", true, "maintenance"},
+    {"NodeName=n2 State=DOWN+NOT_RESPONDING Reason=Not responding [slurm@2026-12-01T10:00:00]",
+     "n2", 0, "DOWN+NOT_RESPONDING", false, "Not responding"},
+    {"NodeName=n3 State=DRAINED Reason=NHC: check_hw_ib:  No IB port is ACTIVE (LinkUp 400 "
+     "Gb/sec). [root@2026-12-01T10:00:00]",
+     "n3", 0, "DRAINED", true, "NHC: check_hw_ib:  No IB port is ACTIVE (LinkUp 400 Gb/sec)."},
+    /* a device list with brackets inside the reason is not the stamp */
+    {"NodeName=n1 State=IDLE+DRAIN Reason=spank-ib: counters mlx5_[0-1] [root@t]", "n1", 0,
+     "IDLE+DRAIN", true, "spank-ib: counters mlx5_[0-1]"},
+    /* no stamp (reason_time 0): to the end of the line */
+    {"NodeName=n1 State=IDLE+DRAINING Reason=spank-ib: x y\n", "n1", 0, "IDLE+DRAINING", true,
+     "spank-ib: x y"},
+    {"NodeName=n10 State=IDLE", "n1", -ENOENT, "", false, ""},
+    {"NodeName=n1 Arch=x86_64", "n1", -EINVAL, "", false, ""},
+    {"Node n1 not found", "n1", -ENOENT, "", false, ""},
+    {"", "n1", -ENOENT, "", false, ""},
+};
+
+static void test_node_state_parse_scontrol_lines(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(parses) / sizeof(parses[0]); i++) {
+		struct ibp_node_state st;
+		int rc = ibp_node_state_parse(parses[i].line, parses[i].node, &st);
+		if (rc != parses[i].rc)
+			fail_msg("case %zu: rc %d, want %d", i, rc, parses[i].rc);
+		if (rc)
+			continue;
+		assert_string_equal(st.state, parses[i].state);
+		assert_int_equal(st.drain, parses[i].drain);
+		assert_string_equal(st.reason, parses[i].reason);
+	}
+}
+
+#define OURS "spank-ib: n1: mlx5_4 port 1: port state DOWN"
+#define NEW  "spank-ib: n1: mlx5_3 port 1: link width 1X, expected 4X"
+
+static const struct {
+	bool drain;
+	const char *reason;
+	bool fault;
+	const char *ours;
+	enum ibp_drain_action want;
+} decisions[] = {
+    /* healthy */
+    {false, "", false, NULL, IBP_DRAIN_NOTHING},
+    {true, OURS, false, NULL, IBP_DRAIN_RESUME},
+    {true, "maintenance", false, NULL, IBP_DRAIN_NOTHING},
+    {true, "NHC: check_fs_mount: /scratch not mounted", false, NULL, IBP_DRAIN_NOTHING},
+    {true, "", false, NULL, IBP_DRAIN_NOTHING},
+    {false, "Not responding", false, NULL, IBP_DRAIN_NOTHING},
+    {false, OURS, false, NULL, IBP_DRAIN_NOTHING},
+    /* a node fault */
+    {false, "", true, OURS, IBP_DRAIN_SET},
+    {true, OURS, true, OURS, IBP_DRAIN_NOTHING},
+    {true, OURS, true, NEW, IBP_DRAIN_UPDATE},
+    {true, "maintenance", true, OURS, IBP_DRAIN_NOTHING},
+    {true, "NHC: check_hw_ib: no port", true, OURS, IBP_DRAIN_NOTHING},
+    {false, "Not responding", true, OURS, IBP_DRAIN_NOTHING},
+    {true, "", true, OURS, IBP_DRAIN_NOTHING},
+    {false, OURS, true, OURS, IBP_DRAIN_SET},
+    /* "spank-ib:" without the space is not the prefix */
+    {true, "spank-ib:x", false, NULL, IBP_DRAIN_NOTHING},
+};
+
+static void test_drain_decide_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(decisions) / sizeof(decisions[0]); i++) {
+		struct ibp_node_state st = {.drain = decisions[i].drain};
+		snprintf(st.reason, sizeof(st.reason), "%s", decisions[i].reason);
+		enum ibp_drain_action a =
+		    ibp_drain_decide(&st, decisions[i].fault, decisions[i].ours);
+		if (a != decisions[i].want)
+			fail_msg("case %zu: %s, want %s", i, ibp_drain_action_name(a),
+				 ibp_drain_action_name(decisions[i].want));
+	}
+}
+
+static void test_drain_reason_first_node_failure(void **state)
+{
+	struct ibp_findings f;
+	char buf[IBP_DRAIN_REASON_MAX];
+	(void)state;
+
+	ibp_findings_init(&f);
+	assert_false(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_string_equal(buf, "");
+	/* warnings and job faults never drain */
+	assert_int_equal(ibp_findings_addf(&f, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE,
+					   "mlx5_0", 1, NULL, NULL, "symbol_error 12"),
+			 0);
+	assert_int_equal(ibp_findings_addf(&f, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_JOB, NULL, 0,
+					   "unlimited", NULL, "64 KiB"),
+			 0);
+	assert_false(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_int_equal(ibp_findings_addf(&f, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					   "mlx5_4", 1, "ACTIVE", "check the cable",
+					   "port state DOWN\n(physical state Polling)"),
+			 0);
+	assert_true(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_string_equal(buf, "spank-ib: n1: mlx5_4 port 1: port state DOWN (physical state "
+				 "Polling), expected ACTIVE: check the cable");
+	assert_true(ibp_drain_reason_ours(buf));
+	char fix[200];
+	memset(fix, 'x', sizeof(fix) - 1);
+	fix[sizeof(fix) - 1] = '\0';
+	assert_int_equal(ibp_findings_addf(&f, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					   "mlx5_3", 1, "4X", fix, "link width 1X"),
+			 0);
+	assert_true(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "(+1 more)"));
+	/* cut, never longer than the limit */
+	struct ibp_findings g;
+	ibp_findings_init(&g);
+	assert_int_equal(ibp_findings_addf(&g, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					   "mlx5_3", 1, "4X", fix, "%s", fix),
+			 0);
+	char big[1024];
+	assert_true(ibp_drain_reason(&g, "n1", big, sizeof(big)));
+	assert_int_equal(strlen(big), IBP_DRAIN_REASON_MAX - 1);
+	assert_string_equal(big + strlen(big) - 3, "...");
+	ibp_findings_release(&g);
+	ibp_findings_release(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_node_state_parse_scontrol_lines),
+	    cmocka_unit_test(test_drain_decide_table),
+	    cmocka_unit_test(test_drain_reason_first_node_failure),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
