@@ -113,7 +113,7 @@ static void test_proc_parse_memlock_soft_limit(void **state)
 #define PIDFILE "/run/slurmd.n1.pid"
 #define LIMITS_64K                                                                                 \
 	LIMITS_HEAD                                                                                \
-	    "Max locked memory         65536                65536                bytes     \n"
+	"Max locked memory         65536                65536                bytes     \n"
 
 /* A root with a root-owned pid file naming process 4242, whose exe is slurmd. */
 static char *proc_tree(void)
