@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* linkwatch.c: two reads of the node's ports and what changed between them (linkwatch.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ibprep/linkwatch.h"
+
+static const struct {
+	const char *name;
+	unsigned bits;
+} counters[IBP_LW_N_COUNTERS] = {
+    [IBP_LW_LINK_DOWNED] = {"link_downed", 8},
+    [IBP_LW_LINK_ERROR_RECOVERY] = {"link_error_recovery", 8},
+    [IBP_LW_SYMBOL_ERROR] = {"symbol_error", 16},
+    [IBP_LW_PORT_RCV_ERRORS] = {"port_rcv_errors", 16},
+    [IBP_LW_PORT_XMIT_DISCARDS] = {"port_xmit_discards", 16},
+    [IBP_LW_PORT_XMIT_WAIT] = {"port_xmit_wait", 32},
+};
+
+const char *ibp_lw_counter_name(enum ibp_lw_counter c)
+{
+	return (unsigned)c < IBP_LW_N_COUNTERS ? counters[c].name : "?";
+}
+
+unsigned ibp_lw_counter_bits(enum ibp_lw_counter c)
+{
+	return (unsigned)c < IBP_LW_N_COUNTERS ? counters[c].bits : 64;
+}
+
+static uint64_t max_of(unsigned bits)
+{
+	return bits == 0 || bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool ignored(const char *const *ignore, const char *dev)
+{
+	for (size_t i = 0; ignore && ignore[i]; i++)
+		if (!strcmp(ignore[i], dev))
+			return true;
+	return false;
+}
+
+static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const char *dev,
+		      unsigned num)
+{
+	char buf[64];
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->device, sizeof(p->device), "%s", dev);
+	p->port = num;
+	p->state = IBP_PORT_STATE_UNKNOWN;
+	p->phys_state = IBP_PHYS_UNKNOWN;
+	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/state", dev,
+			    num) < 0 ||
+	    ibp_parse_port_state(buf, &p->state))
+		p->state = IBP_PORT_STATE_UNKNOWN;
+	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/phys_state",
+			    dev, num) < 0 ||
+	    ibp_parse_phys_state(buf, &p->phys_state))
+		p->phys_state = IBP_PHYS_UNKNOWN;
+	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+		struct ibp_lw_value *v = &p->c[c];
+
+		if (ibp_sysfs_read_u64(fs, &v->value,
+				       "sys/class/infiniband/%s/ports/%u/counters/%s", dev, num,
+				       counters[c].name)) {
+			v->value = 0;
+			continue;
+		}
+		v->known = true;
+		v->bits = v->value > max_of(counters[c].bits) ? 64 : counters[c].bits;
+	}
+}
+
+int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
+		       const char *const *ignore)
+{
+	char **devs = NULL;
+	int n;
+
+	lw->n_ports = 0;
+	lw->truncated = false;
+	lw->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	lw->real_ns = clock_ns(CLOCK_REALTIME);
+	n = ibp_sysfs_list(fs, "sys/class/infiniband", &devs);
+	if (n == -ENOENT || n == -ENOTDIR)
+		return 0;
+	if (n < 0)
+		return n;
+	for (int d = 0; d < n; d++) {
+		char dir[IBP_DEV_MAX + 64], **ports = NULL;
+		int np;
+
+		if (ignored(ignore, devs[d]) || strlen(devs[d]) >= IBP_DEV_MAX)
+			continue;
+		snprintf(dir, sizeof(dir), "sys/class/infiniband/%s/ports", devs[d]);
+		np = ibp_sysfs_list(fs, dir, &ports);
+		if (np == -ENOMEM) {
+			ibp_sysfs_names_free(devs);
+			return np;
+		}
+		for (int i = 0; i < np; i++) {
+			uint64_t num;
+
+			if (ibp_parse_u64(ports[i], &num) || num < 1 || num > 255)
+				continue;
+			if (lw->n_ports == IBP_LW_MAX_PORTS) {
+				lw->truncated = true;
+				break;
+			}
+			read_port(&lw->ports[lw->n_ports++], fs, devs[d], (unsigned)num);
+		}
+		ibp_sysfs_names_free(ports);
+	}
+	ibp_sysfs_names_free(devs);
+	return 0;
+}
+
+void ibp_lw_counter_delta(uint64_t before, uint64_t after, unsigned bits, bool wraps,
+			  struct ibp_lw_delta *d)
+{
+	uint64_t max;
+
+	memset(d, 0, sizeof(*d));
+	if (bits == 0 || bits > 64)
+		bits = 64;
+	max = max_of(bits);
+	if (before > max || after > max) { /* a driver showing a wider counter */
+		bits = 64;
+		max = UINT64_MAX;
+	}
+	if (after >= before) {
+		d->delta = after - before;
+		if (!wraps && after == max) {
+			d->at_least = true;
+			d->blind = before == max;
+		}
+		return;
+	}
+	if (wraps && bits < 64) {
+		d->wrapped = true;
+		d->delta = max - before + after + 1;
+		return;
+	}
+	d->reset = true;
+	d->at_least = true;
+	d->delta = after;
+}
+
+double ibp_linkwatch_elapsed(const struct ibp_linkwatch *before, const struct ibp_linkwatch *after)
+{
+	if (before->mono_ns > 0 && after->mono_ns >= before->mono_ns)
+		return (double)(after->mono_ns - before->mono_ns) / 1e9;
+	if (before->real_ns > 0 && after->real_ns >= before->real_ns)
+		return (double)(after->real_ns - before->real_ns) / 1e9;
+	return -1;
+}
+
+static const struct ibp_lw_port *find_port(const struct ibp_linkwatch *lw, const char *dev,
+					   unsigned port)
+{
+	for (size_t i = 0; i < lw->n_ports; i++)
+		if (lw->ports[i].port == port && !strcmp(lw->ports[i].device, dev))
+			return &lw->ports[i];
+	return NULL;
+}
+
+static bool is_active(enum ibp_port_state s)
+{
+	return s == IBP_PORT_ACTIVE || s == IBP_PORT_ACTIVE_DEFER;
+}
+
+/* "2", "at least 255" */
+static void count_text(const struct ibp_lw_delta *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%" PRIu64, d->at_least ? "at least " : "", d->delta);
+}
+
+/* ", 1440/h" when the elapsed time is known */
+static void rate_text(const struct ibp_lw_delta *d, double elapsed_s, char *buf, size_t len)
+{
+	double per_h;
+
+	buf[0] = '\0';
+	if (elapsed_s <= 0)
+		return;
+	per_h = (double)d->delta * 3600.0 / elapsed_s;
+	snprintf(buf, len, ", %s%.*f/h", d->at_least ? "at least " : "", per_h < 10 ? 1 : 0, per_h);
+}
+
+/* Appends NAME to a ", "-separated list in BUF. */
+static void list_add(char *buf, size_t len, const char *name)
+{
+	size_t o = strlen(buf);
+
+	if (o < len)
+		snprintf(buf + o, len - o, "%s%s", o ? ", " : "", name);
+}
+
+static int compare_port(const struct ibp_lw_port *b, const struct ibp_lw_port *a,
+			const struct ibp_linkwatch_opts *o, double elapsed_s,
+			struct ibp_findings *out)
+{
+	struct ibp_lw_delta d[IBP_LW_N_COUNTERS];
+	bool have[IBP_LW_N_COUNTERS];
+	char n1[48], n2[48], rate[48], resets[160] = "", blind[160] = "";
+	const char *during = o->during && o->during[0] ? o->during : "between the two reads";
+	const char *dev = b->device;
+	int port = (int)b->port, rc = 0;
+
+	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+		have[c] = b->c[c].known && a->c[c].known;
+		memset(&d[c], 0, sizeof(d[c]));
+		if (!have[c])
+			continue;
+		ibp_lw_counter_delta(b->c[c].value, a->c[c].value,
+				     b->c[c].bits > a->c[c].bits ? b->c[c].bits : a->c[c].bits,
+				     false, &d[c]);
+		if (d[c].reset)
+			list_add(resets, sizeof(resets), counters[c].name);
+		else if (d[c].blind)
+			list_add(blind, sizeof(blind), counters[c].name);
+	}
+
+	const struct ibp_lw_delta *down = &d[IBP_LW_LINK_DOWNED];
+	bool went_down =
+	    is_active(b->state) && a->state != IBP_PORT_STATE_UNKNOWN && !is_active(a->state);
+	if (down->delta || went_down) {
+		char now[48] = "";
+
+		if (!is_active(a->state) && a->state != IBP_PORT_STATE_UNKNOWN)
+			snprintf(now, sizeof(now), ", %s now", ibp_port_state_name(a->state));
+		if (down->delta) {
+			count_text(down, n1, sizeof(n1));
+			rc = ibp_findings_addf(out, "link_down_during_step", IBP_SEV_FAIL,
+					       IBP_CLASS_NODE, dev, port, NULL,
+					       "check the cable, the transceiver and the switch "
+					       "port; the switch's log "
+					       "has the times",
+					       "link went down %s time%s %s%s", n1,
+					       down->delta == 1 ? "" : "s", during, now);
+		} else {
+			rc = ibp_findings_addf(out, "link_down_during_step", IBP_SEV_FAIL,
+					       IBP_CLASS_NODE, dev, port, NULL,
+					       "check the cable, the transceiver and the switch "
+					       "port; the switch's log "
+					       "has the times",
+					       "link went down %s%s", during, now);
+		}
+		if (rc)
+			return rc;
+	}
+	if (d[IBP_LW_LINK_ERROR_RECOVERY].delta) {
+		count_text(&d[IBP_LW_LINK_ERROR_RECOVERY], n1, sizeof(n1));
+		rc = ibp_findings_addf(out, "link_retrained", IBP_SEV_FAIL, IBP_CLASS_NODE, dev,
+				       port, NULL,
+				       "check the cable and the transceiver: a link that retrains "
+				       "stalls the job",
+				       "link retrained %s time%s %s (link_error_recovery)", n1,
+				       d[IBP_LW_LINK_ERROR_RECOVERY].delta == 1 ? "" : "s", during);
+		if (rc)
+			return rc;
+	}
+	static const enum ibp_lw_counter errs[] = {IBP_LW_SYMBOL_ERROR, IBP_LW_PORT_RCV_ERRORS,
+						   IBP_LW_PORT_XMIT_DISCARDS};
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		const struct ibp_lw_delta *x = &d[errs[i]];
+
+		if (!x->delta)
+			continue;
+		count_text(x, n1, sizeof(n1));
+		rate_text(x, elapsed_s, rate, sizeof(rate));
+		rc = ibp_findings_addf(
+		    out, "counter_grew", IBP_SEV_WARN, IBP_CLASS_NODE, dev, port, NULL,
+		    errs[i] == IBP_LW_PORT_XMIT_DISCARDS
+			? "look for congestion or a peer that stopped "
+			  "receiving"
+			: "check the cable and the transceiver",
+		    "%s grew by %s %s%s", counters[errs[i]].name, n1, during, rate);
+		if (rc)
+			return rc;
+	}
+	const struct ibp_lw_delta *w = &d[IBP_LW_PORT_XMIT_WAIT];
+	if (w->delta) {
+		double tick = o->tick_ns > 0 ? o->tick_ns : 4.0;
+		double frac = elapsed_s > 0 ? (double)w->delta * tick / (elapsed_s * 1e9) : -1;
+
+		count_text(w, n1, sizeof(n1));
+		if (frac > 1)
+			frac = 1;
+		if (frac >= 0)
+			snprintf(n2, sizeof(n2), "%s%.1f%% of %.1f s",
+				 w->at_least ? "at least " : "", frac * 100, elapsed_s);
+		else
+			snprintf(n2, sizeof(n2), "an unknown share");
+		rc = ibp_findings_addf(
+		    out, "xmit_wait", IBP_SEV_OK, IBP_CLASS_NODE, dev, port, NULL,
+		    "congestion, not a fault: see the fabric's congestion counters",
+		    "waited to send %s %s (port_xmit_wait grew by %s ticks of %g ns)", n2, during,
+		    n1, tick);
+		if (rc)
+			return rc;
+	}
+	if (!o->quiet_counters && resets[0]) {
+		rc = ibp_findings_addf(out, "counter_reset", IBP_SEV_OK, IBP_CLASS_NODE, dev, port,
+				       NULL, NULL,
+				       "counters reset %s (%s): growth counted from the reset, at "
+				       "least",
+				       during, resets);
+		if (rc)
+			return rc;
+	}
+	if (!o->quiet_counters && blind[0])
+		rc = ibp_findings_addf(out, "counter_blind", IBP_SEV_OK, IBP_CLASS_NODE, dev, port,
+				       NULL, "clear the port's counters (perfquery -R)",
+				       "%s saturated before %s: growth cannot be seen", blind,
+				       during);
+	return rc;
+}
+
+int ibp_linkwatch_compare(const struct ibp_linkwatch *before, const struct ibp_linkwatch *after,
+			  const struct ibp_linkwatch_opts *opts, struct ibp_findings *out)
+{
+	static const struct ibp_linkwatch_opts none = {0};
+	const struct ibp_linkwatch_opts *o = opts ? opts : &none;
+	double elapsed_s = o->elapsed_s > 0 ? o->elapsed_s : ibp_linkwatch_elapsed(before, after);
+	int rc;
+
+	for (size_t i = 0; i < before->n_ports; i++) {
+		const struct ibp_lw_port *b = &before->ports[i];
+		const struct ibp_lw_port *a = find_port(after, b->device, b->port);
+
+		if (!a) {
+			if (after->truncated)
+				continue;
+			rc = ibp_findings_addf(
+			    out, "port_vanished", IBP_SEV_FAIL, IBP_CLASS_NODE, b->device,
+			    (int)b->port, NULL,
+			    "look for a PCIe or driver error in the kernel log (dmesg)",
+			    "port gone %s (the device was removed or reset)",
+			    o->during && o->during[0] ? o->during : "between the two reads");
+		} else {
+			rc = compare_port(b, a, o, elapsed_s, out);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

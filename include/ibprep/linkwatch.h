@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * linkwatch.h: what happened to the node's links while a step ran.
+ *
+ * ibp_linkwatch_read() keeps, for every port of every RDMA device, its state,
+ * its physical state and six counters of sys/class/infiniband/DEV/ports/N/
+ * counters, with a CLOCK_MONOTONIC and a CLOCK_REALTIME timestamp.  The
+ * plugin reads once at step start (init_post_opt, root) and once at step end
+ * (slurm_spank_exit, root); `ibprep check --since SNAPSHOT` reads a saved
+ * `ibprep snapshot` tree as "before" and the live (or --sysfs-root) tree as
+ * "after".  ibp_linkwatch_compare() turns the two reads into findings:
+ *
+ *   link_down_during_step   fail, node  the port was ACTIVE and is not now, or
+ *                                       link_downed grew: "link went down 2
+ *                                       times during job 1234.0"
+ *   link_retrained          fail, node  link_error_recovery grew
+ *   port_vanished           fail, node  a port (or its device) is gone
+ *   counter_grew            warn, node  symbol_error, port_rcv_errors or
+ *                                       port_xmit_discards grew, with the
+ *                                       rate per hour
+ *   xmit_wait               ok,   node  port_xmit_wait grew: the fraction of
+ *                                       the elapsed time the port had data to
+ *                                       send and could not (congestion)
+ *   counter_reset           ok,   node  a counter went down between the reads
+ *                                       (perfquery -R, a driver reload): its
+ *                                       growth is counted from the reset, "at
+ *                                       least"
+ *   counter_blind           ok,   node  a counter was saturated before: its
+ *                                       growth cannot be seen
+ *
+ * Counters of counters/ are the IB PortCounters (IBTA vol. 1, 16.1.3.5):
+ * they saturate at their spec width (8 bits link_downed and
+ * link_error_recovery, 16 symbol_error, port_rcv_errors and
+ * port_xmit_discards, 32 port_xmit_wait) and never wrap.  A value above the
+ * spec width is a driver showing a wider counter: it is taken as 64 bits.
+ * port_xmit_wait counts ticks, a device-defined multiple of the symbol time
+ * (PortSamplesControl.Tick: 0x00 = one symbol time, 4 ns at SDR), which sysfs
+ * does not show: the caller gives it (xmit_wait_tick_ns=).
+ *
+ * Plain data with fixed sizes (no allocation, no globals): a read can be
+ * kept in a struct across SPANK callbacks.  Any context; reads files only.
+ */
+#ifndef IBPREP_LINKWATCH_H
+#define IBPREP_LINKWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/hca.h"
+#include "ibprep/sysfs.h"
+
+#define IBP_LW_MAX_PORTS 64
+
+enum ibp_lw_counter {
+	IBP_LW_LINK_DOWNED = 0,
+	IBP_LW_LINK_ERROR_RECOVERY,
+	IBP_LW_SYMBOL_ERROR,
+	IBP_LW_PORT_RCV_ERRORS,
+	IBP_LW_PORT_XMIT_DISCARDS,
+	IBP_LW_PORT_XMIT_WAIT,
+	IBP_LW_N_COUNTERS,
+};
+
+struct ibp_lw_value {
+	bool known;     /* the file was there and parsed */
+	uint64_t value; /* as read */
+	unsigned bits;  /* width: the spec's, or 64 when the value is wider */
+};
+
+struct ibp_lw_port {
+	char device[IBP_DEV_MAX];
+	unsigned port;
+	enum ibp_port_state state;
+	enum ibp_phys_state phys_state;
+	struct ibp_lw_value c[IBP_LW_N_COUNTERS];
+};
+
+struct ibp_linkwatch {
+	int64_t mono_ns; /* CLOCK_MONOTONIC at the read, 0 unknown */
+	int64_t real_ns; /* CLOCK_REALTIME at the read (or the snapshot's time), 0 unknown */
+	size_t n_ports;
+	bool truncated; /* more than IBP_LW_MAX_PORTS ports: the rest is not watched */
+	struct ibp_lw_port ports[IBP_LW_MAX_PORTS];
+};
+
+/* The sysfs file name of counter C ("link_downed"). */
+const char *ibp_lw_counter_name(enum ibp_lw_counter c);
+
+/* The IB spec width of counter C (8, 16, 32). */
+unsigned ibp_lw_counter_bits(enum ibp_lw_counter c);
+
+/*
+ * Reads every port under FS's sys/class/infiniband (devices named by
+ * IGNORE, a NULL-terminated list, are left out; IGNORE may be NULL) and
+ * stamps LW with both clocks.  A missing file leaves its value unknown; a
+ * device without ports has none.  0 (also when there is no RDMA device), or
+ * -errno when the class directory exists but cannot be listed (-ENOMEM).
+ */
+int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
+		       const char *const *ignore);
+
+/* The growth of one counter between two reads. */
+struct ibp_lw_delta {
+	uint64_t delta;
+	bool at_least; /* saturated after, or reset between: the growth is at least DELTA */
+	bool reset;    /* the value went down and cannot have wrapped: counted from 0 */
+	bool wrapped;  /* a wrapping counter went down: one wrap counted */
+	bool blind;    /* saturated before (and after): growth cannot be seen */
+};
+
+/*
+ * BEFORE and AFTER of a counter BITS wide (0 = 64).  WRAPS: the counter
+ * wraps modulo 2^BITS (driver counters); otherwise it saturates at
+ * 2^BITS - 1 (IB PortCounters).  A value above 2^BITS - 1 widens BITS to 64.
+ *
+ *   saturating  after >= before: after - before, "at least" when after is
+ *               the maximum; after < before: a reset, AFTER at least
+ *   wrapping    after >= before: after - before; after < before: one wrap
+ *               when BITS < 64, a reset when BITS is 64 (a 64-bit counter
+ *               does not wrap within a step)
+ */
+void ibp_lw_counter_delta(uint64_t before, uint64_t after, unsigned bits, bool wraps,
+			  struct ibp_lw_delta *d);
+
+struct ibp_linkwatch_opts {
+	const char *during;  /* "during job 1234.0" / "since the snapshot of 2026-..." */
+	double tick_ns;      /* port_xmit_wait tick, ns (0 = 4, one SDR symbol time) */
+	double elapsed_s;    /* 0 = from the two reads' clocks */
+	bool quiet_counters; /* no counter_reset / counter_blind notes */
+};
+
+/*
+ * Compares BEFORE and AFTER (same node) and appends findings (node class,
+ * device and port set; node left "" for the reporter) to OUT.  Elapsed time
+ * from OPTS, else the monotonic clocks when both are known, else the
+ * realtime clocks.  0 or -ENOMEM.
+ */
+int ibp_linkwatch_compare(const struct ibp_linkwatch *before, const struct ibp_linkwatch *after,
+			  const struct ibp_linkwatch_opts *opts, struct ibp_findings *out);
+
+/* The seconds between the two reads as ibp_linkwatch_compare takes them, -1 unknown. */
+double ibp_linkwatch_elapsed(const struct ibp_linkwatch *before, const struct ibp_linkwatch *after);
+
+#endif

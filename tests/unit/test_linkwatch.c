@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the step's link events (helpers/linkwatch.c): the delta
+ * arithmetic (saturation, wrap, widening, reset between reads), the
+ * findings of two hand-made reads, and two reads of a generated tree.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "support/fixture.h"
+#include "ibprep/linkwatch.h"
+
+static const struct {
+	const char *what;
+	uint64_t before, after;
+	unsigned bits;
+	bool wraps;
+	uint64_t delta;
+	bool at_least, reset, wrapped, blind;
+} deltas[] = {
+    {"steady", 5, 5, 8, false, 0, false, false, false, false},
+    {"grew", 5, 7, 8, false, 2, false, false, false, false},
+    {"saturated 8-bit after: at least", 250, 255, 8, false, 5, true, false, false, false},
+    {"saturated 16-bit after", 0, 65535, 16, false, 65535, true, false, false, false},
+    {"saturated 32-bit after", 10, UINT32_MAX, 32, false, UINT32_MAX - 10, true, false, false,
+     false},
+    {"saturated before and after: blind", 255, 255, 8, false, 0, true, false, false, true},
+    {"reset between reads: counted from 0", 200, 3, 8, false, 3, true, true, false, false},
+    {"reset to 0", 7, 0, 16, false, 0, true, true, false, false},
+    {"saturated then reset", 65535, 12, 16, false, 12, true, true, false, false},
+    {"32-bit wrapping counter wraps once", UINT32_MAX - 1, 3, 32, true, 5, false, false, true,
+     false},
+    {"32-bit wrapping counter at its maximum is not saturated", 0, UINT32_MAX, 32, true, UINT32_MAX,
+     false, false, false, false},
+    {"64-bit wrapping counter going down is a reset", 1000, 10, 64, true, 10, true, true, false,
+     false},
+    {"64-bit saturating counter at the maximum", 0, UINT64_MAX, 64, false, UINT64_MAX, true, false,
+     false, false},
+    {"a value wider than the spec width widens to 64 bits", 100, 70000, 16, false, 69900, false,
+     false, false, false},
+    {"wider value then down: a reset", 70000, 100, 16, false, 100, true, true, false, false},
+    {"bits 0 means 64", 1, 2, 0, false, 1, false, false, false, false},
+};
+
+static void test_lw_counter_delta_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
+		struct ibp_lw_delta d;
+
+		ibp_lw_counter_delta(deltas[i].before, deltas[i].after, deltas[i].bits,
+				     deltas[i].wraps, &d);
+		if (d.delta != deltas[i].delta || d.at_least != deltas[i].at_least ||
+		    d.reset != deltas[i].reset || d.wrapped != deltas[i].wrapped ||
+		    d.blind != deltas[i].blind)
+			fail_msg("%s: delta %llu at_least %d reset %d wrapped %d blind %d",
+				 deltas[i].what, (unsigned long long)d.delta, d.at_least, d.reset,
+				 d.wrapped, d.blind);
+	}
+}
+
+static void port_set(struct ibp_linkwatch *lw, const char *dev, unsigned port,
+		     enum ibp_port_state st, const uint64_t *v)
+{
+	struct ibp_lw_port *p = &lw->ports[lw->n_ports++];
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->device, sizeof(p->device), "%s", dev);
+	p->port = port;
+	p->state = st;
+	p->phys_state = st == IBP_PORT_ACTIVE ? IBP_PHYS_LINKUP : IBP_PHYS_POLLING;
+	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+		p->c[c].known = true;
+		p->c[c].value = v[c];
+		p->c[c].bits = ibp_lw_counter_bits((enum ibp_lw_counter)c);
+	}
+}
+
+static const struct ibp_finding *find_code(const struct ibp_findings *f, const char *code,
+					   const char *dev)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].code, code) && (!dev || !strcmp(f->v[i].device, dev)))
+			return &f->v[i];
+	return NULL;
+}
+
+/* link_downed, link_error_recovery, symbol_error, port_rcv_errors, port_xmit_discards, xmit_wait */
+static const uint64_t zero[IBP_LW_N_COUNTERS] = {0, 0, 0, 0, 0, 0};
+
+static void test_lw_compare_quiet_step_has_no_findings(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	struct ibp_linkwatch_opts o = {.during = "during job 1234.0", .elapsed_s = 3600};
+	(void)state;
+
+	assert_non_null(b);
+	port_set(b, "mlx5_0", 1, IBP_PORT_ACTIVE, zero);
+	port_set(a, "mlx5_0", 1, IBP_PORT_ACTIVE, zero);
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_int_equal(f.n, 0);
+	ibp_findings_release(&f);
+	free(b);
+}
+
+static void test_lw_compare_link_down_is_a_node_fault(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	struct ibp_linkwatch_opts o = {.during = "during job 1234.0", .elapsed_s = 3600};
+	const uint64_t twice[IBP_LW_N_COUNTERS] = {2, 0, 0, 0, 0, 0};
+	const struct ibp_finding *x;
+	(void)state;
+
+	assert_non_null(b);
+	port_set(b, "mlx5_0", 1, IBP_PORT_ACTIVE, zero);
+	port_set(b, "mlx5_3", 1, IBP_PORT_ACTIVE, zero);
+	port_set(b, "mlx5_4", 1, IBP_PORT_ACTIVE, zero);
+	port_set(a, "mlx5_0", 1, IBP_PORT_ACTIVE, zero);
+	port_set(a, "mlx5_3", 1, IBP_PORT_ACTIVE, twice);
+	port_set(a, "mlx5_4", 1, IBP_PORT_DOWN, zero); /* down, counter not moved */
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_int_equal(f.n, 2);
+	x = find_code(&f, "link_down_during_step", "mlx5_3");
+	assert_non_null(x);
+	assert_int_equal(x->severity, IBP_SEV_FAIL);
+	assert_int_equal(x->fclass, IBP_CLASS_NODE);
+	assert_int_equal(x->port, 1);
+	assert_string_equal(x->observed, "link went down 2 times during job 1234.0");
+	assert_string_equal(x->expected, "");
+	x = find_code(&f, "link_down_during_step", "mlx5_4");
+	assert_non_null(x);
+	assert_string_equal(x->observed, "link went down during job 1234.0, DOWN now");
+	ibp_findings_release(&f);
+
+	/* both: counted and down now */
+	port_set(a, "mlx5_9", 1, IBP_PORT_DOWN, (const uint64_t[]){1, 3, 0, 0, 0, 0});
+	port_set(b, "mlx5_9", 1, IBP_PORT_ACTIVE, zero);
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	x = find_code(&f, "link_down_during_step", "mlx5_9");
+	assert_non_null(x);
+	assert_string_equal(x->observed, "link went down 1 time during job 1234.0, DOWN now");
+	x = find_code(&f, "link_retrained", "mlx5_9");
+	assert_non_null(x);
+	assert_int_equal(x->severity, IBP_SEV_FAIL);
+	assert_string_equal(x->observed,
+			    "link retrained 3 times during job 1234.0 (link_error_recovery)");
+	ibp_findings_release(&f);
+	free(b);
+}
+
+static void test_lw_compare_errors_warn_with_rate(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	struct ibp_linkwatch_opts o = {.during = "during job 7.1", .elapsed_s = 1800};
+	const uint64_t before[IBP_LW_N_COUNTERS] = {0, 0, 10, 0, 65000, 0};
+	const uint64_t after[IBP_LW_N_COUNTERS] = {0, 0, 70, 0, 65535, 0};
+	const struct ibp_finding *x;
+	(void)state;
+
+	assert_non_null(b);
+	port_set(b, "mlx5_1", 1, IBP_PORT_ACTIVE, before);
+	port_set(a, "mlx5_1", 1, IBP_PORT_ACTIVE, after);
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_int_equal(f.n, 2);
+	assert_int_equal(ibp_findings_worst(&f), IBP_SEV_WARN);
+	x = &f.v[0];
+	assert_string_equal(x->code, "counter_grew");
+	assert_string_equal(x->observed, "symbol_error grew by 60 during job 7.1, 120/h");
+	x = &f.v[1];
+	assert_string_equal(x->observed, "port_xmit_discards grew by at least 535 during job 7.1, "
+					 "at least 1070/h");
+	ibp_findings_release(&f);
+	free(b);
+}
+
+static void test_lw_compare_xmit_wait_fraction(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	/* 250e6 ticks of 4 ns = 1 s waited in 10 s */
+	struct ibp_linkwatch_opts o = {.during = "during job 9.0", .elapsed_s = 10, .tick_ns = 4};
+	const uint64_t after[IBP_LW_N_COUNTERS] = {0, 0, 0, 0, 0, 250000000};
+	(void)state;
+
+	assert_non_null(b);
+	port_set(b, "mlx5_2", 1, IBP_PORT_ACTIVE, zero);
+	port_set(a, "mlx5_2", 1, IBP_PORT_ACTIVE, after);
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].code, "xmit_wait");
+	assert_int_equal(f.v[0].severity, IBP_SEV_OK);
+	assert_string_equal(f.v[0].observed, "waited to send 10.0% of 10.0 s during job 9.0 "
+					     "(port_xmit_wait grew by 250000000 ticks of 4 ns)");
+	ibp_findings_release(&f);
+
+	/* more ticks than time: capped at 100% */
+	o.tick_ns = 400;
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_non_null(strstr(f.v[0].observed, "waited to send 100.0% of 10.0 s"));
+	ibp_findings_release(&f);
+	free(b);
+}
+
+static void test_lw_compare_reset_and_blind_are_notes(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	struct ibp_linkwatch_opts o = {.during = "during job 5.0", .elapsed_s = 60};
+	const uint64_t before[IBP_LW_N_COUNTERS] = {4, 0, 65535, 0, 0, 0};
+	const uint64_t after[IBP_LW_N_COUNTERS] = {1, 0, 65535, 0, 0, 0};
+	const struct ibp_finding *x;
+	(void)state;
+
+	assert_non_null(b);
+	port_set(b, "mlx5_0", 1, IBP_PORT_ACTIVE, before);
+	port_set(a, "mlx5_0", 1, IBP_PORT_ACTIVE, after);
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	/* link_downed 4 -> 1: reset, then it went down at least once */
+	x = find_code(&f, "link_down_during_step", NULL);
+	assert_non_null(x);
+	assert_string_equal(x->observed, "link went down at least 1 time during job 5.0");
+	x = find_code(&f, "counter_reset", NULL);
+	assert_non_null(x);
+	assert_int_equal(x->severity, IBP_SEV_OK);
+	assert_non_null(strstr(x->observed, "(link_downed)"));
+	x = find_code(&f, "counter_blind", NULL);
+	assert_non_null(x);
+	assert_non_null(strstr(x->observed, "symbol_error saturated before"));
+	ibp_findings_release(&f);
+	o.quiet_counters = true;
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_int_equal(f.n, 1);
+	ibp_findings_release(&f);
+	free(b);
+}
+
+static void test_lw_compare_vanished_port_and_unknown_counters(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	const uint64_t after[IBP_LW_N_COUNTERS] = {9, 9, 9, 9, 9, 9};
+	(void)state;
+
+	assert_non_null(b);
+	port_set(b, "mlx5_0", 1, IBP_PORT_ACTIVE, zero);
+	port_set(b, "mlx5_1", 1, IBP_PORT_ACTIVE, zero);
+	port_set(a, "mlx5_1", 1, IBP_PORT_ACTIVE, after);
+	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++)
+		a->ports[0].c[c].known = false; /* unreadable now: nothing to compare */
+	assert_int_equal(ibp_linkwatch_compare(b, a, NULL, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].code, "port_vanished");
+	assert_string_equal(f.v[0].device, "mlx5_0");
+	assert_string_equal(f.v[0].observed,
+			    "port gone between the two reads (the device was removed or reset)");
+	ibp_findings_release(&f);
+	free(b);
+}
+
+static void test_lw_elapsed_prefers_monotonic(void **state)
+{
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	(void)state;
+
+	assert_non_null(b);
+	b->mono_ns = 1000000000;
+	a->mono_ns = 4000000000;
+	b->real_ns = 10;
+	a->real_ns = 20;
+	assert_true(ibp_linkwatch_elapsed(b, a) == 3.0);
+	b->mono_ns = 0; /* from a snapshot: realtime only */
+	b->real_ns = 1000000000;
+	a->real_ns = 61000000000;
+	assert_true(ibp_linkwatch_elapsed(b, a) == 60.0);
+	a->real_ns = 0;
+	assert_true(ibp_linkwatch_elapsed(b, a) < 0);
+	free(b);
+}
+
+static void test_lw_read_generated_tree_then_bump(void **state)
+{
+	char *root = ibp_fixture_make("--preset", "ndr", "--hcas", "2", NULL);
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_findings f = {0};
+	struct ibp_linkwatch_opts o = {.during = "during job 1.0", .elapsed_s = 10};
+	struct ibp_sysfs fs;
+	const char *const ignore[] = {"mlx5_1", NULL};
+	(void)state;
+
+	assert_non_null(root);
+	assert_non_null(b);
+	assert_int_equal(ibp_sysfs_open(&fs, root), 0);
+	assert_int_equal(ibp_linkwatch_read(b, &fs, NULL), 0);
+	assert_int_equal(b->n_ports, 2);
+	assert_string_equal(b->ports[0].device, "mlx5_0");
+	assert_int_equal(b->ports[0].port, 1);
+	assert_int_equal(b->ports[0].state, IBP_PORT_ACTIVE);
+	assert_true(b->ports[0].c[IBP_LW_LINK_DOWNED].known);
+	assert_int_equal(b->ports[0].c[IBP_LW_PORT_XMIT_WAIT].bits, 32);
+	assert_true(b->mono_ns > 0 && b->real_ns > 0);
+
+	assert_int_equal(
+	    ibp_fixture_write(root, "sys/class/infiniband/mlx5_0/ports/1/counters/link_downed",
+			      "2\n"),
+	    0);
+	assert_int_equal(
+	    ibp_fixture_write(root, "sys/class/infiniband/mlx5_0/ports/1/state", "1: DOWN\n"), 0);
+	assert_int_equal(ibp_linkwatch_read(a, &fs, NULL), 0);
+	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].device, "mlx5_0");
+	assert_true(strstr(f.v[0].observed, "link went down") != NULL);
+	ibp_findings_release(&f);
+
+	assert_int_equal(ibp_linkwatch_read(a, &fs, ignore), 0);
+	assert_int_equal(a->n_ports, 1);
+	ibp_sysfs_close(&fs);
+	free(b);
+	ibp_fixture_destroy(root);
+}
+
+static void test_lw_read_no_rdma_is_empty(void **state)
+{
+	char *root = ibp_fixture_tmpdir();
+	struct ibp_linkwatch *lw = calloc(1, sizeof(*lw));
+	struct ibp_sysfs fs;
+	(void)state;
+
+	assert_non_null(root);
+	assert_non_null(lw);
+	assert_int_equal(ibp_sysfs_open(&fs, root), 0);
+	assert_int_equal(ibp_linkwatch_read(lw, &fs, NULL), 0);
+	assert_int_equal(lw->n_ports, 0);
+	ibp_sysfs_close(&fs);
+	free(lw);
+	ibp_fixture_destroy(root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_lw_counter_delta_table),
+	    cmocka_unit_test(test_lw_compare_quiet_step_has_no_findings),
+	    cmocka_unit_test(test_lw_compare_link_down_is_a_node_fault),
+	    cmocka_unit_test(test_lw_compare_errors_warn_with_rate),
+	    cmocka_unit_test(test_lw_compare_xmit_wait_fraction),
+	    cmocka_unit_test(test_lw_compare_reset_and_blind_are_notes),
+	    cmocka_unit_test(test_lw_compare_vanished_port_and_unknown_counters),
+	    cmocka_unit_test(test_lw_elapsed_prefers_monotonic),
+	    cmocka_unit_test(test_lw_read_generated_tree_then_bump),
+	    cmocka_unit_test(test_lw_read_no_rdma_is_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
