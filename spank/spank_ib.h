@@ -3,8 +3,10 @@
  * spank_ib.h: the plugin's internal interfaces (not installed).
  *
  * spank_ib.c defines the slurm_spank_* symbols and dispatches on
- * spank_context() to ib_local.c (srun, sbatch, salloc) and ib_remote.c
- * (slurmstepd, the job prolog).  ib_options.c holds the user options,
+ * spank_context() to ib_local.c (srun, sbatch, salloc), the slurmstepd
+ * files (ib_remote.c init_post_opt and exit, ib_report.c user_init and the
+ * report, ib_test.c the cross-node test, ib_task.c task_init) and
+ * ib_prolog.c (the job prolog/epilog).  ib_options.c holds the user options,
  * ib_args.c the admin's plugstack.conf arguments.  The parsers are pure
  * functions over caller-owned structs so the unit tests can drive them
  * without Slurm.
@@ -20,7 +22,10 @@
 #include <slurm/spank.h>
 
 #include "ibprep/finding.h"
+#include "ibprep/health.h"
+#include "ibprep/place.h"
 #include "ibprep/policy.h"
+#include "ibprep/topo.h"
 
 /* ---- user options (--ib-*) ---- */
 
@@ -187,8 +192,6 @@ int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char 
 
 #define SPANK_IB_MSG_MAX 8192
 
-struct spank_ib_node; /* ib_remote.c: inventory, findings, placement of this node */
-
 struct spank_ib_state {
 	struct spank_ib_conf conf;
 	bool conf_ok;               /* plugstack.conf parsed */
@@ -210,7 +213,7 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_c
 		       spank_ib_getenv_fn get, void *ctx, struct spank_ib_opts *eff, bool *active,
 		       char *err, size_t errlen);
 
-/* Context handlers (ib_local.c, ib_remote.c); SP is the callback's handle. */
+/* Context handlers (ib_local.c, ib_remote.c ...); SP is the callback's handle. */
 int spank_ib_local_init(spank_t sp, struct spank_ib_state *st);
 int spank_ib_local_post_opt(spank_t sp, struct spank_ib_state *st);
 int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st);
@@ -219,5 +222,67 @@ int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st);
 int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st);
 int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st);
 int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st);
+
+/* ---- the remote context's node (shared by ib_remote/report/test/task/prolog.c) ---- */
+
+/* Code of the plugin's own trouble (a bad path, an unreadable topology): never drains. */
+#define SPANK_IB_SETUP_CODE "spank_ib_setup"
+
+struct spank_ib_node {
+	int verdict;  /* 0 pass, -1 fail the step */
+	bool printed; /* the node's message went out (user_init) */
+	bool cached;  /* the health findings came from the cache */
+	bool drained; /* this step drained the node */
+	uint32_t job_id, step_id, ntasks, nodeid, nnodes;
+	char nodename[IBP_NODE_MAX]; /* Slurm NodeName ("" when not needed) */
+	char msg[SPANK_IB_MSG_MAX];  /* lines to print once per node */
+	size_t msg_len;
+	struct ibp_findings findings;
+	struct ibp_health_input in;
+	bool have_in;
+	struct ibp_topo topo;
+	bool have_topo;
+	struct ibp_placement pl;
+	bool have_pl;
+	/* the step's GPUs (SLURM_STEP_GPUS, else SLURM_JOB_GPUS), PCI bus order indices */
+	bool have_step_gpus;
+	unsigned step_gpus[IBP_PLACE_MAX_GPUS];
+	size_t n_step_gpus;
+	char gpus_from[32];
+	enum spank_ib_cvd cvd_mode;
+	/* NCCL_SOCKET_IFNAME: the interface reaching the step's other nodes */
+	char ifname[64];
+	char ifname_how[512];
+	double work_ms;
+};
+
+/* The job's environment through spank_getenv (data from the user). */
+struct spank_ib_job_env {
+	spank_t sp;
+	char buf[4096];
+};
+
+/* The getter env.h wants, over spank_getenv (CTX is the spank_t). */
+int spank_ib_env_get(void *ctx, const char *name, char *buf, size_t len);
+
+/* ib_remote.c: the node's message (printed once), the plugin's own trouble as a finding. */
+__attribute__((format(printf, 2, 3))) void spank_ib_node_say(struct spank_ib_node *n,
+							     const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void
+spank_ib_setup_finding(struct spank_ib_node *n, enum ibp_severity sev, const char *fmt, ...);
+/* Root: the node's health from sysfs ROOT, or this job's cached verdict in CACHE_DIR. */
+void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
+			  struct spank_ib_job_env *je, const char *root, const char *cache_dir);
+/* Composes the node's message and the verdict; drains when asked to (root). */
+void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n);
+void spank_ib_node_free(struct spank_ib_node *n);
+
+/* ib_report.c: a task's row of the text report; the report (as the job's user). */
+void spank_ib_view_row(const struct spank_ib_node *n, size_t r, const struct ibp_place_view *t,
+		       char *buf, size_t len);
+void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_ib_node *n);
+
+/* ib_test.c: the cross-node test (user_init, as the job's user). */
+void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
 
 #endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_prolog.c: the job prolog and epilog (root, in slurmd; PrologFlags=Alloc:
+ * at allocation): the node's health check before any step, and dropping the
+ * job's cached verdict at its end.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/sysfs.h"
+
+#include "spank_ib.h"
+
+static uint32_t prolog_job_id(spank_t sp)
+{
+	uint32_t id = 0;
+	const char *v;
+	uint64_t x;
+
+	if (spank_get_item(sp, S_JOB_ID, &id) == ESPANK_SUCCESS && id)
+		return id;
+	/* slurmd sets the prolog's environment: not the user's. */
+	v = getenv("SLURM_JOB_ID");
+	if (v && !ibp_parse_u64(v, &x) && x <= UINT32_MAX)
+		return (uint32_t)x;
+	return 0;
+}
+
+int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
+{
+	struct spank_ib_node *n;
+	struct spank_ib_job_env je = {.sp = sp};
+	char root[PATH_MAX], cache_dir[PATH_MAX];
+	int verdict;
+
+	if (!st->conf.prolog_check)
+		return 0;
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		slurm_error("spank-ib: %s: out of memory", st->host);
+		return -1;
+	}
+	ibp_findings_init(&n->findings);
+	n->job_id = prolog_job_id(sp);
+	memset(&st->eff, 0, sizeof(st->eff));
+	st->eff.check = SPANK_IB_CHECK_FAIL;
+	if (spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
+	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+		spank_ib_setup_finding(
+		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
+	else
+		spank_ib_load_health(st, n, &je, root, cache_dir);
+	spank_ib_judge(st, n);
+	/* slurmd logs these; Slurm drains a node whose prolog fails. */
+	for (char *l = n->msg, *e; *l; l = e + 1) {
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		*e = '\0';
+		slurm_error("%s", l);
+	}
+	verdict = n->verdict;
+	spank_ib_node_free(n);
+	return verdict;
+}
+
+int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st)
+{
+	char cache_dir[PATH_MAX];
+	uint32_t id = prolog_job_id(sp);
+
+	if (id &&
+	    !spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+		spank_ib_cache_drop(cache_dir, id);
+	return 0;
+}

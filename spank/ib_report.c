@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_report.c: user_init (the job's user, once per node): the node's
+ * message, the cross-node test (ib_test.c), and --ib-report (text or JSON,
+ * to stderr or the user's file).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+#include <slurm/spank.h>
+
+#include "ibprep/json.h"
+#include "ibprep/place.h"
+#include "ibprep/report.h"
+#include "ibprep/topo.h"
+
+#include "spank_ib.h"
+
+void spank_ib_view_row(const struct spank_ib_node *n, size_t r, const struct ibp_place_view *t,
+		       char *buf, size_t len)
+{
+	char gpus[128] = "", nic[80] = "-", cpus[256] = "", mems[64] = "";
+	size_t o = 0;
+
+	for (size_t g = 0; g < t->n_gpus && o < sizeof(gpus); g++)
+		o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%u", g ? "," : "", t->gpus[g]);
+	if (!t->n_gpus)
+		strcpy(gpus, "-");
+	if (t->n_nics && ibp_place_nic_name(&n->topo, &t->nics[0], nic, sizeof(nic)) <= 0)
+		strcpy(nic, "-");
+	if (t->cpus)
+		hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), t->cpus);
+	if (t->mems)
+		hwloc_bitmap_list_snprintf(mems, sizeof(mems), t->mems);
+	snprintf(buf, len, "%4zu  %-6s %-10s %-24s %s", r, gpus, nic, cpus[0] ? cpus : "-",
+		 mems[0] ? mems : "-");
+}
+
+static void task_row(const struct spank_ib_node *n, size_t r, char *buf, size_t len)
+{
+	struct ibp_place_view v;
+
+	buf[0] = '\0';
+	if (!ibp_place_view_task(&n->pl, r, &v))
+		spank_ib_view_row(n, r, &v, buf, len);
+}
+
+static void report_text(FILE *fp, const struct spank_ib_state *st, const struct spank_ib_node *n)
+{
+	char row[512];
+
+	fprintf(fp,
+		"spank-ib: %s: job %u step %u: %zu HCAs, %zu GPUs, %zu findings, %s (%.1f ms%s)\n",
+		st->host, n->job_id, n->step_id, n->have_in ? n->in.inv.n_hcas : 0,
+		n->have_topo ? n->topo.n_gpus : 0, n->findings.n, n->verdict ? "fail" : "pass",
+		n->work_ms, n->cached ? ", cached verdict" : "");
+	if (n->ifname_how[0])
+		fprintf(fp, "spank-ib: %s: NCCL_SOCKET_IFNAME %s: %s\n", st->host,
+			n->ifname[0] ? n->ifname : "-", n->ifname_how);
+	if (n->have_step_gpus)
+		fprintf(fp, "spank-ib: %s: step GPUs from %s (%zu)\n", st->host, n->gpus_from,
+			n->n_step_gpus);
+	if (!n->have_pl)
+		return;
+	fprintf(fp, "spank-ib: %s: task  gpu    hca        cpus                     mem\n",
+		st->host);
+	for (size_t r = 0; r < n->pl.n_tasks; r++) {
+		task_row(n, r, row, sizeof(row));
+		fprintf(fp, "spank-ib: %s: %s\n", st->host, row);
+	}
+}
+
+static void report_json(FILE *fp, const struct spank_ib_state *st, const struct spank_ib_node *n)
+{
+	struct ibp_json j;
+
+	ibp_json_init_file(&j, fp, 0);
+	ibp_json_object_begin(&j);
+	ibp_json_kv_string(&j, "node", st->host);
+	ibp_json_kv_uint(&j, "job", n->job_id);
+	ibp_json_kv_uint(&j, "step", n->step_id);
+	ibp_json_kv_string(&j, "verdict", n->verdict ? "fail" : "pass");
+	ibp_json_kv_bool(&j, "drained", n->drained);
+	ibp_json_kv_bool(&j, "cached", n->cached);
+	ibp_json_kv_double(&j, "elapsed_ms", n->work_ms);
+	ibp_json_kv_uint(&j, "hcas", n->have_in ? n->in.inv.n_hcas : 0);
+	ibp_json_kv_uint(&j, "gpus", n->have_topo ? n->topo.n_gpus : 0);
+	ibp_json_key(&j, "step_gpus");
+	if (n->have_step_gpus) {
+		ibp_json_array_begin(&j);
+		for (size_t g = 0; g < n->n_step_gpus; g++)
+			ibp_json_uint(&j, n->step_gpus[g]);
+		ibp_json_array_end(&j);
+	} else {
+		ibp_json_string(&j, "all");
+	}
+	ibp_json_kv_string(&j, "socket_ifname", n->ifname);
+	ibp_json_kv_string(&j, "socket_ifname_from", n->ifname_how);
+	ibp_report_findings_json(&j, &n->findings, st->host);
+	ibp_json_key(&j, "tasks");
+	ibp_json_array_begin(&j);
+	for (size_t r = 0; n->have_pl && r < n->pl.n_tasks; r++) {
+		const struct ibp_place_task *t = &n->pl.tasks[r];
+		char buf[256];
+
+		ibp_json_object_begin(&j);
+		ibp_json_kv_uint(&j, "local_rank", t->local_rank);
+		ibp_json_key(&j, "gpus");
+		ibp_json_array_begin(&j);
+		for (size_t g = 0; g < t->n_gpus; g++)
+			ibp_json_uint(&j, t->gpus[g]);
+		ibp_json_array_end(&j);
+		ibp_json_key(&j, "hcas");
+		ibp_json_array_begin(&j);
+		for (size_t k = 0; k < t->n_nics; k++)
+			if (ibp_place_nic_name(&n->topo, &t->nics[k], buf, sizeof(buf)) > 0)
+				ibp_json_string(&j, buf);
+		ibp_json_array_end(&j);
+		buf[0] = '\0';
+		if (t->cpus)
+			hwloc_bitmap_list_snprintf(buf, sizeof(buf), t->cpus);
+		ibp_json_kv_string(&j, "cpus", buf);
+		buf[0] = '\0';
+		if (t->mems)
+			hwloc_bitmap_list_snprintf(buf, sizeof(buf), t->mems);
+		ibp_json_kv_string(&j, "mems", buf);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_object_end(&j);
+	ibp_json_finish(&j);
+	ibp_json_release(&j);
+	fputc('\n', fp);
+}
+
+/* Runs as the job's user: the report file is the user's to write. */
+void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_ib_node *n)
+{
+	char path[PATH_MAX], job[16];
+	FILE *fp = stderr;
+
+	if (st->eff.report_file[0]) {
+		int fd;
+
+		snprintf(job, sizeof(job), "%u", n->job_id);
+		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
+			slurm_error("spank-ib: %s: --ib-report file '%s': only %%n, %%j and %%%% "
+				    "may follow '%%'",
+				    st->host, st->eff.report_file);
+			return;
+		}
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fp = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!fp) {
+			slurm_error("spank-ib: %s: --ib-report file %s: %s", st->host, path,
+				    strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+	}
+	if (st->eff.report == SPANK_IB_REPORT_JSON)
+		report_json(fp, st, n);
+	else
+		report_text(fp, st, n);
+	if (fp != stderr)
+		fclose(fp);
+	else
+		fflush(stderr);
+}
+
+int spank_ib_remote_user_init(spank_t sp, struct spank_ib_state *st)
+{
+	struct spank_ib_node *n = st->node;
+
+	if (!n || !st->active || n->printed)
+		return 0;
+	n->printed = true;
+	if (n->msg_len) {
+		char *save = NULL, *copy = strdup(n->msg);
+
+		if (!copy)
+			return 0;
+		for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			slurm_error("%s", l);
+		free(copy);
+	}
+	if (st->eff.test != SPANK_IB_TEST_OFF)
+		spank_ib_run_test(sp, st, n);
+	if (st->eff.report != SPANK_IB_REPORT_OFF)
+		spank_ib_write_report(st, n);
+	return 0;
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_task.c: task_init (the job's user, once per task): the task's
+ * environment, GPU selection and CPU/memory binding, from the node's
+ * placement made in init_post_opt; returns the node's verdict.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
+#include <numaif.h>
+#include <slurm/spank.h>
+
+#include "ibprep/env.h"
+#include "ibprep/finding.h"
+#include "ibprep/place.h"
+#include "ibprep/topo.h"
+
+#include "spank_ib.h"
+
+static void apply_env(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
+		      const struct ibp_place_view *view)
+{
+	struct ibp_env env;
+	struct ibp_findings scratch;
+	struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE,
+				  .socket_ifname = n->ifname[0] ? n->ifname : NULL};
+
+	ibp_env_init(&env);
+	ibp_findings_init(&scratch);
+	/* Lints were reported once per node; the task's own copy is dropped. */
+	if (!ibp_env_build(&env, &n->topo, &n->pl, view, &st->conf.policy, &eo, spank_ib_env_get,
+			   sp, &scratch)) {
+		for (size_t i = 0; i < env.n; i++) {
+			const struct ibp_env_var *v = &env.v[i];
+
+			if (v->action == IBP_ENV_SET)
+				spank_setenv(sp, v->name, v->value, 0);
+			else if (v->action == IBP_ENV_FORCED)
+				spank_setenv(sp, v->name, v->value, 1);
+		}
+	}
+	ibp_findings_release(&scratch);
+	ibp_env_release(&env);
+}
+
+/*
+ * GPU selection: a task that sees more GPUs than its row gets its own, as
+ * CUDA indices in PCI bus order (the order CUDA_DEVICE_ORDER=PCI_BUS_ID
+ * gives).  A CUDA_VISIBLE_DEVICES already there (Slurm's GRES binding, or
+ * the user) is respected: the task keeps the GPUs it was given.
+ */
+static void apply_gpus(spank_t sp, const struct spank_ib_node *n, const struct ibp_place_view *view)
+{
+	char buf[512];
+	size_t o = 0;
+
+	if (!view->n_gpus || view->n_gpus >= n->topo.n_gpus)
+		return;
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) != ESPANK_ENV_NOEXIST)
+		return;
+	for (size_t g = 0; g < view->n_gpus; g++) {
+		const struct ibp_topo_gpu *gpu = &n->topo.gpus[view->gpus[g]];
+		int w;
+
+		if (gpu->d.vendor != 0x10de)
+			return; /* CUDA's variable names NVIDIA GPUs only */
+		w = snprintf(buf + o, sizeof(buf) - o, "%s%u", g ? "," : "", gpu->index);
+		if (w < 0 || (size_t)w >= sizeof(buf) - o)
+			return;
+		o += (size_t)w;
+	}
+	spank_setenv(sp, "CUDA_VISIBLE_DEVICES", buf, 0);
+}
+
+/* A task's row built from the GPUs it really sees (owned copies). */
+struct seen_view {
+	struct ibp_place_view v;
+	unsigned gpus[IBP_PLACE_MAX_GPUS];
+	struct ibp_place_nic nics[IBP_PLACE_MAX_GPUS];
+	hwloc_bitmap_t cpus, mems;
+};
+
+static int uint_cmp(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The row of a task that sees GPUS (node indices, from its
+ * CUDA_VISIBLE_DEVICES): each GPU's nearest healthy port and its share of
+ * CPUs from the placement's per-GPU rows (the same shares the PCI-order deal
+ * hands out, so tasks that see different GPUs never overlap).  0 or -ENOMEM.
+ */
+static int seen_view_build(struct seen_view *sv, const struct spank_ib_node *n, unsigned task,
+			   const unsigned *gpus, size_t n_gpus)
+{
+	memset(sv, 0, sizeof(*sv));
+	sv->cpus = hwloc_bitmap_alloc();
+	sv->mems = hwloc_bitmap_alloc();
+	if (!sv->cpus || !sv->mems)
+		return -ENOMEM;
+	memcpy(sv->gpus, gpus, n_gpus * sizeof(*gpus));
+	qsort(sv->gpus, n_gpus, sizeof(*sv->gpus), uint_cmp);
+	sv->v.local_rank = task;
+	sv->v.gpus = sv->gpus;
+	sv->v.n_gpus = n_gpus;
+	for (size_t i = 0; i < n_gpus; i++) {
+		const struct ibp_place_gpu *pg = &n->pl.gpus[sv->gpus[i]];
+		bool dup = false;
+
+		if (pg->cpus)
+			hwloc_bitmap_or(sv->cpus, sv->cpus, pg->cpus);
+		else /* not in the placed step: the GPU's local CPUs */
+			hwloc_bitmap_or(sv->cpus, sv->cpus, n->topo.gpus[sv->gpus[i]].d.cpuset);
+		if (pg->mems)
+			hwloc_bitmap_or(sv->mems, sv->mems, pg->mems);
+		if (pg->nic.hca < 0)
+			continue;
+		for (size_t k = 0; k < sv->v.n_nics && !dup; k++)
+			dup = sv->nics[k].hca == pg->nic.hca && sv->nics[k].port == pg->nic.port;
+		if (!dup)
+			sv->nics[sv->v.n_nics++] = pg->nic;
+	}
+	/* nearest first, stable */
+	for (size_t i = 1; i < sv->v.n_nics; i++)
+		for (size_t k = i; k > 0 && sv->nics[k].dist < sv->nics[k - 1].dist; k--) {
+			struct ibp_place_nic t = sv->nics[k];
+
+			sv->nics[k] = sv->nics[k - 1];
+			sv->nics[k - 1] = t;
+		}
+	if (hwloc_bitmap_iszero(sv->mems) && !hwloc_bitmap_iszero(sv->cpus))
+		hwloc_cpuset_to_nodeset(n->topo.t, sv->cpus, sv->mems);
+	sv->v.nics = sv->nics;
+	sv->v.cpus = sv->cpus;
+	sv->v.mems = sv->mems;
+	return 0;
+}
+
+static void seen_view_release(struct seen_view *sv)
+{
+	hwloc_bitmap_free(sv->cpus);
+	hwloc_bitmap_free(sv->mems);
+	sv->cpus = sv->mems = NULL;
+}
+
+/*
+ * The GPU(s) the task really sees: Slurm's per-task CUDA_VISIBLE_DEVICES
+ * (--gpus-per-task, --gpu-bind) or the user's, mapped through the step's
+ * GPU list when relative.  A task that sees the GPU(s) of its row in the
+ * deal (possibly among others: the step's whole list) keeps that row: 0.
+ * One that does not is placed by the GPUs it sees: 1, SV holds its row.
+ */
+static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct spank_ib_node *n,
+			  const struct ibp_place_view *deal, int task, struct seen_view *sv)
+{
+	unsigned gpus[IBP_PLACE_MAX_GPUS];
+	char cvd[1024], err[512];
+	int c;
+
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) != ESPANK_SUCCESS)
+		return 0;
+	c = spank_ib_map_cvd(cvd, n->step_gpus, n->have_step_gpus ? n->n_step_gpus : 0, n->cvd_mode,
+			     n->topo.n_gpus, gpus, IBP_PLACE_MAX_GPUS, err, sizeof(err));
+	if (c < 0) {
+		fprintf(stderr,
+			"spank-ib: %s: warning: task %d: %s: its IBPREP_*, HCA and CPUs follow the "
+			"plugin's PCI-order deal, which may not be the GPU it uses; fix: let "
+			"Slurm set CUDA_VISIBLE_DEVICES, or give indices of the step's GPUs\n",
+			st->host, task, err);
+		return 0;
+	}
+	if (c == 0)
+		return 0;
+	/* It sees the GPU(s) the deal gave it (and maybe more: the step's whole list). */
+	if (deal->n_gpus) {
+		size_t have = 0;
+
+		for (size_t d = 0; d < deal->n_gpus; d++)
+			for (int k = 0; k < c; k++)
+				if (gpus[k] == deal->gpus[d]) {
+					have++;
+					break;
+				}
+		if (have == deal->n_gpus)
+			return 0;
+	}
+	if (seen_view_build(sv, n, (unsigned)task, gpus, (size_t)c)) {
+		seen_view_release(sv);
+		return 0;
+	}
+	return 1;
+}
+
+/* CPU and memory binding, within the mask Slurm already gave the task. */
+static void apply_binding(struct spank_ib_state *st, struct spank_ib_node *n,
+			  const struct ibp_place_view *view, int task)
+{
+	cpu_set_t have, want, both;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+
+	if (!set || !view->cpus)
+		goto out;
+	if (sched_getaffinity(0, sizeof(have), &have) ||
+	    hwloc_cpuset_to_glibc_sched_affinity(n->topo.t, view->cpus, &want, sizeof(want)))
+		goto out;
+	CPU_AND(&both, &have, &want);
+	if (!CPU_COUNT(&both)) {
+		fprintf(stderr,
+			"spank-ib: %s: task %d: planned CPUs are outside the task's CPU mask from "
+			"Slurm: not binding\n",
+			st->host, task);
+		goto out;
+	}
+	if (sched_setaffinity(0, sizeof(both), &both))
+		fprintf(stderr, "spank-ib: %s: task %d: sched_setaffinity: %s\n", st->host, task,
+			strerror(errno));
+	if (view->mems && !hwloc_bitmap_iszero(view->mems)) {
+		int first = hwloc_bitmap_first(view->mems);
+		unsigned long mask =
+		    first >= 0 && first < (int)(8 * sizeof(unsigned long)) ? 1UL << first : 0;
+		/* Preferred, not bound: a full node spills over instead of failing. */
+		if (mask && set_mempolicy(MPOL_PREFERRED, &mask, 8 * sizeof(mask)))
+			fprintf(stderr, "spank-ib: %s: task %d: set_mempolicy: %s\n", st->host,
+				task, strerror(errno));
+	}
+out:
+	hwloc_bitmap_free(set);
+}
+
+int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
+{
+	struct spank_ib_node *n = st->node;
+	struct ibp_place_view deal;
+	const struct ibp_place_view *view = &deal;
+	struct seen_view sv = {0};
+	bool seen;
+	int task = -1;
+
+	if (!n || !st->active)
+		return 0;
+	if (!n->have_pl || n->verdict)
+		return n->verdict;
+	if (spank_get_item(sp, S_TASK_ID, &task) != ESPANK_SUCCESS || task < 0 ||
+	    ibp_place_view_task(&n->pl, (size_t)task, &deal))
+		return n->verdict;
+	/* The GPU the task really uses decides its HCA, CPUs and environment. */
+	seen = task_seen_gpus(sp, st, n, &deal, task, &sv) == 1;
+	if (seen)
+		view = &sv.v;
+	if (st->eff.env != SPANK_IB_ENV_OFF) {
+		apply_env(sp, st, n, view);
+		if (st->eff.affinity != SPANK_IB_AFF_OFF)
+			apply_gpus(sp, n, view);
+	}
+	if (st->eff.affinity != SPANK_IB_AFF_OFF && st->conf.bind)
+		apply_binding(st, n, view, task);
+	if (st->eff.affinity == SPANK_IB_AFF_VERBOSE) {
+		char row[512];
+
+		spank_ib_view_row(n, (size_t)task, view, row, sizeof(row));
+		fprintf(stderr, "spank-ib: %s: %s%s%s\n", st->host, row,
+			seen ? " (GPUs from CUDA_VISIBLE_DEVICES)" : "",
+			st->conf.bind ? "" : " (not bound: bind=no)");
+	}
+	if (seen)
+		seen_view_release(&sv);
+	return n->verdict;
+}
