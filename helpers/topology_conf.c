@@ -188,8 +188,9 @@ static int build(struct ibp_topology *t, struct entries *e, const char *src, cha
 			size_t a = sidx[i] < sidx[i - 1] ? sidx[i] : sidx[i - 1];
 			size_t b = sidx[i] < sidx[i - 1] ? sidx[i - 1] : sidx[i];
 
-			rc = fail(err, errlen, "%s:%u: switch '%s' is defined twice (first on line %u)",
-				  src, t->sw[b].line, t->sw[b].name, t->sw[a].line);
+			rc = fail(err, errlen,
+				  "%s:%u: switch '%s' is defined twice (first on line %u)", src,
+				  t->sw[b].line, t->sw[b].name, t->sw[a].line);
 			goto out;
 		}
 	t->sw_order = sidx;
@@ -211,17 +212,19 @@ static int build(struct ibp_topology *t, struct entries *e, const char *src, cha
 			int c = ibp_topology_switch(t, hl.names[k]);
 
 			if (c < 0) {
-				rc = fail(err, errlen,
-					  "%s:%u: switch '%s' lists switch '%s', which is not defined",
-					  src, e->v[i].line, e->v[i].name, hl.names[k]);
+				rc = fail(
+				    err, errlen,
+				    "%s:%u: switch '%s' lists switch '%s', which is not defined",
+				    src, e->v[i].line, e->v[i].name, hl.names[k]);
 			} else if ((size_t)c == i) {
 				rc = fail(err, errlen, "%s:%u: switch '%s' lists itself", src,
 					  e->v[i].line, e->v[i].name);
 			} else if (t->sw[c].parent >= 0) {
-				rc = fail(err, errlen,
-					  "%s:%u: switch '%s' has two parents: '%s' (line %u) and '%s'",
-					  src, e->v[i].line, hl.names[k], t->sw[t->sw[c].parent].name,
-					  t->sw[t->sw[c].parent].line, e->v[i].name);
+				rc = fail(
+				    err, errlen,
+				    "%s:%u: switch '%s' has two parents: '%s' (line %u) and '%s'",
+				    src, e->v[i].line, hl.names[k], t->sw[t->sw[c].parent].name,
+				    t->sw[t->sw[c].parent].line, e->v[i].name);
 			} else {
 				t->sw[c].parent = (int)i;
 				t->sw[i].n_children++;
@@ -238,9 +241,10 @@ static int build(struct ibp_topology *t, struct entries *e, const char *src, cha
 
 		for (int p = t->sw[i].parent; p >= 0; p = t->sw[p].parent)
 			if (++depth > IBP_TOPOLOGY_MAX_DEPTH) {
-				rc = fail(err, errlen,
-					  "%s:%u: switch '%s' is in a cycle or more than %d levels deep",
-					  src, t->sw[i].line, t->sw[i].name, IBP_TOPOLOGY_MAX_DEPTH);
+				rc = fail(
+				    err, errlen,
+				    "%s:%u: switch '%s' is in a cycle or more than %d levels deep",
+				    src, t->sw[i].line, t->sw[i].name, IBP_TOPOLOGY_MAX_DEPTH);
 				goto out;
 			}
 		t->sw[i].depth = depth;
@@ -284,14 +288,15 @@ static int build(struct ibp_topology *t, struct entries *e, const char *src, cha
 			const struct ibp_switch *sb = &t->sw[t->node_leaf[b]];
 
 			if (sa == sb)
-				rc = fail(err, errlen, "%s:%u: node '%s' is listed twice under '%s'",
-					  src, sa->line, t->nodes[a], sa->name);
+				rc =
+				    fail(err, errlen, "%s:%u: node '%s' is listed twice under '%s'",
+					 src, sa->line, t->nodes[a], sa->name);
 			else
 				rc = fail(err, errlen,
 					  "%s:%u: node '%s' is under two switches: '%s' (line %u) "
 					  "and '%s'",
-					  src, sb->line > sa->line ? sb->line : sa->line, t->nodes[a],
-					  sa->line < sb->line ? sa->name : sb->name,
+					  src, sb->line > sa->line ? sb->line : sa->line,
+					  t->nodes[a], sa->line < sb->line ? sa->name : sb->name,
 					  sa->line < sb->line ? sa->line : sb->line,
 					  sa->line < sb->line ? sb->name : sa->name);
 			goto out;
@@ -399,17 +404,19 @@ static int conf_line(struct entries *e, char *s, unsigned line, const char *src,
 					    "%s:%u: %s= is topology/block, which has no switch "
 					    "hierarchy; only topology/tree is read",
 					    src, line, tok);
-			return fail(err, errlen, "%s:%u: a line must start with SwitchName=, not %s=",
-				    src, line, tok);
+			return fail(err, errlen,
+				    "%s:%u: a line must start with SwitchName=, not %s=", src, line,
+				    tok);
 		}
 		if (!*val)
 			return fail(err, errlen, "%s:%u: %s= has no value", src, line, tok);
 		if (!strcasecmp(tok, "SwitchName")) {
 			if (name[0])
-				return fail(err, errlen, "%s:%u: SwitchName= given twice", src, line);
+				return fail(err, errlen, "%s:%u: SwitchName= given twice", src,
+					    line);
 			if (!name_ok(val))
-				return fail(err, errlen, "%s:%u: bad switch name '%.64s'", src, line,
-					    val);
+				return fail(err, errlen, "%s:%u: bad switch name '%.64s'", src,
+					    line, val);
 			snprintf(name, sizeof(name), "%s", val);
 		} else if (!strcasecmp(tok, "Nodes")) {
 			if (have_nodes)
@@ -423,7 +430,8 @@ static int conf_line(struct entries *e, char *s, unsigned line, const char *src,
 			children = (char *)val;
 		} else if (!strcasecmp(tok, "LinkSpeed")) {
 			if (have_speed)
-				return fail(err, errlen, "%s:%u: LinkSpeed= given twice", src, line);
+				return fail(err, errlen, "%s:%u: LinkSpeed= given twice", src,
+					    line);
 			have_speed = true;
 			if (parse_speed(val, &speed))
 				return fail(err, errlen,
@@ -456,8 +464,8 @@ static int conf_line(struct entries *e, char *s, unsigned line, const char *src,
 	return rc;
 }
 
-int ibp_topology_parse_conf(struct ibp_topology *t, const char *text, size_t len,
-			    const char *name, char *err, size_t errlen)
+int ibp_topology_parse_conf(struct ibp_topology *t, const char *text, size_t len, const char *name,
+			    char *err, size_t errlen)
 {
 	struct entries e = {0};
 	char *buf = NULL;
@@ -492,7 +500,8 @@ int ibp_topology_parse_conf(struct ibp_topology *t, const char *text, size_t len
 		if (cont)
 			stop = end - 1;
 		if (bl + (stop - i) + 1 > MAX_LINE) {
-			fail(err, errlen, "%s:%u: line longer than %u bytes", name, start, MAX_LINE);
+			fail(err, errlen, "%s:%u: line longer than %u bytes", name, start,
+			     MAX_LINE);
 			rc = -E2BIG;
 			break;
 		}
@@ -560,8 +569,7 @@ static int yaml_scalar(char *v, unsigned no, const char *src, char *err, size_t 
 		v[--n] = '\0';
 	if (!n)
 		return 0;
-	if (v[0] == '&' || v[0] == '*' || v[0] == '!' || v[0] == '|' || v[0] == '>' ||
-	    v[0] == '{')
+	if (v[0] == '&' || v[0] == '*' || v[0] == '!' || v[0] == '|' || v[0] == '>' || v[0] == '{')
 		return fail(err, errlen,
 			    "%s:%u: '%c' (anchors, aliases, tags, block scalars, mappings) is "
 			    "not read here: write the value plainly",
@@ -623,7 +631,8 @@ static int yaml_split(const char *s, size_t n, unsigned no, const char *src, str
 
 		while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\r' || s[b - 1] == '\t'))
 			b--;
-		if (!y->dash && b - a == 3 && (!strncmp(s + a, "---", 3) || !strncmp(s + a, "...", 3)))
+		if (!y->dash && b - a == 3 &&
+		    (!strncmp(s + a, "---", 3) || !strncmp(s + a, "...", 3)))
 			return 0; /* document markers */
 	}
 	if (n - i >= sizeof(y->val))
@@ -631,10 +640,10 @@ static int yaml_split(const char *s, size_t n, unsigned no, const char *src, str
 	/* key: a run of [A-Za-z0-9_] followed by ':' and a space or the end */
 	for (k = i; k < n && (isalnum((unsigned char)s[k]) || s[k] == '_'); k++)
 		;
-	colon = (k > i && k < n && s[k] == ':' && (k + 1 == n || s[k + 1] == ' ' ||
-						   s[k + 1] == '\t' || s[k + 1] == '\r'))
-			? s + k
-			: NULL;
+	colon = (k > i && k < n && s[k] == ':' &&
+		 (k + 1 == n || s[k + 1] == ' ' || s[k + 1] == '\t' || s[k + 1] == '\r'))
+		    ? s + k
+		    : NULL;
 	if (colon) {
 		if ((size_t)(k - i) >= sizeof(y->key))
 			return fail(err, errlen, "%s:%u: key too long", src, no);
@@ -683,8 +692,8 @@ struct ytopo {
 	unsigned line;
 };
 
-int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len,
-			    const char *name, const char *want, char *err, size_t errlen)
+int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len, const char *name,
+			    const char *want, char *err, size_t errlen)
 {
 	struct entries e = {0};
 	struct ytopo topo[64];
@@ -757,9 +766,10 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 			continue;
 		}
 		if (!n_topo) {
-			rc = fail(err, errlen,
-				  "%s:%u: expected '- topology: NAME' first (a sequence of topologies)",
-				  name, no);
+			rc = fail(
+			    err, errlen,
+			    "%s:%u: expected '- topology: NAME' first (a sequence of topologies)",
+			    name, no);
 			break;
 		}
 		if (!y->dash && !strcmp(y->key, "cluster_default")) {
@@ -774,8 +784,8 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 		}
 		if (!y->dash && !strcmp(y->key, "tree")) {
 			if (y->has_val) {
-				rc = fail(err, errlen, "%s:%u: 'tree:' takes a mapping, not a value",
-					  name, no);
+				rc = fail(err, errlen,
+					  "%s:%u: 'tree:' takes a mapping, not a value", name, no);
 				break;
 			}
 			sec = Y_TREE;
@@ -835,8 +845,8 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 			char **dst = !strcmp(y->key, "nodes") ? &cur->nodes : &cur->children;
 
 			if (*dst) {
-				rc = fail(err, errlen, "%s:%u: '%s' given twice for switch '%s'", name,
-					  no, y->key, cur->name);
+				rc = fail(err, errlen, "%s:%u: '%s' given twice for switch '%s'",
+					  name, no, y->key, cur->name);
 				break;
 			}
 			if (y->has_val) {
@@ -872,8 +882,8 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 				}
 				continue;
 			}
-			if (topo[k].is_tree && (pick < 0 || (topo[k].is_default &&
-							     !topo[pick].is_default)))
+			if (topo[k].is_tree &&
+			    (pick < 0 || (topo[k].is_default && !topo[pick].is_default)))
 				pick = (long)k;
 		}
 		if (pick < 0) {
@@ -978,10 +988,11 @@ int ibp_topology_parse_addr(const char *addr, const char *pattern, char (*sw)[IB
 		bool last_a = !a[al], last_p = !p[pl];
 
 		if (last_a != last_p)
-			return fail(err, errlen,
-				    "SLURM_TOPOLOGY_ADDR '%.64s' and _PATTERN '%.64s' have a different "
-				    "number of parts",
-				    addr, pattern);
+			return fail(
+			    err, errlen,
+			    "SLURM_TOPOLOGY_ADDR '%.64s' and _PATTERN '%.64s' have a different "
+			    "number of parts",
+			    addr, pattern);
 		if (!al || al >= sizeof(part))
 			return fail(err, errlen, "SLURM_TOPOLOGY_ADDR '%.64s': empty or long part",
 				    addr);
@@ -992,10 +1003,11 @@ int ibp_topology_parse_addr(const char *addr, const char *pattern, char (*sw)[IB
 				    part);
 		if (last_p) {
 			if (pl != 4 || strncmp(p, "node", 4))
-				return fail(err, errlen,
-					    "SLURM_TOPOLOGY_ADDR_PATTERN '%.64s': the last part must "
-					    "be 'node'",
-					    pattern);
+				return fail(
+				    err, errlen,
+				    "SLURM_TOPOLOGY_ADDR_PATTERN '%.64s': the last part must "
+				    "be 'node'",
+				    pattern);
 			if (strlen(part) >= nodelen)
 				return fail(err, errlen, "node name too long");
 			snprintf(node, nodelen, "%s", part);
@@ -1008,8 +1020,8 @@ int ibp_topology_parse_addr(const char *addr, const char *pattern, char (*sw)[IB
 				    "before 'node'",
 				    pattern);
 		if (n == max)
-			return fail(err, errlen, "SLURM_TOPOLOGY_ADDR '%.64s': more than %zu levels",
-				    addr, max);
+			return fail(err, errlen,
+				    "SLURM_TOPOLOGY_ADDR '%.64s': more than %zu levels", addr, max);
 		snprintf(sw[n++], IBP_NODE_MAX, "%s", part);
 		a += al + 1;
 		p += pl + 1;

@@ -64,9 +64,9 @@ struct ibp_topology {
 	char (*nodes)[IBP_NODE_MAX]; /* owned; every node under some switch */
 	int *node_leaf;              /* owned; switch index of nodes[i] */
 	size_t n_nodes, cap_nodes;
-	size_t *order;    /* owned; node indices sorted by name, for lookups */
-	size_t *sw_order; /* owned; switch indices sorted by name */
-	char source[16]; /* "topology.conf", "topology.yaml", "" */
+	size_t *order;           /* owned; node indices sorted by name, for lookups */
+	size_t *sw_order;        /* owned; switch indices sorted by name */
+	char source[16];         /* "topology.conf", "topology.yaml", "" */
 	char name[IBP_NODE_MAX]; /* the yaml topology chosen, "" for .conf */
 };
 
@@ -81,8 +81,8 @@ void ibp_topology_release(struct ibp_topology *t);
  * parents: 'spine1' (line 3) and 'spine2'"), -E2BIG past a cap, -ENOMEM.
  * On error T is released.
  */
-int ibp_topology_parse_conf(struct ibp_topology *t, const char *text, size_t len,
-			    const char *name, char *err, size_t errlen);
+int ibp_topology_parse_conf(struct ibp_topology *t, const char *text, size_t len, const char *name,
+			    char *err, size_t errlen);
 
 /*
  * Parses topology.yaml text: the subset Slurm documents (a sequence of
@@ -95,8 +95,8 @@ int ibp_topology_parse_conf(struct ibp_topology *t, const char *text, size_t len
  * Anchors, aliases, tags and multi-line scalars are refused with a message.
  * -ENOENT (ERR says so) when there is no tree topology.
  */
-int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len,
-			    const char *name, const char *want, char *err, size_t errlen);
+int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len, const char *name,
+			    const char *want, char *err, size_t errlen);
 
 /*
  * Reads PATH (at most IBP_TOPOLOGY_MAX_FILE bytes, O_CLOEXEC) and parses it

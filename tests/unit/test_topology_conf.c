@@ -48,12 +48,12 @@ static void test_topology_conf_two_levels_hostlists_resolve(void **state)
 	assert_int_equal(t.sw[ibp_topology_switch(&t, "leaf01")].link_speed, 400);
 	assert_int_equal(t.sw[ibp_topology_switch(&t, "leaf01")].depth, 1);
 	assert_int_equal(t.sw[ibp_topology_switch(&t, "spine1")].n_children, 3);
-	assert_int_equal(ibp_topology_common(&t, ibp_topology_leaf_of(&t, "n1"),
-					     ibp_topology_leaf_of(&t, "n4")),
-			 ibp_topology_switch(&t, "spine1"));
-	assert_int_equal(ibp_topology_common(&t, ibp_topology_leaf_of(&t, "n1"),
-					     ibp_topology_leaf_of(&t, "n2")),
-			 ibp_topology_switch(&t, "leaf01"));
+	assert_int_equal(
+	    ibp_topology_common(&t, ibp_topology_leaf_of(&t, "n1"), ibp_topology_leaf_of(&t, "n4")),
+	    ibp_topology_switch(&t, "spine1"));
+	assert_int_equal(
+	    ibp_topology_common(&t, ibp_topology_leaf_of(&t, "n1"), ibp_topology_leaf_of(&t, "n2")),
+	    ibp_topology_switch(&t, "leaf01"));
 	assert_string_equal(t.source, "topology.conf");
 	ibp_topology_release(&t);
 	assert_null(t.sw);
@@ -76,15 +76,15 @@ static void test_topology_conf_nested_and_unattached(void **state)
 	(void)state;
 	assert_int_equal(conf(&t, text, err, sizeof(err)), 0);
 	assert_int_equal(t.sw[ibp_topology_switch(&t, "l3")].depth, 2);
-	assert_int_equal(ibp_topology_common(&t, ibp_topology_leaf_of(&t, "a1"),
-					     ibp_topology_leaf_of(&t, "a5")),
-			 ibp_topology_switch(&t, "core"));
-	assert_int_equal(ibp_topology_common(&t, ibp_topology_leaf_of(&t, "a1"),
-					     ibp_topology_leaf_of(&t, "a4")),
-			 ibp_topology_switch(&t, "agg1"));
-	assert_int_equal(ibp_topology_common(&t, ibp_topology_leaf_of(&t, "a1"),
-					     ibp_topology_leaf_of(&t, "b1")),
-			 -1);
+	assert_int_equal(
+	    ibp_topology_common(&t, ibp_topology_leaf_of(&t, "a1"), ibp_topology_leaf_of(&t, "a5")),
+	    ibp_topology_switch(&t, "core"));
+	assert_int_equal(
+	    ibp_topology_common(&t, ibp_topology_leaf_of(&t, "a1"), ibp_topology_leaf_of(&t, "a4")),
+	    ibp_topology_switch(&t, "agg1"));
+	assert_int_equal(
+	    ibp_topology_common(&t, ibp_topology_leaf_of(&t, "a1"), ibp_topology_leaf_of(&t, "b1")),
+	    -1);
 	assert_int_equal(ibp_topology_leaf_of(&t, "c9"), -1);
 	ibp_topology_release(&t);
 }
@@ -190,9 +190,9 @@ static void test_topology_yaml_tree_default_chosen(void **state)
 	char err[256] = "";
 
 	(void)state;
-	assert_int_equal(
-	    ibp_topology_parse_yaml(&t, yaml, strlen(yaml), "topology.yaml", NULL, err, sizeof(err)),
-	    0);
+	assert_int_equal(ibp_topology_parse_yaml(&t, yaml, strlen(yaml), "topology.yaml", NULL, err,
+						 sizeof(err)),
+			 0);
 	assert_string_equal(t.name, "fabric");
 	assert_int_equal(t.n_sw, 3);
 	assert_int_equal(t.n_nodes, 4);
@@ -227,10 +227,10 @@ static const struct {
      "topology.yaml:5: unknown key 'colour' in switch 's1'"},
     {"- topology: a\n  tree:\n    switches:\n      - switch: s1\n        nodes: &x n1\n", -EINVAL,
      "topology.yaml:5: '&'"},
-    {"- topology: a\n  tree:\n    switches:\n      - switch: s1\n        nodes: n[2-1]\n",
-     -EINVAL, "topology.yaml:4: switch 's1': bad Nodes="},
-    {"- topology: a\n  tree:\n    switches:\n      - switch: s1\n        children: s2\n",
-     -EINVAL, "topology.yaml:4: switch 's1' lists switch 's2', which is not defined"},
+    {"- topology: a\n  tree:\n    switches:\n      - switch: s1\n        nodes: n[2-1]\n", -EINVAL,
+     "topology.yaml:4: switch 's1': bad Nodes="},
+    {"- topology: a\n  tree:\n    switches:\n      - switch: s1\n        children: s2\n", -EINVAL,
+     "topology.yaml:4: switch 's1' lists switch 's2', which is not defined"},
     {"- topology: a\n  tree:\n    switches:\n\t- switch: s1\n", -EINVAL, "tab"},
     {"- topology: a\n  tree:\n    switches:\n      - switch: s1\n        nodes: \"n1\n", -EINVAL,
      "unterminated"},
@@ -270,9 +270,9 @@ static void test_topology_addr_pattern(void **state)
 	assert_string_equal(sw[0], "s1");
 	assert_string_equal(sw[1], "leaf3");
 	assert_string_equal(node, "n7");
-	assert_int_equal(ibp_topology_parse_addr("n7", "node", sw, 4, &n, node, sizeof(node), err,
-						 sizeof(err)),
-			 0);
+	assert_int_equal(
+	    ibp_topology_parse_addr("n7", "node", sw, 4, &n, node, sizeof(node), err, sizeof(err)),
+	    0);
 	assert_int_equal(n, 0);
 	assert_int_equal(ibp_topology_parse_addr("s1.n7", "switch.switch.node", sw, 4, &n, node,
 						 sizeof(node), err, sizeof(err)),

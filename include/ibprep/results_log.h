@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * results_log.h: one JSON line per tested link per step, appended by every
+ * node to a root-owned file that sites ship like any other log, and read
+ * back by `ibprep fabric`.
+ *
+ *   {"v":1,"t":1764600000,"job":812,"step":0,"by":"n01","round":1,
+ *    "a":"n01","ar":0,"ad":"mlx5_0","ap":1,"b":"n02","br":0,"bd":"mlx5_0",
+ *    "bp":1,"ok":false,"why":"timeout","rtt_us":null,"gbps":null}
+ *
+ * (one line in the file).  A is the sending end, B the receiving end, AR
+ * and BR their rails; WHY is ibp_link_status_name() of the outcome; RTT_US
+ * and GBPS are null when not measured.  Both ends of a link write it, so a
+ * dead node's links are still recorded by its peers; readers join the two
+ * records (a failure seen by either end is a failure).
+ *
+ * Writer (ibp_results_log_append): only into a place nobody but OWNER (root
+ * in the plugin) can change: the path is absolute, no component is a
+ * symbolic link, every directory on it is owned by root or OWNER and
+ * writable by nobody else (group write only for group 0; an ancestor may
+ * be world-writable only with the sticky bit, like /tmp, and the log's own
+ * directory never), and the file, when it exists, is a regular file owned
+ * by OWNER, with one link, writable by nobody else.  It is opened with
+ * O_APPEND | O_NOFOLLOW | O_CLOEXEC, locked with flock() (bounded: at most
+ * IBP_RESULTS_LOG_LOCK_MS, then -EWOULDBLOCK, never an unbounded wait), and
+ * each record is one write().  When the file would grow past MAX_BYTES it
+ * is renamed to PATH.1 (one generation; the previous .1 is replaced) and a
+ * new file started.  A writer that opened the file just before another one
+ * rotated it notices (the locked file is no longer PATH) and starts over.
+ *
+ * Reader (ibp_results_log_read_*): never trusts the text.  A line that is
+ * not a record is skipped and counted: a last line without its newline (a
+ * crash mid-write) as cut; when a cut record was followed by a good one on
+ * the same line, the good one is kept.  Unknown keys are ignored (later
+ * versions may add some), records of another major version skipped.
+ *
+ * The core never prints; any context; no globals.
+ */
+#ifndef IBPREP_RESULTS_LOG_H
+#define IBPREP_RESULTS_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ibprep/finding.h"
+
+#define IBP_RESULTS_LOG_VERSION     1
+#define IBP_RESULTS_LOG_MAX_RECORD  1024 /* bytes of one line, newline included */
+#define IBP_RESULTS_LOG_LOCK_MS     1000
+#define IBP_RESULTS_LOG_DEFAULT_MAX (64ull << 20)
+
+struct ibp_link_record {
+	int64_t time; /* seconds since the epoch, when the step's test ended */
+	uint32_t job, step;
+	unsigned round;
+	char by[IBP_NODE_MAX]; /* the node that wrote it */
+	char a[IBP_NODE_MAX], b[IBP_NODE_MAX];
+	int a_rail, b_rail; /* -1 unknown */
+	char a_dev[IBP_DEV_MAX], b_dev[IBP_DEV_MAX];
+	unsigned a_port, b_port; /* 0 unknown */
+	bool ok;
+	char why[IBP_CODE_MAX]; /* "pass", "timeout", "corrupt" ... */
+	double rtt_us, gbps;    /* < 0: not measured */
+};
+
+/*
+ * One record as a JSON line (with its newline) in BUF.  Returns the length,
+ * or -E2BIG when it does not fit (LEN >= IBP_RESULTS_LOG_MAX_RECORD always
+ * fits: every field is bounded), -EINVAL for a record without both nodes.
+ */
+int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t len);
+
+/*
+ * Appends N records to PATH as described above.  MAX_BYTES 0 = no rotation.
+ * 0, or -errno with ERR naming the path and the reason ("/var/log/x: the
+ * directory /var/log/x is writable by others").
+ */
+int ibp_results_log_append(const char *path, uint64_t max_bytes, uid_t owner,
+			   const struct ibp_link_record *r, size_t n, char *err, size_t errlen);
+
+/* "64M", "1G", "512K", "4096" -> bytes; 0 or -EINVAL. */
+int ibp_results_log_parse_size(const char *s, uint64_t *out);
+
+/* Parses one line (without its newline) into R.  0 or -EINVAL. */
+int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_record *r);
+
+struct ibp_results_log_stats {
+	size_t lines;     /* lines seen */
+	size_t records;   /* records handed to the callback */
+	size_t cut;       /* records cut short (a crash mid-write) */
+	size_t malformed; /* other lines that are not records */
+	size_t other_version;
+};
+
+/* Called for every record read; a non-zero return stops the read and is returned. */
+typedef int (*ibp_results_log_fn)(void *arg, const struct ibp_link_record *r);
+
+/* Reads TEXT (LEN bytes); STATS accumulate (zero them first). */
+int ibp_results_log_read_buf(const char *text, size_t len, ibp_results_log_fn fn, void *arg,
+			     struct ibp_results_log_stats *stats);
+
+/* Reads the file PATH in bounded chunks; -errno of open/read with ERR. */
+int ibp_results_log_read_file(const char *path, ibp_results_log_fn fn, void *arg,
+			      struct ibp_results_log_stats *stats, char *err, size_t errlen);
+
+#endif

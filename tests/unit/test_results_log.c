@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the per-link results log (helpers/results_log.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ibprep/results_log.h"
+
+static void sample(struct ibp_link_record *r, uint32_t job, bool ok)
+{
+	memset(r, 0, sizeof(*r));
+	r->time = 1764600000 + job;
+	r->job = job;
+	r->step = 2;
+	r->round = 1;
+	strcpy(r->by, "n01");
+	strcpy(r->a, "n01");
+	strcpy(r->b, "n02");
+	r->a_rail = r->b_rail = 3;
+	strcpy(r->a_dev, "mlx5_3");
+	strcpy(r->b_dev, "mlx5_3");
+	r->a_port = r->b_port = 1;
+	r->ok = ok;
+	strcpy(r->why, ok ? "pass" : "timeout");
+	r->rtt_us = ok ? 3.14159 : -1;
+	r->gbps = ok ? 91.2345 : -1;
+}
+
+static void test_results_log_format_parse_round_trip(void **state)
+{
+	struct ibp_link_record r, back;
+	char line[IBP_RESULTS_LOG_MAX_RECORD];
+	int n;
+
+	(void)state;
+	sample(&r, 812, true);
+	n = ibp_results_log_format(&r, line, sizeof(line));
+	assert_true(n > 0);
+	assert_int_equal(line[n - 1], '\n');
+	assert_non_null(strstr(line, "\"rtt_us\":3.1,"));
+	assert_non_null(strstr(line, "\"gbps\":91.23}"));
+	assert_int_equal(ibp_results_log_parse_line(line, (size_t)n - 1, &back), 0);
+	assert_int_equal(back.job, 812);
+	assert_int_equal(back.step, 2);
+	assert_int_equal(back.time, r.time);
+	assert_string_equal(back.a, "n01");
+	assert_string_equal(back.b, "n02");
+	assert_int_equal(back.a_rail, 3);
+	assert_string_equal(back.b_dev, "mlx5_3");
+	assert_true(back.ok);
+	assert_string_equal(back.why, "pass");
+
+	sample(&r, 9, false);
+	n = ibp_results_log_format(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "\"rtt_us\":null,\"gbps\":null}"));
+	assert_int_equal(ibp_results_log_parse_line(line, (size_t)n - 1, &back), 0);
+	assert_false(back.ok);
+	assert_true(back.rtt_us < 0);
+	assert_string_equal(back.why, "timeout");
+
+	/* Names that could break the line are escaped, and refused on read. */
+	strcpy(r.a_dev, "x\"\n}");
+	n = ibp_results_log_format(&r, line, sizeof(line));
+	assert_true(n > 0);
+	assert_ptr_equal(strchr(line, '\n'), line + n - 1);
+	assert_int_equal(ibp_results_log_format(&r, line, 16), -E2BIG);
+}
+
+static const char *bad_lines[] = {
+    "",
+    "{}",
+    "[1,2]",
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\"}",             /* no ok */
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n1\",\"ok\":true}", /* self link */
+    "{\"v\":1,\"t\":1,\"job\":-1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\",\"ok\":true}",
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n/1\",\"b\":\"n2\",\"ok\":true}",
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\",\"ok\":1}",
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\",\"ok\":true,\"x\":{}}",
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\",\"ok\":true} trailing",
+    "{\"v\":1,\"t\":1,\"job\":1.5,\"step\":0,\"a\":\"n1\",\"b\":\"n2\",\"ok\":true}",
+    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\",\"ok\":true,\"gbps\":1e999}",
+};
+
+static void test_results_log_bad_lines_refused(void **state)
+{
+	struct ibp_link_record r;
+	const char good[] = "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"a\":\"n1\",\"b\":\"n2\","
+			    "\"ok\":true,\"future\":\"key\"}";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_lines) / sizeof(bad_lines[0]); i++) {
+		print_message("# %s\n", bad_lines[i]);
+		assert_true(ibp_results_log_parse_line(bad_lines[i], strlen(bad_lines[i]), &r) < 0);
+	}
+	assert_int_equal(ibp_results_log_parse_line(good, strlen(good), &r), 0);
+	assert_string_equal(r.why, "pass");
+}
+
+static int count_cb(void *arg, const struct ibp_link_record *r)
+{
+	(*(size_t *)arg) += r->job;
+	return 0;
+}
+
+static void test_results_log_cut_record_skipped_with_count(void **state)
+{
+	struct ibp_link_record r;
+	struct ibp_results_log_stats st = {0};
+	char l1[IBP_RESULTS_LOG_MAX_RECORD], l2[IBP_RESULTS_LOG_MAX_RECORD];
+	char text[4 * IBP_RESULTS_LOG_MAX_RECORD];
+	size_t sum = 0;
+
+	(void)state;
+	sample(&r, 1, true);
+	assert_true(ibp_results_log_format(&r, l1, sizeof(l1)) > 0);
+	sample(&r, 10, false);
+	assert_true(ibp_results_log_format(&r, l2, sizeof(l2)) > 0);
+	/*
+	 * Line 1 whole; line 2 cut after 30 bytes (a crash) and the next
+	 * writer's record appended to it; then garbage; then a record cut at
+	 * the end of the file.
+	 */
+	snprintf(text, sizeof(text), "%s%.30s%sgarbage\n{\"v\":2}\n%.40s", l1, l2, l2, l2);
+	assert_int_equal(ibp_results_log_read_buf(text, strlen(text), count_cb, &sum, &st), 0);
+	assert_int_equal(st.records, 2);
+	assert_int_equal(sum, 1 + 10);
+	assert_int_equal(st.cut, 2);
+	assert_int_equal(st.malformed, 1);
+	assert_int_equal(st.other_version, 1);
+	assert_int_equal(st.lines, 5);
+}
+
+struct tmp {
+	char dir[64];
+	char path[128];
+};
+
+static void tmp_make(struct tmp *t)
+{
+	strcpy(t->dir, "/tmp/test_results_log.XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	assert_int_equal(chmod(t->dir, 0755), 0);
+	snprintf(t->path, sizeof(t->path), "%s/links.jsonl", t->dir);
+}
+
+static void tmp_clean(struct tmp *t)
+{
+	char p[160];
+
+	unlink(t->path);
+	snprintf(p, sizeof(p), "%s.1", t->path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/other", t->dir);
+	unlink(p);
+	rmdir(t->dir);
+}
+
+static size_t file_records(const char *path, struct ibp_results_log_stats *st)
+{
+	char err[256];
+
+	memset(st, 0, sizeof(*st));
+	if (ibp_results_log_read_file(path, NULL, NULL, st, err, sizeof(err)))
+		return (size_t)-1;
+	return st->records;
+}
+
+static void test_results_log_append_and_rotate(void **state)
+{
+	struct tmp t;
+	struct ibp_link_record r[4];
+	struct ibp_results_log_stats st;
+	char err[256] = "", rotated[160], line[IBP_RESULTS_LOG_MAX_RECORD];
+	struct stat sb;
+	int len;
+
+	(void)state;
+	tmp_make(&t);
+	for (int i = 0; i < 4; i++)
+		sample(&r[i], (uint32_t)i + 1, i % 2);
+	len = ibp_results_log_format(&r[0], line, sizeof(line));
+	/* Room for about 6 records: the third append of 4 rotates. */
+	uint64_t max = (uint64_t)len * 6 + 10;
+
+	assert_int_equal(ibp_results_log_append(t.path, max, geteuid(), r, 4, err, sizeof(err)), 0);
+	assert_int_equal(stat(t.path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0640);
+	assert_int_equal(file_records(t.path, &st), 4);
+	assert_int_equal(ibp_results_log_append(t.path, max, geteuid(), r, 2, err, sizeof(err)), 0);
+	assert_int_equal(file_records(t.path, &st), 6);
+	assert_int_equal(ibp_results_log_append(t.path, max, geteuid(), r, 4, err, sizeof(err)), 0);
+	snprintf(rotated, sizeof(rotated), "%s.1", t.path);
+	assert_int_equal(file_records(rotated, &st), 6);
+	assert_int_equal(file_records(t.path, &st), 4);
+	/* A second rotation replaces the first generation: never more than two files. */
+	assert_int_equal(ibp_results_log_append(t.path, max, geteuid(), r, 4, err, sizeof(err)), 0);
+	assert_int_equal(file_records(rotated, &st), 4);
+	assert_int_equal(file_records(t.path, &st), 4);
+	assert_int_equal(st.cut + st.malformed, 0);
+	tmp_clean(&t);
+}
+
+static void test_results_log_refuses_user_writable_places(void **state)
+{
+	struct tmp t;
+	struct ibp_link_record r;
+	char err[256] = "", other[160];
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	tmp_make(&t);
+	sample(&r, 1, true);
+
+	assert_int_equal(chmod(t.dir, 0777), 0);
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "writable by others"));
+	assert_int_equal(chmod(t.dir, 01777), 0); /* sticky does not make the log's own dir safe */
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), -EPERM);
+	assert_int_equal(chmod(t.dir, 0775), 0);
+	assert_int_equal(chown(t.dir, 0, 100), 0);
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "writable by group"));
+	assert_int_equal(chmod(t.dir, 0755), 0);
+	assert_int_equal(chown(t.dir, 65534, 0), 0); /* a user's directory */
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	assert_int_equal(chown(t.dir, 0, 0), 0);
+
+	/* The file itself: a symbolic link, someone else's file, a hard link. */
+	snprintf(other, sizeof(other), "%s/other", t.dir);
+	fd = open(other, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(other, t.path), 0);
+	assert_true(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "symbolic link"));
+	unlink(t.path);
+	assert_int_equal(link(other, t.path), 0);
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "links"));
+	unlink(t.path);
+	fd = open(t.path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	unlink(t.path);
+	assert_true(ibp_results_log_append("relative/x", 0, 0, &r, 1, err, sizeof(err)) < 0);
+	/* A directory on the path that is a symbolic link is refused too. */
+	snprintf(other, sizeof(other), "%s/other", t.dir);
+	unlink(other);
+	assert_int_equal(symlink(t.dir, other), 0);
+	snprintf(other, sizeof(other), "%s/other/links.jsonl", t.dir);
+	assert_true(ibp_results_log_append(other, 0, 0, &r, 1, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "symbolic link"));
+	/* And the healthy case still works. */
+	assert_int_equal(ibp_results_log_append(t.path, 0, 0, &r, 1, err, sizeof(err)), 0);
+	tmp_clean(&t);
+}
+
+static void test_results_log_lock_held_is_bounded(void **state)
+{
+	struct tmp t;
+	struct ibp_link_record r;
+	char err[256] = "";
+	int fd;
+
+	(void)state;
+	tmp_make(&t);
+	sample(&r, 1, true);
+	assert_int_equal(ibp_results_log_append(t.path, 0, geteuid(), &r, 1, err, sizeof(err)), 0);
+	fd = open(t.path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	assert_int_equal(ibp_results_log_append(t.path, 0, geteuid(), &r, 1, err, sizeof(err)),
+			 -EWOULDBLOCK);
+	assert_non_null(strstr(err, "locked"));
+	close(fd);
+	assert_int_equal(ibp_results_log_append(t.path, 0, geteuid(), &r, 1, err, sizeof(err)), 0);
+	tmp_clean(&t);
+}
+
+static void test_results_log_parse_size(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(ibp_results_log_parse_size("64M", &v), 0);
+	assert_int_equal(v, 64ull << 20);
+	assert_int_equal(ibp_results_log_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(ibp_results_log_parse_size("1G", &v), 0);
+	assert_int_equal(v, 1ull << 30);
+	assert_int_equal(ibp_results_log_parse_size("1GB", &v), -EINVAL);
+	assert_int_equal(ibp_results_log_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(ibp_results_log_parse_size("", &v), -EINVAL);
+	assert_int_equal(ibp_results_log_parse_size("99999999999999999999", &v), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_results_log_format_parse_round_trip),
+	    cmocka_unit_test(test_results_log_bad_lines_refused),
+	    cmocka_unit_test(test_results_log_cut_record_skipped_with_count),
+	    cmocka_unit_test(test_results_log_append_and_rotate),
+	    cmocka_unit_test(test_results_log_refuses_user_writable_places),
+	    cmocka_unit_test(test_results_log_lock_held_is_bounded),
+	    cmocka_unit_test(test_results_log_parse_size),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
