@@ -7,7 +7,6 @@
  * (usage, unknown policy key or bad value, unreadable root or config).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,28 +20,32 @@
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 
-static void usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "usage: ibprep check [--sysfs-root DIR] [--json] [--node NAME] [--config FILE]\n"
-	    "                    [--memlock KIB|unlimited] [KEY=VALUE ...]\n"
-	    "\n"
-	    "Checks the node's InfiniBand/RoCE HCAs and ports against a policy and prints\n"
-	    "one line per port, one line per finding and a verdict.\n"
-	    "\n"
-	    "  --sysfs-root DIR  read DIR/sys/... instead of /sys (a captured or generated tree)\n"
-	    "  --json            print one JSON document (schema 1) instead of the table\n"
-	    "  --node NAME       node name in the findings (default: the root's hostname,\n"
-	    "                    else this machine's short host name)\n"
-	    "  --config FILE     read KEY=VALUE policy lines from FILE first\n"
-	    "  --memlock LIMIT   judge this locked-memory limit (KiB or unlimited); default:\n"
-	    "                    this process's own limit when checking the live system,\n"
-	    "                    not judged with --sysfs-root\n"
-	    "  KEY=VALUE         policy settings (README.md lists every key and default)\n"
-	    "\n"
-	    "exit status: 0 healthy (warnings allowed), 1 unhealthy, 2 could not run\n");
-}
+enum { OPT_ROOT = 1, OPT_JSON, OPT_NODE, OPT_CONFIG, OPT_MEMLOCK };
+
+static const struct ibprep_opt check_opts[] = {
+    {"sysfs-root", OPT_ROOT, 'r', "DIR",
+     "read DIR/sys/... instead of /sys (a captured or generated tree)"},
+    {"json", OPT_JSON, 'j', NULL, "print one JSON document (schema 1) instead of the table"},
+    {"node", OPT_NODE, 'n', "NAME",
+     "node name in the findings (default: the root's hostname, else this machine's short host "
+     "name)"},
+    {"config", OPT_CONFIG, 'c', "FILE", "read KEY=VALUE policy lines from FILE first"},
+    {"memlock", OPT_MEMLOCK, 'm', "LIMIT",
+     "judge this locked-memory limit (KiB or unlimited); default: this process's own limit "
+     "when checking the live system, not judged with --sysfs-root"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct ibprep_cmd_spec ibprep_check_spec = {
+    .name = "check",
+    .synopsis = "[OPTIONS] [KEY=VALUE ...]",
+    .about = "Checks the node's InfiniBand/RoCE HCAs and ports against a policy and prints\n"
+	     "one line per port, one line per finding and a verdict.\n",
+    .opts = check_opts,
+    .operand = "KEY=VALUE",
+    .operand_help = "policy settings (spank_ib.conf(5) lists every key and default)",
+    .epilog = "exit status: 0 healthy (warnings allowed), 1 unhealthy, 2 could not run\n",
+};
 
 /* The short host name: the root's proc/sys/kernel/hostname, else gethostname(). */
 static void node_name(const struct ibp_sysfs *fs, bool from_root, char *buf, size_t len)
@@ -81,52 +84,44 @@ static int parse_memlock(const char *s, uint64_t *kb)
 
 int ibprep_cmd_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"sysfs-root", required_argument, NULL, 'r'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"node", required_argument, NULL, 'n'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"memlock", required_argument, NULL, 'm'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	const char *root = NULL, *node = NULL, *config = NULL, *memlock = NULL;
 	bool json = false;
 	struct ibp_policy pol;
+	struct ibprep_args args;
+	const char *pairs[256];
+	size_t n_pairs = 0;
 	char err[512];
 	int opt;
 
 	ibp_policy_init(&pol);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+r:jn:c:m:h", longopts, NULL)) != -1) {
+	ibprep_args_init(&args, &ibprep_check_spec, argc, argv);
+	while ((opt = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
 		switch (opt) {
-		case 'r':
-			root = optarg;
+		case OPT_ROOT:
+			root = args.value;
 			break;
-		case 'j':
+		case OPT_JSON:
 			json = true;
 			break;
-		case 'n':
-			node = optarg;
+		case OPT_NODE:
+			node = args.value;
 			break;
-		case 'c':
-			config = optarg;
+		case OPT_CONFIG:
+			config = args.value;
 			break;
-		case 'm':
-			memlock = optarg;
+		case OPT_MEMLOCK:
+			memlock = args.value;
 			break;
-		case 'h':
-			usage(stdout);
+		case IBPREP_ARGS_OPERAND:
+			if (n_pairs == sizeof(pairs) / sizeof(pairs[0])) {
+				fprintf(stderr, "ibprep check: too many KEY=VALUE arguments\n");
+				return 2;
+			}
+			pairs[n_pairs++] = args.value; /* applied after --config */
+			break;
+		case IBPREP_ARGS_HELP:
 			return 0;
 		default:
-			if (optopt)
-				fprintf(stderr, "ibprep check: option '-%c' %s\n", optopt,
-					strchr("rncm", optopt) ? "needs a value" : "is unknown");
-			else
-				fprintf(stderr, "ibprep check: unknown option '%s'\n",
-					argv[optind - 1]);
-			usage(stderr);
 			return 2;
 		}
 	}
@@ -134,8 +129,8 @@ int ibprep_cmd_check(int argc, char **argv)
 		fprintf(stderr, "ibprep check: %s\n", err);
 		return 2;
 	}
-	for (int i = optind; i < argc; i++) {
-		if (ibp_policy_set_pair(&pol, argv[i], err, sizeof(err))) {
+	for (size_t i = 0; i < n_pairs; i++) {
+		if (ibp_policy_set_pair(&pol, pairs[i], err, sizeof(err))) {
 			fprintf(stderr, "ibprep check: %s\n", err);
 			return 2;
 		}

@@ -56,26 +56,74 @@ struct run {
 	char ifname[64];
 };
 
-static void usage(FILE *out, const char *name)
-{
-	fprintf(out,
-		"usage: ibprep %s [--topology FILE] [--sysfs-root DIR] [--ntasks-per-node N]\n"
-		"       %*s [--local-rank R] [--gpus LIST|all] [--peer ADDR] [--force] [--json]\n"
-		"       %*s [KEY=VALUE ...]%s\n\n"
-		"  --topology FILE     hwloc XML of the node (default: this machine, PCI only)\n"
-		"  --sysfs-root DIR    read HCA health from DIR/sys (default: / for this machine,\n"
-		"                      none for a topology file: its port infos are used)\n"
-		"  --ntasks-per-node N tasks of the step on this node (default: Slurm's, else 1)\n"
-		"  --local-rank R      the task (or, with one task, the GPU worker) to show/apply\n"
-		"  --gpus LIST|all     the step's GPUs: indices in PCI bus order or bus IDs\n"
-		"                      (default: SLURM_STEP_GPUS, SLURM_JOB_GPUS, else all)\n"
-		"  --peer ADDR         an address of another node of the step: NCCL_SOCKET_IFNAME\n"
-		"                      is the interface that reaches it\n"
-		"  --force             replace variables the user set (default: keep and lint)\n"
-		"  --json              one JSON object instead of text\n",
-		name, (int)strlen(name), "", (int)strlen(name), "",
-		!strcmp(name, "exec") ? " -- CMD [ARGS...]" : "");
-}
+enum {
+	OPT_TOPOLOGY = 1,
+	OPT_ROOT,
+	OPT_NTASKS,
+	OPT_LOCAL_RANK,
+	OPT_GPUS,
+	OPT_PEER,
+	OPT_FORCE,
+	OPT_JSON,
+};
+
+/* place, env and exec take the same options */
+static const struct ibprep_opt place_opts[] = {
+    {"topology", OPT_TOPOLOGY, 0, "FILE",
+     "hwloc XML of the node (default: this machine, PCI only)"},
+    {"sysfs-root", OPT_ROOT, 0, "DIR",
+     "read HCA health from DIR/sys (default: / for this machine, none for a topology file: its "
+     "port infos are used)"},
+    {"ntasks-per-node", OPT_NTASKS, 0, "N",
+     "tasks of the step on this node (default: Slurm's, else 1)"},
+    {"local-rank", OPT_LOCAL_RANK, 0, "R",
+     "the task (or, with one task, the GPU worker) to show/apply"},
+    {"gpus", OPT_GPUS, 0, "LIST|all",
+     "the step's GPUs: indices in PCI bus order or bus IDs (default: SLURM_STEP_GPUS, "
+     "SLURM_JOB_GPUS, else all)"},
+    {"peer", OPT_PEER, 0, "ADDR",
+     "an address of another node of the step: NCCL_SOCKET_IFNAME is the interface that "
+     "reaches it"},
+    {"force", OPT_FORCE, 0, NULL, "replace variables the user set (default: keep and lint)"},
+    {"json", OPT_JSON, 0, NULL, "one JSON object instead of text"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+#define PLACE_EPILOG                                                                               \
+	"exit status: 0 placed (warnings allowed), 1 no sane placement, 2 could not run\n"
+
+const struct ibprep_cmd_spec ibprep_place_spec = {
+    .name = "place",
+    .synopsis = "[OPTIONS] [KEY=VALUE ...]",
+    .about = "Shows each task's GPUs, HCA port, CPUs and memory node, and why.\n",
+    .opts = place_opts,
+    .operand = "KEY=VALUE",
+    .operand_help = "policy settings (spank_ib.conf(5))",
+    .epilog = PLACE_EPILOG,
+};
+
+const struct ibprep_cmd_spec ibprep_env_spec = {
+    .name = "env",
+    .synopsis = "[OPTIONS] [KEY=VALUE ...]",
+    .about = "Prints the NCCL/UCX/MPI environment of one task as shell 'export' lines.\n",
+    .opts = place_opts,
+    .operand = "KEY=VALUE",
+    .operand_help = "policy settings (spank_ib.conf(5))",
+    .epilog = PLACE_EPILOG,
+};
+
+const struct ibprep_cmd_spec ibprep_exec_spec = {
+    .name = "exec",
+    .synopsis = "[OPTIONS] [KEY=VALUE ...] -- CMD [ARGS...]",
+    .about = "Binds this process to the task's CPUs and memory node, sets its environment\n"
+	     "and executes CMD.\n",
+    .opts = place_opts,
+    .operand = "KEY=VALUE",
+    .operand_help = "policy settings (spank_ib.conf(5))",
+    .epilog = "exit status: CMD's, or 1 no sane placement, 2 could not run, 126/127 CMD\n"
+	      "could not be executed / was not found\n",
+    .command_after_dashdash = true,
+};
 
 static const char *envget(const char *name)
 {
@@ -101,69 +149,88 @@ static long parse_long(const char *s, long lo, long hi)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
+	const struct ibprep_cmd_spec *spec = o->mode == MODE_EXEC  ? &ibprep_exec_spec
+					     : o->mode == MODE_ENV ? &ibprep_env_spec
+								   : &ibprep_place_spec;
+	struct ibprep_args args;
 	char err[256];
+	int opt;
 
 	o->ntasks = -1;
 	o->local_rank = -1;
 	ibp_policy_init(&o->pol);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		bool has_val = i + 1 < argc;
+	ibprep_args_init(&args, spec, argc, argv);
+	while ((opt = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
+		const char *val = args.value;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout, o->name);
-			o->help = true;
-			return 1;
-		} else if (!strcmp(a, "--json")) {
+		switch (opt) {
+		case OPT_JSON:
 			o->json = true;
-		} else if (!strcmp(a, "--force")) {
+			break;
+		case OPT_FORCE:
 			o->force = true;
-		} else if (!strcmp(a, "--") && o->mode == MODE_EXEC) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "ibprep exec: no command after '--'\n");
-				return -1;
-			}
-			o->cmd = argv + i + 1;
-			return 0;
-		} else if (has_val && !strcmp(a, "--topology")) {
-			o->topology = argv[++i];
-		} else if (has_val && !strcmp(a, "--sysfs-root")) {
-			o->sysfs_root = argv[++i];
-		} else if (has_val && !strcmp(a, "--gpus")) {
-			o->gpus = argv[++i];
-		} else if (has_val && !strcmp(a, "--peer")) {
-			o->peer = argv[++i];
-		} else if (has_val && !strcmp(a, "--ntasks-per-node")) {
-			o->ntasks = parse_long(argv[++i], 1, IBP_PLACE_MAX_TASKS);
+			break;
+		case OPT_TOPOLOGY:
+			o->topology = val;
+			break;
+		case OPT_ROOT:
+			o->sysfs_root = val;
+			break;
+		case OPT_GPUS:
+			o->gpus = val;
+			break;
+		case OPT_PEER:
+			o->peer = val;
+			break;
+		case OPT_NTASKS:
+			o->ntasks = parse_long(val, 1, IBP_PLACE_MAX_TASKS);
 			if (o->ntasks < 0) {
 				fprintf(stderr,
 					"ibprep %s: bad --ntasks-per-node '%s': expected 1-%d\n",
-					o->name, argv[i], IBP_PLACE_MAX_TASKS);
+					o->name, val, IBP_PLACE_MAX_TASKS);
 				return -1;
 			}
-		} else if (has_val && !strcmp(a, "--local-rank")) {
-			o->local_rank = parse_long(argv[++i], 0, IBP_PLACE_MAX_TASKS - 1);
+			break;
+		case OPT_LOCAL_RANK:
+			o->local_rank = parse_long(val, 0, IBP_PLACE_MAX_TASKS - 1);
 			if (o->local_rank < 0) {
 				fprintf(stderr, "ibprep %s: bad --local-rank '%s': expected 0-%d\n",
-					o->name, argv[i], IBP_PLACE_MAX_TASKS - 1);
+					o->name, val, IBP_PLACE_MAX_TASKS - 1);
 				return -1;
 			}
-		} else if (a[0] != '-' && strchr(a, '=')) {
-			if (ibp_policy_set_pair(&o->pol, a, err, sizeof(err))) {
+			break;
+		case IBPREP_ARGS_OPERAND:
+			if (!strchr(val, '=')) {
+				fprintf(stderr, "ibprep %s: unexpected argument '%s'%s\n", o->name,
+					val,
+					o->mode == MODE_EXEC ? ": put the command after '--'" : "");
+				ibprep_usage(spec, stderr);
+				return -1;
+			}
+			if (ibp_policy_set_pair(&o->pol, val, err, sizeof(err))) {
 				fprintf(stderr, "ibprep %s: %s\n", o->name, err);
 				return -1;
 			}
-		} else {
-			fprintf(stderr, "ibprep %s: unknown or incomplete option '%s'\n", o->name,
-				a);
-			usage(stderr, o->name);
+			break;
+		case IBPREP_ARGS_HELP:
+			o->help = true;
+			return 1;
+		default:
 			return -1;
 		}
 	}
 	if (o->mode == MODE_EXEC) {
-		fprintf(stderr,
-			"ibprep exec: no command: ibprep exec [OPTIONS] -- CMD [ARGS...]\n");
-		return -1;
+		if (!args.command) {
+			fprintf(
+			    stderr,
+			    "ibprep exec: no command: ibprep exec [OPTIONS] -- CMD [ARGS...]\n");
+			return -1;
+		}
+		if (!args.command[0]) {
+			fprintf(stderr, "ibprep exec: no command after '--'\n");
+			return -1;
+		}
+		o->cmd = args.command;
 	}
 	return 0;
 }

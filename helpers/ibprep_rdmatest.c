@@ -10,7 +10,6 @@
  * 0 every link passed, 1 the test found a problem, 2 could not run.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,46 +26,49 @@
 
 #define MAX_ADDRS IBP_HOSTLIST_MAX
 
-static void usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "usage: ibprep rdmatest --hosts LIST (--index I | --node NAME) [--addrs A,B,...]\n"
-	    "                       [--transport socket|verbs] [--device DEV [--port P]]\n"
-	    "                       [--gid-index N] [--sysfs-root DIR] [--job J] [--step S]\n"
-	    "                       [--mode quick|full] [--munge-socket PATH] [--insecure]\n"
-	    "                       [--buf BYTES] [--burst BYTES] [--json] [KEY=VALUE ...]\n"
-	    "\n"
-	    "Runs the cross-node RDMA sanity test with the other nodes of LIST, which run\n"
-	    "the same command at about the same time with their own index.  Node i writes\n"
-	    "to i+1 and i+2 and checks what i-1 and i-2 wrote, over each rail; a failure\n"
-	    "names the node at fault, the device and the port.\n"
-	    "\n"
-	    "  --hosts LIST        the nodes, a Slurm host list (n[1-4,7],gpu[001-003])\n"
-	    "  --index I           this node's position in LIST (0-based)\n"
-	    "  --node NAME         ... or this node's name in LIST\n"
-	    "  --addrs A,B,...     numeric address of every node, in LIST order\n"
-	    "                      (default: resolve the names)\n"
-	    "  --transport T       socket (TCP, runs anywhere) or verbs (RDMA); default:\n"
-	    "                      the test_transport= key (verbs)\n"
-	    "  --device DEV        test this HCA (verbs); default: every ACTIVE port, in\n"
-	    "                      order, as rails (quick mode: the first)\n"
-	    "  --port P            its port (default 1)\n"
-	    "  --gid-index N       RoCE GID index (default: the RoCE v2 IPv4 GID)\n"
-	    "  --sysfs-root DIR    read the ports from DIR/sys instead of /sys\n"
-	    "  --job J --step S    identify the run (default SLURM_JOB_ID, SLURM_STEP_ID, or 0);\n"
-	    "                      the test port is derived from them: use the same on every node\n"
-	    "  --mode M            quick (one rail) or full (every port)\n"
-	    "  --munge-socket P    munged's socket (default: munge's own)\n"
-	    "  --insecure          no munge credentials: anyone who reaches the port can\n"
-	    "                      take part; for machines without munge only\n"
-	    "  --buf BYTES         pattern size (default 1 MiB); --burst BYTES: bandwidth burst\n"
-	    "  --json              one JSON document instead of text\n"
-	    "  KEY=VALUE           policy: test_timeout=, test_min_bw=, test_max_lat_us=,\n"
-	    "                      test_ports=A-B, test_pairing=, test_transport=\n"
-	    "\n"
-	    "exit status: 0 every link passed, 1 a problem was found, 2 could not run\n");
-}
+static const struct ibprep_opt rdmatest_opts[] = {
+    {"hosts", 'H', 0, "LIST", "the nodes, a Slurm host list (n[1-4,7],gpu[001-003])"},
+    {"index", 'i', 0, "I", "this node's position in LIST (0-based)"},
+    {"node", 'n', 0, "NAME", "... or this node's name in LIST"},
+    {"addrs", 'a', 0, "A,B,...",
+     "numeric address of every node, in LIST order (default: resolve the names)"},
+    {"transport", 't', 0, "T",
+     "socket (TCP, runs anywhere) or verbs (RDMA); default: the test_transport= key (verbs)"},
+    {"device", 'd', 0, "DEV",
+     "test this HCA (verbs); default: every ACTIVE port, in order, as rails (quick mode: the "
+     "first)"},
+    {"port", 'p', 0, "P", "its port (default 1)"},
+    {"gid-index", 'g', 0, "N", "RoCE GID index (default: the RoCE v2 IPv4 GID)"},
+    {"sysfs-root", 'r', 0, "DIR", "read the ports from DIR/sys instead of /sys"},
+    {"job", 'j', 0, "J",
+     "identify the run (default SLURM_JOB_ID, or 0); the test port is derived from job and "
+     "step: use the same on every node"},
+    {"step", 's', 0, "S", "the step (default SLURM_STEP_ID, or 0)"},
+    {"mode", 'm', 0, "M", "quick (one rail) or full (every port)"},
+    {"munge-socket", 'M', 0, "PATH", "munged's socket (default: munge's own)"},
+    {"insecure", 'I', 0, NULL,
+     "no munge credentials: anyone who reaches the port can take part; for machines without "
+     "munge only"},
+    {"buf", 'b', 0, "BYTES", "pattern size (default 1 MiB)"},
+    {"burst", 'B', 0, "BYTES", "bandwidth burst"},
+    {"json", 'J', 0, NULL, "one JSON document instead of text"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct ibprep_cmd_spec ibprep_rdmatest_spec = {
+    .name = "rdmatest",
+    .synopsis = "--hosts LIST (--index I | --node NAME) [OPTIONS]\n"
+		"                       [KEY=VALUE ...]",
+    .about = "Runs the cross-node RDMA sanity test with the other nodes of LIST, which run\n"
+	     "the same command at about the same time with their own index.  Node i writes\n"
+	     "to i+1 and i+2 and checks what i-1 and i-2 wrote, over each rail; a failure\n"
+	     "names the node at fault, the device and the port.\n",
+    .opts = rdmatest_opts,
+    .operand = "KEY=VALUE",
+    .operand_help = "policy: test_timeout=, test_min_bw=, test_max_lat_us=, test_ports=A-B, "
+		    "test_pairing=, test_transport=",
+    .epilog = "exit status: 0 every link passed, 1 a problem was found, 2 could not run\n",
+};
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
@@ -286,27 +288,6 @@ static void text_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 
 int ibprep_cmd_rdmatest(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"hosts", required_argument, NULL, 'H'},
-	    {"index", required_argument, NULL, 'i'},
-	    {"node", required_argument, NULL, 'n'},
-	    {"addrs", required_argument, NULL, 'a'},
-	    {"transport", required_argument, NULL, 't'},
-	    {"device", required_argument, NULL, 'd'},
-	    {"port", required_argument, NULL, 'p'},
-	    {"gid-index", required_argument, NULL, 'g'},
-	    {"sysfs-root", required_argument, NULL, 'r'},
-	    {"job", required_argument, NULL, 'j'},
-	    {"step", required_argument, NULL, 's'},
-	    {"mode", required_argument, NULL, 'm'},
-	    {"munge-socket", required_argument, NULL, 'M'},
-	    {"insecure", no_argument, NULL, 'I'},
-	    {"buf", required_argument, NULL, 'b'},
-	    {"burst", required_argument, NULL, 'B'},
-	    {"json", no_argument, NULL, 'J'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ibp_rdmatest_config cfg = {0};
 	struct ibp_rdmatest_result *res = NULL;
 	struct ibp_tx_port ports[IBP_RDMATEST_MAX_RAILS];
@@ -319,6 +300,9 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 	uint64_t index = UINT64_MAX, v;
 	unsigned port = 1;
 	int gid_index = -1, c, rc = 2;
+	struct ibprep_args args;
+	const char *pairs[256];
+	size_t n_pairs = 0;
 	bool json = false;
 	size_t n_ports = 0;
 
@@ -330,93 +314,101 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 	env = getenv("SLURM_STEP_ID");
 	if (env && !parse_u64(env, UINT32_MAX, &v))
 		cfg.step = (uint32_t)v;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	ibprep_args_init(&args, &ibprep_rdmatest_spec, argc, argv);
+	while ((c = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
+		const char *val = args.value;
+
 		switch (c) {
 		case 'H':
-			hosts = optarg;
+			hosts = val;
 			break;
 		case 'i':
-			if (parse_u64(optarg, IBP_HOSTLIST_MAX, &index))
+			if (parse_u64(val, IBP_HOSTLIST_MAX, &index))
 				goto bad_value;
 			break;
 		case 'n':
-			node = optarg;
+			node = val;
 			break;
 		case 'a':
-			addr_arg = optarg;
+			addr_arg = args.value; /* split in place */
 			break;
 		case 't':
-			if (ibp_policy_set(&pol, "test_transport", optarg, err, sizeof(err)))
+			if (ibp_policy_set(&pol, "test_transport", val, err, sizeof(err)))
 				goto bad_policy;
 			break;
 		case 'd':
-			device = optarg;
+			device = val;
 			break;
 		case 'p':
-			if (parse_u64(optarg, 255, &v) || v == 0)
+			if (parse_u64(val, 255, &v) || v == 0)
 				goto bad_value;
 			port = (unsigned)v;
 			break;
 		case 'g':
-			if (parse_u64(optarg, 65535, &v))
+			if (parse_u64(val, 65535, &v))
 				goto bad_value;
 			gid_index = (int)v;
 			break;
 		case 'r':
-			root = optarg;
+			root = val;
 			break;
 		case 'j':
-			if (parse_u64(optarg, UINT32_MAX, &v))
+			if (parse_u64(val, UINT32_MAX, &v))
 				goto bad_value;
 			cfg.job = (uint32_t)v;
 			break;
 		case 's':
-			if (parse_u64(optarg, UINT32_MAX, &v))
+			if (parse_u64(val, UINT32_MAX, &v))
 				goto bad_value;
 			cfg.step = (uint32_t)v;
 			break;
 		case 'm':
-			if (!strcmp(optarg, "quick"))
+			if (!strcmp(val, "quick"))
 				cfg.mode = IBP_RDMATEST_QUICK;
-			else if (!strcmp(optarg, "full"))
+			else if (!strcmp(val, "full"))
 				cfg.mode = IBP_RDMATEST_FULL;
 			else
 				goto bad_value;
 			break;
 		case 'M':
-			cfg.munge_socket = optarg;
+			cfg.munge_socket = val;
 			break;
 		case 'I':
 			cfg.insecure = true;
 			break;
 		case 'b':
-			if (parse_u64(optarg, 1 << 30, &v) || v == 0)
+			if (parse_u64(val, 1 << 30, &v) || v == 0)
 				goto bad_value;
 			cfg.buf_len = (size_t)v;
 			break;
 		case 'B':
-			if (parse_u64(optarg, 1ull << 32, &v) || v == 0)
+			if (parse_u64(val, 1ull << 32, &v) || v == 0)
 				goto bad_value;
 			cfg.burst_bytes = v;
 			break;
 		case 'J':
 			json = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
+		case IBPREP_ARGS_OPERAND:
+			if (n_pairs == sizeof(pairs) / sizeof(pairs[0])) {
+				fprintf(stderr, "ibprep rdmatest: too many KEY=VALUE arguments\n");
+				goto out;
+			}
+			pairs[n_pairs++] = val; /* applied after the options, as before */
+			break;
+		case IBPREP_ARGS_HELP:
+			rc = 0;
+			goto out;
 		default:
-			usage(stderr);
-			return 2;
+			goto out;
 		}
 	}
-	for (int i = optind; i < argc; i++)
-		if (ibp_policy_set_pair(&pol, argv[i], err, sizeof(err)))
+	for (size_t i = 0; i < n_pairs; i++)
+		if (ibp_policy_set_pair(&pol, pairs[i], err, sizeof(err)))
 			goto bad_policy;
 	if (!hosts) {
 		fprintf(stderr, "ibprep rdmatest: --hosts is required\n");
-		usage(stderr);
+		ibprep_usage(&ibprep_rdmatest_spec, stderr);
 		return 2;
 	}
 	if (ibp_hostlist_expand(hosts, 0, &hl, err, sizeof(err))) {
@@ -504,9 +496,9 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 	rc = ibp_findings_worst(&f) == IBP_SEV_FAIL ? 1 : 0;
 	goto out;
 bad_value:
-	fprintf(stderr, "ibprep rdmatest: bad value '%s' for %s\n", optarg ? optarg : "",
-		argv[optind - 1]);
-	usage(stderr);
+	fprintf(stderr, "ibprep rdmatest: bad value '%s' for %s\n", args.value ? args.value : "",
+		args.option ? args.option : "?");
+	ibprep_usage(&ibprep_rdmatest_spec, stderr);
 	goto out;
 bad_policy:
 	fprintf(stderr, "ibprep rdmatest: %s\n", err);

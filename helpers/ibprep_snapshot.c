@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -585,21 +584,24 @@ static void snap_release(struct snap *s)
 	ibp_sysfs_close(&s->fs);
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: ibprep snapshot [--sysfs-root DIR] OUTDIR\n"
-		"\n"
-		"Copies the node's RDMA sysfs files (devices, ports, counters, GIDs, the PCI\n"
-		"functions and bridges above them, GPUs, netdevs, modules, NUMA) into OUTDIR,\n"
-		"keeping their paths, so that 'ibprep check --sysfs-root OUTDIR' replays the\n"
-		"node.  Attach OUTDIR to bug reports.  OUTDIR must not exist or be empty.\n"
-		"\n"
-		"  --sysfs-root DIR  copy from DIR/sys/... instead of /sys\n"
-		"\n"
-		"exit status: 0 written (OUTDIR/SNAPSHOT-README lists what was skipped),\n"
-		"2 could not run\n");
-}
+enum { OPT_ROOT = 1 };
+
+static const struct ibprep_opt snapshot_opts[] = {
+    {"sysfs-root", OPT_ROOT, 'r', "DIR", "copy from DIR/sys/... instead of /sys"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct ibprep_cmd_spec ibprep_snapshot_spec = {
+    .name = "snapshot",
+    .synopsis = "[--sysfs-root DIR] OUTDIR",
+    .about = "Copies the node's RDMA sysfs files (devices, ports, counters, GIDs, the PCI\n"
+	     "functions and bridges above them, GPUs, netdevs, modules, NUMA) into OUTDIR,\n"
+	     "keeping their paths, so that 'ibprep check --sysfs-root OUTDIR' replays the\n"
+	     "node.  Attach OUTDIR to bug reports.  OUTDIR must not exist or be empty.\n",
+    .opts = snapshot_opts,
+    .epilog = "exit status: 0 written (OUTDIR/SNAPSHOT-README lists what was skipped),\n"
+	      "2 could not run\n",
+};
 
 /* Copies ROOT into OUTDIR and prints the summary; the exit status. */
 static int snapshot_run(struct snap *s, const char *root, const char *outdir)
@@ -652,34 +654,29 @@ static int snapshot_run(struct snap *s, const char *root, const char *outdir)
 
 int ibprep_cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"sysfs-root", required_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *root = "/";
-	int c;
+	struct ibprep_args args;
+	const char *root = "/", *outdir = NULL;
+	int c, n_operands = 0;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+r:h", opts, NULL)) != -1) {
+	ibprep_args_init(&args, &ibprep_snapshot_spec, argc, argv);
+	while ((c = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
 		switch (c) {
-		case 'r':
-			root = optarg;
+		case OPT_ROOT:
+			root = args.value;
 			break;
-		case 'h':
-			usage(stdout);
+		case IBPREP_ARGS_OPERAND:
+			outdir = args.value;
+			n_operands++;
+			break;
+		case IBPREP_ARGS_HELP:
 			return 0;
 		default:
-			fprintf(stderr, "ibprep snapshot: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			usage(stderr);
 			return 2;
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "ibprep snapshot: expected one OUTDIR, got %d\n", argc - optind);
-		usage(stderr);
+	if (n_operands != 1) {
+		fprintf(stderr, "ibprep snapshot: expected one OUTDIR, got %d\n", n_operands);
+		ibprep_usage(&ibprep_snapshot_spec, stderr);
 		return 2;
 	}
 	/* The state holds a 64 KiB file buffer: on the heap, not the stack. */
@@ -688,7 +685,7 @@ int ibprep_cmd_snapshot(int argc, char **argv)
 		fprintf(stderr, "ibprep snapshot: out of memory\n");
 		return 2;
 	}
-	int ret = snapshot_run(s, root, argv[optind]);
+	int ret = snapshot_run(s, root, outdir);
 	snap_release(s);
 	free(s);
 	return ret;
