@@ -13,12 +13,21 @@
 #   make format-check    clang-format --dry-run --Werror
 #   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR
 #   make deb             a Debian package for this machine's release ($(B)/deb/*.deb)
+#   make rpm             an RPM from contrib/rpm/spank-ib.spec ($(B)/rpm/); on
+#                        Debian a layout check only (docs/packaging.md)
+#   make help            every target, one line each
+#
+# The version is VERSION below: `ibprep --version`, the Prometheus
+# ibprep_build_info, the Debian and the RPM package all take it from here.
+# CC, CFLAGS, CPPFLAGS and LDFLAGS are honoured as distributions pass them.
 #
 # New sources need no edit here: helpers/*.c is the core library (the ibprep
 # command is helpers/ibprep*.c), spank/*.c the plugin, tests/unit/test_*.c one
 # cmocka binary each, fuzz/fuzz_*.c one libFuzzer target each.  A unit test
 # that needs more objects or flags sets TEST_EXTRA_<name> / TEST_LDFLAGS_<name>
 # in a tests/unit/<name>.mk file.
+
+VERSION   := 0.1.0
 
 CC        ?= gcc
 CLANG     ?= clang
@@ -45,13 +54,19 @@ endif
 ifeq ($(WERROR),1)
 WARN      += -Werror
 endif
-HARDEN    := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIC
+# _FORTIFY_SOURCE only when the distribution's flags do not set their own level
+HARDEN     = $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,-D_FORTIFY_SOURCE=2) \
+             -fstack-protector-strong -fPIC
 BASEFLAGS := -std=gnu11 -g -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -MMD -MP
+# not in BASEFLAGS: lint passes those inside a quoted sh -c (it sees "unknown")
+VERFLAGS  := -DIBPREP_VERSION='"$(VERSION)"'
 CFLAGS    ?= -O2
-ALL_CFLAGS = $(BASEFLAGS) $(WARN) $(HARDEN) $(CFLAGS)
+CPPFLAGS  ?=
+LDFLAGS   ?=
+ALL_CFLAGS = $(CPPFLAGS) $(BASEFLAGS) $(VERFLAGS) $(WARN) $(HARDEN) $(CFLAGS)
 LDHARDEN  := -Wl,-z,relro,-z,now,-z,noexecstack
 SAN       := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-SAN_CFLAGS = $(BASEFLAGS) $(WARN) -fPIC -O1 $(SAN)
+SAN_CFLAGS = $(CPPFLAGS) $(BASEFLAGS) $(VERFLAGS) $(WARN) -fPIC -O1 $(SAN)
 
 CMD_SRCS   := $(wildcard helpers/ibprep*.c)
 LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard helpers/*.c))
@@ -76,7 +91,7 @@ TARGETS    := $(B)/libibprep.a $(B)/ibprep $(if $(HAVE_SPANK),$(if $(SPANK_SRCS)
 -include $(wildcard tests/unit/*.mk)
 
 .PHONY: all check check-unit check-fuzz check-integration check-vm check-matrix \
-        bench fuzz lint format format-check install uninstall clean deps asan deb
+        bench fuzz lint format format-check install uninstall clean deps asan deb rpm help
 
 all: $(TARGETS)
 
@@ -96,7 +111,7 @@ $(B)/asan/libibprep.a: $(SAN_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/ibprep: $(CMD_OBJS) $(B)/libibprep.a
-	$(CC) $(CFLAGS) $(LDHARDEN) -o $@ $(CMD_OBJS) $(B)/libibprep.a $(LIBS)
+	$(CC) $(CFLAGS) $(LDHARDEN) $(LDFLAGS) -o $@ $(CMD_OBJS) $(B)/libibprep.a $(LIBS)
 
 # ASan+UBSan build of the command, used by the integration tests of check.
 $(B)/asan/ibprep: $(CMD_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/libibprep.a
@@ -106,7 +121,7 @@ asan: $(B)/asan/ibprep $(TEST_BINS)
 
 # The plugin: only plugin_* and slurm_spank_* (and spank_options) are exported.
 $(B)/spank_ib.so: $(SPANK_OBJS) $(B)/libibprep.a spank/spank_ib.lds
-	$(CC) -shared $(LDHARDEN) -Wl,--version-script=spank/spank_ib.lds -o $@ \
+	$(CC) $(CFLAGS) -shared $(LDHARDEN) $(LDFLAGS) -Wl,--version-script=spank/spank_ib.lds -o $@ \
 		$(SPANK_OBJS) $(B)/libibprep.a $(LIBS)
 
 # One cmocka binary per test file, against the sanitized library; test_spank*
@@ -119,7 +134,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/asan/libibprep.a $(SAN_SUPPORT_OBJS) $(SAN_SPA
 
 # libFuzzer targets, built with clang against one fuzz-instrumented copy of
 # the library (compiled once, not once per target).
-FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -MMD -MP
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -MMD -MP $(VERFLAGS)
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzzobj/%.o)
 
 $(B)/fuzzobj/%.o: %.c
@@ -204,17 +219,49 @@ install: all
 	$(if $(wildcard contrib/spank_ib.conf),test -e $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf || \
 		install -m 0644 contrib/spank_ib.conf $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf)
 	$(foreach m,$(wildcard man/*.1),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man1/$(notdir $(m));)
+	$(foreach m,$(wildcard man/*.5),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man5/$(notdir $(m));)
 	$(foreach m,$(wildcard man/*.8),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man8/$(notdir $(m));)
 
 # Debian package of ibprep, the plugin, the snippet and the man pages, built
 # for the Debian and Slurm release this runs on (contrib/deb/build.sh says how).
 deb: all
-	+bash contrib/deb/build.sh $(B)
+	+IBP_VERSION=$(VERSION) bash contrib/deb/build.sh $(B)
+
+# RPM of the same files (contrib/rpm/spank-ib.spec, RHEL layout), built from a
+# tarball of this tree with rpmbuild.  On a Debian host this is a layout check
+# (rpmbuild --nodeps, Debian's paths); sites build the real one with mock or
+# koji on their RHEL release (docs/packaging.md).
+rpm:
+	+IBP_VERSION=$(VERSION) bash contrib/rpm/build.sh $(B)
+
+help:
+	@echo 'make [TARGET] [VAR=VALUE ...]   (spank-ib $(VERSION))'
+	@echo '  all               build/ibprep, build/libibprep.a, build/spank_ib.so (default)'
+	@echo '  check             unit, fuzz, integration and VM suites; one aggregate line'
+	@echo '  check-unit        cmocka unit tests under ASan+UBSan'
+	@echo '  check-fuzz, fuzz  each fuzz target for FUZZ_SECONDS (default 60)'
+	@echo '  check-integration tests/integration/test_*.sh (Slurm cluster in namespaces)'
+	@echo '  check-vm          tests/vm/test_*.sh (Soft-RoCE VMs under qemu)'
+	@echo '  check-matrix      the plugin suites on the other Slurm releases (chroots)'
+	@echo '  asan              the ASan+UBSan ibprep and the unit test binaries'
+	@echo '  bench             benchmarks: figures and ratios (bench/README.md)'
+	@echo '  lint              cppcheck + clang-tidy, failing on findings'
+	@echo '  format            clang-format -i every tracked C file'
+	@echo '  format-check      clang-format --dry-run --Werror'
+	@echo '  install           PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR, SLURM_PLUGINDIR, SLURM_CONFDIR'
+	@echo '  uninstall         remove what install put there'
+	@echo '  deb               Debian package for this machine (build/deb/*.deb)'
+	@echo '  rpm               RPM from contrib/rpm/spank-ib.spec (build/rpm/)'
+	@echo '  deps              install the build and test packages (contrib/install-deps.sh)'
+	@echo '  clean             remove build/'
+	@echo '  help              this list'
+	@echo 'variables: CC CFLAGS CPPFLAGS LDFLAGS WERROR=1 VERSION=$(VERSION)'
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ibprep $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so
 	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/ibprep.1 $(DESTDIR)$(MANDIR)/man8/spank_ib.8
+	rm -f $(DESTDIR)$(MANDIR)/man5/spank_ib.conf.5
 
 clean:
 	rm -rf $(B)

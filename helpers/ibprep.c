@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ibprep_cmd.h"
+#include "ibprep/version.h"
 
 static const struct {
 	const char *name;
@@ -24,7 +25,8 @@ static const struct {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: ibprep COMMAND [OPTIONS] [KEY=VALUE ...]\n\ncommands:\n");
+	fprintf(out, "usage: ibprep COMMAND [OPTIONS] [KEY=VALUE ...]\n"
+		     "       ibprep --version\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'ibprep COMMAND --help' shows the options of a command\n");
@@ -38,6 +40,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("ibprep %s\n", IBPREP_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -12,7 +12,8 @@
 # dpkg-shlibdeps, the Slurm release the plugin was compiled against, the
 # conffile list, compressed man pages, stripped binaries, a copyright file.
 #
-# Environment: IBP_DEB_VERSION overrides the version (default 0.1.0, plus
+# Environment: IBP_DEB_VERSION overrides the version (default the Makefile's
+# VERSION, which `make deb` passes as IBP_VERSION, plus
 # ~git<date>.<hash> in a git checkout, plus +slurm<major>.<minor> when the
 # plugin is in the package); DEBFULLNAME/DEBEMAIL the Maintainer field.
 set -eu
@@ -63,7 +64,8 @@ COPYRIGHT
 # which one, in its version and in Depends.
 version=${IBP_DEB_VERSION:-}
 if [ -z "$version" ]; then
-	version=0.1.0
+	version=${IBP_VERSION:-$(sed -n 's/^VERSION[[:space:]]*:=[[:space:]]*//p' Makefile)}
+	[ -n "$version" ] || { echo "deb: no VERSION in the Makefile" >&2; exit 1; }
 	if git rev-parse --git-dir > /dev/null 2>&1; then
 		version="$version~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)"
 	fi
