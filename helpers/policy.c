@@ -72,6 +72,8 @@ void ibp_policy_init(struct ibp_policy *p)
 	p->test_port_lo = 47000;
 	p->test_port_hi = 47999;
 	snprintf(p->test_transport, sizeof(p->test_transport), "verbs");
+	p->link_watch = true;
+	p->xmit_wait_tick_ns = 4;
 }
 
 /* A value quoted safely in a message: printable ASCII only, at most 64 bytes. */
@@ -323,6 +325,8 @@ enum key_id {
 	K_TEST_PORTS,
 	K_TEST_PAIRING,
 	K_TEST_TRANSPORT,
+	K_LINK_WATCH,
+	K_XMIT_WAIT_TICK,
 };
 
 static const struct {
@@ -358,6 +362,8 @@ static const struct {
     {"test_ports", K_TEST_PORTS, "A-B, TCP ports with 1024 <= A <= B <= 65535"},
     {"test_pairing", K_TEST_PAIRING, "rail or any"},
     {"test_transport", K_TEST_TRANSPORT, "verbs or socket"},
+    {"link_watch", K_LINK_WATCH, "yes or no"},
+    {"xmit_wait_tick_ns", K_XMIT_WAIT_TICK, "nanoseconds, more than 0 and at most 100000"},
 };
 
 static int find_key(const char *key)
@@ -526,6 +532,13 @@ static int apply(struct ibp_policy *p, enum key_id id, const char *v)
 		if (strcmp(v, "verbs") != 0 && strcmp(v, "socket") != 0)
 			return -EINVAL;
 		snprintf(p->test_transport, sizeof(p->test_transport), "%s", v);
+		return 0;
+	case K_LINK_WATCH:
+		return parse_bool(v, &p->link_watch) ? -EINVAL : 0;
+	case K_XMIT_WAIT_TICK:
+		if (parse_double_range(v, 0, 100000, &d) || d <= 0)
+			return -EINVAL;
+		p->xmit_wait_tick_ns = d;
 		return 0;
 	}
 	return -EINVAL;

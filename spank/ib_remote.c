@@ -470,6 +470,8 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		spank_ib_setup_finding(
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	} else {
+		if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
+			spank_ib_lw_start(sp, st, root, n->job_id, n->step_id);
 		spank_ib_load_health(st, n, &je, root, cache_dir);
 		if (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF)
 			find_ifname(st, n, &je);
@@ -497,7 +499,9 @@ void spank_ib_node_free(struct spank_ib_node *n)
 
 int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 {
-	(void)sp;
+	if (st->active)
+		spank_ib_lw_end(sp, st);
+	spank_ib_lw_free(st);
 	spank_ib_node_free(st->node);
 	st->node = NULL;
 	return 0;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <slurm/spank.h>
 
@@ -192,6 +193,8 @@ int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char 
 
 #define SPANK_IB_MSG_MAX 8192
 
+struct spank_ib_lw; /* ib_linkwatch.c: the ports as the step started */
+
 struct spank_ib_state {
 	struct spank_ib_conf conf;
 	bool conf_ok;               /* plugstack.conf parsed */
@@ -199,6 +202,7 @@ struct spank_ib_state {
 	struct spank_ib_opts eff;   /* options in effect: command line > env > enforce */
 	bool active;                /* any work to do in this step */
 	struct spank_ib_node *node; /* remote context, NULL until the node's work ran */
+	struct spank_ib_lw *lw;     /* remote context, NULL when the links are not watched */
 };
 
 /* spank_ib.c: the one state of this process. */
@@ -284,5 +288,32 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 
 /* ib_test.c: the cross-node test (user_init, as the job's user). */
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
+
+/* ---- link events during the step (ib_linkwatch.c) ---- */
+
+/*
+ * init_post_opt (root): reads every port under ROOT (the expanded
+ * sysfs_root) and keeps it with the job's ids and user in ST->lw.  Call
+ * only for a step whose health is checked; a failure leaves ST->lw NULL.
+ */
+void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, uint32_t job,
+		       uint32_t step);
+/*
+ * slurm_spank_exit (root): reads the ports again, logs one line to slurmd's
+ * log, drains on a link fault (drain=yes), appends the step-end section to
+ * the user's --ib-report file as the user, and frees ST->lw.  No-op when
+ * nothing was kept.
+ */
+void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st);
+void spank_ib_lw_free(struct spank_ib_state *st);
+
+/*
+ * Writes DATA to PATH, appending (created 0644 if missing), from a child
+ * that has become UID/GID/GROUPS for good (N_GROUPS -1: the primary group
+ * only): root never opens a path the user chose.  Regular files only,
+ * O_NOFOLLOW, non-blocking, bounded by 2 s.  0 or -errno with ERR set.
+ */
+int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
+			   int n_groups, const char *data, size_t len, char *err, size_t errlen);
 
 #endif

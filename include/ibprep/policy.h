@@ -82,6 +82,10 @@ struct ibp_policy {
 	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (47000-47999) */
 	bool test_pairing_any;               /* test_pairing=rail|any (rail) */
 	char test_transport[16];             /* test_transport=verbs|socket (verbs) */
+
+	/* link events during the step (linkwatch.h) */
+	bool link_watch; /* link_watch=yes|no: read the ports at step start and end (yes) */
+	double xmit_wait_tick_ns; /* xmit_wait_tick_ns= the device's port_xmit_wait tick (4) */
 };
 
 void ibp_policy_init(struct ibp_policy *p);

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_linkwatch.c: what happened to the node's links while the step ran.
+ *
+ *   init_post_opt (root)  spank_ib_lw_start: the first read of every port
+ *                         (state and six counters, linkwatch.h), kept in
+ *                         the process's state
+ *   exit (root)           spank_ib_lw_end: the second read, the findings,
+ *                         one line in slurmd's log, the drain (drain=yes,
+ *                         health checks on), and a step-end section in the
+ *                         user's --ib-report file, written by a child that
+ *                         has become the job's user for good
+ *
+ * Only when the plugin is active for a normal step with health checks on
+ * (--ib-check, or enforce=check): otherwise start is never called and end
+ * does nothing.  The cost at the end is one sysfs read per port file (eight
+ * per port), no hwloc, no inventory; the fork only when a report file was
+ * asked for.  Paths come from plugstack.conf (sysfs_root=); the report path
+ * is the user's own and root never opens it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/json.h"
+#include "ibprep/linkwatch.h"
+#include "ibprep/report.h"
+#include "ibprep/sysfs.h"
+
+#include "spank_ib.h"
+
+#define LW_WRITE_TIMEOUT_MS 2000
+#define LW_MAX_GROUPS       64
+
+struct spank_ib_lw {
+	char root[PATH_MAX];
+	uint32_t job, step;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[LW_MAX_GROUPS];
+	int n_groups; /* -1: unknown, keep only the primary group */
+	struct ibp_linkwatch before, after;
+};
+
+static void ignore_list(const struct ibp_policy *p, const char **out, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->n_ignore_hcas && k + 1 < max; i++)
+		out[k++] = p->ignore_hcas[i];
+	out[k] = NULL;
+}
+
+void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, uint32_t job,
+		       uint32_t step)
+{
+	const char *ignore[IBP_POLICY_MAX_NAMES + 1];
+	struct ibp_sysfs fs = {.root_fd = -1};
+	struct spank_ib_lw *lw;
+	gid_t *groups = NULL;
+	int n_groups = 0;
+
+	spank_ib_lw_free(st);
+	lw = calloc(1, sizeof(*lw));
+	if (!lw)
+		return; /* not watched: nothing else depends on it */
+	snprintf(lw->root, sizeof(lw->root), "%s", root);
+	lw->job = job;
+	lw->step = step;
+	lw->uid = (uid_t)-1;
+	lw->gid = (gid_t)-1;
+	lw->n_groups = -1;
+	spank_get_item(sp, S_JOB_UID, &lw->uid);
+	spank_get_item(sp, S_JOB_GID, &lw->gid);
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &n_groups) == ESPANK_SUCCESS &&
+	    n_groups >= 0 && n_groups <= LW_MAX_GROUPS && (groups || !n_groups)) {
+		if (n_groups)
+			memcpy(lw->groups, groups, (size_t)n_groups * sizeof(gid_t));
+		lw->n_groups = n_groups;
+	}
+	ignore_list(&st->conf.policy, ignore, sizeof(ignore) / sizeof(ignore[0]));
+	if (ibp_sysfs_open(&fs, root) || ibp_linkwatch_read(&lw->before, &fs, ignore)) {
+		ibp_sysfs_close(&fs);
+		free(lw);
+		return;
+	}
+	ibp_sysfs_close(&fs);
+	st->lw = lw;
+}
+
+void spank_ib_lw_free(struct spank_ib_state *st)
+{
+	free(st->lw);
+	st->lw = NULL;
+}
+
+static bool drainable(const struct ibp_finding *x)
+{
+	return x->severity == IBP_SEV_FAIL && x->fclass == IBP_CLASS_NODE;
+}
+
+/* "spank-ib: mlx5_3 port 1: link went down 2 times during job 1234.0 (+1 more)" */
+static void reason_of(const struct ibp_findings *f, char *buf, size_t len)
+{
+	const struct ibp_finding *first = NULL;
+	size_t more = 0;
+	int w;
+
+	for (size_t i = 0; i < f->n; i++) {
+		if (!drainable(&f->v[i]))
+			continue;
+		if (first)
+			more++;
+		else
+			first = &f->v[i];
+	}
+	if (!first) {
+		snprintf(buf, len, "spank-ib: link fault during the step");
+		return;
+	}
+	w = more ? snprintf(buf, len, "spank-ib: %s port %d: %s (+%zu more)", first->device,
+			    first->port, first->observed, more)
+		 : snprintf(buf, len, "spank-ib: %s port %d: %s", first->device, first->port,
+			    first->observed);
+	if (w >= (int)len && len > 4)
+		memcpy(buf + len - 4, "...", 4); /* Slurm keeps a reason of any length; we do not */
+}
+
+/*
+ * The one line for slurmd's log: every finding, worst first, cut to the
+ * buffer with "..." (the report file has them all).
+ */
+static void log_line(const struct spank_ib_state *st, const struct spank_ib_lw *lw,
+		     const struct ibp_findings *f, double elapsed_s, const char *drained, char *buf,
+		     size_t len)
+{
+	size_t o;
+	int w;
+
+	w = snprintf(buf, len, "spank-ib: %s: job %u.%u step end after %.1f s, %zu port%s%s",
+		     st->host, lw->job, lw->step, elapsed_s, lw->before.n_ports,
+		     lw->before.n_ports == 1 ? "" : "s", f->n ? ":" : ": links steady");
+	o = w < 0 ? 0 : (size_t)w;
+	for (int sev = IBP_SEV_FAIL; sev >= IBP_SEV_OK; sev--) {
+		for (size_t i = 0; i < f->n && o < len; i++) {
+			const struct ibp_finding *x = &f->v[i];
+
+			if ((int)x->severity != sev)
+				continue;
+			w = snprintf(buf + o, len - o, " %s %s port %d: %s;",
+				     sev == IBP_SEV_FAIL   ? "fail"
+				     : sev == IBP_SEV_WARN ? "warning"
+							   : "info",
+				     x->device, x->port, x->observed);
+			o += w < 0 ? 0 : (size_t)w;
+		}
+	}
+	if (o < len && drained[0])
+		snprintf(buf + o, len - o, " %s", drained);
+	if (o >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
+			   int n_groups, const char *data, size_t len, char *err, size_t errlen)
+{
+	int64_t deadline;
+	int status = 0;
+	pid_t pid, r;
+
+	if (uid == (uid_t)-1 || gid == (gid_t)-1) {
+		snprintf(err, errlen, "the job's user is unknown: not writing %s", path);
+		return -EPERM;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls from here: slurmstepd has threads. */
+		struct stat sb;
+		int fd;
+
+		if (n_groups >= 0 ? setgroups((size_t)n_groups, groups) : setgroups(1, &gid))
+			_exit(10);
+		if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
+		    geteuid() != uid)
+			_exit(10);
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			  0644);
+		if (fd < 0)
+			_exit(11);
+		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+			_exit(12);
+		while (len) {
+			ssize_t w = write(fd, data, len);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				_exit(13);
+			data += w;
+			len -= (size_t)w;
+		}
+		_exit(close(fd) ? 13 : 0);
+	}
+	deadline = mono_ms() + LW_WRITE_TIMEOUT_MS;
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && mono_ms() < deadline) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		snprintf(err, errlen, "%s: not written within %d ms", path, LW_WRITE_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		static const char *const why[] = {"cannot become the job's user",
+						  "cannot open it as the job's user",
+						  "not a regular file", "write failed"};
+		int code = r > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+
+		snprintf(err, errlen, "%s: %s", path,
+			 code >= 10 && code <= 13 ? why[code - 10] : "the writer died");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The step-end section of the --ib-report file, text or one JSON line. */
+static char *report_section(const struct spank_ib_state *st, const struct spank_ib_lw *lw,
+			    const struct ibp_findings *f, double elapsed_s, bool drained,
+			    size_t *len)
+{
+	char *buf = NULL, line[1024];
+	size_t n = 0;
+	FILE *fp;
+
+	if (st->eff.report == SPANK_IB_REPORT_JSON) {
+		struct ibp_json j;
+		const char *s;
+
+		ibp_json_init_buf(&j, 0);
+		ibp_json_object_begin(&j);
+		ibp_json_kv_string(&j, "node", st->host);
+		ibp_json_kv_uint(&j, "job", lw->job);
+		ibp_json_kv_uint(&j, "step", lw->step);
+		ibp_json_kv_string(&j, "section", "step_end");
+		ibp_json_kv_double(&j, "elapsed_s", elapsed_s);
+		ibp_json_kv_uint(&j, "ports", lw->before.n_ports);
+		ibp_json_kv_string(&j, "verdict", ibp_report_verdict(f));
+		ibp_json_kv_bool(&j, "drained", drained);
+		ibp_report_findings_json(&j, f, st->host);
+		ibp_json_object_end(&j);
+		if (ibp_json_finish(&j)) {
+			ibp_json_release(&j);
+			return NULL;
+		}
+		s = ibp_json_buf(&j, &n);
+		buf = malloc(n + 1);
+		if (buf)
+			memcpy(buf, s, n + 1);
+		ibp_json_release(&j);
+		*len = n;
+		return buf;
+	}
+	fp = open_memstream(&buf, &n);
+	if (!fp)
+		return NULL;
+	fprintf(fp,
+		"spank-ib: %s: job %u step %u: step end after %.1f s: %zu ports watched, %s%s\n",
+		st->host, lw->job, lw->step, elapsed_s, lw->before.n_ports, ibp_report_verdict(f),
+		drained ? ", node drained" : "");
+	for (size_t i = 0; i < f->n; i++) {
+		ibp_report_finding_line(&f->v[i], st->host, line, sizeof(line));
+		fprintf(fp, "spank-ib: %s\n", line);
+	}
+	if (fclose(fp)) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
+{
+	const char *ignore[IBP_POLICY_MAX_NAMES + 1];
+	struct spank_ib_lw *lw = st->lw;
+	struct ibp_sysfs fs = {.root_fd = -1};
+	struct ibp_findings f;
+	struct ibp_linkwatch_opts o;
+	char during[64], line[2048], drained[320] = "";
+	bool did_drain = false;
+	double elapsed_s;
+	int rc;
+
+	(void)sp;
+	if (!lw)
+		return;
+	ibp_findings_init(&f);
+	ignore_list(&st->conf.policy, ignore, sizeof(ignore) / sizeof(ignore[0]));
+	rc = ibp_sysfs_open(&fs, lw->root);
+	if (!rc)
+		rc = ibp_linkwatch_read(&lw->after, &fs, ignore);
+	ibp_sysfs_close(&fs);
+	if (rc) {
+		slurm_error("spank-ib: %s: job %u.%u step end: cannot read %s: %s", st->host,
+			    lw->job, lw->step, lw->root, strerror(-rc));
+		goto out;
+	}
+	snprintf(during, sizeof(during), "during job %u.%u", lw->job, lw->step);
+	memset(&o, 0, sizeof(o));
+	o.during = during;
+	o.tick_ns = st->conf.policy.xmit_wait_tick_ns;
+	elapsed_s = ibp_linkwatch_elapsed(&lw->before, &lw->after);
+	if (ibp_linkwatch_compare(&lw->before, &lw->after, &o, &f)) {
+		slurm_error("spank-ib: %s: job %u.%u step end: out of memory", st->host, lw->job,
+			    lw->step);
+		goto out;
+	}
+	if (st->conf.drain && ibp_findings_count(&f, IBP_SEV_FAIL, IBP_CLASS_NODE)) {
+		char node[IBP_NODE_MAX], reason[256], err[256];
+
+		reason_of(&f, reason, sizeof(reason));
+		rc = spank_ib_node_name(st->host, node, sizeof(node));
+		if (rc) {
+			snprintf(drained, sizeof(drained),
+				 "not draining: no NodeName for host %s in slurm.conf (%s)",
+				 st->host, strerror(-rc));
+		} else if (spank_ib_drain(node, reason, err, sizeof(err))) {
+			if (snprintf(drained, sizeof(drained), "draining %s failed: %s", node,
+				     err) >= (int)sizeof(drained))
+				memcpy(drained + sizeof(drained) - 4, "...", 4);
+		} else {
+			snprintf(drained, sizeof(drained), "draining %s", node);
+			did_drain = true;
+			slurm_info("spank-ib: drained %s: %s", node, reason);
+		}
+	}
+	log_line(st, lw, &f, elapsed_s, drained, line, sizeof(line));
+	if (ibp_findings_worst(&f) >= IBP_SEV_WARN)
+		slurm_error("%s", line);
+	else
+		slurm_info("%s", line);
+	if (st->eff.report != SPANK_IB_REPORT_OFF && st->eff.report_file[0]) {
+		char path[PATH_MAX], job[16], err[PATH_MAX + 128];
+		size_t len = 0;
+		char *sec;
+
+		snprintf(job, sizeof(job), "%u", lw->job);
+		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path)))
+			goto out; /* user_init already said why */
+		sec = report_section(st, lw, &f, elapsed_s, did_drain, &len);
+		if (sec && spank_ib_write_as_user(path, lw->uid, lw->gid, lw->groups, lw->n_groups,
+						  sec, len, err, sizeof(err)))
+			slurm_error("spank-ib: %s: --ib-report step end: %s", st->host, err);
+		free(sec);
+	}
+out:
+	ibp_findings_release(&f);
+	spank_ib_lw_free(st);
+}
