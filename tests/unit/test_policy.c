@@ -33,6 +33,8 @@ static void test_policy_defaults_match_readme(void **state)
 	assert_int_equal(p.test_port_lo, 47000);
 	assert_int_equal(p.test_port_hi, 47999);
 	assert_string_equal(p.test_transport, "verbs");
+	assert_true(p.link_watch);
+	assert_true(p.xmit_wait_tick_ns == 4);
 	/* infiniband-diags' error_thresholds */
 	const struct ibp_counter_limit *l = ibp_policy_counter_limit(&p, "symbol_error");
 	assert_non_null(l);
@@ -107,6 +109,13 @@ static const struct {
     {"test_pairing=any", 0},
     {"test_transport=socket", 0},
     {"test_transport=tcp", -EINVAL},
+    {"link_watch=no", 0},
+    {"link_watch=maybe", -EINVAL},
+    {"xmit_wait_tick_ns=4", 0},
+    {"xmit_wait_tick_ns=0.5", 0},
+    {"xmit_wait_tick_ns=0", -EINVAL},
+    {"xmit_wait_tick_ns=-4", -EINVAL},
+    {"xmit_wait_tick_ns=100001", -EINVAL},
     {"no_such_key=1", -ENOENT},
     {"=1", -EINVAL},
     {"justakey", -EINVAL},
@@ -159,6 +168,10 @@ static void test_policy_values_applied(void **state)
 	assert_int_equal(p.test_port_hi, 50010);
 	ibp_policy_set(&p, "link_layer", "roce", err, sizeof(err));
 	assert_int_equal(p.link_layer, IBP_POLICY_LL_ETH);
+	ibp_policy_set(&p, "link_watch", "no", err, sizeof(err));
+	assert_false(p.link_watch);
+	ibp_policy_set(&p, "xmit_wait_tick_ns", "32", err, sizeof(err));
+	assert_true(p.xmit_wait_tick_ns == 32);
 	assert_int_equal(ibp_link_speed_rank("HDR"), 7);
 	assert_true(ibp_link_speed_rank("FDR10") < ibp_link_speed_rank("FDR"));
 	assert_int_equal(ibp_link_speed_rank("bogus"), 0);
