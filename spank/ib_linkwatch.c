@@ -181,8 +181,54 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * In the child: DATA (",MEMBER}\n") replaces the final '}' of the JSON
+ * object in FD, so the file stays one document.  An empty file gets
+ * "{MEMBER}\n".  Only async-signal-safe calls.  0, or the exit code.
+ */
+static int json_insert(int fd, off_t size, const char *data, size_t len)
+{
+	char tail[256];
+	off_t from = size > (off_t)sizeof(tail) ? size - (off_t)sizeof(tail) : 0, at = -1;
+	ssize_t n;
+
+	if (size == 0) {
+		if (write(fd, "{", 1) != 1)
+			return 13;
+		data++; /* the comma */
+		len--;
+		at = 1;
+	} else {
+		n = pread(fd, tail, (size_t)(size - from), from);
+		if (n != size - from)
+			return 13;
+		for (ssize_t i = n - 1; i >= 0 && at < 0; i--) {
+			if (tail[i] == '}')
+				at = from + i;
+			else if (tail[i] != '\n' && tail[i] != ' ' && tail[i] != '\t' &&
+				 tail[i] != '\r')
+				return 14;
+		}
+		if (at < 0)
+			return 14;
+	}
+	while (len) {
+		ssize_t w = pwrite(fd, data, len, at);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return 13;
+		data += w;
+		len -= (size_t)w;
+		at += w;
+	}
+	return ftruncate(fd, at) ? 13 : 0;
+}
+
 int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
-			   int n_groups, const char *data, size_t len, char *err, size_t errlen)
+			   int n_groups, bool json_member, const char *data, size_t len, char *err,
+			   size_t errlen)
 {
 	int64_t deadline;
 	int status = 0;
@@ -192,6 +238,10 @@ int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *
 		snprintf(err, errlen, "the job's user is unknown: not writing %s", path);
 		return -EPERM;
 	}
+	if (json_member && (len < 3 || data[0] != ',')) {
+		snprintf(err, errlen, "%s: not a JSON member", path);
+		return -EINVAL;
+	}
 	pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -200,20 +250,24 @@ int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *
 	if (pid == 0) {
 		/* Only async-signal-safe calls from here: slurmstepd has threads. */
 		struct stat sb;
-		int fd;
+		int fd, code = 0;
 
 		if (n_groups >= 0 ? setgroups((size_t)n_groups, groups) : setgroups(1, &gid))
 			_exit(10);
 		if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
 		    geteuid() != uid)
 			_exit(10);
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		fd = open(path,
+			  (json_member ? O_RDWR : O_WRONLY | O_APPEND) | O_CREAT | O_NOFOLLOW |
+			      O_NONBLOCK | O_CLOEXEC,
 			  0644);
 		if (fd < 0)
 			_exit(11);
 		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
 			_exit(12);
-		while (len) {
+		if (json_member)
+			code = json_insert(fd, sb.st_size, data, len);
+		while (!json_member && len) {
 			ssize_t w = write(fd, data, len);
 
 			if (w < 0 && errno == EINTR)
@@ -223,7 +277,9 @@ int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *
 			data += w;
 			len -= (size_t)w;
 		}
-		_exit(close(fd) ? 13 : 0);
+		if (close(fd) && !code)
+			code = 13;
+		_exit(code);
 	}
 	deadline = mono_ms() + LW_WRITE_TIMEOUT_MS;
 	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && mono_ms() < deadline) {
@@ -238,13 +294,13 @@ int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *
 		return -ETIMEDOUT;
 	}
 	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		static const char *const why[] = {"cannot become the job's user",
-						  "cannot open it as the job's user",
-						  "not a regular file", "write failed"};
+		static const char *const why[] = {
+		    "cannot become the job's user", "cannot open it as the job's user",
+		    "not a regular file", "write failed", "not a JSON object: left as it was"};
 		int code = r > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 
 		snprintf(err, errlen, "%s: %s", path,
-			 code >= 10 && code <= 13 ? why[code - 10] : "the writer died");
+			 code >= 10 && code <= 14 ? why[code - 10] : "the writer died");
 		return -EIO;
 	}
 	return 0;
@@ -263,26 +319,30 @@ static char *report_section(const struct spank_ib_state *st, const struct spank_
 		struct ibp_json j;
 		const char *s;
 
+		/* {"step_end":{...}} written, then sent as ,"step_end":{...}}\n */
 		ibp_json_init_buf(&j, 0);
 		ibp_json_object_begin(&j);
-		ibp_json_kv_string(&j, "node", st->host);
+		ibp_json_key(&j, "step_end");
+		ibp_json_object_begin(&j);
 		ibp_json_kv_uint(&j, "job", lw->job);
 		ibp_json_kv_uint(&j, "step", lw->step);
-		ibp_json_kv_string(&j, "section", "step_end");
 		ibp_json_kv_double(&j, "elapsed_s", elapsed_s);
 		ibp_json_kv_uint(&j, "ports", lw->before.n_ports);
 		ibp_json_kv_string(&j, "verdict", ibp_report_verdict(f));
 		ibp_json_kv_bool(&j, "drained", drained);
 		ibp_report_findings_json(&j, f, st->host);
 		ibp_json_object_end(&j);
+		ibp_json_object_end(&j);
 		if (ibp_json_finish(&j)) {
 			ibp_json_release(&j);
 			return NULL;
 		}
 		s = ibp_json_buf(&j, &n);
-		buf = malloc(n + 1);
-		if (buf)
-			memcpy(buf, s, n + 1);
+		buf = n > 2 ? malloc(n + 1) : NULL;
+		if (buf) {
+			buf[0] = ',';
+			memcpy(buf + 1, s + 1, n); /* drops the leading '{', keeps the NUL */
+		}
 		ibp_json_release(&j);
 		*len = n;
 		return buf;
@@ -376,7 +436,8 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 			goto out; /* user_init already said why */
 		sec = report_section(st, lw, &f, elapsed_s, did_drain, &len);
 		if (sec && spank_ib_write_as_user(path, lw->uid, lw->gid, lw->groups, lw->n_groups,
-						  sec, len, err, sizeof(err)))
+						  st->eff.report == SPANK_IB_REPORT_JSON, sec, len,
+						  err, sizeof(err)))
 			slurm_error("spank-ib: %s: --ib-report step end: %s", st->host, err);
 		free(sec);
 	}

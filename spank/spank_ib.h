@@ -308,12 +308,15 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st);
 void spank_ib_lw_free(struct spank_ib_state *st);
 
 /*
- * Writes DATA to PATH, appending (created 0644 if missing), from a child
- * that has become UID/GID/GROUPS for good (N_GROUPS -1: the primary group
- * only): root never opens a path the user chose.  Regular files only,
- * O_NOFOLLOW, non-blocking, bounded by 2 s.  0 or -errno with ERR set.
+ * Writes DATA to PATH (created 0644 if missing) from a child that has become
+ * UID/GID/GROUPS for good (N_GROUPS -1: the primary group only): root never
+ * opens a path the user chose.  Appends, or with JSON_MEMBER, DATA is
+ * ',"key":value}\n' and replaces the final '}' of the JSON object in the
+ * file, which stays one document.  Regular files only, O_NOFOLLOW,
+ * non-blocking, bounded by 2 s.  0 or -errno with ERR set.
  */
 int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
-			   int n_groups, const char *data, size_t len, char *err, size_t errlen);
+			   int n_groups, bool json_member, const char *data, size_t len, char *err,
+			   size_t errlen);
 
 #endif
