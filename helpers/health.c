@@ -335,7 +335,9 @@ static void check_memlock(struct ctx *c)
 		snprintf(exp, sizeof(exp), "at least %" PRIu64 " KiB", c->p->min_memlock_kb);
 	add(c, "memlock_low", IBP_SEV_FAIL, cls, NULL, 0, exp, fix,
 	    "locked-memory limit %" PRIu64 " KiB%s", in->memlock_kb,
-	    in->memlock_source == IBP_MEMLOCK_USER ? " (the user's, propagated by Slurm)" : "");
+	    in->memlock_source == IBP_MEMLOCK_USER     ? " (the user's, propagated by Slurm)"
+	    : in->memlock_source == IBP_MEMLOCK_SLURMD ? " (slurmd's, which jobs inherit)"
+						       : "");
 }
 
 static void check_gdr(struct ctx *c)

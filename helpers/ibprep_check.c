@@ -11,16 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ibprep_cmd.h"
+#include "ibprep_site.h"
 #include "ibprep/health.h"
 #include "ibprep/json.h"
 #include "ibprep/policy.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 
-enum { OPT_ROOT = 1, OPT_JSON, OPT_NODE, OPT_CONFIG, OPT_MEMLOCK };
+enum {
+	OPT_ROOT = 1,
+	OPT_JSON,
+	OPT_NODE,
+	OPT_CONFIG,
+	OPT_MEMLOCK,
+	OPT_NODE_MODE,
+	OPT_SLURM,
+	OPT_PROMETHEUS,
+	OPT_TEXTFILE,
+	OPT_TOPOLOGY,
+};
 
 static const struct ibprep_opt check_opts[] = {
     {"sysfs-root", OPT_ROOT, 'r', "DIR",
@@ -33,6 +46,21 @@ static const struct ibprep_opt check_opts[] = {
     {"memlock", OPT_MEMLOCK, 'm', "LIMIT",
      "judge this locked-memory limit (KiB or unlimited); default: this process's own limit "
      "when checking the live system, not judged with --sysfs-root"},
+    {"node-mode", OPT_NODE_MODE, 0, NULL,
+     "judge the limit jobs inherit: slurmd's (found through SlurmdPidFile, read inside the "
+     "root); the default under NHC and as slurmd's HealthCheckProgram, outside a job"},
+    {"slurm", OPT_SLURM, 0, NULL,
+     "as Slurm's HealthCheckProgram (implies --node-mode): drain this node on a node fault "
+     "(reason 'spank-ib: ...'), resume it when healthy again if the drain was spank-ib's; "
+     "other drains are never touched"},
+    {"prometheus", OPT_PROMETHEUS, 0, NULL,
+     "print Prometheus metrics (text exposition format) instead of the table"},
+    {"textfile", OPT_TEXTFILE, 0, "DIR",
+     "write the metrics to DIR/spank_ib.prom atomically, for node_exporter's textfile "
+     "collector; prints no table"},
+    {"topology", OPT_TOPOLOGY, 0, "FILE",
+     "hwloc XML for the GPU-to-HCA pairs in the metrics (default: this machine; none with "
+     "--sysfs-root)"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -85,7 +113,9 @@ static int parse_memlock(const char *s, uint64_t *kb)
 int ibprep_cmd_check(int argc, char **argv)
 {
 	const char *root = NULL, *node = NULL, *config = NULL, *memlock = NULL;
-	bool json = false;
+	bool json = false, node_mode = ibprep_node_mode_default(), slurm = false;
+	struct ibprep_prom_opts prom = {0};
+	struct timespec t0, t1;
 	struct ibp_policy pol;
 	struct ibprep_args args;
 	const char *pairs[256];
@@ -93,6 +123,7 @@ int ibprep_cmd_check(int argc, char **argv)
 	char err[512];
 	int opt;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ibp_policy_init(&pol);
 	ibprep_args_init(&args, &ibprep_check_spec, argc, argv);
 	while ((opt = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
@@ -112,6 +143,21 @@ int ibprep_cmd_check(int argc, char **argv)
 		case OPT_MEMLOCK:
 			memlock = args.value;
 			break;
+		case OPT_NODE_MODE:
+			node_mode = true;
+			break;
+		case OPT_SLURM:
+			slurm = node_mode = true;
+			break;
+		case OPT_PROMETHEUS:
+			prom.to_stdout = true;
+			break;
+		case OPT_TEXTFILE:
+			prom.textfile = args.value;
+			break;
+		case OPT_TOPOLOGY:
+			prom.topology = args.value;
+			break;
 		case IBPREP_ARGS_OPERAND:
 			if (n_pairs == sizeof(pairs) / sizeof(pairs[0])) {
 				fprintf(stderr, "ibprep check: too many KEY=VALUE arguments\n");
@@ -125,6 +171,13 @@ int ibprep_cmd_check(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (json && prom.to_stdout) {
+		fprintf(stderr, "ibprep check: --json and --prometheus: choose one output\n");
+		return 2;
+	}
+	/* never a drain from a half-configured node: no Slurm, no change */
+	if (slurm && ibprep_slurm_ready() != 0)
+		return 2;
 	if (config && ibp_policy_load_file(&pol, config, NULL, NULL, err, sizeof(err))) {
 		fprintf(stderr, "ibprep check: %s\n", err);
 		return 2;
@@ -147,7 +200,7 @@ int ibprep_cmd_check(int argc, char **argv)
 			return 2;
 		}
 		in.memlock_source = IBP_MEMLOCK_SELF;
-	} else if (!root) {
+	} else if (!root && !node_mode) {
 		/* the live system: the limit this process (and what it starts) has */
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
@@ -171,7 +224,10 @@ int ibprep_cmd_check(int argc, char **argv)
 
 	struct ibp_findings f;
 	ibp_findings_init(&f);
-	rc = ibp_health_gather(&in, &fs, &pol, &f);
+	/* node mode: the limit jobs inherit, slurmd's, read inside the root */
+	rc = !memlock && node_mode ? ibprep_node_memlock(&in, &fs, in.node, &f) : 0;
+	if (!rc)
+		rc = ibp_health_gather(&in, &fs, &pol, &f);
 	if (!rc)
 		rc = ibp_health_check(&in, &pol, &f);
 	ibp_sysfs_close(&fs);
@@ -183,7 +239,15 @@ int ibprep_cmd_check(int argc, char **argv)
 		return 2;
 	}
 
-	if (json) {
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	prom.sysfs_root = root;
+	prom.duration_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	int out_status = 0;
+	if (prom.to_stdout || prom.textfile)
+		out_status = ibprep_prom_emit(&prom, &in, &pol, &f);
+	if (prom.to_stdout || (prom.textfile && !json)) {
+		rc = 0; /* the metrics were the output */
+	} else if (json) {
 		struct ibp_json j;
 		ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
 		ibp_report_json(&j, &in, &pol, &f);
@@ -194,11 +258,13 @@ int ibprep_cmd_check(int argc, char **argv)
 			rc = -EIO;
 	}
 	int status = ibp_findings_worst(&f) == IBP_SEV_FAIL ? 1 : 0;
+	if (!rc && slurm && ibprep_slurm_apply(&f, in.node) != 0)
+		out_status = 2;
 	ibp_findings_release(&f);
 	ibp_health_input_release(&in);
 	if (rc) {
 		fprintf(stderr, "ibprep check: cannot write the report: %s\n", strerror(-rc));
 		return 2;
 	}
-	return status;
+	return out_status ? out_status : status;
 }

@@ -237,13 +237,15 @@ static void port_sample(struct ibp_prom *w, const char *name, enum port_metric m
 	case PM_HEALTHY:
 		v = ibp_health_port_severity(f, h->name, pt->num) == IBP_SEV_FAIL ? 0 : 1;
 		break;
-	case PM_WIDTH:
-		if (!pt->rate.known || !pt->rate.width)
+	case PM_WIDTH: /* a port that is not ACTIVE has no link: its rate file means nothing */
+		if (pt->state != IBP_PORT_ACTIVE || !pt->rate.known || !pt->rate.width)
 			return;
 		v = pt->rate.width;
 		break;
 	default:
-		v = pt->rate.known ? ibp_link_speed_rank(pt->rate.speed) : 0;
+		v = pt->state == IBP_PORT_ACTIVE && pt->rate.known
+			? ibp_link_speed_rank(pt->rate.speed)
+			: 0;
 		if (v <= 0)
 			return;
 		l[4] = "speed";

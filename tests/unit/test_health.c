@@ -303,6 +303,11 @@ static void m_memlock_self(struct ibp_health_input *in)
 	in->memlock_source = IBP_MEMLOCK_SELF;
 	in->memlock_kb = 64;
 }
+static void m_memlock_slurmd(struct ibp_health_input *in)
+{
+	in->memlock_source = IBP_MEMLOCK_SLURMD;
+	in->memlock_kb = 64;
+}
 static void m_memlock_user(struct ibp_health_input *in)
 {
 	in->memlock_source = IBP_MEMLOCK_USER;
@@ -382,6 +387,7 @@ static const struct hcase cases[] = {
 	{"mtu", m_mtu, {"min_mtu=4092"}, "netdev_mtu_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, "mlx5_1", "ibp1s0 MTU 2044", "at least 4092 (min_mtu)"},
 	{"mtu_met", m_none, {"min_mtu=4092"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
 	{"memlock_self", m_memlock_self, {NULL}, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "locked-memory limit 64 KiB", "unlimited"},
+	{"memlock_slurmd_says_whose", m_memlock_slurmd, {NULL}, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_NODE, 1, NULL, "locked-memory limit 64 KiB (slurmd's, which jobs inherit)", "unlimited"},
 	{"memlock_user_is_job_fault", m_memlock_user, {NULL}, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_JOB, 1, NULL, "propagated by Slurm", NULL},
 	{"memlock_policy_met", m_memlock_user, {"min_memlock=8M"}, NULL, 0, ANY, 0, NULL, NULL, NULL},
 	{"memlock_unlimited", m_memlock_unlimited, {NULL}, NULL, 0, ANY, 0, NULL, NULL, NULL},
