@@ -11,7 +11,8 @@
 #   make fuzz            each fuzz target for FUZZ_SECONDS
 #   make lint            cppcheck + clang-tidy, failing on findings
 #   make format-check    clang-format --dry-run --Werror
-#   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR
+#   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR,
+#                        NHC_SCRIPTDIR, SYSTEMD_UNITDIR
 #   make deb             a Debian package for this machine's release ($(B)/deb/*.deb)
 #   make rpm             an RPM from contrib/rpm/spank-ib.spec ($(B)/rpm/); on
 #                        Debian a layout check only (docs/packaging.md)
@@ -38,6 +39,8 @@ MANDIR    ?= $(PREFIX)/share/man
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 SLURM_PLUGINDIR ?= $(if $(wildcard /usr/lib/$(MULTIARCH)/slurm-wlm),/usr/lib/$(MULTIARCH)/slurm-wlm,$(LIBDIR)/slurm)
 SLURM_CONFDIR   ?= /etc/slurm
+NHC_SCRIPTDIR   ?= /etc/nhc/scripts
+SYSTEMD_UNITDIR ?= $(if $(wildcard /usr/lib/systemd/system),/usr/lib/systemd/system,/lib/systemd/system)
 DESTDIR   ?=
 B         := build
 
@@ -221,6 +224,11 @@ install: all
 	$(foreach m,$(wildcard man/*.1),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man1/$(notdir $(m));)
 	$(foreach m,$(wildcard man/*.5),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man5/$(notdir $(m));)
 	$(foreach m,$(wildcard man/*.8),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man8/$(notdir $(m));)
+	install -D -m 0644 contrib/nhc/spank_ib.nhc $(DESTDIR)$(NHC_SCRIPTDIR)/spank_ib.nhc
+	install -d $(DESTDIR)$(SYSTEMD_UNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' contrib/systemd/spank-ib-textfile.service.in \
+		> $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.service
+	install -m 0644 contrib/systemd/spank-ib-textfile.timer $(DESTDIR)$(SYSTEMD_UNITDIR)/
 
 # Debian package of ibprep, the plugin, the snippet and the man pages, built
 # for the Debian and Slurm release this runs on (contrib/deb/build.sh says how).
@@ -262,6 +270,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/ibprep.1 $(DESTDIR)$(MANDIR)/man8/spank_ib.8
 	rm -f $(DESTDIR)$(MANDIR)/man5/spank_ib.conf.5
+	rm -f $(DESTDIR)$(NHC_SCRIPTDIR)/spank_ib.nhc
+	rm -f $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.service $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.timer
 
 clean:
 	rm -rf $(B)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh [BUILDDIR]: builds the Debian package of spank-ib (ibprep, the
-# spank_ib.so plugin, the plugstack.conf.d snippet, the man pages) for the
+# spank_ib.so plugin, the plugstack.conf.d snippet, the man pages, the NHC
+# check, the textfile timer's systemd units) for the
 # Debian and Slurm release it runs on; `make deb` calls it after `make all`.
 #
 # Why a staged `make install DESTDIR=` plus `dpkg-deb --build`, not a
@@ -116,8 +117,10 @@ if [ -f "$stage$conf" ]; then
 		sed -E 's/^([[:space:]]*(required|optional)[[:space:]])/#\1/' "$stage$conf"
 	} > "$work/conf"
 	cat "$work/conf" > "$stage$conf"
-	echo "$conf" > "$stage/DEBIAN/conffiles"
 fi
+# Every file under /etc is a conffile (the snippet, the NHC check).
+(cd "$stage" && find etc -type f 2> /dev/null | sed 's|^|/|' | sort) > "$work/conffiles"
+[ -s "$work/conffiles" ] && cp "$work/conffiles" "$stage/DEBIAN/conffiles"
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 cat > "$stage/DEBIAN/control" <<-CONTROL
 	Package: spank-ib

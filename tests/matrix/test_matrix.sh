@@ -224,6 +224,7 @@ leg_install()
 	[ -n "$(ls "$SRC"/man/ibprep.1 2> /dev/null)" ] && want+=(/usr/share/man/man1/ibprep.1.gz)
 	[ -n "$(ls "$SRC"/man/spank_ib.8 2> /dev/null)" ] && want+=(/usr/share/man/man8/spank_ib.8.gz)
 	[ -f "$SRC/contrib/spank_ib.conf" ] && want+=(/etc/slurm/plugstack.conf.d/spank_ib.conf)
+	[ -f "$SRC/contrib/nhc/spank_ib.nhc" ] && want+=(/etc/nhc/scripts/spank_ib.nhc)
 	LEG_PLUGIN=
 	if grep -q 'slurm_spank_' "$SRC"/spank/*.c 2> /dev/null; then
 		want+=("$plugdir/spank_ib.so")
@@ -238,7 +239,11 @@ leg_install()
 	fi
 	if [ -f "$SRC/contrib/spank_ib.conf" ]; then
 		chk "$t: plugstack.conf.d snippet is a conffile" /etc/slurm/plugstack.conf.d/spank_ib.conf \
-			"$(pkg_conffiles)"
+			"$(grep -xF /etc/slurm/plugstack.conf.d/spank_ib.conf <<< "$(pkg_conffiles)")"
+	fi
+	if [ -f "$SRC/contrib/nhc/spank_ib.nhc" ]; then
+		chk "$t: the NHC check is a conffile" /etc/nhc/scripts/spank_ib.nhc \
+			"$(grep -xF /etc/nhc/scripts/spank_ib.nhc <<< "$(pkg_conffiles)")"
 	fi
 	local conf=/etc/slurm/plugstack.conf.d/spank_ib.conf active
 	if [ -f "$SRC/contrib/spank_ib.conf" ]; then
