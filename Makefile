@@ -12,7 +12,7 @@
 #   make lint            cppcheck + clang-tidy, failing on findings
 #   make format-check    clang-format --dry-run --Werror
 #   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR,
-#                        NHC_SCRIPTDIR, SYSTEMD_UNITDIR
+#                        SBINDIR, NHC_SCRIPTDIR, SYSTEMD_UNITDIR, DEFAULTSDIR
 #   make deb             a Debian package for this machine's release ($(B)/deb/*.deb)
 #   make rpm             an RPM from contrib/rpm/spank-ib.spec ($(B)/rpm/); on
 #                        Debian a layout check only (docs/packaging.md)
@@ -34,12 +34,14 @@ CC        ?= gcc
 CLANG     ?= clang
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
+SBINDIR   ?= $(PREFIX)/sbin
 LIBDIR    ?= $(PREFIX)/lib
 MANDIR    ?= $(PREFIX)/share/man
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 SLURM_PLUGINDIR ?= $(if $(wildcard /usr/lib/$(MULTIARCH)/slurm-wlm),/usr/lib/$(MULTIARCH)/slurm-wlm,$(LIBDIR)/slurm)
 SLURM_CONFDIR   ?= /etc/slurm
 NHC_SCRIPTDIR   ?= /etc/nhc/scripts
+DEFAULTSDIR     ?= /etc/default
 SYSTEMD_UNITDIR ?= $(if $(wildcard /usr/lib/systemd/system),/usr/lib/systemd/system,/lib/systemd/system)
 DESTDIR   ?=
 B         := build
@@ -226,9 +228,13 @@ install: all
 	$(foreach m,$(wildcard man/*.8),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man8/$(notdir $(m));)
 	install -D -m 0644 contrib/nhc/spank_ib.nhc $(DESTDIR)$(NHC_SCRIPTDIR)/spank_ib.nhc
 	install -d $(DESTDIR)$(SYSTEMD_UNITDIR)
-	sed 's|@BINDIR@|$(BINDIR)|g' contrib/systemd/spank-ib-textfile.service.in \
-		> $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.service
+	sed 's|@BINDIR@|$(BINDIR)|g; s|@DEFAULTSDIR@|$(DEFAULTSDIR)|g' \
+		contrib/systemd/spank-ib-textfile.service.in > $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.service
 	install -m 0644 contrib/systemd/spank-ib-textfile.timer $(DESTDIR)$(SYSTEMD_UNITDIR)/
+	install -d $(DESTDIR)$(SBINDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g; s|@SBINDIR@|$(SBINDIR)|g; s|@DEFAULTSDIR@|$(DEFAULTSDIR)|g' \
+		contrib/slurm/spank-ib-healthcheck.in > $(DESTDIR)$(SBINDIR)/spank-ib-healthcheck
+	chmod 0755 $(DESTDIR)$(SBINDIR)/spank-ib-healthcheck
 
 # Debian package of ibprep, the plugin, the snippet and the man pages, built
 # for the Debian and Slurm release this runs on (contrib/deb/build.sh says how).
@@ -270,7 +276,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/ibprep.1 $(DESTDIR)$(MANDIR)/man8/spank_ib.8
 	rm -f $(DESTDIR)$(MANDIR)/man5/spank_ib.conf.5
-	rm -f $(DESTDIR)$(NHC_SCRIPTDIR)/spank_ib.nhc
+	rm -f $(DESTDIR)$(NHC_SCRIPTDIR)/spank_ib.nhc $(DESTDIR)$(SBINDIR)/spank-ib-healthcheck
 	rm -f $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.service $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.timer
 
 clean:

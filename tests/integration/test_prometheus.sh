@@ -241,7 +241,7 @@ has "$T/scrape.json" node_textfile_scrape_error '{}' 0 && tap_ok "node_exporter 
 if command -v systemd-analyze >/dev/null; then
 	u=$T/units
 	mkdir -p "$u"
-	sed "s|@BINDIR@|$(dirname "$IBPREP")|" contrib/systemd/spank-ib-textfile.service.in >"$u/spank-ib-textfile.service"
+	sed "s|@BINDIR@|$(dirname "$IBPREP")|; s|@DEFAULTSDIR@|/etc/default|" contrib/systemd/spank-ib-textfile.service.in >"$u/spank-ib-textfile.service"
 	cp contrib/systemd/spank-ib-textfile.timer "$u/"
 	out=$(cd "$u" && systemd-analyze verify --man=no spank-ib-textfile.timer spank-ib-textfile.service 2>&1)
 	if [ -z "$out" ]; then
