@@ -24,11 +24,8 @@
 #include "ibprep/slurmd.h"
 #include "ibprep/text.h"
 #include "ibprep/topo.h"
+#include "ibprep/version.h"
 #include "ibprep_site.h"
-
-#ifndef IBPREP_VERSION
-#define IBPREP_VERSION "0.1.0"
-#endif
 
 extern char **environ;
 
