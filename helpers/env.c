@@ -69,6 +69,7 @@ const char *ibp_env_gdr_level(enum ibp_dist d)
 	case IBP_DIST_NODE: /* NCCL's PHB is "through the CPU": nvidia-smi's PHB and NODE */
 		return "PHB";
 	case IBP_DIST_SYS:
+	case IBP_DIST_UNKNOWN:
 		break;
 	}
 	/* across sockets GDR is slower than staging through host memory: stop at PHB */

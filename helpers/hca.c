@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibprep/devid.h"
 #include "ibprep/hca.h"
 
 #define FIX_UNREADABLE                                                                             \
@@ -99,6 +100,9 @@ int ibp_parse_phys_state(const char *s, enum ibp_phys_state *out)
 {
 	unsigned n;
 	const char *name;
+	/* kernels before 5.x printed a state past their table as a bare "<unknown>" */
+	if (s && text_is(s, "<unknown>"))
+		return -ERANGE;
 	int r = parse_num_name(s, &n, &name);
 	if (r < 0)
 		return r;
@@ -443,6 +447,24 @@ static void rd_str(struct loader *L, const char *dev, const char *dir, const cha
 		field[0] = '\0';
 }
 
+/*
+ * A descriptive string (board_id, hca_type, node_desc, fw_ver): nothing
+ * judges its length, so a long one is kept up to the field and cut quietly
+ * (*CUT set), never a finding.  sysfs values are at most a page.
+ */
+static void rd_desc(struct loader *L, const char *dev, const char *dir, const char *name,
+		    char *field, size_t len, bool *cut)
+{
+	char path[PATH_MAX], big[4097];
+	int r = rd(L, dev, 0, dir, name, big, sizeof(big), path, sizeof(path));
+	field[0] = '\0';
+	if (r < 0)
+		return;
+	if (strlen(big) >= len)
+		*cut = true;
+	snprintf(field, len, "%.*s", (int)(len - 1), big);
+}
+
 /* A number attribute: 0 ok; <0 unknown (missing, unreadable or malformed). */
 static int rd_s64(struct loader *L, const char *dev, unsigned port, const char *dir,
 		  const char *name, int64_t lo, int64_t hi, int64_t *out, const char *expected)
@@ -585,7 +607,12 @@ static int load_counters(struct loader *L, const char *dev, struct ibp_port *p, 
 		c->bits = hw ? 0 : counter_bits(c->name, extended);
 		pathf(path, sizeof(path), "%s/%s", dir, names[i]);
 		int r = ibp_sysfs_read(L->fs, path, buf, sizeof(buf));
-		if (r >= 0) {
+		if (r >= 0 && text_is(buf, "N/A (no PMA)")) {
+			/* the kernel's word for a device without a Performance
+			 * Management Agent (iWARP, some VFs): no counter, not an error */
+			r = -ENODATA;
+			p->counters_na = true;
+		} else if (r >= 0) {
 			r = ibp_parse_u64(buf, &c->value);
 			if (r < 0)
 				malformed(L, dev, p->num, path, buf, "a decimal number");
@@ -684,15 +711,22 @@ static int load_port(struct loader *L, struct ibp_hca *h, struct ibp_port *p, co
 	p->phys_state = IBP_PHYS_UNKNOWN;
 	p->lid = p->sm_lid = p->lid_mask_count = -1;
 
+	/* A state past the kernel's table ("7: UNKNOWN", OPA's "9: <unknown>" for
+	 * Offline, a bare "<unknown>") is the kernel saying unknown: no finding. */
+	int ps;
 	if (rd(L, dev, p->num, pdir, "state", buf, sizeof(buf), path, sizeof(path)) >= 0 &&
-	    ibp_parse_port_state(buf, &p->state) < 0) {
+	    (ps = ibp_parse_port_state(buf, &p->state)) < 0) {
 		p->state = IBP_PORT_STATE_UNKNOWN;
-		malformed(L, dev, p->num, path, buf, "'N: NAME' with the kernel's name for N");
+		if (ps != -ERANGE)
+			malformed(L, dev, p->num, path, buf,
+				  "'N: NAME' with the kernel's name for N");
 	}
 	if (rd(L, dev, p->num, pdir, "phys_state", buf, sizeof(buf), path, sizeof(path)) >= 0 &&
-	    ibp_parse_phys_state(buf, &p->phys_state) < 0) {
+	    (ps = ibp_parse_phys_state(buf, &p->phys_state)) < 0) {
 		p->phys_state = IBP_PHYS_UNKNOWN;
-		malformed(L, dev, p->num, path, buf, "'N: NAME' with the kernel's name for N");
+		if (ps != -ERANGE)
+			malformed(L, dev, p->num, path, buf,
+				  "'N: NAME' with the kernel's name for N");
 	}
 	/* rate reads EINVAL while the width is invalid (a port going down): unknown. */
 	pathf(path, sizeof(path), "%s/rate", pdir);
@@ -826,6 +860,25 @@ static char *split_last(char *path)
 	return s + 1;
 }
 
+/* Vendor, device and bound driver of the PCI function: what devid.h identifies by. */
+static void load_pci_ids(struct loader *L, struct ibp_hca *h, const char *pci_dir)
+{
+	char buf[PATH_MAX];
+	uint64_t v;
+	if (ibp_sysfs_readf(L->fs, buf, 16, "%s/vendor", pci_dir) >= 0 && !ibp_parse_u64(buf, &v) &&
+	    v <= 0xffff)
+		h->vendor = (unsigned)v;
+	if (ibp_sysfs_readf(L->fs, buf, 16, "%s/device", pci_dir) >= 0 && !ibp_parse_u64(buf, &v) &&
+	    v <= 0xffff)
+		h->device = (unsigned)v;
+	char link[PATH_MAX];
+	pathf(link, sizeof(link), "%s/driver", pci_dir);
+	if (ibp_sysfs_realpath(L->fs, link, buf, sizeof(buf)) >= 0) {
+		const char *d = strrchr(buf, '/');
+		copy_str(h->driver, sizeof(h->driver), d ? d + 1 : buf);
+	}
+}
+
 static int load_hca(struct loader *L, struct ibp_hca *h, const char *base)
 {
 	char pci_dir[PATH_MAX], buf[PATH_MAX];
@@ -833,10 +886,19 @@ static int load_hca(struct loader *L, struct ibp_hca *h, const char *base)
 	h->numa = -1;
 
 	rd_str(L, dev, base, "node_guid", h->node_guid, sizeof(h->node_guid));
-	rd_str(L, dev, base, "fw_ver", h->fw_ver, sizeof(h->fw_ver));
-	rd_str(L, dev, base, "hca_type", h->hca_type, sizeof(h->hca_type));
-	rd_str(L, dev, base, "board_id", h->board_id, sizeof(h->board_id));
-	rd_str(L, dev, base, "node_desc", h->node_desc, sizeof(h->node_desc));
+	rd_desc(L, dev, base, "fw_ver", h->fw_ver, sizeof(h->fw_ver), &h->desc_cut);
+	rd_desc(L, dev, base, "hca_type", h->hca_type, sizeof(h->hca_type), &h->desc_cut);
+	rd_desc(L, dev, base, "board_id", h->board_id, sizeof(h->board_id), &h->desc_cut);
+	rd_desc(L, dev, base, "node_desc", h->node_desc, sizeof(h->node_desc), &h->desc_cut);
+	h->node_type = -1;
+	{
+		char nt[64], ntpath[PATH_MAX];
+		if (rd(L, dev, 0, base, "node_type", nt, sizeof(nt), ntpath, sizeof(ntpath)) >= 0 &&
+		    ibp_parse_node_type(nt, &h->node_type) < 0) {
+			h->node_type = -1;
+			malformed(L, dev, 0, ntpath, nt, "'N: NAME' (1: CA, 4: RNIC)");
+		}
+	}
 
 	/*
 	 * The PCI function: where the "device" link leads, or, in a tree
@@ -868,6 +930,7 @@ static int load_hca(struct loader *L, struct ibp_hca *h, const char *base)
 			h->numa = (int)numa;
 		rd_str(L, dev, pci_dir, "local_cpulist", h->local_cpus, sizeof(h->local_cpus));
 		load_pcie_link(L, dev, pci_dir, &h->pcie);
+		load_pci_ids(L, h, pci_dir);
 
 		/* The bridge port above: the parent directory, when it is a PCI function. */
 		copy_str(buf, sizeof(buf), pci_dir);

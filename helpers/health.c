@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "ibprep/devid.h"
 #include "ibprep/health.h"
 
 void ibp_health_input_init(struct ibp_health_input *in)
@@ -473,9 +474,22 @@ static void check_link(struct ctx *c, const struct ibp_hca *h, const struct ibp_
 	}
 }
 
+/* devid.h's transport of an inventory device. */
+static enum ibp_transport hca_transport(const struct ibp_hca *h)
+{
+	return ibp_devid_rdma(h->driver, h->name, h->vendor, h->device, h->node_type)->transport;
+}
+
 static void check_ib_addr(struct ctx *c, const struct ibp_hca *h, const struct ibp_port *pt)
 {
+	enum ibp_transport t;
+
 	if (pt->state != IBP_PORT_ACTIVE || pt->link_layer != IBP_LL_IB)
+		return;
+	/* old kernels print link_layer "InfiniBand" for iWARP devices, which
+	 * have no LID and no subnet manager */
+	t = hca_transport(h);
+	if (t == IBP_TR_IWARP || t == IBP_TR_SOFT_IWARP || t == IBP_TR_EFA)
 		return;
 	if (pt->sm_lid == 0)
 		add(c, "no_subnet_manager", IBP_SEV_FAIL, IBP_CLASS_NODE, h->name, pt->num,
@@ -524,6 +538,15 @@ static void check_roce(struct ctx *c, const struct ibp_hca *h, const struct ibp_
 
 	if (pt->state != IBP_PORT_ACTIVE || pt->link_layer != IBP_LL_ETH || pt->n_gids == 0)
 		return; /* no GIDs read at all: unknown */
+	switch (hca_transport(h)) {
+	case IBP_TR_IWARP: /* iWARP addresses by IP through rdma_cm: no RoCE GIDs */
+	case IBP_TR_SOFT_IWARP:
+	case IBP_TR_EFA:
+	case IBP_TR_USNIC:
+		return;
+	default:
+		break;
+	}
 	for (size_t i = 0; i < pt->n_gids; i++) {
 		const struct ibp_gid *g = &pt->gids[i];
 		if (g->type != IBP_GID_TYPE_ROCE_V2)
@@ -805,6 +828,15 @@ static void check_counters(struct ctx *c)
 		const struct ibp_hca *h = &in->inv.hcas[i];
 		if (ibp_health_ignored(p, h->name))
 			continue;
+		/* a device without a PMA: one note, not a finding per counter */
+		for (size_t j = 0; j < h->n_ports; j++)
+			if (h->ports[j].counters_na) {
+				add(c, "counters_unavailable", IBP_SEV_OK, IBP_CLASS_NODE, h->name,
+				    0, NULL, "nothing to do; watch errors with the NIC's own tools",
+				    "no error counters: they read 'N/A (no PMA)' (no Performance "
+				    "Management Agent), counters not checked");
+				break;
+			}
 		for (size_t j = 0; j < h->n_ports && !rc; j++) {
 			const struct ibp_port *pt = &h->ports[j];
 			const struct ibp_port *after =

@@ -423,6 +423,12 @@ static int compute(struct run *r, const struct opts *o)
 		fprintf(stderr, "ibprep %s: placement failed: %s\n", o->name, strerror(-rc));
 		return 2;
 	}
+	/* a worker rank (torchrun's LOCAL_RANK) on a task without GPUs: there is
+	 * nothing to select, the worker is the task */
+	if (r->worker && r->pl.n_tasks && !r->pl.tasks[0].n_gpus) {
+		r->worker = false;
+		r->shown = 0;
+	}
 	return 0;
 }
 
@@ -496,7 +502,10 @@ static int print_json(const struct run *r, const struct opts *o)
 	ibp_json_kv_string(&j, "schema", "ibprep.place/1");
 	ibp_json_kv_string(&j, "node", t->hostname);
 	ibp_json_kv_string(&j, "source", t->from_file ? "xml" : "live");
-	ibp_json_kv_string(&j, "fabric", r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet" : "InfiniBand");
+	ibp_json_kv_string(&j, "fabric",
+			   r->pl.fabric_ll == IBP_LL_ETH  ? "Ethernet"
+			   : r->pl.fabric_ll == IBP_LL_IB ? "InfiniBand"
+							  : "unknown");
 	ibp_json_kv_string(&j, "gpus_from", r->gpus_from);
 	ibp_json_kv_uint(&j, "ntasks", r->ntasks);
 	ibp_json_key(&j, "fabric_ports");
@@ -513,10 +522,23 @@ static int print_json(const struct run *r, const struct opts *o)
 		ibp_json_object_begin(&j);
 		ibp_json_kv_uint(&j, "index", g->index);
 		ibp_json_kv_string(&j, "pci_bus_id", g->d.pci);
-		ibp_json_kv_string(&j, "vendor", g->d.vendor == 0x10de ? "nvidia" : "amd");
+		ibp_json_kv_string(&j, "vendor",
+				   g->d.vendor == 0x10de   ? "nvidia"
+				   : g->d.vendor == 0x1002 ? "amd"
+				   : g->d.vendor == 0x8086 ? "intel"
+							   : "other");
 		ibp_json_key(&j, "device_id");
 		ibp_json_stringf(&j, "%04x:%04x", g->d.vendor, g->d.device);
-		ibp_json_kv_int(&j, "numa", g->d.numa);
+		ibp_json_kv_string(&j, "family", g->d.id ? g->d.id->family : "");
+		if (g->n_parts > 1) {
+			ibp_json_kv_uint(&j, "partition", g->part);
+			ibp_json_kv_uint(&j, "partitions", g->n_parts);
+			ibp_json_kv_string(&j, "osdev", g->osdev);
+		}
+		if (g->d.numa >= 0)
+			ibp_json_kv_int(&j, "numa", g->d.numa);
+		else
+			ibp_json_kv_null(&j, "numa");
 		json_set(&j, "local_cpus", g->d.cpuset);
 		if (pg->nic.hca >= 0) {
 			ibp_json_kv_string(&j, "hca", t->hcas[pg->nic.hca].name);
@@ -545,8 +567,12 @@ static int print_json(const struct run *r, const struct opts *o)
 		ibp_json_object_begin(&j);
 		ibp_json_kv_string(&j, "name", h->name);
 		ibp_json_kv_string(&j, "pci_bus_id", h->d.pci);
-		ibp_json_kv_string(&j, "kind", h->kind == IBP_NIC_RDMA ? "rdma" : "slingshot");
-		ibp_json_kv_int(&j, "numa", h->d.numa);
+		ibp_json_kv_string(&j, "kind", ibp_nic_kind_name(h->kind));
+		ibp_json_kv_string(&j, "transport", ibp_transport_name(h->transport));
+		if (h->d.numa >= 0)
+			ibp_json_kv_int(&j, "numa", h->d.numa);
+		else
+			ibp_json_kv_null(&j, "numa");
 		ibp_json_key(&j, "ports");
 		ibp_json_array_begin(&j);
 		for (unsigned p = 0; p < h->n_ports; p++) {

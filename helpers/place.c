@@ -47,27 +47,73 @@ int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *
 	return n;
 }
 
+/* The port's link layer, else what its transport implies, else unknown. */
 static enum ibp_link_layer port_ll(const struct ibp_topo_hca *h, const struct ibp_topo_port *p)
 {
 	if (p->link_layer != IBP_LL_UNKNOWN)
 		return p->link_layer;
-	return h->kind == IBP_NIC_SLINGSHOT ? IBP_LL_ETH : IBP_LL_IB;
+	switch (h->transport) {
+	case IBP_TR_IB:
+	case IBP_TR_OPA:
+		return IBP_LL_IB;
+	case IBP_TR_ROCE:
+	case IBP_TR_IWARP:
+	case IBP_TR_CXI:
+	case IBP_TR_USNIC:
+	case IBP_TR_SOFT_ROCE:
+	case IBP_TR_SOFT_IWARP:
+		return IBP_LL_ETH;
+	case IBP_TR_ROCE_IWARP:
+	case IBP_TR_EFA:
+	case IBP_TR_UNKNOWN:
+		break;
+	}
+	return IBP_LL_UNKNOWN;
+}
+
+/* The fabric when nothing is healthy: the ports' common link layer, if they have one. */
+static enum ibp_link_layer common_ll(const struct ibp_topo *topo)
+{
+	enum ibp_link_layer ll = IBP_LL_UNKNOWN;
+	bool first = true;
+
+	for (size_t i = 0; i < topo->n_hcas; i++)
+		for (unsigned p = 0; p < topo->hcas[i].n_ports; p++) {
+			enum ibp_link_layer x = port_ll(&topo->hcas[i], &topo->hcas[i].ports[p]);
+
+			if (!first && x != ll)
+				return IBP_LL_UNKNOWN;
+			ll = x;
+			first = false;
+		}
+	return ll;
 }
 
 /* Fabric ports: healthy, of the chosen link layer.  Unhealthy ones are reported once. */
 static int pick_fabric(struct ibp_placement *pl, const struct ibp_topo *topo,
 		       enum ibp_link_layer want, struct ibp_findings *f)
 {
-	bool any_ib = false;
+	bool any_ib = false, any_eth = false, any_unknown = false;
 	int rc;
 
 	if (want == IBP_LL_UNKNOWN) {
 		for (size_t i = 0; i < topo->n_hcas; i++)
-			for (unsigned p = 0; p < topo->hcas[i].n_ports; p++)
-				if (topo->hcas[i].ports[p].healthy &&
-				    port_ll(&topo->hcas[i], &topo->hcas[i].ports[p]) == IBP_LL_IB)
-					any_ib = true;
-		want = any_ib ? IBP_LL_IB : IBP_LL_ETH;
+			for (unsigned p = 0; p < topo->hcas[i].n_ports; p++) {
+				enum ibp_link_layer ll =
+				    port_ll(&topo->hcas[i], &topo->hcas[i].ports[p]);
+
+				if (!topo->hcas[i].ports[p].healthy)
+					continue;
+				any_ib |= ll == IBP_LL_IB;
+				any_eth |= ll == IBP_LL_ETH;
+				any_unknown |= ll == IBP_LL_UNKNOWN;
+			}
+		/* IB first, then Ethernet, then ports whose link layer nobody states
+		 * (EFA); with nothing healthy, what the ports have in common */
+		want = any_ib        ? IBP_LL_IB
+		       : any_eth     ? IBP_LL_ETH
+		       : any_unknown ? IBP_LL_UNKNOWN
+				     : common_ll(topo);
 	}
 	pl->fabric_ll = want;
 	for (size_t i = 0; i < topo->n_hcas; i++) {
@@ -87,6 +133,16 @@ static int pick_fabric(struct ibp_placement *pl, const struct ibp_topo *topo,
 				if (rc)
 					return rc;
 				continue;
+			}
+			if (tp->state == IBP_PORT_STATE_UNKNOWN && h->kind != IBP_NIC_SLINGSHOT) {
+				rc = ibp_findings_addf(
+				    f, "port_state_unknown", IBP_SEV_OK, IBP_CLASS_NODE, h->name,
+				    (int)tp->num, NULL,
+				    "pass --sysfs-root (or run on the node) for the port's real "
+				    "state",
+				    "port state unknown in the topology: placed as usable");
+				if (rc)
+					return rc;
 			}
 			if (pl->n_fabric >= IBP_PLACE_MAX_NICS)
 				return -E2BIG;
@@ -480,6 +536,19 @@ static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, c
 {
 	int rc = 0;
 
+	if (topo->n_locality_unknown) {
+		rc = ibp_findings_addf(
+		    f, "numa_unknown", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
+		    "PCI devices under their NUMA node",
+		    "enable NUMA/ACPI locality (SRAT/_PXM) in the BIOS, or export the topology "
+		    "with a newer hwloc; GPU-HCA pairs across host bridges are a guess",
+		    "%zu GPU/NIC function%s hang%s off the machine, not a NUMA node: their NUMA "
+		    "node is unknown",
+		    topo->n_locality_unknown, topo->n_locality_unknown == 1 ? "" : "s",
+		    topo->n_locality_unknown == 1 ? "s" : "");
+		if (rc)
+			return rc;
+	}
 	if (!pl->n_fabric && !topo->n_hcas)
 		return ibp_findings_addf(
 		    f, "no_fabric_port", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
@@ -493,7 +562,9 @@ static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, c
 		    "at least one healthy RDMA port",
 		    "check the HCAs with 'ibprep check'; NCCL and UCX fall back to TCP sockets",
 		    "no healthy %s port on the node",
-		    pl->fabric_ll == IBP_LL_ETH ? "RoCE" : "InfiniBand");
+		    pl->fabric_ll == IBP_LL_ETH  ? "Ethernet (RoCE)"
+		    : pl->fabric_ll == IBP_LL_IB ? "InfiniBand"
+						 : "RDMA");
 	for (size_t i = 0; i < n_sel && !rc; i++) {
 		const struct ibp_place_gpu *pg = &pl->gpus[sel[i]];
 		const struct ibp_topo_hca *bad;

@@ -116,9 +116,16 @@ int ibp_pci_parse(const char *s, unsigned *domain, unsigned *bus, unsigned *dev,
 
 const char *ibp_dist_name(enum ibp_dist d)
 {
-	static const char *const names[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+	static const char *const names[] = {"PIX", "PXB", "PHB", "NODE", "SYS", "unknown"};
 
-	return (unsigned)d < 5 ? names[d] : "unknown";
+	return (unsigned)d < 6 ? names[d] : "unknown";
+}
+
+const char *ibp_nic_kind_name(enum ibp_nic_kind k)
+{
+	static const char *const names[] = {"rdma", "slingshot", "libfabric"};
+
+	return (unsigned)k < 3 ? names[k] : "unknown";
 }
 
 int ibp_dist_parse(const char *s, enum ibp_dist *out)
@@ -157,13 +164,10 @@ void ibp_topo_release(struct ibp_topo *topo)
 	ibp_topo_init(topo);
 }
 
-static bool is_gpu(hwloc_obj_t o)
+static const struct ibp_devid *pci_id(hwloc_obj_t o)
 {
-	unsigned v = o->attr->pcidev.vendor_id, c = o->attr->pcidev.class_id;
-
-	if (v != 0x10de && v != 0x1002)
-		return false;
-	return c == 0x0300 || c == 0x0302 || c == 0x0380 || c == 0x1200;
+	return ibp_devid_pci(o->attr->pcidev.vendor_id, o->attr->pcidev.device_id,
+			     o->attr->pcidev.class_id);
 }
 
 static int dev_fill(struct ibp_topo *topo, struct ibp_topo_dev *d, hwloc_obj_t pci)
@@ -178,6 +182,7 @@ static int dev_fill(struct ibp_topo *topo, struct ibp_topo_dev *d, hwloc_obj_t p
 	d->device = pci->attr->pcidev.device_id;
 	d->class_id = pci->attr->pcidev.class_id;
 	d->obj = pci;
+	d->id = pci_id(pci);
 	d->cpuset = hwloc_bitmap_dup(
 	    nonio && nonio->cpuset ? nonio->cpuset : hwloc_topology_get_topology_cpuset(topo->t));
 	d->nodeset = hwloc_bitmap_dup(nonio && nonio->nodeset
@@ -189,6 +194,16 @@ static int dev_fill(struct ibp_topo *topo, struct ibp_topo_dev *d, hwloc_obj_t p
 	}
 	d->numa = hwloc_bitmap_first(d->nodeset);
 	d->package = -1;
+	/* PCI that hangs off the Machine above several NUMA nodes: the file does not
+	 * say where it is (old kernels, VMs, no ACPI _PXM); with one NUMA node the
+	 * locality is that node whatever the attachment */
+	if ((!nonio || nonio->type == HWLOC_OBJ_MACHINE) &&
+	    hwloc_bitmap_weight(hwloc_topology_get_topology_nodeset(topo->t)) > 1) {
+		d->numa = -1;
+		d->locality_unknown = true;
+		topo->n_locality_unknown++;
+		return 0;
+	}
 	while ((pkg = hwloc_get_next_obj_by_type(topo->t, HWLOC_OBJ_PACKAGE, pkg)))
 		if (!hwloc_bitmap_iszero(d->cpuset) &&
 		    hwloc_bitmap_isincluded(d->cpuset, pkg->cpuset)) {
@@ -215,7 +230,12 @@ static int pci_cmp(const struct ibp_topo_dev *a, const struct ibp_topo_dev *b)
 
 static int gpu_cmp(const void *a, const void *b)
 {
-	return pci_cmp(&((const struct ibp_topo_gpu *)a)->d, &((const struct ibp_topo_gpu *)b)->d);
+	const struct ibp_topo_gpu *x = a, *y = b;
+	int c = pci_cmp(&x->d, &y->d);
+
+	if (c)
+		return c;
+	return x->part < y->part ? -1 : (x->part > y->part);
 }
 
 static int hca_cmp(const void *a, const void *b)
@@ -330,6 +350,60 @@ static void ports_from_infos(struct ibp_topo_hca *h, hwloc_obj_t osdev, hwloc_ob
 	}
 }
 
+/*
+ * Ports of an OpenFabrics osdev the file gives no Port<N> infos for (hwloc
+ * before 1.x's OpenFabrics backend, or a capture without it): one per network
+ * interface of the function, numbered by its "Port" info or else in the
+ * file's order; link layer from the address (20 bytes IPoIB, 6 Ethernet);
+ * state unknown (used, and said so).
+ */
+static void ports_from_netdevs(struct ibp_topo_hca *h, hwloc_obj_t pci)
+{
+	unsigned next = 1;
+
+	for (hwloc_obj_t c = pci->io_first_child; c && h->n_ports < IBP_TOPO_MAX_PORTS;
+	     c = c->next_sibling) {
+		struct ibp_topo_port *p = &h->ports[h->n_ports];
+		const char *num, *addr;
+		unsigned long long v;
+		unsigned bytes;
+
+		if (c->type != HWLOC_OBJ_OS_DEVICE ||
+		    c->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK)
+			continue;
+		addr = hwloc_obj_get_info_by_name(c, "Address");
+		bytes = addr_bytes(addr);
+		if (bytes != 20 && bytes != 6)
+			continue;
+		num = hwloc_obj_get_info_by_name(c, "Port");
+		memset(p, 0, sizeof(*p));
+		p->num = num && !parse_uint(num, &v) && v >= 1 && v <= IBP_TOPO_MAX_PORTS
+			     ? (unsigned)v
+			     : next;
+		next = p->num + 1;
+		p->state = IBP_PORT_STATE_UNKNOWN;
+		p->link_layer = bytes == 20 ? IBP_LL_IB : IBP_LL_ETH;
+		p->lid = -1;
+		p->gid_index = -1;
+		p->healthy = true;
+		snprintf(p->netdev, sizeof(p->netdev), "%s", c->name ? c->name : "");
+		h->n_ports++;
+	}
+}
+
+void ibp_topo_hca_identify(struct ibp_topo_hca *h, const char *driver, int node_type)
+{
+	const struct ibp_devid *id =
+	    ibp_devid_rdma(driver, h->name, h->d.vendor, h->d.device, node_type);
+
+	h->transport = id->transport;
+	h->family = id->family;
+	if (id->transport == IBP_TR_CXI)
+		h->kind = IBP_NIC_SLINGSHOT;
+	else
+		h->kind = ibp_transport_nccl(id->transport) ? IBP_NIC_RDMA : IBP_NIC_LIBFABRIC;
+}
+
 static int grow(void **v, size_t n, size_t *cap, size_t size)
 {
 	void *nv;
@@ -344,26 +418,82 @@ static int grow(void **v, size_t n, size_t *cap, size_t size)
 	return 0;
 }
 
+static bool is_gpu_osdev(hwloc_obj_t c)
+{
+	return c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
+	       (c->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC ||
+		c->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU);
+}
+
+/* The K-th osdev of PCI named PREFIX<digits...> (K < 0: count them). */
+static int backend_osdevs(hwloc_obj_t pci, const char *prefix, int k, hwloc_obj_t *out)
+{
+	int n = 0;
+	size_t pl = strlen(prefix);
+
+	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+		if (is_gpu_osdev(c) && !strncmp(c->name, prefix, pl) && c->name[pl] >= '0' &&
+		    c->name[pl] <= '9') {
+			if (n == k && out)
+				*out = c;
+			n++;
+		}
+	return n;
+}
+
+/*
+ * Compute partitions of a function whose table entry allows them: one per
+ * ROCm SMI device (rsmiN), else per OpenCL device (openclNdM), the backends
+ * that list an AMD partition as its own GPU.  1 for everything else.
+ */
+static unsigned partitions(hwloc_obj_t pci, const struct ibp_devid *id, const char **backend)
+{
+	static const char *const backends[] = {"rsmi", "opencl"};
+
+	*backend = NULL;
+	if (!(id->flags & IBP_DEVID_PARTITIONS))
+		return 1;
+	for (size_t b = 0; b < 2; b++) {
+		int n = backend_osdevs(pci, backends[b], -1, NULL);
+
+		if (n > 1) {
+			*backend = backends[b];
+			return n > IBP_TOPO_MAX_PARTS ? IBP_TOPO_MAX_PARTS : (unsigned)n;
+		}
+	}
+	return 1;
+}
+
 static int add_gpu(struct ibp_topo *topo, hwloc_obj_t pci, size_t *cap)
 {
-	struct ibp_topo_gpu *g;
-	int rc = grow((void **)&topo->gpus, topo->n_gpus, cap, sizeof(*topo->gpus));
+	const char *backend;
+	unsigned parts = partitions(pci, pci_id(pci), &backend);
 
-	if (rc)
-		return rc;
-	g = &topo->gpus[topo->n_gpus];
-	memset(g, 0, sizeof(*g));
-	rc = dev_fill(topo, &g->d, pci);
-	if (rc)
-		return rc;
-	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
-		if (c->type == HWLOC_OBJ_OS_DEVICE && c->name &&
-		    (c->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC ||
-		     c->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU)) {
-			snprintf(g->osdev, sizeof(g->osdev), "%s", c->name);
-			break;
-		}
-	topo->n_gpus++;
+	for (unsigned k = 0; k < parts; k++) {
+		struct ibp_topo_gpu *g;
+		hwloc_obj_t od = NULL;
+		int rc = grow((void **)&topo->gpus, topo->n_gpus, cap, sizeof(*topo->gpus));
+
+		if (rc)
+			return rc;
+		g = &topo->gpus[topo->n_gpus];
+		memset(g, 0, sizeof(*g));
+		rc = dev_fill(topo, &g->d, pci);
+		if (rc)
+			return rc;
+		if (k && g->d.locality_unknown)
+			topo->n_locality_unknown--; /* one function, counted once */
+		g->part = k;
+		g->n_parts = parts;
+		if (backend)
+			backend_osdevs(pci, backend, (int)k, &od);
+		for (hwloc_obj_t c = pci->io_first_child; !od && c; c = c->next_sibling)
+			if (is_gpu_osdev(c))
+				od = c;
+		if (od)
+			snprintf(g->osdev, sizeof(g->osdev), "%s", od->name);
+		topo->n_gpus++;
+	}
 	return 0;
 }
 
@@ -380,10 +510,12 @@ static int add_nic(struct ibp_topo *topo, hwloc_obj_t pci, hwloc_obj_t osdev,
 	rc = dev_fill(topo, &h->d, pci);
 	if (rc)
 		return rc;
-	h->kind = kind;
 	snprintf(h->name, sizeof(h->name), "%s", osdev->name ? osdev->name : "?");
+	ibp_topo_hca_identify(h, NULL, -1);
 	if (kind == IBP_NIC_RDMA) {
 		ports_from_infos(h, osdev, pci);
+		if (!h->n_ports)
+			ports_from_netdevs(h, pci);
 	} else {
 		struct ibp_topo_port *p = &h->ports[0];
 
@@ -412,12 +544,15 @@ static int collect(struct ibp_topo *topo)
 	if (host)
 		snprintf(topo->hostname, sizeof(topo->hostname), "%s", host);
 	while ((pci = hwloc_get_next_pcidev(topo->t, pci))) {
-		if (is_gpu(pci)) {
+		const struct ibp_devid *id = pci_id(pci);
+
+		if (id->cls == IBP_DEVID_GPU) {
 			rc = add_gpu(topo, pci, &gcap);
 			if (rc)
 				return rc;
 			continue;
 		}
+		topo->n_vga += id->cls == IBP_DEVID_VGA;
 		for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
 			if (c->type != HWLOC_OBJ_OS_DEVICE)
 				continue;
@@ -570,7 +705,6 @@ enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_to
 	size_t na = ancestors(a->obj, va), nb = ancestors(b->obj, vb), ia = 0, ib = 0;
 	unsigned bra = 0, brb = 0;
 
-	(void)topo;
 	for (ib = 0; ib < nb && !c; ib++)
 		for (ia = 0; ia < na; ia++)
 			if (va[ia] == vb[ib]) {
@@ -580,6 +714,9 @@ enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_to
 	if (!c)
 		return IBP_DIST_SYS;
 	ib--; /* the loop stepped past the match */
+	if ((a->locality_unknown || b->locality_unknown) &&
+	    (c->type == HWLOC_OBJ_MACHINE || c == hwloc_get_root_obj(topo->t)))
+		return IBP_DIST_UNKNOWN; /* different host bridges, NUMA node not stated */
 	if (c->type == HWLOC_OBJ_PCI_DEVICE || c->type == HWLOC_OBJ_OS_DEVICE)
 		return IBP_DIST_PIX; /* one device (functions of one card share the bridge below) */
 	if (c->type == HWLOC_OBJ_BRIDGE) {

@@ -91,7 +91,7 @@ struct ibp_counter {
 	uint64_t value;
 	unsigned bits;  /* saturation width known from the IB spec (4, 8, 16, 32), 0 none */
 	bool saturated; /* value == 2^bits - 1: "at least" */
-	int read_errno; /* 0, or the -errno of a file that failed to read */
+	int read_errno; /* 0, or the -errno of a file that failed to read (-ENODATA: "N/A (no PMA)") */
 };
 
 struct ibp_gid {
@@ -114,6 +114,7 @@ struct ibp_port {
 	struct ibp_counter *counters;
 	size_t n_counters;
 	char netdev[IF_NAMESIZE]; /* the port's netdev (IPoIB ibN or the RoCE netdev), "" none */
+	bool counters_na;         /* counters read "N/A (no PMA)": the device has no PMA */
 };
 
 /* A network interface of the device (device/net/<name>). */
@@ -126,10 +127,14 @@ struct ibp_netdev {
 
 struct ibp_hca {
 	char name[64];
-	char node_guid[24], fw_ver[64], hca_type[64], board_id[64], node_desc[128];
-	char pci[16];          /* "0000:17:00.0", "" when the device link is missing */
-	int numa;              /* -1 unknown */
-	char local_cpus[1024]; /* local_cpulist, "" unknown (1024: interleaved lists are long) */
+	char node_guid[24], fw_ver[64], hca_type[128], board_id[128], node_desc[128];
+	bool desc_cut;           /* a descriptive string above was longer than its field and cut */
+	int node_type;           /* node_type's number: 1 CA, 4 RNIC (iWARP), -1 unknown */
+	unsigned vendor, device; /* the PCI function's ids, 0 unknown */
+	char driver[32];         /* the PCI function's driver ("mlx5_core"), "" unknown */
+	char pci[16];            /* "0000:17:00.0", "" when the device link is missing */
+	int numa;                /* -1 unknown */
+	char local_cpus[1024];   /* local_cpulist, "" unknown (1024: interleaved lists are long) */
 	struct ibp_pcie_link pcie;          /* the HCA's own link */
 	struct ibp_pcie_link pcie_upstream; /* the port of the bridge above it */
 	char upstream_pci[16];              /* that bridge port, "" none */

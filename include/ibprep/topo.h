@@ -10,11 +10,17 @@
  *    another machine: its CPU sets come from the file, never intersected with
  *    this machine's, and no live /sys is read.
  *
- * GPUs are NVIDIA (0x10de) and AMD (0x1002) PCI devices of class 0x0300,
- * 0x0302, 0x0380 or 0x1200, in PCI bus order (gpus[i].index == i).  RDMA NICs
- * are the OpenFabrics OS devices (mlx5_0 ...) with their ports, and HPE
- * Slingshot NICs (17db:0501, named by their netdev), which are placed like
- * an HCA but never named in NCCL_IB_HCA / UCX_NET_DEVICES.
+ * What a device is comes from devid.h's table.  GPUs are the functions it
+ * calls compute GPUs (never a BMC's VGA), in PCI bus order (gpus[i].index ==
+ * i); a function with compute partitions (AMD MI300 in CPX mode: several
+ * RSMI/OpenCL osdevs) gives one GPU per partition, each with its parent's
+ * locality.  NVIDIA MIG instances are not GPUs here: Slurm indexes them
+ * only with MIG gres (docs/devices.md).  RDMA NICs are the OpenFabrics OS
+ * devices (mlx5_0 ...) with their ports, and HPE Slingshot NICs (17db:0501,
+ * named by their netdev); EFA, iWARP and unknown devices are placed like an
+ * HCA but never named in NCCL_IB_HCA / UCX_NET_DEVICES (kind).  A device
+ * whose PCI hangs above several NUMA nodes (host bridges under the Machine)
+ * has numa -1 and locality_unknown; its cpuset is the whole machine.
  *
  * Port health comes from the XML's Port<N>State infos until
  * ibp_topo_apply_inventory() replaces it with the sysfs inventory and the
@@ -35,24 +41,29 @@
 
 #include <hwloc.h>
 
+#include "ibprep/devid.h"
 #include "ibprep/finding.h"
 #include "ibprep/hca.h"
 
 /* nvidia-smi topo -m classes, nearest first (the enum order is the ranking). */
 enum ibp_dist {
-	IBP_DIST_PIX = 0,  /* at most one PCIe bridge (one switch level) */
-	IBP_DIST_PXB = 1,  /* several bridges, no host bridge */
-	IBP_DIST_PHB = 2,  /* through one PCIe host bridge */
-	IBP_DIST_NODE = 3, /* between host bridges within one NUMA node */
-	IBP_DIST_SYS = 4,  /* across NUMA nodes (the SMP interconnect) */
+	IBP_DIST_PIX = 0,     /* at most one PCIe bridge (one switch level) */
+	IBP_DIST_PXB = 1,     /* several bridges, no host bridge */
+	IBP_DIST_PHB = 2,     /* through one PCIe host bridge */
+	IBP_DIST_NODE = 3,    /* between host bridges within one NUMA node */
+	IBP_DIST_SYS = 4,     /* across NUMA nodes (the SMP interconnect) */
+	IBP_DIST_UNKNOWN = 5, /* a device's NUMA locality is unknown (PCI under the Machine) */
 };
 
+/* Which NICs the environment may name: devid.h's transport decides. */
 enum ibp_nic_kind {
-	IBP_NIC_RDMA = 0,      /* verbs device (OpenFabrics osdev) */
+	IBP_NIC_RDMA = 0,      /* IB/RoCE/OPA verbs device: NCCL_IB_HCA, UCX_NET_DEVICES */
 	IBP_NIC_SLINGSHOT = 1, /* HPE Slingshot (libfabric cxi), no verbs ports */
+	IBP_NIC_LIBFABRIC = 2, /* verbs device NCCL/UCX do not use: EFA, iWARP, usNIC, unknown */
 };
 
 #define IBP_TOPO_MAX_PORTS 4
+#define IBP_TOPO_MAX_PARTS 8  /* compute partitions of one function (MI300X CPX: 8) */
 #define IBP_PCI_MAX        16 /* "0000:44:00.0" */
 
 struct ibp_topo_port {
@@ -70,23 +81,29 @@ struct ibp_topo_port {
 struct ibp_topo_dev {
 	char pci[IBP_PCI_MAX];
 	unsigned vendor, device, class_id; /* class_id: 0x0302 */
-	int numa;                          /* first NUMA node (OS index) of the locality, -1 none */
-	int package;            /* package OS index, -1 when the locality spans several */
-	hwloc_bitmap_t cpuset;  /* locality (PUs, OS numbering), owned */
-	hwloc_bitmap_t nodeset; /* locality NUMA nodes, owned */
-	hwloc_obj_t obj;        /* the PCI object (inside topo->t) */
+	int numa;              /* first NUMA node (OS index) of the locality, -1 none or unknown */
+	bool locality_unknown; /* PCI attached above several NUMA nodes (the Machine) */
+	const struct ibp_devid *id; /* devid.h's verdict on the PCI function */
+	int package;                /* package OS index, -1 when the locality spans several */
+	hwloc_bitmap_t cpuset;      /* locality (PUs, OS numbering), owned */
+	hwloc_bitmap_t nodeset;     /* locality NUMA nodes, owned */
+	hwloc_obj_t obj;            /* the PCI object (inside topo->t) */
 };
 
 struct ibp_topo_gpu {
 	struct ibp_topo_dev d;
-	unsigned index; /* PCI bus order among the node's GPUs */
-	char osdev[32]; /* "cuda0", "rsmi4", "card1" or "" */
+	unsigned index;   /* PCI bus order among the node's GPUs (partitions in osdev order) */
+	char osdev[32];   /* "cuda0", "rsmi4", "card1" or "" */
+	unsigned part;    /* compute partition of its PCI function, 0-based */
+	unsigned n_parts; /* partitions of that function (1: the whole device) */
 };
 
 struct ibp_topo_hca {
 	struct ibp_topo_dev d;
 	char name[64]; /* "mlx5_0", or the netdev for Slingshot */
 	enum ibp_nic_kind kind;
+	enum ibp_transport transport; /* devid.h */
+	const char *family;           /* devid.h's family name */
 	struct ibp_topo_port ports[IBP_TOPO_MAX_PORTS];
 	unsigned n_ports;
 };
@@ -99,7 +116,9 @@ struct ibp_topo {
 	size_t n_gpus;
 	struct ibp_topo_hca *hcas; /* by name, natural order */
 	size_t n_hcas;
-	double load_ms; /* wall time of the hwloc load */
+	double load_ms;            /* wall time of the hwloc load */
+	size_t n_locality_unknown; /* GPUs and NICs whose NUMA locality the file does not give */
+	size_t n_vga;              /* display functions that are not GPUs (BMC VGA ...) */
 };
 
 void ibp_topo_init(struct ibp_topo *topo);
@@ -117,9 +136,11 @@ int ibp_topo_load_live(struct ibp_topo *topo);
 /* Distance class between two devices of the same topology. */
 enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_topo_dev *a,
 				const struct ibp_topo_dev *b);
+/* "rdma", "slingshot", "libfabric" */
+const char *ibp_nic_kind_name(enum ibp_nic_kind k);
 /* Both localities inside one package. */
 bool ibp_topo_same_package(const struct ibp_topo_dev *a, const struct ibp_topo_dev *b);
-/* "PIX" ... "SYS"; ibp_dist_parse: 0 or -EINVAL. */
+/* "PIX" ... "SYS", "unknown"; ibp_dist_parse: 0 or -EINVAL. */
 const char *ibp_dist_name(enum ibp_dist d);
 int ibp_dist_parse(const char *s, enum ibp_dist *out);
 
@@ -141,6 +162,14 @@ typedef enum ibp_severity (*ibp_port_severity_fn)(const struct ibp_findings *f, 
  */
 int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *inv,
 			     const struct ibp_findings *health, ibp_port_severity_fn sev);
+
+/*
+ * Sets H's transport, family and kind from devid.h's table: its PCI ids and
+ * name, and what sysfs adds (DRIVER of its PCI function, NULL unknown;
+ * NODE_TYPE, -1 unknown).  Called by the loaders and by
+ * ibp_topo_apply_inventory().
+ */
+void ibp_topo_hca_identify(struct ibp_topo_hca *h, const char *driver, int node_type);
 
 /* Lookups; NULL when absent.  A GPU by "0000:44:00.0" (or "44:00.0"). */
 const struct ibp_topo_gpu *ibp_topo_find_gpu(const struct ibp_topo *topo, const char *pci);
