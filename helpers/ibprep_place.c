@@ -607,6 +607,12 @@ static int print_json(const struct run *r, const struct opts *o)
 		for (size_t g = 0; g < tk->n_gpus; g++)
 			ibp_json_string(&j, t->gpus[tk->gpus[g]].d.pci);
 		ibp_json_array_end(&j);
+		/* the GPU indices too: partitions share a bus ID */
+		ibp_json_key(&j, "gpu_indices");
+		ibp_json_array_begin(&j);
+		for (size_t g = 0; g < tk->n_gpus; g++)
+			ibp_json_uint(&j, t->gpus[tk->gpus[g]].index);
+		ibp_json_array_end(&j);
 		ibp_json_key(&j, "hcas");
 		ibp_json_array_begin(&j);
 		for (size_t n = 0; n < tk->n_nics; n++)
@@ -655,7 +661,9 @@ static void print_table(const struct run *r, const struct opts *o)
 	       t->n_gpus == 1 ? "" : "s");
 	if (t->n_hcas)
 		printf("%zu %s fabric port%s%s%s", r->pl.n_fabric,
-		       r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet" : "InfiniBand",
+		       r->pl.fabric_ll == IBP_LL_ETH  ? "Ethernet"
+		       : r->pl.fabric_ll == IBP_LL_IB ? "InfiniBand"
+						      : "RDMA (link layer unknown)",
 		       r->pl.n_fabric == 1 ? "" : "s", r->pl.n_fabric ? " " : "", fab);
 	else
 		printf("no RDMA device");

@@ -287,6 +287,13 @@ static bool gid_v4_mapped(const char *g)
 	return g && !strncmp(g, "0000:0000:0000:0000:0000:ffff:", 30);
 }
 
+/* Whether the device's link layer may be read from GIDs, LIDs and the PCI class. */
+static bool verbs_ib_or_eth(const struct ibp_topo_hca *h)
+{
+	return h->transport != IBP_TR_EFA && h->transport != IBP_TR_UNKNOWN &&
+	       h->transport != IBP_TR_USNIC;
+}
+
 /* Ports of an OpenFabrics osdev from its Port<N>* infos. */
 static void ports_from_infos(struct ibp_topo_hca *h, hwloc_obj_t osdev, hwloc_obj_t pci)
 {
@@ -335,11 +342,19 @@ static void ports_from_infos(struct ibp_topo_hca *h, hwloc_obj_t osdev, hwloc_ob
 			p->link_layer = IBP_LL_IB;
 		else if (nd && addr_bytes(hwloc_obj_get_info_by_name(nd, "Address")) == 6)
 			p->link_layer = IBP_LL_ETH;
+		else if (!verbs_ib_or_eth(h))
+			p->link_layer = IBP_LL_UNKNOWN; /* EFA: neither, whatever its class */
 		else if (p->gid_index >= 0 || pci->attr->pcidev.class_id == 0x0200)
 			p->link_layer = IBP_LL_ETH;
 		else if ((p->lid > 0 && p->lid < 0xffff) || pci->attr->pcidev.class_id == 0x0207)
 			p->link_layer = IBP_LL_IB;
-		if (p->state == IBP_PORT_ACTIVE || p->state == IBP_PORT_STATE_UNKNOWN) {
+		if (p->state == IBP_PORT_STATE_UNKNOWN && p->link_layer == IBP_LL_IB && p->lid == 0) {
+			/* no state, but LID 0 on an IB port: the subnet manager never
+			 * brought it up (hwloc 1.x files give the LID, not the state) */
+			p->healthy = false;
+			snprintf(p->why, sizeof(p->why),
+				 "LID 0 in the topology (no subnet manager assignment)");
+		} else if (p->state == IBP_PORT_ACTIVE || p->state == IBP_PORT_STATE_UNKNOWN) {
 			p->healthy = true;
 		} else {
 			p->healthy = false;

@@ -76,10 +76,25 @@ else
 	tap_skip "real captures" "$REAL/hwloc-xml is absent (set IBP_REAL_FIXTURES)"
 fi
 
+# the project's own corpus of public captures (tests/fixtures/real/SOURCES.md;
+# the expected values are argued in tests/integration/test_devices.sh)
+declare -A corpus_tasks=([hwloc-mirage004-sl390s-es1000-3tesla-cx2]=3
+	[hwloc-bonobo001-pe1950-connectx-machine-pci]=2 [hwloc-bertha-x3950m2-es1000]=4
+	[hwloc-ucs-cisco-vic-usnic]=2)
+for f in tests/fixtures/real/hwloc/*.xml; do
+	base=$(basename "$f" .xml)
+	n=${corpus_tasks[$base]:-}
+	if [ -z "$n" ]; then
+		tap_fail "corpus/$base: new capture without a step shape in this script"
+		continue
+	fi
+	check "corpus-$base" --topology "$f" --ntasks-per-node "$n"
+done
+
 # generated topologies
 gen() { python3 tests/fixtures/mktopo.py "$@"; }
 declare -A gen_tasks=([dgx-h100]=8 [dgx-a100]=8 [gpu-nohca]=4 [multiport]=2 [vpi]=1 [snc]=4
-	[cpu-only]=4 [roce]=2)
+	[cpu-only]=4 [roce]=2 [mi300a-cpx]=24 [efa-p4d]=8 [machine-pci]=2 [cx7-2port]=2)
 for p in $(gen --list); do
 	if ! gen --preset "$p" "$tmp/$p.xml" 2>"$tmp/$p.gen.err"; then
 		tap_fail "gen/$p: mktopo.py failed" "$(cat "$tmp/$p.gen.err")"

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# test_devices.sh: device identification (docs/devices.md) on the corpus of
+# real captures in tests/fixtures/real/ (see its SOURCES.md) and on nodes
+# generated from documented ids (tests/fixtures/mktopo.py).  Every expected
+# value is read off the capture itself (the PCI tree, the NUMA sets): the
+# comment above each case says why it is right.
+#   IBPREP   the binary (default build/ibprep)
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+IBPREP=${IBPREP:-build/ibprep}
+CORPUS=tests/fixtures/real
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# place --json with no environment but PATH and the given variables
+place() { env -i PATH="$PATH" "$@"; }
+j() { # NAME JQ-EXPR FILE: pass when the expression is true
+	if jq -e "$2" "$3" >/dev/null 2>&1; then tap_ok "$1"; else
+		tap_fail "$1" "jq '$2' is false on $3: $(jq -c '{gpus: [.gpus[] | {pci_bus_id, numa, hca, distance}], env, findings: [.findings[].code]}' "$3" 2>&1 | head -c 1500)"
+	fi
+}
+
+gen() { python3 tests/fixtures/mktopo.py --preset "$1" "$tmp/$1.xml"; }
+
+# ---- HP ProLiant SL390s G7 "mirage004" (hwloc's 24em64t-2n6c2t-pci) ----------
+# PCI tree: ATI ES1000 1002:515e (class 0300) at 01:03.0 behind the ICH's PCI
+# bridge: the console VGA.  Tesla M2070 10de:06d2 (class 0302) at 06:00.0 under
+# NUMA 0's host bridge [00-0f], at 14:00.0 and 11:00.0 under NUMA 1's [10-1f].
+# So 3 GPUs, PCI order 06, 11, 14.  The only RDMA device is a ConnectX-2
+# (15b3:6746) mlx4_0 at 05:00.0 on NUMA 0's host bridge, with netdevs eth2
+# (6-byte MAC) and ib0 (20-byte IPoIB address) and no port state in the file:
+# its IB port serves every GPU: PHB for 06:00.0 (same host bridge), SYS for
+# the two on the other socket.
+f=$CORPUS/hwloc/hwloc-mirage004-sl390s-es1000-3tesla-cx2.xml
+place "$IBPREP" place --json --topology "$f" --ntasks-per-node 3 >"$tmp/m.json" 2>"$tmp/m.err"
+j "es1000: 3 GPUs, the ES1000 is not one" '[.gpus[].pci_bus_id] == ["0000:06:00.0","0000:11:00.0","0000:14:00.0"]' "$tmp/m.json"
+j "es1000: 3 tasks get one Tesla each" '[.tasks[].gpus | length] == [1,1,1]' "$tmp/m.json"
+j "es1000: every GPU paired with the CX-2's IB port" '[.gpus[] | "\(.hca):\(.distance)"] == ["mlx4_0:PHB","mlx4_0:SYS","mlx4_0:SYS"] and ([.gpus[].port] | unique) == [2]' "$tmp/m.json"
+j "es1000: fabric InfiniBand, port state said unknown, no 'no healthy port'" '.fabric == "InfiniBand" and ([.findings[] | select(.code == "port_state_unknown")] | length) == 1 and ([.findings[] | select(.code == "no_fabric_port")] | length) == 0' "$tmp/m.json"
+j "es1000: NCCL_IB_HCA names the CX-2" '.env.NCCL_IB_HCA == "=mlx4_0:2" and .env.UCX_NET_DEVICES == "mlx4_0:2"' "$tmp/m.json"
+out=$(place "$IBPREP" place --topology "$f" --gpus 0 2>&1)
+if grep -q "0000:06:00.0" <<<"$out" && ! grep -q "01:03.0" <<<"$out"; then tap_ok "es1000: --gpus 0 is the first Tesla"; else tap_fail "es1000: --gpus 0 is the first Tesla" "$out"; fi
+
+# ---- Dell PowerEdge 1950 "bonobo001" (hwloc's 8em64t-2p2ca2co-nonodesets) ------
+# One NUMA node; the host bridge hangs off the Machine, which with one NUMA
+# node still means NUMA 0.  ConnectX (15b3:634a) mlx4_0: Port1LID 0x3, Port2LID
+# 0x0 and no state: port 1 has an SM-assigned LID, port 2 none (never came up).
+f=$CORPUS/hwloc/hwloc-bonobo001-pe1950-connectx-machine-pci.xml
+place "$IBPREP" place --json --topology "$f" >"$tmp/b.json" 2>/dev/null
+j "pe1950: one NUMA node: locality known, no numa_unknown warning" '(.hcas[0].numa == 0) and ([.findings[] | select(.code == "numa_unknown")] | length) == 0' "$tmp/b.json"
+j "pe1950: port 1 (LID 0x3) used, port 2 (LID 0) not" '.fabric_ports == ["mlx4_0:1"] and (.hcas[0].ports | map(.healthy)) == [true,false]' "$tmp/b.json"
+
+# ---- IBM x3950 M2 "bertha" (hwloc's 96em64t-4n4d3ca2co-pci) --------------------
+# The only display function is an ES1000 (1002:515e, card0): no GPU at all.
+f=$CORPUS/hwloc/hwloc-bertha-x3950m2-es1000.xml
+place "$IBPREP" place --json --topology "$f" >"$tmp/x.json" 2>/dev/null
+j "x3950: ES1000 console only: 0 GPUs" '(.gpus | length) == 0' "$tmp/x.json"
+
+# ---- Cisco UCS with VIC usNIC VFs (hwloc's 16intel64-manyVFs) ------------------
+# usnic_0..2 are OpenFabrics devices of Cisco VIC functions (1137:00cf): used
+# through libfabric's usnic provider, never through NCCL's or UCX's IB verbs.
+f=$CORPUS/hwloc/hwloc-ucs-cisco-vic-usnic.xml
+place "$IBPREP" place --json --topology "$f" >"$tmp/u.json" 2>/dev/null
+j "usnic: identified, not an IB HCA" '[.hcas[] | .kind + "/" + .transport] | unique == ["libfabric/usNIC"]' "$tmp/u.json"
+j "usnic: not named in NCCL_IB_HCA / UCX_NET_DEVICES" '(.env | has("NCCL_IB_HCA") or has("UCX_NET_DEVICES")) | not' "$tmp/u.json"
+
+# ---- MI300A CPX (generated: 1002:74a0, 6 RSMI devices per APU function) --------
+# 4 functions x 6 partitions = 24 GPUs, index 6a+k = partition k of APU a;
+# APU a's CX-7 mlx5_a sits on its switch, its cores are 24a..24a+23 (+96).
+gen mi300a-cpx
+place SLURM_STEP_GPUS=4 SLURM_NTASKS_PER_NODE=1 "$IBPREP" place --json --topology "$tmp/mi300a-cpx.xml" >"$tmp/a.json" 2>"$tmp/a.err"
+rc=$?
+if [ $rc -eq 0 ]; then tap_ok "mi300a: SLURM_STEP_GPUS=4 accepted"; else tap_fail "mi300a: SLURM_STEP_GPUS=4 accepted" "$(cat "$tmp/a.err")"; fi
+j "mi300a: 24 GPUs on 4 functions" '(.gpus | length) == 24 and ([.gpus[].pci_bus_id] | unique | length) == 4 and ([.gpus[].partitions] | unique) == [6]' "$tmp/a.json"
+j "mi300a: GPU 4 is partition 4 of APU 0, on mlx5_0 and APU 0's cores" '.gpus[4].pci_bus_id == "0000:13:00.0" and .gpus[4].partition == 4 and .gpus[4].osdev == "rsmi4" and .tasks[0].gpu_indices == [4] and .tasks[0].hcas == ["mlx5_0:1"] and .tasks[0].cpus == "0-23,96-119"' "$tmp/a.json"
+# 24 tasks, one partition each: APU a's 6 partitions split its 24 cores, 4 each
+place SLURM_STEP_GPUS=0-23 "$IBPREP" place --json --topology "$tmp/mi300a-cpx.xml" --ntasks-per-node 24 >"$tmp/a24.json" 2>/dev/null
+j "mi300a: 24 tasks, task 4 = partition 4 with 4 of APU 0's cores" '[.tasks[].gpu_indices[0]] == [range(0;24)] and .tasks[4].cpus == "16-19,112-115" and .tasks[23].hcas == ["mlx5_3:1"]' "$tmp/a24.json"
+j "mi300a: every partition on its own APU's HCA" '[.gpus[] | .hca] == ([range(0;24)] | map("mlx5_\(. / 6 | floor)"))' "$tmp/a.json"
+
+# ---- AWS p4d-like (generated: 8 A100, 4 EFA 1d0f:efa1 two GPUs per switch) ----
+gen efa-p4d
+place "$IBPREP" place --json --topology "$tmp/efa-p4d.xml" >"$tmp/e.json" 2>/dev/null
+j "efa: 8 GPUs, GPUs 2k,2k+1 on EFA k (same switch)" '[.gpus[] | "\(.hca)/\(.distance)"] == ["rdmap21s0/PIX","rdmap21s0/PIX","rdmap37s0/PIX","rdmap37s0/PIX","rdmap149s0/PIX","rdmap149s0/PIX","rdmap165s0/PIX","rdmap165s0/PIX"]' "$tmp/e.json"
+j "efa: not IB, not Ethernet, not in NCCL_IB_HCA/UCX_NET_DEVICES" '.fabric == "unknown" and ([.hcas[].transport] | unique) == ["EFA"] and ((.env | has("NCCL_IB_HCA") or has("UCX_NET_DEVICES")) | not)' "$tmp/e.json"
+
+# ---- host bridges under the Machine, 2 NUMA nodes (generated) -------------------
+# GPU 01:00.0 and mlx5_0 share host bridge [00-3f] (PHB, known); GPU 81:00.0 is
+# under another host bridge: whether that is NODE or SYS the file does not say.
+gen machine-pci
+place "$IBPREP" place --json --topology "$tmp/machine-pci.xml" >"$tmp/p.json" 2>/dev/null
+j "machine-pci: NUMA null, not 0" '[.gpus[].numa] == [null,null] and .hcas[0].numa == null' "$tmp/p.json"
+j "machine-pci: one warning, unknown distance where it is unknown" '([.findings[] | select(.code == "numa_unknown")] | length) == 1 and [.gpus[].distance] == ["PHB","unknown"] and ([.findings[] | select(.code == "gpu_no_local_hca")] | length) == 0' "$tmp/p.json"
+
+# ---- dual-port ConnectX-7, each port its own function (generated) -------------
+gen cx7-2port
+place "$IBPREP" place --json --topology "$tmp/cx7-2port.xml" --ntasks-per-node 2 >"$tmp/c.json" 2>/dev/null
+j "cx7 2 functions: one port per GPU" '[.gpus[] | "\(.hca):\(.port)/\(.distance)"] == ["mlx5_0:1/PIX","mlx5_1:1/PIX"]' "$tmp/c.json"
+
+# ---- torchrun on a CPU-only node --------------------------------------------------
+gen cpu-only
+if out=$(place LOCAL_RANK=0 "$IBPREP" env --topology "$tmp/cpu-only.xml" 2>&1) && grep -q "IBPREP_LOCAL_RANK=0" <<<"$out"; then
+	tap_ok "cpu-only: LOCAL_RANK=0 ibprep env succeeds"
+else
+	tap_fail "cpu-only: LOCAL_RANK=0 ibprep env succeeds" "$out"
+fi
+if out=$(place LOCAL_RANK=1 "$IBPREP" exec --topology "$tmp/cpu-only.xml" -- sh -c 'echo ran-the-program' 2>&1) && grep -q "ran-the-program" <<<"$out"; then
+	tap_ok "cpu-only: LOCAL_RANK=1 ibprep exec runs the program"
+else
+	tap_fail "cpu-only: LOCAL_RANK=1 ibprep exec runs the program" "$out"
+fi
+
+# ---- sysfs conventions --------------------------------------------------------------
+# i40iw0 (node_exporter's capture): an X722 iWARP port, every counter reads
+# "N/A (no PMA)", link_layer "InfiniBand" (an old kernel's word for iWARP),
+# no LID files: pass with one note, nothing malformed.
+root=$CORPUS/sysfs/node-exporter-i40iw-no-pma
+"$IBPREP" check --sysfs-root "$root" --json >"$tmp/i.json" 2>/dev/null
+rc=$?
+j "no PMA: pass, exactly one note, nothing malformed" '.verdict == "pass" and [.findings[].code] == ["counters_unavailable"]' "$tmp/i.json"
+[ $rc -eq 0 ] && tap_ok "no PMA: exit 0" || tap_fail "no PMA: exit 0" "exit $rc"
+# hfi1_0 (procfs' capture): a 72-character board_id is a description, not an error
+root=$CORPUS/sysfs/procfs-hfi1-opa
+"$IBPREP" check --sysfs-root "$root" --json >"$tmp/h.json" 2>/dev/null
+j "OPA board_id: kept whole, pass, no finding" '.verdict == "pass" and (.findings | length) == 0 and ([.. | objects | select(has("board_id")) | .board_id] | first | length) == 72' "$tmp/h.json"
+
+tap_done
