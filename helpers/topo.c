@@ -348,7 +348,8 @@ static void ports_from_infos(struct ibp_topo_hca *h, hwloc_obj_t osdev, hwloc_ob
 			p->link_layer = IBP_LL_ETH;
 		else if ((p->lid > 0 && p->lid < 0xffff) || pci->attr->pcidev.class_id == 0x0207)
 			p->link_layer = IBP_LL_IB;
-		if (p->state == IBP_PORT_STATE_UNKNOWN && p->link_layer == IBP_LL_IB && p->lid == 0) {
+		if (p->state == IBP_PORT_STATE_UNKNOWN && p->link_layer == IBP_LL_IB &&
+		    p->lid == 0) {
 			/* no state, but LID 0 on an IB port: the subnet manager never
 			 * brought it up (hwloc 1.x files give the LID, not the state) */
 			p->healthy = false;
