@@ -46,9 +46,9 @@ SYSTEMD_UNITDIR ?= $(if $(wildcard /usr/lib/systemd/system),/usr/lib/systemd/sys
 DESTDIR   ?=
 B         := build
 
-PKGS      := hwloc libibverbs numa
+PKGS      := hwloc libibverbs numa libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhwloc -libverbs -lnuma)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhwloc -libverbs -lnuma -lcrypto)
 LIBS      := $(PKG_LIBS) -lmunge -lm
 
 WARN      := -Wall -Wextra -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \

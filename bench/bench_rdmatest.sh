@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 sim=$tmp/rdmatest-sim
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$sim" tests/tools/rdmatest-sim.c \
-	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa 2>/dev/null) -lmunge -lm -lpthread ||
+	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) -lmunge -lm -lpthread ||
 	{ echo "bench_rdmatest: cannot build the simulator (run make first)" >&2; exit 1; }
 
 auth=(--insecure) mode="insecure (not root or no munged)"

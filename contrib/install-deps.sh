@@ -8,7 +8,7 @@ set -eu
 what=${1:-all}
 build_pkgs=(build-essential pkg-config libhwloc-dev hwloc libnuma-dev numactl
 	libibverbs-dev libibumad-dev librdmacm-dev rdma-core ibverbs-providers
-	libmunge-dev munge libslurm-dev)
+	libmunge-dev munge libslurm-dev libssl-dev)
 test_pkgs=(libcmocka-dev clang cppcheck clang-tidy clang-format valgrind
 	slurm-wlm slurmctld slurmd slurm-client iproute2 nftables util-linux
 	ibverbs-utils infiniband-diags perftest rdmacm-utils

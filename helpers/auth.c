@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <munge.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include "ibprep/auth.h"
 
 #define PAYLOAD_MAGIC   0x49425041u /* "IBPA" */
-#define PAYLOAD_VERSION 1u
+#define PAYLOAD_VERSION 2u
 
 __attribute__((format(printf, 4, 5))) static int fail(int rc, char *err, size_t errlen,
 						      const char *fmt, ...)
@@ -57,6 +58,7 @@ void ibp_auth_claims_pack(const struct ibp_auth_claims *c, uint8_t out[IBP_AUTH_
 	be32(out + 44, (uint32_t)(c->echo >> 32));
 	be32(out + 48, (uint32_t)c->echo);
 	be32(out + 52, c->n_rails);
+	memcpy(out + 56, c->secret, IBP_AUTH_SECRET_LEN);
 }
 
 int ibp_auth_claims_unpack(const uint8_t *in, size_t len, struct ibp_auth_claims *c)
@@ -79,6 +81,7 @@ int ibp_auth_claims_unpack(const uint8_t *in, size_t len, struct ibp_auth_claims
 	c->nonce = (uint64_t)rd32(in + 36) << 32 | rd32(in + 40);
 	c->echo = (uint64_t)rd32(in + 44) << 32 | rd32(in + 48);
 	c->n_rails = (uint8_t)rd32(in + 52);
+	memcpy(c->secret, in + 56, IBP_AUTH_SECRET_LEN);
 	return 0;
 }
 
@@ -117,6 +120,12 @@ int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, cha
 	ctx = ctx_new(a, err, errlen);
 	if (!ctx)
 		return -ENOMEM;
+	/* Only the job's user (or root) may decode it: nobody else learns the secret. */
+	if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)c->uid) != EMUNGE_SUCCESS) {
+		rc = fail(-EIO, err, errlen, "munge uid restriction: %s",
+			  munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : "refused");
+		goto out;
+	}
 	ibp_auth_claims_pack(c, payload);
 	e = munge_encode(&out, ctx, payload, sizeof(payload));
 	if (e != EMUNGE_SUCCESS) {
@@ -134,6 +143,7 @@ int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, cha
 	memcpy(cred, out, n + 1);
 	rc = (int)n;
 out:
+	OPENSSL_cleanse(payload, sizeof(payload));
 	free(out);
 	munge_ctx_destroy(ctx);
 	return rc;
@@ -176,9 +186,10 @@ static int compare(const struct ibp_auth_claims *got, const struct ibp_auth_clai
 }
 
 int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
-		    const struct ibp_auth_claims *expect, char *err, size_t errlen)
+		    const struct ibp_auth_claims *expect, uint8_t secret[IBP_AUTH_SECRET_LEN],
+		    char *err, size_t errlen)
 {
-	struct ibp_auth_claims got;
+	struct ibp_auth_claims got = {0};
 	void *payload = NULL;
 	int plen = 0, rc;
 	uid_t uid;
@@ -186,6 +197,8 @@ int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
 	munge_ctx_t ctx;
 	munge_err_t e;
 
+	if (secret)
+		memset(secret, 0, IBP_AUTH_SECRET_LEN);
 	if (a->insecure)
 		return 0;
 	if (!cred || !*cred)
@@ -210,7 +223,12 @@ int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
 		goto out;
 	}
 	rc = compare(&got, expect, err, errlen);
+	if (!rc && secret)
+		memcpy(secret, got.secret, IBP_AUTH_SECRET_LEN);
 out:
+	OPENSSL_cleanse(&got, sizeof(got));
+	if (payload && plen > 0)
+		OPENSSL_cleanse(payload, (size_t)plen);
 	free(payload);
 	munge_ctx_destroy(ctx);
 	return rc;

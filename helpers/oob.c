@@ -14,7 +14,7 @@
 
 static const char *const link_status_names[IBP_LINK_STATUS_COUNT] = {
     [IBP_LINK_UNTESTED] = "untested",        [IBP_LINK_PASS] = "pass",
-    [IBP_LINK_UNREACHABLE] = "unreachable",  [IBP_LINK_AUTH] = "credential refused",
+    [IBP_LINK_UNREACHABLE] = "unreachable",  [IBP_LINK_AUTH] = "failed authentication",
     [IBP_LINK_PROTOCOL] = "protocol error",  [IBP_LINK_TIMEOUT] = "timed out",
     [IBP_LINK_TRANSPORT] = "data path down", [IBP_LINK_CORRUPT] = "data corrupted",
     [IBP_LINK_BW_LOW] = "bandwidth low",     [IBP_LINK_LAT_HIGH] = "latency high",
@@ -44,6 +44,11 @@ size_t ibp_oob_payload_len(unsigned type)
 	default:
 		return 0;
 	}
+}
+
+bool ibp_oob_sealed(unsigned type)
+{
+	return type == IBP_OOB_ENDPOINT || type == IBP_OOB_CTRL || type == IBP_OOB_SUMMARY;
 }
 
 /* A NUL-terminated printable string filling at most LEN-1 bytes of a field. */
@@ -94,9 +99,16 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 			return -EBADMSG;
 		if (h->round < 1 || h->round > 2)
 			return -EBADMSG;
-		if (h->n_rails < 1 || h->n_rails > IBP_OOB_MAX_RAILS || h->rail >= h->n_rails)
+		if (h->n_rails < 1 || h->n_rails > IBP_OOB_MAX_RAILS ||
+		    h->rail >= IBP_OOB_MAX_RAILS)
 			return -EBADMSG;
-		if (h->flags & ~(unsigned)(IBP_HELLO_REPLY | IBP_HELLO_INSECURE))
+		if (h->flags &
+		    ~(unsigned)(IBP_HELLO_REPLY | IBP_HELLO_INSECURE | IBP_HELLO_NO_RAIL))
+			return -EBADMSG;
+		/* Only a reply saying "no such rail here" names a rail beyond its count. */
+		if ((h->flags & IBP_HELLO_NO_RAIL)
+			? !(h->flags & IBP_HELLO_REPLY) || h->rail < h->n_rails
+			: h->rail >= h->n_rails)
 			return -EBADMSG;
 		if (h->cred_len > IBP_OOB_CRED_MAX - 1)
 			return -EBADMSG;
@@ -510,8 +522,11 @@ int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline)
 int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline)
 {
 	uint8_t buf[IBP_OOB_FRAME_MAX];
-	int n = ibp_oob_encode(m, buf, sizeof(buf));
+	int n;
 
+	if (ibp_oob_sealed(m->type))
+		return -EBADMSG; /* only ever sent sealed (seal.h) */
+	n = ibp_oob_encode(m, buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	return ibp_oob_write_full(fd, buf, (size_t)n, deadline);
@@ -529,6 +544,8 @@ int ibp_oob_recv(int fd, struct ibp_oob_msg *m, int64_t deadline)
 	rc = ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen);
 	if (rc)
 		return rc;
+	if (ibp_oob_sealed(type))
+		return -EBADMSG; /* a sealed frame where a plain one must be */
 	rc = ibp_oob_read_full(fd, buf + IBP_OOB_HDR_LEN, plen, deadline);
 	if (rc)
 		return rc;

@@ -4,16 +4,23 @@
  *
  * Every HELLO carries a munge credential whose payload binds the claims
  * below: job, step, uid, the sender's and the addressee's node index, the
- * round and rail, a fresh nonce and (in a reply) the nonce it answers.  The
- * receiver decodes it with its own munged (same key across the cluster),
- * and accepts the connection only when munge vouches for the uid it expects
- * (the job's owner) and the payload equals, field for field, what the HELLO
- * claims and what this node expects.  Replays: munged refuses a credential
- * decoded twice, a reply binds the caller's nonce, and credentials expire
- * after MUNGE's TTL.
+ * round and rail, a fresh nonce and (in a reply) the nonce it answers, and
+ * a fresh random secret (getrandom) from which both ends derive the link's
+ * frame keys (seal.h).  The credential is encoded with
+ * MUNGE_OPT_UID_RESTRICTION set to the job's uid: munged decodes it only
+ * for that uid (or root), so another local user who copies the bytes off
+ * the wire cannot learn the secret, and munge encrypts the payload with
+ * the cluster key, so neither can a host without it.  The receiver decodes
+ * it with its own munged (same key across the cluster), and accepts the
+ * connection only when munge vouches for the uid it expects (the job's
+ * owner) and the payload equals, field for field, what the HELLO claims and
+ * what this node expects.  Replays: munged refuses a credential decoded
+ * twice, a reply binds the caller's nonce, and credentials expire after
+ * MUNGE's TTL.
  *
  * Insecure mode (ibprep rdmatest --insecure only, never the plugin by
- * default): no credential at all; the caller must warn.
+ * default): no credential and no secret at all; the caller must warn that
+ * neither the connections nor the frames are authenticated.
  *
  * libmunge talks to munged over a Unix socket (SOCKET, NULL = munge's
  * default); no globals; thread-safe (one munge context per call).
@@ -25,7 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IBP_AUTH_PAYLOAD_LEN 56
+#define IBP_AUTH_SECRET_LEN  32
+#define IBP_AUTH_PAYLOAD_LEN (56 + IBP_AUTH_SECRET_LEN)
 
 struct ibp_auth_claims {
 	uint32_t job, step, uid;
@@ -33,6 +41,7 @@ struct ibp_auth_claims {
 	uint8_t round, rail, n_rails;
 	uint16_t flags; /* the HELLO's flags (reply bit) */
 	uint64_t nonce, echo;
+	uint8_t secret[IBP_AUTH_SECRET_LEN]; /* fresh per HELLO; never compared */
 };
 
 struct ibp_auth {
@@ -41,21 +50,25 @@ struct ibp_auth {
 };
 
 /*
- * Encodes a credential for C into CRED (NUL-terminated).  Length, or
- * -ENOTCONN (munged not reachable), -ENOSPC (CRED too small), -EIO (other
- * munge error); ERR says which, with munge's own words.
+ * Encodes a credential for C into CRED (NUL-terminated), decodable only by
+ * C->uid (MUNGE_OPT_UID_RESTRICTION).  Length, or -ENOTCONN (munged not
+ * reachable), -ENOSPC (CRED too small), -EIO (other munge error); ERR says
+ * which, with munge's own words.
  */
 int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, char *cred, size_t len,
 		  char *err, size_t errlen);
 
 /*
- * Checks CRED against EXPECT.  0; -EACCES when the credential is invalid,
- * expired, replayed, from another uid or its payload differs from EXPECT
- * (ERR names the field: "credential is for job 12, expected 13");
- * -ENOTCONN when munged is not reachable (a local problem, not the peer's).
+ * Checks CRED against EXPECT (every field but the secret).  0 with the
+ * sender's secret in SECRET (may be NULL; zeros when insecure); -EACCES
+ * when the credential is invalid, expired, replayed, from another uid or
+ * its payload differs from EXPECT (ERR names the field: "credential is for
+ * job 12, expected 13"); -ENOTCONN when munged is not reachable (a local
+ * problem, not the peer's).
  */
 int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
-		    const struct ibp_auth_claims *expect, char *err, size_t errlen);
+		    const struct ibp_auth_claims *expect, uint8_t secret[IBP_AUTH_SECRET_LEN],
+		    char *err, size_t errlen);
 
 /* The payload bytes, exposed for the tests. */
 void ibp_auth_claims_pack(const struct ibp_auth_claims *c, uint8_t out[IBP_AUTH_PAYLOAD_LEN]);

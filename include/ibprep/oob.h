@@ -9,6 +9,8 @@
  *   header   magic "IBPT" u32 | version u16 | type u16 | payload length u32
  *   payload  fixed size per type (IBP_OOB_*_LEN); anything else is refused
  *            before a byte of payload is read
+ *   seal     ENDPOINT, CTRL and SUMMARY frames are followed by a sequence
+ *            number and a MAC (seal.h); HELLO and ERROR are not
  *
  * Anyone on the cluster can connect to the test's ports, so the decoder
  * trusts nothing: wrong magic, version, type or length, an enum out of
@@ -22,13 +24,14 @@
 #ifndef IBPREP_OOB_H
 #define IBPREP_OOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ibprep/transport.h"
 
 #define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION 1
+#define IBP_OOB_VERSION 2           /* 2: sealed frames after the HELLOs */
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
@@ -42,7 +45,7 @@ enum ibp_oob_type {
 	IBP_OOB_ENDPOINT = 2, /* my transport endpoint for one rail */
 	IBP_OOB_CTRL = 3,     /* a step of the link test */
 	IBP_OOB_SUMMARY = 4,  /* my link outcomes, for the blame */
-	IBP_OOB_ERROR = 5,    /* why I drop you, then close */
+	IBP_OOB_ERROR = 5,    /* "refused", then close; unauthenticated: trusted for nothing */
 };
 
 /* Outcome of one directed link: on the wire in SUMMARY, and in results. */
@@ -50,15 +53,15 @@ enum ibp_link_status {
 	IBP_LINK_UNTESTED = 0,
 	IBP_LINK_PASS = 1,
 	IBP_LINK_UNREACHABLE = 2, /* no connection: refused, or no answer by the deadline */
-	IBP_LINK_AUTH = 3,        /* a credential was refused (either way) */
-	IBP_LINK_PROTOCOL = 4,    /* a malformed or unexpected message */
-	IBP_LINK_TIMEOUT = 5,     /* connected, then stalled past the deadline */
-	IBP_LINK_TRANSPORT = 6,   /* the data path did not come up (QP, data socket) */
-	IBP_LINK_CORRUPT = 7,     /* the pattern arrived damaged */
-	IBP_LINK_BW_LOW = 8,      /* burst bandwidth under test_min_bw */
-	IBP_LINK_LAT_HIGH = 9,    /* round trip over test_max_lat_us */
-	IBP_LINK_GONE = 10,       /* the peer closed or reset mid-test */
-	IBP_LINK_LOCAL = 11,      /* this end could not run it (resources, memlock) */
+	IBP_LINK_AUTH = 3,      /* no valid credential, or a frame failed its MAC: blames nobody */
+	IBP_LINK_PROTOCOL = 4,  /* a malformed or unexpected message */
+	IBP_LINK_TIMEOUT = 5,   /* connected, then stalled past the deadline */
+	IBP_LINK_TRANSPORT = 6, /* the data path did not come up (QP, data socket) */
+	IBP_LINK_CORRUPT = 7,   /* the pattern arrived damaged */
+	IBP_LINK_BW_LOW = 8,    /* burst bandwidth under test_min_bw */
+	IBP_LINK_LAT_HIGH = 9,  /* round trip over test_max_lat_us */
+	IBP_LINK_GONE = 10,     /* the peer closed or reset mid-test */
+	IBP_LINK_LOCAL = 11,    /* this end could not run it (resources, memlock) */
 	IBP_LINK_STATUS_COUNT
 };
 
@@ -66,6 +69,7 @@ const char *ibp_link_status_name(enum ibp_link_status s); /* "pass", "unreachabl
 
 #define IBP_HELLO_REPLY    0x1u /* the listener's answer to a HELLO */
 #define IBP_HELLO_INSECURE 0x2u /* no credential: the sender runs --insecure */
+#define IBP_HELLO_NO_RAIL  0x4u /* in a reply: this node has no such rail (its n_rails) */
 
 struct ibp_oob_hello {
 	uint32_t job, step, uid;
@@ -147,6 +151,13 @@ struct ibp_oob_msg {
 
 /* Payload length of TYPE, 0 for an unknown type. */
 size_t ibp_oob_payload_len(unsigned type);
+
+/*
+ * True for the types that only travel sealed, with a sequence number and a
+ * MAC (seal.h): ENDPOINT, CTRL, SUMMARY.  HELLO and ERROR go before any key
+ * exists; ibp_oob_send and ibp_oob_recv refuse the sealed types.
+ */
+bool ibp_oob_sealed(unsigned type);
 
 /* Checks every field of M as the decoder would.  0 or -EBADMSG. */
 int ibp_oob_msg_check(const struct ibp_oob_msg *m);

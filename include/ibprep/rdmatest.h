@@ -148,6 +148,7 @@ struct ibp_rdmatest_link {
 
 struct ibp_rdmatest_result {
 	bool pass;
+	bool inconclusive; /* every link slow: a warning, nobody blamed (pass is false) */
 	size_t nnodes, index;
 	uint16_t oob_port; /* the port this node listened on, 0 none */
 	size_t n_links;
@@ -195,7 +196,14 @@ int ibp_rdmatest_plan(size_t nnodes, size_t index, struct ibp_rdmatest_plan *pla
  */
 bool ibp_rdmatest_suspect(const struct ibp_oob_link *known, size_t n, uint32_t node, bool self);
 
-/* The default port range and transport, also used by the command's help. */
+/*
+ * True when every link in KNOWN that was measured missed its bandwidth or
+ * latency floor (none passed, none failed otherwise): the verdict is then
+ * "inconclusive: every link slow", a warning that blames nobody.
+ */
+bool ibp_rdmatest_all_slow(const struct ibp_oob_link *known, size_t n);
+
+/* The fix text for a link that ended in S ("" for a pass or untested). */
 const char *ibp_rdmatest_status_fix(enum ibp_link_status s);
 
 #endif

@@ -152,28 +152,55 @@ static int auth_check(const char *munge)
 	err[0] = '\0';
 	rc = ibp_auth_sign(&a, &c, cred, sizeof(cred), err, sizeof(err));
 	CHECK("sign", rc > 0);
-	CHECK("fresh credential accepted", ibp_auth_verify(&a, cred, &c, err, sizeof(err)) == 0);
+	CHECK("fresh credential accepted", ibp_auth_verify(&a, cred, &c, NULL, err, sizeof(err)) == 0);
 	CHECK("replayed credential refused",
-	      ibp_auth_verify(&a, cred, &c, err, sizeof(err)) == -EACCES);
+	      ibp_auth_verify(&a, cred, &c, NULL, err, sizeof(err)) == -EACCES);
 	other = c;
 	other.job = 78;
 	ibp_auth_sign(&a, &c, cred, sizeof(cred), NULL, 0);
 	CHECK("credential for another job refused",
-	      ibp_auth_verify(&a, cred, &other, err, sizeof(err)) == -EACCES);
+	      ibp_auth_verify(&a, cred, &other, NULL, err, sizeof(err)) == -EACCES);
 	other = c;
 	other.to = 3;
 	ibp_auth_sign(&a, &c, cred, sizeof(cred), NULL, 0);
 	CHECK("credential for another node refused",
-	      ibp_auth_verify(&a, cred, &other, err, sizeof(err)) == -EACCES);
+	      ibp_auth_verify(&a, cred, &other, NULL, err, sizeof(err)) == -EACCES);
 	other = c;
 	other.uid = c.uid + 1;
 	ibp_auth_sign(&a, &c, cred, sizeof(cred), NULL, 0);
 	CHECK("credential from another uid refused",
-	      ibp_auth_verify(&a, cred, &other, err, sizeof(err)) == -EACCES);
+	      ibp_auth_verify(&a, cred, &other, NULL, err, sizeof(err)) == -EACCES);
 	ibp_auth_sign(&a, &c, cred, sizeof(cred), NULL, 0);
 	cred[20] = cred[20] == 'A' ? 'B' : 'A';
 	CHECK("tampered credential refused",
-	      ibp_auth_verify(&a, cred, &c, err, sizeof(err)) == -EACCES);
+	      ibp_auth_verify(&a, cred, &c, NULL, err, sizeof(err)) == -EACCES);
+	/* The secret inside goes to the job's uid only: another user cannot decode it. */
+	{
+		uint8_t secret[IBP_AUTH_SECRET_LEN], got[IBP_AUTH_SECRET_LEN];
+		int st = -1;
+		pid_t pid;
+
+		for (size_t i = 0; i < sizeof(secret); i++)
+			secret[i] = (uint8_t)(i * 13 + 1);
+		memcpy(c.secret, secret, sizeof(secret));
+		c.nonce++;
+		ibp_auth_sign(&a, &c, cred, sizeof(cred), NULL, 0);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			/* nobody: not the job's uid, not root */
+			if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+				_exit(3);
+			_exit(ibp_auth_verify(&a, cred, &c, got, NULL, 0) == -EACCES ? 0 : 1);
+		}
+		if (pid > 0)
+			waitpid(pid, &st, 0);
+		CHECK("credential decoded by another uid refused (uid restriction)",
+		      WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		CHECK("secret handed to the job's uid intact",
+		      ibp_auth_verify(&a, cred, &c, got, err, sizeof(err)) == 0 &&
+			  memcmp(got, secret, sizeof(got)) == 0);
+	}
 #undef CHECK
 	return bad ? 1 : 0;
 }
@@ -208,12 +235,21 @@ static void run_silent(const char *addr, uint32_t job, uint32_t step, const stru
 	_exit(0);
 }
 
-static int dial(const char *addr, uint16_t port)
+/* Connects to ADDR:PORT, from SRC when not NULL (a step node's address). */
+static int dial_from(const char *src, const char *addr, uint16_t port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in s = {.sin_family = AF_INET};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	inet_pton(AF_INET, addr, &a.sin_addr);
+	if (fd >= 0 && src) {
+		inet_pton(AF_INET, src, &s.sin_addr);
+		if (bind(fd, (struct sockaddr *)&s, sizeof(s))) {
+			close(fd);
+			return -1;
+		}
+	}
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
 		fd = -1;
@@ -221,16 +257,38 @@ static int dial(const char *addr, uint16_t port)
 	return fd;
 }
 
+static void hostile_from(const char *src, const char *addr, uint32_t job, uint32_t step,
+			 uint32_t target, uint32_t n, const struct ibp_policy *p, int64_t end);
+
 /*
  * A hostile local process against ADDR's test port for SECONDS: garbage,
  * truncated and wrong-version frames, forged and replayed hellos, a
- * slowloris and a flood of idle connections, over and over.
+ * slowloris and a flood of idle connections, over and over; every kind
+ * both from an address outside the step (127.0.0.1) and from PEER_ADDR,
+ * the address of the step node ADDR receives from first (what a user
+ * logged in on that node can do).
  */
-static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t target, uint32_t n,
-			const struct ibp_policy *p, double seconds)
+static void run_hostile(const char *addr, const char *peer_addr, uint32_t job, uint32_t step,
+			uint32_t target, uint32_t n, const struct ibp_policy *p, double seconds)
+{
+	int64_t end = ibp_deadline_after_s(ibp_now_ns(), seconds);
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	/* the child attacks from the step node's address, the parent from outside */
+	hostile_from(pid == 0 ? peer_addr : NULL, addr, job, step, target, n, p, end);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	_exit(0);
+}
+
+static void hostile_from(const char *src, const char *addr, uint32_t job, uint32_t step,
+			 uint32_t target, uint32_t n, const struct ibp_policy *p, int64_t end)
 {
 	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
-	int64_t end = ibp_deadline_after_s(ibp_now_ns(), seconds);
 	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
 	uint8_t frame[IBP_OOB_FRAME_MAX], junk[300];
 	int slow[4] = {-1, -1, -1, -1}, flood[48], nflood = 0, fl;
@@ -239,7 +297,7 @@ static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t 
 	m.u.hello.job = job;
 	m.u.hello.step = step;
 	m.u.hello.uid = (uint32_t)getuid();
-	m.u.hello.from = (target + 1) % n;
+	m.u.hello.from = (target + n - 1) % n; /* the peer it receives from first */
 	m.u.hello.to = target;
 	m.u.hello.nnodes = n;
 	m.u.hello.round = 1;
@@ -253,17 +311,17 @@ static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t 
 		int fd;
 
 		/* garbage */
-		if ((fd = dial(addr, ports[0])) >= 0) {
+		if ((fd = dial_from(src, addr, ports[0])) >= 0) {
 			send(fd, junk, sizeof(junk), MSG_NOSIGNAL);
 			close(fd);
 		}
 		/* a truncated hello */
-		if ((fd = dial(addr, ports[0])) >= 0) {
+		if ((fd = dial_from(src, addr, ports[0])) >= 0) {
 			send(fd, frame, (size_t)fl / 2, MSG_NOSIGNAL);
 			close(fd);
 		}
 		/* another protocol version */
-		if ((fd = dial(addr, ports[0])) >= 0) {
+		if ((fd = dial_from(src, addr, ports[0])) >= 0) {
 			uint8_t v[IBP_OOB_FRAME_MAX];
 
 			memcpy(v, frame, (size_t)fl);
@@ -273,7 +331,7 @@ static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t 
 		}
 		/* a forged hello, twice (a replay) */
 		for (int r = 0; r < 2; r++)
-			if ((fd = dial(addr, ports[0])) >= 0) {
+			if ((fd = dial_from(src, addr, ports[0])) >= 0) {
 				send(fd, frame, (size_t)fl, MSG_NOSIGNAL);
 				poll(NULL, 0, 5);
 				close(fd);
@@ -281,14 +339,14 @@ static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t 
 		/* slowloris: one byte at a time */
 		for (int k = 0; k < 4; k++) {
 			if (slow[k] < 0)
-				slow[k] = dial(addr, ports[0]);
+				slow[k] = dial_from(src, addr, ports[0]);
 			else if (send(slow[k], frame, 1, MSG_NOSIGNAL) != 1) {
 				close(slow[k]);
 				slow[k] = -1;
 			}
 		}
 		/* a flood of idle connections, renewed */
-		while (nflood < 48 && (fd = dial(addr, ports[0])) >= 0)
+		while (nflood < 48 && (fd = dial_from(src, addr, ports[0])) >= 0)
 			flood[nflood++] = fd;
 		if (nflood == 48) {
 			for (int k = 0; k < nflood; k++)
@@ -297,7 +355,6 @@ static void run_hostile(const char *addr, uint32_t job, uint32_t step, uint32_t 
 		}
 		poll(NULL, 0, 20);
 	}
-	_exit(0);
 }
 
 /* A foreign program on the node's first candidate port; returns its PID. */
@@ -527,8 +584,8 @@ int main(int argc, char **argv)
 		hostile_pid = fork();
 		if (hostile_pid == 0) {
 			close(barrier[1]);
-			run_hostile(addrs[hostile], job, step, (uint32_t)hostile, (uint32_t)n, &pol,
-				    pol.test_timeout_s);
+			run_hostile(addrs[hostile], addrs[((size_t)hostile + n - 1) % n], job, step,
+				    (uint32_t)hostile, (uint32_t)n, &pol, pol.test_timeout_s);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {

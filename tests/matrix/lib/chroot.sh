@@ -30,7 +30,7 @@ IBP_MATRIX_CACHE=${IBP_MATRIX_CACHE:-/var/tmp/spank-ib-matrix}
 # follow alternatives (trixie's libltdl-dev, pulled in by libhwloc-dev,
 # leaves it stuck).  dpkg-dev is for dpkg-shlibdeps and dpkg-deb (make deb).
 MATRIX_BASE=slurm-wlm,slurmctld,slurmd,slurm-client,munge,libslurm-dev,gcc,libc6-dev,iproute2
-MATRIX_BUILD="make pkg-config libhwloc-dev libnuma-dev libibverbs-dev libmunge-dev dpkg-dev procps"
+MATRIX_BUILD="make pkg-config libhwloc-dev libnuma-dev libibverbs-dev libmunge-dev libssl-dev dpkg-dev procps"
 MATRIX_PACKAGES="$MATRIX_BASE $MATRIX_BUILD"
 MATRIX_STAMP=.spank-ib-chroot-complete
 

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest_accept.c: the listeners and the acceptor of the cross-node test,
+ * the only code that reads bytes from connections nobody has vouched for.
+ * It runs on the caller's thread of ibp_rdmatest_run(); the link workers
+ * get a connection from it only once the peer's munge credential checked,
+ * the per-link keys exist and the reply went out.
+ *
+ * Slot policy (a flood is at most reported, never fails a healthy link):
+ *
+ *   - listeners are set to TCP_DEFER_ACCEPT: a connection that sends
+ *     nothing never reaches accept() and holds nothing of ours;
+ *   - a connection whose source address is not one of the peers this node
+ *     receives from is closed at accept(), unread (counted as "outside");
+ *   - a peer's address gets at most QUOTA pending connections (its links
+ *     plus two); a new one over quota replaces that address's oldest
+ *     pending one only when that one has had IBP_RT_GRACE_MS to send its
+ *     HELLO, else the new one is closed: a genuine HELLO arrives with the
+ *     connection (the sender builds it before connecting) and is handled
+ *     at once, so a flood from the same address cannot push it out;
+ *   - every pending connection has a short deadline to complete its HELLO;
+ *   - a HELLO is checked field by field, then its source address against
+ *     the node it claims to be, then its credential with munged;
+ *     whatever fails gets the one word "refused" (no job, step, uid, node
+ *     or count goes back) and the reason is kept locally (drop_reason).
+ */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "ibprep/text.h"
+#include "rdmatest_int.h"
+
+#define HELLO_FRAME     (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN)
+#define IBP_RT_GRACE_MS 50
+#define IBP_RT_PEND_MAX (IBP_RDMATEST_MAX_LINKS + 2 * IBP_RT_MAX_PEERS)
+#define ACCEPT_BATCH    64
+#define DEFER_ACCEPT_S  1
+
+struct pending {
+	int64_t deadline, since;
+	size_t have;
+	char from[INET6_ADDRSTRLEN];
+	struct sockaddr_storage src;
+	int peer; /* index in run->in_peers */
+	uint8_t buf[HELLO_FRAME];
+	int fd;
+};
+
+/* ---- listeners ---------------------------------------------------------- */
+
+void ibp_rt_close_listeners(struct ibp_rt_run *run)
+{
+	for (int c = 0; c < run->n_cands; c++) {
+		if (run->own_listen && run->listen_fds[c] >= 0)
+			close(run->listen_fds[c]);
+		run->listen_fds[c] = -1;
+	}
+}
+
+static void defer_accept(int fd)
+{
+	int s = DEFER_ACCEPT_S;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &s, sizeof(s));
+}
+
+/* The caller's pre-bound listeners: the first listening port, or -errno. */
+static int listen_given(struct ibp_rt_run *run)
+{
+	const struct ibp_rdmatest_config *cfg = run->cfg;
+	int first = -EADDRINUSE;
+
+	if (cfg->n_listen_fds == 0 || cfg->n_listen_fds > IBP_RDMATEST_MAX_LISTEN ||
+	    !cfg->listen_ports)
+		return -EINVAL;
+	run->n_cands = (int)cfg->n_listen_fds;
+	for (int c = 0; c < run->n_cands; c++) {
+		run->cands[c] = cfg->listen_ports[c];
+		run->listen_fds[c] = cfg->listen_fds[c];
+		if (cfg->listen_ports[c] == 0)
+			return -EINVAL;
+		if (run->listen_fds[c] < 0)
+			continue;
+		defer_accept(run->listen_fds[c]);
+		if (first < 0)
+			first = cfg->listen_ports[c];
+	}
+	return first;
+}
+
+int ibp_rt_listen(struct ibp_rt_run *run)
+{
+	int rc;
+
+	if (run->cfg->listen_fds)
+		return listen_given(run);
+	rc = ibp_oob_ports(run->cfg->job, run->cfg->step, run->pol.test_port_lo,
+			   run->pol.test_port_hi, run->cands, IBP_RDMATEST_PORT_CANDIDATES);
+	if (rc < 0)
+		return rc;
+	run->n_cands = rc;
+	run->own_listen = true;
+	rc = -EADDRINUSE;
+	for (int c = 0; c < run->n_cands; c++) {
+		struct sockaddr_storage ss;
+		socklen_t len;
+		int one = 1, fd;
+
+		if (ibp_rt_sockaddr_of(run->my_addr, run->cands[c], &ss, &len))
+			return -EINVAL;
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return -errno;
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, (struct sockaddr *)&ss, len) && !listen(fd, 128)) {
+			defer_accept(fd);
+			run->listen_fds[c] = fd;
+			return run->cands[c];
+		}
+		rc = -errno;
+		close(fd);
+		if (rc != -EADDRINUSE)
+			return rc;
+	}
+	return rc;
+}
+
+/* ---- who may connect ---------------------------------------------------- */
+
+/* An IPv4-mapped IPv6 address as the IPv4 address it is. */
+static void unmap(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 a6;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+	if (ss->ss_family != AF_INET6)
+		return;
+	memcpy(&a6, ss, sizeof(a6));
+	if (!IN6_IS_ADDR_V4MAPPED(&a6.sin6_addr))
+		return;
+	memset(ss, 0, sizeof(*ss));
+	a4->sin_family = AF_INET;
+	memcpy(&a4->sin_addr, &a6.sin6_addr.s6_addr[12], 4);
+}
+
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+int ibp_rt_peers_init(struct ibp_rt_run *run)
+{
+	run->n_in_peers = 0;
+	for (size_t i = 0; i < run->n_links; i++) {
+		const struct ibp_rt_link *l = &run->links[i];
+		struct ibp_rt_peer *p = NULL;
+		socklen_t len;
+
+		if (l->out || !l->peer_addr[0])
+			continue;
+		for (size_t k = 0; k < run->n_in_peers; k++)
+			if (run->in_peers[k].node == l->peer)
+				p = &run->in_peers[k];
+		if (!p) {
+			if (run->n_in_peers == IBP_RT_MAX_PEERS)
+				return -E2BIG;
+			p = &run->in_peers[run->n_in_peers];
+			memset(p, 0, sizeof(*p));
+			if (ibp_rt_sockaddr_of(l->peer_addr, 0, &p->addr, &len))
+				continue;
+			unmap(&p->addr);
+			p->node = l->peer;
+			p->quota = 2;
+			run->n_in_peers++;
+		}
+		p->quota++;
+	}
+	return 0;
+}
+
+static int peer_of_addr(const struct ibp_rt_run *run, const struct sockaddr_storage *ss)
+{
+	for (size_t k = 0; k < run->n_in_peers; k++)
+		if (same_host(&run->in_peers[k].addr, ss))
+			return (int)k;
+	return -1;
+}
+
+static int peer_of_node(const struct ibp_rt_run *run, uint32_t node)
+{
+	for (size_t k = 0; k < run->n_in_peers; k++)
+		if (run->in_peers[k].node == node)
+			return (int)k;
+	return -1;
+}
+
+/* ---- dropping ----------------------------------------------------------- */
+
+static void note_drop(struct ibp_rt_run *run, bool away, const char *from, const char *why)
+{
+	run->dropped++;
+	if (away)
+		run->dropped_away++;
+	else
+		run->dropped_peer++;
+	ibp_rt_setf(run->drop_reason, sizeof(run->drop_reason), "%s: %s", from, why);
+}
+
+__attribute__((format(printf, 3, 4))) static void drop(struct ibp_rt_run *run, struct pending *p,
+						       const char *fmt, ...)
+{
+	va_list ap;
+	char why[IBP_TEXT_MAX];
+
+	va_start(ap, fmt);
+	ibp_vformat_cut(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	note_drop(run, p->peer < 0, p->from, why);
+	close(p->fd);
+	p->fd = -1;
+}
+
+/* The one word a connection that did not authenticate gets back. */
+static void refuse(int fd)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_ERROR};
+
+	m.u.error.code = -EACCES;
+	memcpy(m.u.error.text, "refused", sizeof("refused"));
+	ibp_oob_send(fd, &m, ibp_now_ns() + 20 * IBP_NS_PER_MS);
+}
+
+__attribute__((format(printf, 3, 4))) static void
+refuse_drop(struct ibp_rt_run *run, struct pending *p, const char *fmt, ...)
+{
+	va_list ap;
+	char why[IBP_TEXT_MAX];
+
+	va_start(ap, fmt);
+	ibp_vformat_cut(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	refuse(p->fd);
+	drop(run, p, "%s", why);
+}
+
+static bool nonce_seen(struct ibp_rt_run *run, uint64_t nonce)
+{
+	size_t max = sizeof(run->nonces) / sizeof(run->nonces[0]);
+	size_t n = run->n_nonces < max ? run->n_nonces : max;
+
+	for (size_t i = 0; i < n; i++)
+		if (run->nonces[i] == nonce)
+			return true;
+	run->nonces[run->n_nonces++ % max] = nonce;
+	return false;
+}
+
+/* ---- the HELLO ---------------------------------------------------------- */
+
+/* Rails of this node the peer FROM does not have: nothing to wait for. */
+static void mark_missing_rails(struct ibp_rt_run *run, uint32_t from, unsigned peer_rails)
+{
+	for (size_t k = peer_rails; k < run->n_rails; k++) {
+		for (unsigned r = 1; r <= ibp_rt_n_rounds(run); r++) {
+			struct ibp_rt_link *x = ibp_rt_link_at(run, k, r, false);
+
+			if (x->peer == from && x->slot == IBP_RT_SLOT_EMPTY) {
+				x->slot = IBP_RT_SLOT_CLOSED;
+				ibp_rt_setf(x->skip, sizeof(x->skip),
+					    "%s tests %u rail%s, %s %zu: no rail %zu there",
+					    ibp_rt_node_name(run, from), peer_rails,
+					    peer_rails == 1 ? "" : "s",
+					    ibp_rt_node_name(run, run->me), run->n_rails, k);
+			}
+		}
+	}
+}
+
+/* The peer asked for a rail this node does not have: say so, authenticated. */
+static void answer_no_rail(struct ibp_rt_run *run, struct pending *p, const struct ibp_oob_hello *h)
+{
+	struct ibp_oob_msg reply;
+	uint8_t secret[IBP_AUTH_SECRET_LEN];
+	char why[IBP_TEXT_MAX] = "";
+	int rc = ibp_rt_hello_make(run, &reply, h->from, h->round, h->rail, h->nonce,
+				   IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL, secret, why, sizeof(why));
+
+	if (!rc)
+		rc = ibp_oob_send(p->fd, &reply,
+				  ibp_deadline_min(run->end, ibp_now_ns() + IBP_NS_PER_S));
+	drop(run, p, "%s asks for rail %u, this node tests %zu%s%s", ibp_rt_node_name(run, h->from),
+	     h->rail, run->n_rails, rc ? ": cannot answer: " : "", rc ? why : "");
+}
+
+static void handshake(struct ibp_rt_run *run, struct pending *p)
+{
+	struct ibp_oob_msg m, reply;
+	struct ibp_oob_hello *h = &m.u.hello;
+	struct ibp_auth_claims want;
+	struct ibp_seal seal;
+	struct ibp_seal_link sl;
+	struct ibp_rt_link *l = NULL;
+	uint8_t theirs[IBP_AUTH_SECRET_LEN], mine[IBP_AUTH_SECRET_LEN];
+	char why[IBP_TEXT_MAX] = "";
+	int rc = ibp_oob_decode(p->buf, sizeof(p->buf), &m), k;
+
+	if (rc < 0) {
+		drop(run, p, "malformed hello (%s)", strerror(-rc));
+		return;
+	}
+	if (h->flags & (IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL)) {
+		refuse_drop(run, p, "a reply where a hello was expected");
+		return;
+	}
+	if (h->job != run->cfg->job || h->step != run->cfg->step || h->uid != run->cfg->uid ||
+	    h->to != run->me || h->nnodes != run->n) {
+		refuse_drop(run, p,
+			    "hello for job %u step %u uid %u node %u of %u, expected "
+			    "%u/%u/%u/%u/%u",
+			    h->job, h->step, h->uid, h->to, h->nnodes, run->cfg->job,
+			    run->cfg->step, run->cfg->uid, run->me, run->n);
+		return;
+	}
+	/* The address it connects from must be the node it claims to be. */
+	k = peer_of_node(run, h->from);
+	if (k < 0 || !same_host(&run->in_peers[k].addr, &p->src)) {
+		refuse_drop(run, p, "hello claiming to be %s from another address%s",
+			    ibp_rt_node_name(run, h->from),
+			    k < 0 ? " (not a node this one receives from)" : "");
+		return;
+	}
+	if (!run->auth.insecure && (h->flags & IBP_HELLO_INSECURE)) {
+		ibp_rt_setf(why, sizeof(why),
+			    "%s runs without credentials (--insecure), this node does not",
+			    ibp_rt_node_name(run, h->from));
+		goto refused;
+	}
+	if (nonce_seen(run, h->nonce)) {
+		ibp_rt_setf(why, sizeof(why), "replayed hello");
+		goto refused;
+	}
+	ibp_rt_hello_claims(h, &want);
+	rc = ibp_auth_verify(&run->auth, h->cred, &want, theirs, why, sizeof(why));
+	if (rc)
+		goto refused;
+	/* From here the sender is the peer, vouched for by munge. */
+	if (h->rail >= run->n_rails) {
+		answer_no_rail(run, p, h);
+		return;
+	}
+	if (h->round <= ibp_rt_n_rounds(run)) {
+		l = ibp_rt_link_at(run, h->rail, h->round, false);
+		if (l->peer != h->from)
+			l = NULL;
+	}
+	if (!l) {
+		refuse_drop(run, p, "unexpected hello from %s round %u rail %u",
+			    ibp_rt_node_name(run, h->from), h->round, h->rail);
+		return;
+	}
+	pthread_mutex_lock(&run->mu);
+	rc = l->slot != IBP_RT_SLOT_EMPTY;
+	pthread_mutex_unlock(&run->mu);
+	if (rc) {
+		refuse_drop(run, p, "second connection for %s round %u rail %u",
+			    ibp_rt_node_name(run, h->from), h->round, h->rail);
+		return;
+	}
+	rc = ibp_rt_hello_make(run, &reply, h->from, h->round, h->rail, h->nonce, IBP_HELLO_REPLY,
+			       mine, why, sizeof(why));
+	sl = (struct ibp_seal_link){.job = run->cfg->job,
+				    .step = run->cfg->step,
+				    .uid = run->cfg->uid,
+				    .from = h->from,
+				    .to = run->me,
+				    .round = h->round,
+				    .rail = h->rail};
+	if (!rc)
+		rc =
+		    ibp_seal_derive(&seal, theirs, mine, h->nonce, reply.u.hello.nonce, &sl, false);
+	OPENSSL_cleanse(theirs, sizeof(theirs));
+	OPENSSL_cleanse(mine, sizeof(mine));
+	if (rc) {
+		refuse_drop(run, p, "cannot answer: %s", why[0] ? why : strerror(-rc));
+		return;
+	}
+	if (ibp_oob_send(p->fd, &reply, ibp_deadline_min(run->end, ibp_now_ns() + IBP_NS_PER_S))) {
+		ibp_seal_clear(&seal);
+		drop(run, p, "could not answer the hello");
+		return;
+	}
+	pthread_mutex_lock(&run->mu);
+	mark_missing_rails(run, h->from, h->n_rails);
+	l->fd = p->fd;
+	l->seal = seal;
+	l->slot = IBP_RT_SLOT_FILLED;
+	pthread_cond_broadcast(&run->cv);
+	pthread_mutex_unlock(&run->mu);
+	ibp_seal_clear(&seal);
+	p->fd = -1;
+	return;
+refused:
+	/*
+	 * From the peer's address, but not vouched for: kept for the link's
+	 * outcome should the peer never authenticate.
+	 */
+	if (h->round <= ibp_rt_n_rounds(run) && h->rail < run->n_rails) {
+		l = ibp_rt_link_at(run, h->rail, h->round, false);
+		if (l->peer == h->from) {
+			pthread_mutex_lock(&run->mu);
+			ibp_rt_setf(l->reject, sizeof(l->reject),
+				    "a hello from %s's address failed authentication: %s",
+				    ibp_rt_node_name(run, h->from), why);
+			pthread_mutex_unlock(&run->mu);
+		}
+	}
+	refuse_drop(run, p, "%s", why);
+}
+
+/* ---- the acceptor ------------------------------------------------------- */
+
+static bool all_slots_taken(struct ibp_rt_run *run)
+{
+	bool all = true;
+
+	pthread_mutex_lock(&run->mu);
+	for (size_t i = 0; i < run->n_links; i++)
+		if (!run->links[i].out && run->links[i].slot == IBP_RT_SLOT_EMPTY)
+			all = false;
+	pthread_mutex_unlock(&run->mu);
+	return all;
+}
+
+static void read_pending(struct ibp_rt_run *run, struct pending *p)
+{
+	while (p->fd >= 0) {
+		size_t want = p->have < IBP_OOB_HDR_LEN ? IBP_OOB_HDR_LEN : HELLO_FRAME;
+		ssize_t n = recv(p->fd, p->buf + p->have, want - p->have, MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		if (n <= 0) {
+			drop(run, p,
+			     n == 0 ? "closed before its hello was complete (%zu bytes)"
+				    : "read error after %zu bytes",
+			     p->have);
+			return;
+		}
+		p->have += (size_t)n;
+		if (p->have == IBP_OOB_HDR_LEN) {
+			unsigned type;
+			size_t plen;
+			int rc = ibp_oob_decode_header(p->buf, p->have, &type, &plen);
+
+			if (rc || type != IBP_OOB_HELLO) {
+				drop(run, p, "bad first message (%s)",
+				     rc ? strerror(-rc) : "not a hello");
+				return;
+			}
+		}
+		if (p->have == HELLO_FRAME) {
+			handshake(run, p);
+			return;
+		}
+	}
+}
+
+/*
+ * A pending entry for a new connection from in-peer K: a free one within
+ * K's quota, else K's oldest once it had its grace, else NULL (the new
+ * connection is the one to go).
+ */
+static struct pending *slot_for(struct ibp_rt_run *run, struct pending *pend, int k, int64_t now)
+{
+	struct pending *free_slot = NULL, *oldest = NULL;
+	unsigned used = 0;
+
+	for (size_t i = 0; i < IBP_RT_PEND_MAX; i++) {
+		if (pend[i].fd < 0) {
+			if (!free_slot)
+				free_slot = &pend[i];
+			continue;
+		}
+		if (pend[i].peer != k)
+			continue;
+		used++;
+		if (!oldest || pend[i].since < oldest->since)
+			oldest = &pend[i];
+	}
+	if (used < run->in_peers[k].quota && free_slot)
+		return free_slot;
+	if (oldest && now - oldest->since >= IBP_RT_GRACE_MS * IBP_NS_PER_MS) {
+		drop(run, oldest,
+		     "%u connections pending from this address, the oldest dropped after %d ms",
+		     used, IBP_RT_GRACE_MS);
+		return oldest;
+	}
+	return NULL;
+}
+
+/* Accepts what is queued on listener LFD (a batch at most). */
+static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, int64_t conn_ns)
+{
+	for (int b = 0; b < ACCEPT_BATCH; b++) {
+		struct sockaddr_storage ss = {0};
+		socklen_t sl = sizeof(ss);
+		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+		char host[INET6_ADDRSTRLEN] = "?";
+		struct pending *p;
+		int fd, k;
+		int64_t now;
+
+		/* The caller's listener may be blocking: accept only what is there. */
+		if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLIN))
+			return;
+		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		unmap(&ss);
+		if (ss.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
+				  sizeof(host));
+		else if (ss.ss_family == AF_INET6)
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
+				  sizeof(host));
+		k = peer_of_addr(run, &ss);
+		if (k < 0) {
+			/* Not a node this one receives from: closed unread. */
+			close(fd);
+			note_drop(run, true, host, "not the address of a peer of this node");
+			continue;
+		}
+		now = ibp_now_ns();
+		p = slot_for(run, pend, k, now);
+		if (!p) {
+			close(fd);
+			note_drop(run, false, host,
+				  "over the limit of pending connections from this address");
+			continue;
+		}
+		ibp_rt_nodelay(fd);
+		p->fd = fd;
+		p->peer = k;
+		p->have = 0;
+		p->since = now;
+		p->deadline = now + conn_ns;
+		p->src = ss;
+		ibp_rt_setf(p->from, sizeof(p->from), "%s", host);
+		/* The genuine HELLO is already there: handle it now. */
+		read_pending(run, p);
+	}
+}
+
+void ibp_rt_acceptor(struct ibp_rt_run *run)
+{
+	static_assert(IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN <= 128, "poll set size");
+	struct pending pend[IBP_RT_PEND_MAX];
+	int64_t last = run->round_end[ibp_rt_n_rounds(run) - 1];
+	int64_t conn_ns = (run->end - run->start) / 4;
+
+	if (conn_ns > IBP_NS_PER_S)
+		conn_ns = IBP_NS_PER_S;
+	for (size_t i = 0; i < IBP_RT_PEND_MAX; i++) {
+		pend[i].fd = -1;
+		pend[i].peer = -1;
+	}
+	while (!all_slots_taken(run)) {
+		struct pollfd pfd[IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN];
+		struct pending *who[IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN];
+		int64_t now = ibp_now_ns(), wake = last;
+		size_t np = 0, nl;
+		int n, ms;
+
+		if (now >= last)
+			break;
+		for (int c = 0; c < run->n_cands; c++) {
+			if (run->listen_fds[c] < 0)
+				continue;
+			pfd[np] = (struct pollfd){.fd = run->listen_fds[c], .events = POLLIN};
+			who[np++] = NULL;
+		}
+		nl = np;
+		for (size_t i = 0; i < IBP_RT_PEND_MAX; i++) {
+			if (pend[i].fd < 0)
+				continue;
+			if (now >= pend[i].deadline) {
+				drop(run, &pend[i], "no complete hello within %lld ms (%zu bytes)",
+				     (long long)(conn_ns / IBP_NS_PER_MS), pend[i].have);
+				continue;
+			}
+			wake = ibp_deadline_min(wake, pend[i].deadline);
+			pfd[np] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
+			who[np++] = &pend[i];
+		}
+		/* Wake at least every 50 ms: a worker may have closed its slot. */
+		ms = ibp_deadline_poll_ms(wake, now);
+		n = poll(pfd, np, ms > 50 ? 50 : ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		for (size_t i = nl; n > 0 && i < np; i++)
+			if (pfd[i].revents && who[i]->fd >= 0)
+				read_pending(run, who[i]);
+		for (size_t i = 0; n > 0 && i < nl; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_batch(run, pfd[i].fd, pend, conn_ns);
+	}
+	for (size_t i = 0; i < IBP_RT_PEND_MAX; i++)
+		if (pend[i].fd >= 0)
+			drop(run, &pend[i], "the test is over");
+	ibp_rt_close_listeners(run);
+}

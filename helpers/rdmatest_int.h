@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest_int.h: what the files of the cross-node test share, and nothing
+ * else includes.  One run of ibp_rdmatest_run() is split by trust boundary:
+ *
+ *   rdmatest.c         setup, the sending side, the link protocol over the
+ *                      sealed connection, the summary exchange
+ *   rdmatest_accept.c  the listeners and the acceptor: the only code that
+ *                      reads bytes from connections nobody has vouched for
+ *                      (slot policy, HELLO checks, munge verification)
+ *   rdmatest_plan.c    who tests with whom (pure)
+ *   rdmatest_blame.c   who is suspected and the findings that say so
+ *
+ * Non-static symbols here carry the ibp_rt_ prefix (the library is linked
+ * into slurmstepd next to other plugins).
+ */
+#ifndef IBPREP_RDMATEST_INT_H
+#define IBPREP_RDMATEST_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ibprep/auth.h"
+#include "ibprep/rdmatest.h"
+#include "ibprep/seal.h"
+
+#define IBP_RT_ADDR_MAX 64
+
+enum ibp_rt_slot { IBP_RT_SLOT_EMPTY = 0, IBP_RT_SLOT_FILLED, IBP_RT_SLOT_CLOSED };
+
+struct ibp_rt_link {
+	struct ibp_rdmatest_link r; /* the public result */
+	bool out;                   /* this node sends */
+	uint32_t peer;
+	char peer_addr[IBP_RT_ADDR_MAX];
+	int fd;                    /* OOB connection, kept for the summary */
+	struct ibp_seal seal;      /* its keys and sequence numbers */
+	enum ibp_rt_slot slot;     /* in-links: handed over by the acceptor */
+	char reject[IBP_TEXT_MAX]; /* in-links: why a claimant from the peer's address failed */
+	char skip[IBP_TEXT_MAX];   /* in-links: the peer has no such rail */
+	uint64_t peer_rate_mbps;
+	bool summary_in;
+};
+
+/* Addresses the acceptor gives a slot: the peers this node receives from. */
+struct ibp_rt_peer {
+	uint32_t node;
+	struct sockaddr_storage addr; /* port 0 */
+	unsigned quota;               /* pending connections allowed from it */
+};
+
+#define IBP_RT_MAX_PEERS 4
+
+struct ibp_rt_run {
+	const struct ibp_rdmatest_config *cfg;
+	struct ibp_policy pol;
+	const struct ibp_transport_ops *ops;
+	struct ibp_hostlist own_nodes;
+	const struct ibp_hostlist *nodes;
+	uint32_t n, me;
+	struct ibp_rdmatest_plan plan;
+	struct ibp_tx_port rails[IBP_RDMATEST_MAX_RAILS];
+	size_t n_rails;
+	char my_addr[IBP_RT_ADDR_MAX];
+	struct ibp_auth auth;
+	size_t buf_len;
+	uint64_t burst;
+	int listen_fds[IBP_RDMATEST_MAX_LISTEN]; /* -1: not listening on that candidate */
+	bool own_listen;                         /* bound here: closed here */
+	uint16_t cands[IBP_RDMATEST_MAX_LISTEN];
+	int n_cands;
+	int64_t start, round_end[2], end;
+	struct ibp_rt_link links[IBP_RDMATEST_MAX_LINKS];
+	size_t n_links;
+	struct ibp_rt_peer in_peers[IBP_RT_MAX_PEERS];
+	size_t n_in_peers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t nonces[128];
+	size_t n_nonces;
+	/* The acceptor's accounting (rdmatest_accept.c); the caller's thread only. */
+	unsigned dropped;      /* every connection dropped, for RES */
+	unsigned dropped_away; /* from addresses that are not a peer of this node */
+	unsigned dropped_peer; /* from a peer's address that did not authenticate or over quota */
+	char drop_reason[IBP_TEXT_MAX];
+	struct ibp_oob_link known[IBP_RDMATEST_MAX_LINKS * 5];
+	size_t n_known;
+	size_t n_summaries;
+};
+
+void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *ibp_rt_node_name(const struct ibp_rt_run *run, uint32_t i);
+size_t ibp_rt_n_rounds(const struct ibp_rt_run *run);
+struct ibp_rt_link *ibp_rt_link_at(struct ibp_rt_run *run, size_t rail, unsigned round, bool out);
+int ibp_rt_sockaddr_of(const char *addr, uint16_t port, struct sockaddr_storage *ss,
+		       socklen_t *len);
+void ibp_rt_nodelay(int fd);
+bool ibp_rt_failed(uint8_t status);
+
+/*
+ * A HELLO from this node to TO for ROUND and RAIL with FLAGS (and ECHO, the
+ * nonce it answers), its credential carrying a fresh secret, returned in
+ * SECRET.  0 or -errno (-ENOTCONN: munged unreachable) with ERR set.
+ */
+int ibp_rt_hello_make(struct ibp_rt_run *run, struct ibp_oob_msg *m, uint32_t to, uint8_t round,
+		      uint16_t rail, uint64_t echo, uint16_t flags,
+		      uint8_t secret[IBP_AUTH_SECRET_LEN], char *err, size_t errlen);
+void ibp_rt_hello_claims(const struct ibp_oob_hello *h, struct ibp_auth_claims *c);
+
+/* rdmatest_accept.c */
+int ibp_rt_listen(struct ibp_rt_run *run);
+void ibp_rt_close_listeners(struct ibp_rt_run *run);
+int ibp_rt_peers_init(struct ibp_rt_run *run);
+void ibp_rt_acceptor(struct ibp_rt_run *run);
+
+/* rdmatest_blame.c */
+void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
+		   struct ibp_rdmatest_result *res);
+
+#endif
