@@ -1133,6 +1133,8 @@ static void fill_result(struct ibp_rt_run *run, struct ibp_rdmatest_result *res)
 		res->links[i] = run->links[i].r;
 	res->n_summaries = run->n_summaries;
 	res->dropped = run->dropped;
+	res->dropped_outside = run->dropped_away;
+	res->dropped_peer = run->dropped_peer;
 	ibp_rt_setf(res->drop_reason, sizeof(res->drop_reason), "%s", run->drop_reason);
 	res->elapsed_s = (double)(ibp_now_ns() - run->start) / 1e9;
 }

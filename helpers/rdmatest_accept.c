@@ -12,12 +12,14 @@
  *     nothing never reaches accept() and holds nothing of ours;
  *   - a connection whose source address is not one of the peers this node
  *     receives from is closed at accept(), unread (counted as "outside");
- *   - a peer's address gets at most QUOTA pending connections (its links
- *     plus two); a new one over quota replaces that address's oldest
- *     pending one only when that one has had IBP_RT_GRACE_MS to send its
- *     HELLO, else the new one is closed: a genuine HELLO arrives with the
- *     connection (the sender builds it before connecting) and is handled
- *     at once, so a flood from the same address cannot push it out;
+ *   - a connection from a peer's address whose whole HELLO is there when
+ *     it is accepted (a genuine sender builds it before connecting, and
+ *     deferred accept waits for the data) is handled at once and needs no
+ *     pending slot: no flood can keep it out or evict it;
+ *   - an incomplete one waits in a pending slot: a peer's address gets at
+ *     most QUOTA of them (its links plus two); a new one over quota
+ *     replaces that address's oldest only when that one has had
+ *     IBP_RT_GRACE_MS to complete its HELLO, else the new one is closed;
  *   - every pending connection has a short deadline to complete its HELLO;
  *   - a HELLO is checked field by field, then its source address against
  *     the node it claims to be, then its credential with munged;
@@ -527,7 +529,7 @@ static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, 
 		socklen_t sl = sizeof(ss);
 		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
 		char host[INET6_ADDRSTRLEN] = "?";
-		struct pending *p;
+		struct pending *p, fresh;
 		int fd, k;
 		int64_t now;
 
@@ -552,23 +554,30 @@ static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, 
 			continue;
 		}
 		now = ibp_now_ns();
+		ibp_rt_nodelay(fd);
+		memset(&fresh, 0, sizeof(fresh));
+		fresh.fd = fd;
+		fresh.peer = k;
+		fresh.since = now;
+		fresh.deadline = now + conn_ns;
+		fresh.src = ss;
+		ibp_rt_setf(fresh.from, sizeof(fresh.from), "%s", host);
+		/*
+		 * A genuine HELLO is already there (built before connecting,
+		 * deferred accept): handled now, it needs no pending slot, so
+		 * no flood can keep it out.
+		 */
+		read_pending(run, &fresh);
+		if (fresh.fd < 0)
+			continue;
 		p = slot_for(run, pend, k, now);
 		if (!p) {
-			close(fd);
+			close(fresh.fd);
 			note_drop(run, false, host,
 				  "over the limit of pending connections from this address");
 			continue;
 		}
-		ibp_rt_nodelay(fd);
-		p->fd = fd;
-		p->peer = k;
-		p->have = 0;
-		p->since = now;
-		p->deadline = now + conn_ns;
-		p->src = ss;
-		ibp_rt_setf(p->from, sizeof(p->from), "%s", host);
-		/* The genuine HELLO is already there: handle it now. */
-		read_pending(run, p);
+		*p = fresh;
 	}
 }
 

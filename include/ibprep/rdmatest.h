@@ -164,7 +164,9 @@ struct ibp_rdmatest_result {
 	 * text) is already in OUT and the run returned at once.
 	 */
 	int setup_err;
-	unsigned dropped;               /* connections dropped (strangers, bad credentials ...) */
+	unsigned dropped;         /* connections dropped (strangers, bad credentials ...) */
+	unsigned dropped_outside; /* of which from addresses that are not a peer of this node */
+	unsigned dropped_peer; /* of which from a peer's address: unauthenticated or over quota */
 	char drop_reason[IBP_TEXT_MAX]; /* the last one */
 	double elapsed_s;
 };

@@ -773,6 +773,186 @@ static void test_run_no_caller_listener_setup_failure(void **state)
 	ibp_findings_release(&out);
 }
 
+/* ---- the acceptor's policy ---- */
+
+/* Connects to ADDR:PORT from SRC (NULL: the kernel's choice); -1 on failure. */
+static int dial_from(const char *src, const char *addr, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in s = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	if (src) {
+		inet_pton(AF_INET, src, &s.sin_addr);
+		if (bind(fd, (struct sockaddr *)&s, sizeof(s))) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct probe {
+	uint32_t job;
+	uint16_t port;
+	struct ibp_oob_msg reply; /* what node 0 said to a peer's address */
+	int reply_rc;
+	int outside_rc; /* what it said to an address outside the step */
+};
+
+static int probe_hello(struct probe *pr, const char *src, struct ibp_oob_msg *reply)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
+	int fd = -1, rc;
+
+	for (int t = 0; t < 200 && fd < 0; t++) {
+		fd = dial_from(src, "127.77.0.1", pr->port);
+		if (fd < 0)
+			usleep(5000);
+	}
+	if (fd < 0)
+		return -ECONNREFUSED;
+	m.u.hello.job = pr->job + 1000; /* another job: must not authenticate */
+	m.u.hello.uid = 1000;
+	m.u.hello.from = 2;
+	m.u.hello.to = 0;
+	m.u.hello.nnodes = 3;
+	m.u.hello.round = 1;
+	m.u.hello.n_rails = 1;
+	m.u.hello.flags = IBP_HELLO_INSECURE;
+	m.u.hello.nonce = 42;
+	rc = ibp_oob_send(fd, &m, ibp_now_ns() + IBP_NS_PER_S);
+	if (!rc)
+		rc = ibp_oob_recv(fd, reply, ibp_now_ns() + IBP_NS_PER_S);
+	close(fd);
+	return rc;
+}
+
+static void *probe_main(void *arg)
+{
+	struct probe *pr = arg;
+	struct ibp_oob_msg outside;
+
+	pr->reply_rc = probe_hello(pr, "127.77.0.3", &pr->reply);
+	pr->outside_rc = probe_hello(pr, "127.0.0.1", &outside);
+	return NULL;
+}
+
+/*
+ * A HELLO that does not authenticate gets the one word "refused" (not the
+ * job, step, uid, node or count this node expected); one from an address
+ * outside the step's peers is closed unread.  Both are counted apart.
+ */
+static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct probe pr = {.job = 20};
+	pthread_t th;
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	assert_int_equal(ibp_oob_ports(pr.job, 0, pol.test_port_lo, pol.test_port_hi, &pr.port, 1),
+			 1);
+	assert_int_equal(pthread_create(&th, NULL, probe_main, &pr), 0);
+	run_nodes(nr, 3, 2, &pol, &hl, pr.job); /* node 2 missing: node 0 listens long */
+	pthread_join(th, NULL);
+	assert_int_equal(pr.reply_rc, 0);
+	assert_int_equal(pr.reply.type, IBP_OOB_ERROR);
+	assert_int_equal(pr.reply.u.error.code, -EACCES);
+	assert_string_equal(pr.reply.u.error.text, "refused");
+	assert_true(pr.outside_rc == -ECONNRESET || pr.outside_rc == -EPIPE);
+	assert_true(nr[0].res.dropped_peer >= 1);
+	assert_true(nr[0].res.dropped_outside >= 1);
+	assert_int_equal(nr[0].res.dropped, nr[0].res.dropped_peer + nr[0].res.dropped_outside);
+	for (size_t i = 0; i < 2; i++)
+		ibp_findings_release(&nr[i].out);
+	ibp_hostlist_release(&hl);
+}
+
+struct flood {
+	uint16_t port;
+	volatile int stop;
+	unsigned made;
+};
+
+/* Slowloris connections from node 0's first peer's address and from outside. */
+static void *flood_main(void *arg)
+{
+	struct flood *f = arg;
+	int held[32];
+	size_t n = 0;
+
+	for (size_t i = 0; i < 32; i++)
+		held[i] = -1;
+	while (!f->stop) {
+		const char *src = (f->made & 1) ? "127.77.0.3" : "127.0.0.1";
+		int fd = dial_from(src, "127.77.0.1", f->port);
+
+		if (fd >= 0) {
+			(void)send(fd, "I", 1,
+				   MSG_NOSIGNAL); /* one byte of a header, then nothing */
+			if (held[n] >= 0)
+				close(held[n]);
+			held[n] = fd;
+			n = (n + 1) % 32;
+			f->made++;
+		}
+		usleep(100);
+	}
+	for (size_t i = 0; i < 32; i++)
+		if (held[i] >= 0)
+			close(held[i]);
+	return NULL;
+}
+
+/* A flood from a peer's address and from outside never fails a healthy link. */
+static void test_accept_flood_from_peer_address_every_link_passes(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct flood f = {0};
+	pthread_t th;
+	char err[128];
+
+	(void)state;
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	assert_int_equal(ibp_oob_ports(21, 0, pol.test_port_lo, pol.test_port_hi, &f.port, 1), 1);
+	assert_int_equal(pthread_create(&th, NULL, flood_main, &f), 0);
+	usleep(20000); /* the flood is under way before the test starts */
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 21);
+	f.stop = 1;
+	pthread_join(th, NULL);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		ibp_findings_release(&nr[i].out);
+	}
+	print_message("# flood: %u connections made, node 0 dropped %u outside, %u from the "
+		      "peer's address\n",
+		      f.made, nr[0].res.dropped_outside, nr[0].res.dropped_peer);
+	assert_true(f.made > 0);
+	assert_true(nr[0].res.dropped_outside >= 1);
+	assert_true(nr[0].res.dropped_peer >= 1);
+	ibp_hostlist_release(&hl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -789,6 +969,8 @@ int main(void)
 	    cmocka_unit_test(test_run_munge_unreachable_setup_failure_at_once),
 	    cmocka_unit_test(test_run_caller_listeners_used_and_left_open),
 	    cmocka_unit_test(test_run_no_caller_listener_setup_failure),
+	    cmocka_unit_test(test_accept_stranger_gets_refused_and_nothing_else),
+	    cmocka_unit_test(test_accept_flood_from_peer_address_every_link_passes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

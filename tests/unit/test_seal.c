@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the per-link keys and the sealed frames (helpers/seal.c):
+ * both ends derive matching keys and nothing else does, the tag is
+ * HMAC-SHA256 over the frame as seal.h says, and the decoder refuses a
+ * truncated or overlong frame, any flipped bit, a replayed, dropped or
+ * reordered frame and an unsealed type, before it decodes the payload.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "ibprep/seal.h"
+
+static const struct ibp_seal_link link1 = {
+    .job = 4242, .step = 3, .uid = 1000, .from = 7, .to = 8, .round = 1, .rail = 0};
+
+static void secrets(uint8_t a[IBP_AUTH_SECRET_LEN], uint8_t b[IBP_AUTH_SECRET_LEN])
+{
+	for (size_t i = 0; i < IBP_AUTH_SECRET_LEN; i++) {
+		a[i] = (uint8_t)(i * 7 + 1);
+		b[i] = (uint8_t)(i * 11 + 5);
+	}
+}
+
+/* A connector and a listener with keys for LINK. */
+static void pair(struct ibp_seal *c, struct ibp_seal *l, const struct ibp_seal_link *link)
+{
+	uint8_t a[IBP_AUTH_SECRET_LEN], b[IBP_AUTH_SECRET_LEN];
+
+	secrets(a, b);
+	assert_int_equal(ibp_seal_derive(c, a, b, 0x1111, 0x2222, link, true), 0);
+	assert_int_equal(ibp_seal_derive(l, a, b, 0x1111, 0x2222, link, false), 0);
+}
+
+static struct ibp_oob_msg ctrl(uint8_t op, uint64_t a)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_CTRL};
+
+	m.u.ctrl.op = op;
+	m.u.ctrl.a = a;
+	m.u.ctrl.b = 99;
+	return m;
+}
+
+static void test_seal_derive_ends_agree_directions_differ(void **state)
+{
+	struct ibp_seal c, l;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	assert_true(c.ready && l.ready);
+	assert_memory_equal(c.tx_key, l.rx_key, IBP_SEAL_KEY_LEN);
+	assert_memory_equal(c.rx_key, l.tx_key, IBP_SEAL_KEY_LEN);
+	assert_memory_not_equal(c.tx_key, c.rx_key, IBP_SEAL_KEY_LEN);
+	ibp_seal_clear(&c);
+	assert_false(c.ready);
+}
+
+/* Every input of the derivation changes the keys. */
+static void test_seal_derive_every_input_binds(void **state)
+{
+	uint8_t a[IBP_AUTH_SECRET_LEN], b[IBP_AUTH_SECRET_LEN];
+	struct ibp_seal base, x;
+	struct ibp_seal_link k;
+
+	(void)state;
+	secrets(a, b);
+	assert_int_equal(ibp_seal_derive(&base, a, b, 1, 2, &link1, true), 0);
+	for (int field = 0; field < 11; field++) {
+		uint64_t n1 = 1, n2 = 2;
+
+		k = link1;
+		secrets(a, b);
+		switch (field) {
+		case 0:
+			k.job++;
+			break;
+		case 1:
+			k.step++;
+			break;
+		case 2:
+			k.uid++;
+			break;
+		case 3:
+			k.from++;
+			break;
+		case 4:
+			k.to++;
+			break;
+		case 5:
+			k.round = 2;
+			break;
+		case 6:
+			k.rail = 1;
+			break;
+		case 7:
+			a[31] ^= 1;
+			break;
+		case 8:
+			b[0] ^= 0x80;
+			break;
+		case 9:
+			n1 = 3;
+			break;
+		default:
+			n2 = 3;
+			break;
+		}
+		assert_int_equal(ibp_seal_derive(&x, a, b, n1, n2, &k, true), 0);
+		assert_memory_not_equal(x.tx_key, base.tx_key, IBP_SEAL_KEY_LEN);
+		assert_memory_not_equal(x.rx_key, base.rx_key, IBP_SEAL_KEY_LEN);
+	}
+	/* the two secrets are not interchangeable */
+	secrets(a, b);
+	assert_int_equal(ibp_seal_derive(&x, b, a, 1, 2, &link1, true), 0);
+	assert_memory_not_equal(x.tx_key, base.tx_key, IBP_SEAL_KEY_LEN);
+}
+
+static void test_seal_roundtrip_and_tag_is_hmac_sha256(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 12345), out;
+	uint8_t buf[IBP_SEAL_FRAME_MAX], md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	int n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
+	assert_int_equal(n, (int)ibp_seal_frame_len(IBP_OOB_CTRL));
+	assert_int_equal(n, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN + IBP_SEAL_OVERHEAD);
+	/* seal.h's layout: header | payload | seq | first 16 bytes of the HMAC of all that */
+	assert_non_null(HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf,
+			     (size_t)n - IBP_SEAL_TAG_LEN, md, &mdlen));
+	assert_memory_equal(md, buf + n - IBP_SEAL_TAG_LEN, IBP_SEAL_TAG_LEN);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(buf[n - IBP_SEAL_OVERHEAD + i], 0); /* seq 0 */
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), 0);
+	assert_int_equal(out.u.ctrl.a, 12345);
+	assert_int_equal(l.rx_seq, 1);
+	assert_int_equal(c.tx_seq, 1);
+	/* the other direction */
+	n = ibp_seal_encode(&l, &m, buf, sizeof(buf));
+	assert_int_equal(ibp_seal_decode(&c, buf, (size_t)n, &out), 0);
+}
+
+/* Any flipped bit, anywhere: refused before decoding, state unchanged. */
+static void test_seal_every_bit_flip_refused(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_VERDICT, IBP_LINK_PASS), out;
+	uint8_t buf[IBP_SEAL_FRAME_MAX], bad[IBP_SEAL_FRAME_MAX];
+	int n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
+	for (int i = 0; i < n; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			int rc;
+
+			memcpy(bad, buf, (size_t)n);
+			bad[i] ^= (uint8_t)(1u << bit);
+			memset(&out, 0x5a, sizeof(out));
+			rc = ibp_seal_decode(&l, bad, (size_t)n, &out);
+			/* a header flip may be caught as a bad header first; never accepted */
+			assert_true(rc == -EKEYREJECTED || rc == -EBADMSG ||
+				    rc == -EPROTONOSUPPORT);
+			if (i >= IBP_OOB_HDR_LEN)
+				assert_int_equal(rc, -EKEYREJECTED);
+			assert_int_equal(((uint8_t *)&out)[0], 0x5a);
+		}
+	}
+	assert_int_equal(l.rx_seq, 0);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), 0);
+}
+
+static void test_seal_truncated_overlong_wrong_type_refused(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 1), out, hello = {.type = IBP_OOB_HELLO};
+	uint8_t buf[IBP_SEAL_FRAME_MAX + 8];
+	int n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
+	for (int len = 0; len < n; len++)
+		assert_int_equal(ibp_seal_decode(&l, buf, (size_t)len, &out), -EBADMSG);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n + 1, &out), -EBADMSG);
+	assert_int_equal(l.rx_seq, 0);
+	/* HELLO and ERROR are never sealed; a sealed type never goes unsealed */
+	assert_int_equal(ibp_seal_encode(&c, &hello, buf, sizeof(buf)), -EBADMSG);
+	assert_int_equal(ibp_seal_encode(&c, &m, buf, 10), -ENOSPC);
+	/* no keys, no frames */
+	ibp_seal_clear(&c);
+	assert_int_equal(ibp_seal_encode(&c, &m, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(ibp_seal_decode(&c, buf, (size_t)n, &out), -EINVAL);
+}
+
+/* Replayed, dropped and reordered frames fail on their sequence number. */
+static void test_seal_replay_drop_reorder_refused(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m, out;
+	uint8_t f0[IBP_SEAL_FRAME_MAX], f1[IBP_SEAL_FRAME_MAX], f2[IBP_SEAL_FRAME_MAX];
+	int n0, n1, n2;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	m = ctrl(IBP_CTRL_READY, 0);
+	n0 = ibp_seal_encode(&c, &m, f0, sizeof(f0));
+	m = ctrl(IBP_CTRL_PATTERN_SENT, 1);
+	n1 = ibp_seal_encode(&c, &m, f1, sizeof(f1));
+	m = ctrl(IBP_CTRL_PATTERN_RESULT, 2);
+	n2 = ibp_seal_encode(&c, &m, f2, sizeof(f2));
+	/* reordered: frame 1 first */
+	assert_int_equal(ibp_seal_decode(&l, f1, (size_t)n1, &out), -EKEYREJECTED);
+	assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), 0);
+	/* replayed */
+	assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), -EKEYREJECTED);
+	/* dropped: frame 2 where 1 is due */
+	assert_int_equal(ibp_seal_decode(&l, f2, (size_t)n2, &out), -EKEYREJECTED);
+	assert_int_equal(ibp_seal_decode(&l, f1, (size_t)n1, &out), 0);
+	assert_int_equal(ibp_seal_decode(&l, f2, (size_t)n2, &out), 0);
+	assert_int_equal(out.u.ctrl.a, 2);
+	/* reflected: our own frame sent back to us */
+	m = ctrl(IBP_CTRL_READY, 0);
+	n0 = ibp_seal_encode(&l, &m, f0, sizeof(f0));
+	assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), -EKEYREJECTED);
+	/* from another link (another rail): refused */
+	{
+		struct ibp_seal_link other = link1;
+		struct ibp_seal c2, l2;
+
+		other.rail = 1;
+		pair(&c2, &l2, &other);
+		m = ctrl(IBP_CTRL_READY, 0);
+		n0 = ibp_seal_encode(&c2, &m, f0, sizeof(f0));
+		pair(&c, &l, &link1);
+		assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), -EKEYREJECTED);
+	}
+}
+
+/* A valid tag over a payload the codec refuses: the payload check still runs. */
+static void test_seal_authentic_but_malformed_payload_refused(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 0), out;
+	uint8_t buf[IBP_SEAL_FRAME_MAX];
+	unsigned mdlen = 0;
+	uint8_t md[EVP_MAX_MD_SIZE];
+	int n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
+	buf[IBP_OOB_HDR_LEN] = 200; /* op out of range */
+	HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf, (size_t)n - IBP_SEAL_TAG_LEN, md,
+	     &mdlen);
+	memcpy(buf + n - IBP_SEAL_TAG_LEN, md, IBP_SEAL_TAG_LEN);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EBADMSG);
+	assert_int_equal(l.rx_seq, 0);
+}
+
+/* Over a socket: an unsealed frame (a relay's ERROR) where a sealed one is due. */
+static void test_seal_recv_unsealed_frame_is_auth_failure(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 5), out, err = {.type = IBP_OOB_ERROR};
+	int sv[2];
+
+	(void)state;
+	pair(&c, &l, &link1);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(ibp_seal_send(sv[0], &c, &m, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(out.u.ctrl.a, 5);
+	err.u.error.code = -EACCES;
+	strcpy(err.u.error.text, "node failed");
+	assert_int_equal(ibp_oob_send(sv[0], &err, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S),
+			 -EKEYREJECTED);
+	close(sv[0]);
+	close(sv[1]);
+	/* garbage, then the peer gone */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(write(sv[0], "GET / HTTP/1.0\r\n", 16), 16);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S),
+			 -EKEYREJECTED);
+	close(sv[0]);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S), -ECONNRESET);
+	close(sv[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_seal_derive_ends_agree_directions_differ),
+	    cmocka_unit_test(test_seal_derive_every_input_binds),
+	    cmocka_unit_test(test_seal_roundtrip_and_tag_is_hmac_sha256),
+	    cmocka_unit_test(test_seal_every_bit_flip_refused),
+	    cmocka_unit_test(test_seal_truncated_overlong_wrong_type_refused),
+	    cmocka_unit_test(test_seal_replay_drop_reorder_refused),
+	    cmocka_unit_test(test_seal_authentic_but_malformed_payload_refused),
+	    cmocka_unit_test(test_seal_recv_unsealed_frame_is_auth_failure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
