@@ -469,8 +469,10 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 	}
 	if (cfg.insecure)
 		fprintf(stderr,
-			"ibprep rdmatest: warning: --insecure: connections are not "
-			"authenticated; any process that reaches the test port can take part\n");
+			"ibprep rdmatest: warning: --insecure: neither the connections nor "
+			"the frames are authenticated (no munge credential, MAC keys from "
+			"public values); any process that reaches the test port can take part "
+			"and alter the results\n");
 	cfg.nodes = &hl;
 	cfg.index = (size_t)index;
 	cfg.uid = (uint32_t)getuid();

@@ -152,7 +152,8 @@ static int auth_check(const char *munge)
 	err[0] = '\0';
 	rc = ibp_auth_sign(&a, &c, cred, sizeof(cred), err, sizeof(err));
 	CHECK("sign", rc > 0);
-	CHECK("fresh credential accepted", ibp_auth_verify(&a, cred, &c, NULL, err, sizeof(err)) == 0);
+	CHECK("fresh credential accepted",
+	      ibp_auth_verify(&a, cred, &c, NULL, err, sizeof(err)) == 0);
 	CHECK("replayed credential refused",
 	      ibp_auth_verify(&a, cred, &c, NULL, err, sizeof(err)) == -EACCES);
 	other = c;
