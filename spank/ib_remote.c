@@ -357,6 +357,41 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 	}
 }
 
+/*
+ * Under pyxis/enroot, the container sees only the HCAs MELLANOX_VISIBLE_DEVICES
+ * lists (enroot's mellanox hook): the step's healthy ones, as the hook numbers
+ * them.  Set in the job's environment here, before any task_init: pyxis starts
+ * the container from that environment in the first task's task_init.  A value
+ * the user set is kept (replaced with --ib-env=force).
+ */
+static void set_mellanox_visible(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
+				 const char *root)
+{
+	struct ibp_sysfs fs = {.root_fd = -1};
+	char why[96], val[1024], skipped[512], user[16];
+	bool force = st->eff.env == SPANK_IB_ENV_FORCE;
+	int rc;
+
+	if (!ibp_env_pyxis_step(spank_ib_env_get, sp, why, sizeof(why)))
+		return;
+	rc = spank_ib_env_get(sp, "MELLANOX_VISIBLE_DEVICES", user, sizeof(user));
+	if (rc != -ENOENT && !force)
+		return;
+	if (ibp_sysfs_open(&fs, root))
+		return; /* load_health already said why */
+	rc = ibp_env_mellanox_visible(&fs, &n->topo, &n->pl, val, sizeof(val), skipped,
+				      sizeof(skipped));
+	ibp_sysfs_close(&fs);
+	if (rc > 0)
+		spank_setenv(sp, "MELLANOX_VISIBLE_DEVICES", val, force ? 1 : 0);
+	if (rc >= 0 && skipped[0])
+		spank_ib_setup_finding(
+		    n, IBP_SEV_WARN,
+		    "pyxis step (%s): %s not passed into the container: enroot's "
+		    "mellanox hook only passes mlx4/mlx5 devices",
+		    why, skipped);
+}
+
 /* Compose the node's message (printed once, in user_init) and decide. */
 void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 {
@@ -477,6 +512,8 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 			find_ifname(st, n, &je);
 		if (want_placement(&st->eff))
 			load_placement(st, n, sp, topo);
+		if (st->eff.env != SPANK_IB_ENV_OFF && n->have_pl)
+			set_mellanox_visible(st, n, sp, root);
 	}
 	spank_ib_judge(st, n);
 	n->work_ms = now_ms() - t0;

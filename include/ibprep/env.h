@@ -133,4 +133,40 @@ int ibp_shell_quote(const char *s, char *buf, size_t len);
  */
 int ibp_env_route_ifname(const char *peer, char *ifname, size_t len);
 
+/*
+ * Containers started by pyxis/enroot (helpers/env_enroot.c).
+ *
+ * enroot's mellanox hook (enroot conf/hooks/99-mellanox.sh) passes the
+ * RDMA devices listed in MELLANOX_VISIBLE_DEVICES into the container, as
+ * indices of its own enumeration: the glob
+ * /sys/bus/pci/drivers/mlx?_core/<function>/infiniband_verbs/<uverbs>/uevent,
+ * that is the PCI functions bound to mlx4_core first, then mlx5_core, each
+ * in PCI address order (byte order, as bash sorts the glob; not natural
+ * order), one index per uverbs device.  Devices of other drivers have no
+ * index and cannot be passed by that hook.
+ */
+
+/*
+ * The step runs in a pyxis container: the job's environment (through GET)
+ * has pyxis's image or container name, as pyxis itself reads it
+ * (PYXIS_CONTAINER_IMAGE / PYXIS_CONTAINER_NAME, pyxis args.c), or as
+ * Slurm forwards sbatch/salloc's --container-image / --container-name to
+ * the steps (SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image, and
+ * the _SLURM_SPANK_OPTION_pyxis_* form srun inherits inside the job).
+ * Writes the variable that told to WHY (may be NULL).
+ */
+bool ibp_env_pyxis_step(ibp_env_get_fn get, void *ctx, char *why, size_t whylen);
+
+/*
+ * MELLANOX_VISIBLE_DEVICES for the HCAs of PL's healthy fabric ports: their
+ * indices in the hook's enumeration of the tree FS (ascending, comma
+ * separated) into OUT.  Returns how many HCAs got an index (0: none the
+ * hook knows; nothing to set), or -ENOSPC, -ENOMEM.  HCAs without an index
+ * are named in SKIPPED ("mlx5_3,bnxt_re0", may be NULL).
+ */
+struct ibp_sysfs;
+int ibp_env_mellanox_visible(const struct ibp_sysfs *fs, const struct ibp_topo *topo,
+			     const struct ibp_placement *pl, char *out, size_t len, char *skipped,
+			     size_t skippedlen);
+
 #endif
