@@ -6,6 +6,9 @@
 #   verdict  the slowest node's own time from start to verdict (median of RUNS)
 #   wall     all nodes released at once (a start barrier) to the last exit
 #   cpu      CPU time per node (user + sys): the work each node does
+#   auth     with munge: the same run --insecure, and what authentication
+#            costs per node: the nodes' extra CPU (credentials, HKDF, a MAC
+#            per frame) plus munged's own CPU, per node
 # On a machine with fewer cores than simulated nodes, the nodes share the
 # cores: verdict time then grows with N / cores while the work per node
 # (cpu) stays flat; that column is the one the O(1) claim is about.
@@ -44,25 +47,48 @@ if [ "$(id -u)" -eq 0 ] && command -v munged >/dev/null && id munge >/dev/null 2
 fi
 
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
-echo "rdmatest time to verdict, socket transport, $mode, $RUNS runs each ($(nproc) cores)"
-printf '%6s  %12s  %10s  %14s  %s\n' nodes verdict_s wall_s cpu_per_node_ms passed
+# CPU time of munged so far, in ms (utime + stime from /proc)
+munged_ms() {
+	[ -n "$munged_pid" ] && [ -r "/proc/$munged_pid/stat" ] || { echo 0; return; }
+	awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz}' \
+		"/proc/$munged_pid/stat"
+}
+# sim N JOB ARGS...: one run; prints "verdict wall cpu passed munged_ms_per_node"
+sim() {
+	local n=$1 job=$2 out=$tmp/n$1-$2 m0 m1; shift 2
+	mkdir -p "$out"
+	m0=$(munged_ms)
+	"$sim" --nodes "$n" --timeout 5 --job "$job" --step "$n" "$@" --outdir "$out" >"$out.txt" 2>&1
+	m1=$(munged_ms)
+	echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt")" \
+		"$(awk '/^wall /{print $2}' "$out.txt")" \
+		"$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")" \
+		"$(grep -c '^node .* pass ' "$out.txt")" \
+		"$(awk -v a="$m0" -v b="$m1" -v n="$n" 'BEGIN {printf "%.3f", (b - a) / n}')"
+}
+col() { awk -v k="$1" '{print $k}' "$2" | median; }
+echo "rdmatest time to verdict, socket transport, $mode, $RUNS runs each ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+if [ "$mode" = munge ]; then
+	printf '%6s  %10s  %8s  %12s  %12s  %12s  %12s  %s\n' nodes verdict_s wall_s cpu_node_ms \
+		munged_node_ms insecure_cpu_ms auth_node_ms passed
+else
+	printf '%6s  %10s  %8s  %12s  %s\n' nodes verdict_s wall_s cpu_node_ms passed
+fi
 first=
 for n in $SIZES; do
-	verdicts=() walls=() cpus=() passed=
+	: >"$tmp/a" && : >"$tmp/i"
 	for r in $(seq 1 "$RUNS"); do
-		out=$tmp/n$n-$r
-		mkdir -p "$out"
-		"$sim" --nodes "$n" --timeout 5 --job $((1000 + r)) --step "$n" "${auth[@]}" \
-			--outdir "$out" >"$out.txt" 2>&1
-		verdicts+=("$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt")")
-		walls+=("$(awk '/^wall /{print $2}' "$out.txt")")
-		cpus+=("$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")")
-		passed=$(grep -c '^node .* pass ' "$out.txt")
+		sim "$n" $((1000 + r)) "${auth[@]}" >>"$tmp/a"
+		[ "$mode" = munge ] && sim "$n" $((2000 + r)) --insecure >>"$tmp/i"
 	done
-	v=$(printf '%s\n' "${verdicts[@]}" | median)
-	w=$(printf '%s\n' "${walls[@]}" | median)
-	c=$(printf '%s\n' "${cpus[@]}" | median)
-	printf '%6s  %12s  %10s  %14s  %s/%s\n' "$n" "$v" "$w" "$c" "$passed" "$n"
+	v=$(col 1 "$tmp/a") w=$(col 2 "$tmp/a") c=$(col 3 "$tmp/a") p=$(col 4 "$tmp/a") m=$(col 5 "$tmp/a")
+	if [ "$mode" = munge ]; then
+		ci=$(col 3 "$tmp/i")
+		printf '%6s  %10s  %8s  %12s  %12s  %12s  %12s  %s/%s\n' "$n" "$v" "$w" "$c" "$m" "$ci" \
+			"$(awk -v a="$c" -v b="$ci" -v m="$m" 'BEGIN {printf "%.2f", a - b + m}')" "$p" "$n"
+	else
+		printf '%6s  %10s  %8s  %12s  %s/%s\n' "$n" "$v" "$w" "$c" "$p" "$n"
+	fi
 	[ -z "$first" ] && first=$v firstc=$c
 	last=$v lastc=$c
 done
@@ -70,3 +96,4 @@ awk -v a="$first" -v b="$last" -v c="$firstc" -v d="$lastc" -v cores="$(nproc)" 
 	if (c > 0) printf "ratio cpu per node, largest/smallest N: %.2f (target: flat, O(1) peers per node)\n", d / c
 	if (a > 0) printf "ratio verdict time, largest/smallest N: %.2f (%d simulated nodes share %d cores)\n", b / a, '"${SIZES##* }"', cores
 }'
+echo "targets: authentication < 5 ms per node (auth_node_ms), 2-node verdict < 50 ms (verdict_s of the first row)"

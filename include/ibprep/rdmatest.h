@@ -18,34 +18,69 @@
  * port k of the other; quick mode tests rail 0 only, full mode every port
  * given.
  *
- * Blame (ibp_rdmatest_suspect): a node is at fault when every link it has in
- * one direction failed, with at least two distinct peers, while each of
- * those peers has a passing link elsewhere; a node whose links all failed
- * in both directions blames itself.  A failed link with no suspect end is
- * reported as the link, both ends named.  With N = 2 the ends cannot be
- * told apart: the link is named.
+ * Blame (ibp_rdmatest_suspect, rdmatest_blame.c): a node is at fault when
+ * every link it has in one direction failed, with at least two distinct
+ * peers, while each of those peers has a passing link elsewhere; a node
+ * whose links all failed in both directions blames itself.  A failed link
+ * with no suspect end is reported as the link, both ends named.  With N = 2
+ * the ends cannot be told apart: the link is named.  Two outcomes blame
+ * nobody: a link that failed authentication (IBP_LINK_AUTH,
+ * rdmatest_auth_failed: a squatter, a relay or a munged with another key
+ * look the same from here, and none says anything about the hardware), and
+ * a run in which every known link was measured and every one missed its
+ * bandwidth or latency floor (rdmatest_inconclusive, a warning: "every
+ * link slow", a loaded machine or floors set too high).
+ *
+ * Authentication (auth.h, seal.h): each HELLO carries a munge credential,
+ * restricted to the job's uid, binding job, step, uid, both node indices,
+ * round, rail, nonces and a fresh 32-byte secret; both ends derive per-link,
+ * per-direction keys (HKDF-SHA256 over both secrets, both nonces and the
+ * link's identity), and every later frame (endpoint, control, verdict,
+ * summary) carries a sequence number and an HMAC-SHA256 tag (128 bits)
+ * checked before any of it is used.  The listener also checks that a HELLO
+ * comes from the address of the node it claims to be.  An answer that does
+ * not authenticate (an error frame, garbage, another credential) never
+ * ends a link: the sender notes it and tries the next candidate port; the
+ * link fails (IBP_LINK_AUTH) only when no candidate authenticates.  A frame
+ * that fails its MAC mid-link fails the link closed ("frames failed
+ * authentication").  Whatever does not authenticate gets the one word
+ * "refused" back; the detail stays in RES (drop_reason).  --insecure
+ * (ibprep only): no credentials, no secrets, nothing authenticated.
+ *
+ * Connections (rdmatest_accept.c): listeners use TCP_DEFER_ACCEPT; a
+ * connection from an address that is not one of the peers this node
+ * receives from is closed unread; a complete HELLO present at accept() is
+ * handled at once and needs no slot; incomplete ones get a pending slot
+ * within a per-peer-address quota (its links + 2), the address's oldest
+ * replaced only after IBP_RT_GRACE_MS (50 ms), each with a handshake
+ * deadline of min(1 s, test_timeout / 4).  Drops are counted apart
+ * (outside / from a peer's address) and reported as a warning, never a
+ * failure.
  *
  * Bounds: test_timeout= covers everything; round 1 ends by 40% of it,
  * round 2 by 80%, the summary by 100%.  Every wait is a poll() or timed
- * condition wait on CLOCK_MONOTONIC.  Unauthenticated connections are
- * capped (IBP_RDMATEST_MAX_PENDING, the oldest is dropped when full) and
- * each gets a short handshake deadline.  Two waits are outside that bound:
- * getaddrinfo() when neither ADDRS nor RESOLVE is given (the resolver's own
- * timeouts; /etc/hosts answers at once), and munged's answer (libmunge's
- * own timeouts; a local Unix socket).
+ * condition wait on CLOCK_MONOTONIC.  Two waits are outside that bound in
+ * this library: getaddrinfo() when neither ADDRS nor RESOLVE is given (the
+ * plugin resolves names once, in root context, with its own deadline, and
+ * passes ADDRS), and munged's answer (libmunge's own timeouts; the plugin
+ * runs the test in a child it kills past test_timeout).
  *
  * Ports: IBP_RDMATEST_PORT_CANDIDATES ports derived from job and step
  * inside test_ports= (ibp_oob_ports).  Either the caller binds them
- * (LISTEN_FDS: the plugin, as root, so no user can take them) or the run
- * binds the first free one.  Senders try them in order and keep only an
- * answer that authenticates as their peer for this step.
+ * (LISTEN_FDS: the plugin, as root, below ip_unprivileged_port_start, so no
+ * user can take them) or the run binds the first free one (ibprep run by a
+ * user: any user may squat those; the test then passes through another
+ * candidate or fails as an authentication failure, blaming nobody).
+ * Senders try them in order and keep only an answer that authenticates as
+ * their peer for this link.
  *
  * Contract with the caller (plugin and ibprep): local setup failures are
  * known before any link is tried and end the run at once, never after
  * test_timeout: munged unreachable or refusing (rdmatest_munge_unavailable,
  * fix "start munged" / "set munge_socket= to munged's socket"), no
- * listener (rdmatest_no_listener), no device (rdmatest_no_port).  They are
- * node-class findings and RES->setup_err is set.
+ * listener (rdmatest_no_listener), no device (rdmatest_no_port), no
+ * address (rdmatest_no_address).  They are node-class findings and
+ * RES->setup_err is set.  docs/security.md has the security model.
  *
  * Threads: ibp_rdmatest_run() starts two threads per rail and joins them
  * before it returns; it has no globals and may run concurrently in one
@@ -66,7 +101,6 @@
 
 #define IBP_RDMATEST_MAX_RAILS       16
 #define IBP_RDMATEST_MAX_LINKS       (4 * IBP_RDMATEST_MAX_RAILS)
-#define IBP_RDMATEST_MAX_PENDING     16
 #define IBP_RDMATEST_PORT_CANDIDATES 4
 #define IBP_RDMATEST_MAX_LISTEN      8
 #define IBP_RDMATEST_LAT_ITERS       16
@@ -117,8 +151,8 @@ struct ibp_rdmatest_config {
 	 * one per candidate port, in candidate order (ibp_oob_ports for this
 	 * job and step).  A port the caller could not bind has fd -1: this
 	 * node does not listen there, its senders still try it on the peers.
-	 * The run only polls and accept()s them: it never binds, closes or
-	 * changes them (the caller owns them).  Senders try LISTEN_PORTS in
+	 * The run only polls and accept()s them (and sets TCP_DEFER_ACCEPT):
+	 * it never binds or closes them (the caller owns them).  Senders try LISTEN_PORTS in
 	 * order on every peer.  LISTEN_FDS NULL: the run computes the
 	 * candidates from test_ports= and binds the first free one itself.
 	 * At most IBP_RDMATEST_MAX_LISTEN; every fd -1 = rdmatest_no_listener.
