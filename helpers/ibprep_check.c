@@ -7,10 +7,12 @@
  * (usage, unknown policy key or bad value, unreadable root or config).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "ibprep_site.h"
 #include "ibprep/health.h"
 #include "ibprep/json.h"
+#include "ibprep/linkwatch.h"
 #include "ibprep/policy.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
@@ -33,6 +36,7 @@ enum {
 	OPT_PROMETHEUS,
 	OPT_TEXTFILE,
 	OPT_TOPOLOGY,
+	OPT_SINCE,
 };
 
 static const struct ibprep_opt check_opts[] = {
@@ -61,6 +65,10 @@ static const struct ibprep_opt check_opts[] = {
     {"topology", OPT_TOPOLOGY, 0, "FILE",
      "hwloc XML for the GPU-to-HCA pairs in the metrics (default: this machine; none with "
      "--sysfs-root)"},
+    {"since", OPT_SINCE, 's', "SNAPSHOT",
+     "also compare every port with a directory saved by 'ibprep snapshot': a link that went "
+     "down or retrained since then fails, growing error counters warn with their rate per "
+     "hour, port_xmit_wait growth is shown as a share of the time (xmit_wait_tick_ns=)"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -110,9 +118,109 @@ static int parse_memlock(const char *s, uint64_t *kb)
 	return 0;
 }
 
+/*
+ * When SNAPSHOT was taken: the "taken YYYY-MM-DDTHH:MM:SSZ" of its
+ * SNAPSHOT-README (ibprep snapshot writes it), else that file's mtime.
+ * CLOCK_REALTIME ns, or 0 when unknown; WHEN gets the text.
+ */
+static int64_t snapshot_time(const char *dir, char *when, size_t len)
+{
+	char path[4096], buf[512];
+	struct stat sb;
+	struct tm tm;
+	ssize_t n;
+	int fd;
+
+	snprintf(when, len, "unknown time");
+	if (snprintf(path, sizeof(path), "%s/SNAPSHOT-README", dir) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	const char *t = strstr(buf, " taken ");
+	memset(&tm, 0, sizeof(tm));
+	if (t && strchr(buf, '\n') > t) {
+		const char *end = strptime(t + 7, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		time_t secs = end ? timegm(&tm) : (time_t)-1;
+
+		if (end && secs != (time_t)-1) {
+			snprintf(when, len, "%.*s", (int)(end - (t + 7)), t + 7);
+			return (int64_t)secs * 1000000000;
+		}
+	}
+	if (gmtime_r(&sb.st_mtim.tv_sec, &tm))
+		strftime(when, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+}
+
+/* --since: the links' events between SNAPSHOT and FS, appended to F.  0 or the exit status. */
+static int since_snapshot(const char *snapshot, const struct ibp_sysfs *fs,
+			  const struct ibp_policy *pol, struct ibp_findings *f)
+{
+	const char *ignore[IBP_POLICY_MAX_NAMES + 1];
+	struct ibp_linkwatch *lw = calloc(2, sizeof(*lw));
+	struct ibp_linkwatch_opts o;
+	struct ibp_sysfs snap;
+	char when[64], during[96];
+	int rc;
+
+	if (!lw) {
+		fprintf(stderr, "ibprep check: out of memory\n");
+		return 2;
+	}
+	for (size_t i = 0; i <= pol->n_ignore_hcas; i++)
+		ignore[i] = i < pol->n_ignore_hcas ? pol->ignore_hcas[i] : NULL;
+	rc = ibp_sysfs_open(&snap, snapshot);
+	if (!rc) {
+		rc = ibp_linkwatch_read(&lw[0], &snap, ignore);
+		ibp_sysfs_close(&snap);
+	}
+	if (rc) {
+		fprintf(stderr, "ibprep check: --since %s: cannot read the snapshot: %s\n",
+			snapshot, strerror(-rc));
+		free(lw);
+		return 2;
+	}
+	if (!lw[0].n_ports) {
+		fprintf(stderr,
+			"ibprep check: --since %s: no RDMA port in it (expected a directory "
+			"written by 'ibprep snapshot')\n",
+			snapshot);
+		free(lw);
+		return 2;
+	}
+	rc = ibp_linkwatch_read(&lw[1], fs, ignore);
+	if (rc) {
+		fprintf(stderr, "ibprep check: --since: cannot read the ports: %s\n",
+			strerror(-rc));
+		free(lw);
+		return 2;
+	}
+	lw[0].mono_ns = lw[1].mono_ns = 0; /* two processes: wall clock only */
+	lw[0].real_ns = snapshot_time(snapshot, when, sizeof(when));
+	snprintf(during, sizeof(during), "since the snapshot of %s", when);
+	memset(&o, 0, sizeof(o));
+	o.during = during;
+	o.tick_ns = pol->xmit_wait_tick_ns;
+	rc = ibp_linkwatch_compare(&lw[0], &lw[1], &o, f);
+	free(lw);
+	if (rc) {
+		fprintf(stderr, "ibprep check: out of memory\n");
+		return 2;
+	}
+	return 0;
+}
+
 int ibprep_cmd_check(int argc, char **argv)
 {
-	const char *root = NULL, *node = NULL, *config = NULL, *memlock = NULL;
+	const char *root = NULL, *node = NULL, *config = NULL, *memlock = NULL, *since = NULL;
 	bool json = false, node_mode = ibprep_node_mode_default(), slurm = false;
 	struct ibprep_prom_opts prom = {0};
 	struct timespec t0, t1;
@@ -157,6 +265,9 @@ int ibprep_cmd_check(int argc, char **argv)
 			break;
 		case OPT_TOPOLOGY:
 			prom.topology = args.value;
+			break;
+		case OPT_SINCE:
+			since = args.value;
 			break;
 		case IBPREP_ARGS_OPERAND:
 			if (n_pairs == sizeof(pairs) / sizeof(pairs[0])) {
@@ -230,6 +341,16 @@ int ibprep_cmd_check(int argc, char **argv)
 		rc = ibp_health_gather(&in, &fs, &pol, &f);
 	if (!rc)
 		rc = ibp_health_check(&in, &pol, &f);
+	if (!rc && since) {
+		int st = since_snapshot(since, &fs, &pol, &f);
+
+		if (st) {
+			ibp_sysfs_close(&fs);
+			ibp_findings_release(&f);
+			ibp_health_input_release(&in);
+			return st;
+		}
+	}
 	ibp_sysfs_close(&fs);
 	if (rc) {
 		fprintf(stderr, "ibprep check: %s: cannot read the RDMA devices under %s: %s\n",

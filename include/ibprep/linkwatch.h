@@ -10,7 +10,7 @@
  * `ibprep snapshot` tree as "before" and the live (or --sysfs-root) tree as
  * "after".  ibp_linkwatch_compare() turns the two reads into findings:
  *
- *   link_down_during_step   fail, node  the port was ACTIVE and is not now, or
+ *   link_went_down   fail, node  the port was ACTIVE and is not now, or
  *                                       link_downed grew: "link went down 2
  *                                       times during job 1234.0"
  *   link_retrained          fail, node  link_error_recovery grew

@@ -130,14 +130,14 @@ static void test_lw_compare_link_down_is_a_node_fault(void **state)
 	port_set(a, "mlx5_4", 1, IBP_PORT_DOWN, zero); /* down, counter not moved */
 	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
 	assert_int_equal(f.n, 2);
-	x = find_code(&f, "link_down_during_step", "mlx5_3");
+	x = find_code(&f, "link_went_down", "mlx5_3");
 	assert_non_null(x);
 	assert_int_equal(x->severity, IBP_SEV_FAIL);
 	assert_int_equal(x->fclass, IBP_CLASS_NODE);
 	assert_int_equal(x->port, 1);
 	assert_string_equal(x->observed, "link went down 2 times during job 1234.0");
 	assert_string_equal(x->expected, "");
-	x = find_code(&f, "link_down_during_step", "mlx5_4");
+	x = find_code(&f, "link_went_down", "mlx5_4");
 	assert_non_null(x);
 	assert_string_equal(x->observed, "link went down during job 1234.0, DOWN now");
 	ibp_findings_release(&f);
@@ -146,7 +146,7 @@ static void test_lw_compare_link_down_is_a_node_fault(void **state)
 	port_set(a, "mlx5_9", 1, IBP_PORT_DOWN, (const uint64_t[]){1, 3, 0, 0, 0, 0});
 	port_set(b, "mlx5_9", 1, IBP_PORT_ACTIVE, zero);
 	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
-	x = find_code(&f, "link_down_during_step", "mlx5_9");
+	x = find_code(&f, "link_went_down", "mlx5_9");
 	assert_non_null(x);
 	assert_string_equal(x->observed, "link went down 1 time during job 1234.0, DOWN now");
 	x = find_code(&f, "link_retrained", "mlx5_9");
@@ -227,7 +227,7 @@ static void test_lw_compare_reset_and_blind_are_notes(void **state)
 	port_set(a, "mlx5_0", 1, IBP_PORT_ACTIVE, after);
 	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
 	/* link_downed 4 -> 1: reset, then it went down at least once */
-	x = find_code(&f, "link_down_during_step", NULL);
+	x = find_code(&f, "link_went_down", NULL);
 	assert_non_null(x);
 	assert_string_equal(x->observed, "link went down at least 1 time during job 5.0");
 	x = find_code(&f, "counter_reset", NULL);
