@@ -244,16 +244,16 @@ static int compare_port(const struct ibp_lw_port *b, const struct ibp_lw_port *a
 			snprintf(now, sizeof(now), ", %s now", ibp_port_state_name(a->state));
 		if (down->delta) {
 			count_text(down, n1, sizeof(n1));
-			rc = ibp_findings_addf(out, "link_went_down", IBP_SEV_FAIL,
-					       IBP_CLASS_NODE, dev, port, NULL,
+			rc = ibp_findings_addf(out, "link_went_down", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					       dev, port, NULL,
 					       "check the cable, the transceiver and the switch "
 					       "port; the switch's log "
 					       "has the times",
 					       "link went down %s time%s %s%s", n1,
 					       down->delta == 1 ? "" : "s", during, now);
 		} else {
-			rc = ibp_findings_addf(out, "link_went_down", IBP_SEV_FAIL,
-					       IBP_CLASS_NODE, dev, port, NULL,
+			rc = ibp_findings_addf(out, "link_went_down", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					       dev, port, NULL,
 					       "check the cable, the transceiver and the switch "
 					       "port; the switch's log "
 					       "has the times",
