@@ -227,7 +227,7 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 
 /*
  * The step's GPUs on this node: SLURM_STEP_GPUS, else SLURM_JOB_GPUS (gres
- * indices, read as PCI bus order: README "Which GPUs").  Slurm sets them in
+ * indices, read as PCI bus order: docs/placement.md "Which GPUs").  Slurm sets them in
  * the step's environment before init_post_opt, together with the step-wide
  * CUDA_VISIBLE_DEVICES that tells whether the tasks' lists are relative.
  * A value that does not parse is a job fault: -EINVAL, no placement.

@@ -96,7 +96,7 @@ struct ibp_step_env {
 
 /*
  * GPUs from SLURM_STEP_GPUS, else SLURM_JOB_GPUS (gres indices, read as PCI
- * bus order: what AutoDetect gives; README "Which GPUs"); tasks on this node
+ * bus order: what AutoDetect gives; docs/placement.md "Which GPUs"); tasks on this node
  * from SLURM_STEP_TASKS_PER_NODE at SLURM_NODEID, else SLURM_NTASKS_PER_NODE,
  * else SLURM_TASKS_PER_NODE; the rank from SLURM_LOCALID.  0, -EINVAL
  * (malformed value) or -ERANGE (a GPU the topology does not have), with ERR

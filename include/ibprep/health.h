@@ -9,7 +9,7 @@
  * and the plugin can feed it any data.  ibp_health_gather() fills the input
  * from a sysfs reader, the way the command and the plugin both do.
  *
- * Finding codes (stable; README.md lists them with their meaning):
+ * Finding codes (stable; ibprep(1) FINDING CODES lists them with their meaning):
  *   no_rdma_device hca_count_low hca_missing active_ports_low
  *   port_not_active phys_state_not_linkup link_layer_mismatch rate_below_min
  *   width_degraded speed_degraded lid_zero no_subnet_manager

@@ -10,7 +10,7 @@
  * plugin's task_init).  Deterministic: the same topology and step give the
  * same answer on every node and every call.
  *
- * Rules (README "Placement"):
+ * Rules (docs/placement.md):
  *  - fabric: the healthy ports of the policy's link layer; with link_layer
  *    any, InfiniBand when the node has a healthy IB port (a dual-port card's
  *    Ethernet port is then not a fabric port), else Ethernet (RoCE);

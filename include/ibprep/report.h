@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * report.h: the check's results for people (a table and finding lines) and
- * for programs (one JSON document, schema 1, described in README.md).
+ * for programs (one JSON document, schema 1, described in docs/json.md).
  *
  * Both take what ibp_health_gather/ibp_health_check produced and write to a
  * stream (open_memstream gives a buffer); they never read the system.  The

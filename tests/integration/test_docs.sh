@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test_docs.sh: the documentation stays one source per fact.
+#  * man/spank_ib.conf.5 lists exactly the plugin keys spank/ib_args.c accepts
+#    and exactly the policy keys of helpers/policy.c's table (a key added to
+#    one and not the other fails here);
+#  * the man pages render without groff warnings, and make install installs
+#    all three;
+#  * README.md stays short, links every docs/*.md and bench/README.md, and
+#    names no docs file that does not exist;
+#  * the Slurm release table appears once.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+T=$(mktemp -d /tmp/test_docs.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+CONF5=man/spank_ib.conf.5
+
+# man_keys FIRST_SECTION NEXT_SECTION: the key of every .TP entry between them
+man_keys() {
+	awk -v from="$1" -v to="$2" '
+		$0 == ".SH " from { on = 1; next }
+		on && $0 == ".SH " to { on = 0 }
+		on && tp { if (match($0, /^\.B[IR]? [a-z_0-9]+=/)) { k = substr($0, RSTART, RLENGTH);
+			   sub(/^\.B[IR]? /, "", k); sub(/=$/, "", k); print k } tp = 0; next }
+		on && $0 == ".TP" { tp = 1 }' "$CONF5" | sort
+}
+# same NAME WANT_FILE GOT_FILE
+same() {
+	if [ ! -s "$2" ]; then
+		tap_fail "$1" "no keys found in the source"
+	elif [ ! -s "$3" ]; then
+		tap_fail "$1" "no keys found in $CONF5"
+	elif diff -u "$2" "$3" >"$T/diff"; then
+		tap_ok "$1 ($(wc -l <"$2") keys)"
+	else
+		tap_fail "$1" "$(sed -n '3,$p' "$T/diff" | grep '^[-+]' | sed 's/^-/only in the code: /; s/^+/only in the man page: /')"
+	fi
+}
+
+sed -n 's/.*{"\([a-z_0-9]*\)", K_[A-Z_0-9]*,.*/\1/p' helpers/policy.c | sort >"$T/policy.code"
+man_keys "POLICY KEYS" "EXAMPLES" >"$T/policy.man"
+same "spank_ib.conf(5) POLICY KEYS = helpers/policy.c's key table" "$T/policy.code" "$T/policy.man"
+
+sed -n 's/.*strcmp(key, "\([a-z_0-9]*\)").*/\1/p' spank/ib_args.c | sort -u >"$T/plugin.code"
+man_keys "PLUGIN KEYS" "POLICY KEYS" >"$T/plugin.man"
+same "spank_ib.conf(5) PLUGIN KEYS = spank/ib_args.c's keys" "$T/plugin.code" "$T/plugin.man"
+
+if command -v groff >/dev/null; then
+	for m in man/*.[158]; do
+		if out=$(groff -man -ww -z "$m" 2>&1) && [ -z "$out" ]; then
+			tap_ok "$m renders without groff warnings"
+		else
+			tap_fail "$m renders without groff warnings" "$out"
+		fi
+	done
+else
+	tap_skip "man pages render" "groff is not installed (contrib/install-deps.sh installs it)"
+fi
+
+if make -s --no-print-directory install DESTDIR="$T/root" PREFIX=/usr MANDIR=/usr/share/man \
+	SLURM_PLUGINDIR=/usr/lib/slurm SLURM_CONFDIR=/etc/slurm >"$T/install.log" 2>&1; then
+	miss=""
+	for f in man1/ibprep.1 man5/spank_ib.conf.5 man8/spank_ib.8; do
+		[ -f "$T/root/usr/share/man/$f" ] || miss+=" $f"
+	done
+	if [ -z "$miss" ]; then tap_ok "make install installs the three man pages"; else
+		tap_fail "make install installs the three man pages" "missing:$miss"; fi
+else
+	tap_fail "make install installs the three man pages" "$(tail -5 "$T/install.log")"
+fi
+
+n=$(wc -l <README.md)
+if [ "$n" -le 260 ]; then tap_ok "README.md is short ($n lines)"; else
+	tap_fail "README.md is short" "$n lines, at most 260: reference goes to man/, design to docs/"; fi
+miss=""
+for f in docs/*.md bench/README.md; do
+	grep -qF "$f" README.md || miss+=" $f"
+done
+if [ -z "$miss" ]; then tap_ok "README.md links every docs/*.md and bench/README.md"; else
+	tap_fail "README.md links every docs/*.md and bench/README.md" "not linked:$miss"; fi
+miss=""
+for f in $(grep -oE '(docs/[A-Za-z0-9_-]+\.md|bench/README\.md)' README.md | sort -u); do
+	[ -f "$f" ] || miss+=" $f"
+done
+if [ -z "$miss" ]; then tap_ok "every docs file README.md names exists"; else
+	tap_fail "every docs file README.md names exists" "missing:$miss"; fi
+
+# the release table: its 22.05 row, in one file only
+files=$(grep -lE '^\| 22\.05' README.md docs/*.md man/* bench/README.md 2>/dev/null)
+if [ "$(wc -w <<<"$files")" -eq 1 ]; then tap_ok "the Slurm release table appears once ($files)"; else
+	tap_fail "the Slurm release table appears once" "in: ${files:-nowhere}"; fi
+tap_done
