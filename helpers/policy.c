@@ -36,6 +36,20 @@ static const struct {
     {"VL15_dropped", 100},
 };
 
+static const char *const consistency_names[IBP_CK_N] = {
+    [IBP_CK_HCA_SET] = "hca_set", [IBP_CK_LINK_LAYER] = "link_layer",
+    [IBP_CK_GID] = "gid",         [IBP_CK_NCCL_ENV] = "nccl_env",
+    [IBP_CK_MODEL] = "model",     [IBP_CK_FIRMWARE] = "firmware",
+    [IBP_CK_MTU] = "mtu",         [IBP_CK_RATE] = "rate",
+    [IBP_CK_KERNEL] = "kernel",   [IBP_CK_RDMA_CORE] = "rdma_core",
+    [IBP_CK_DRIVER] = "driver",   [IBP_CK_GDR] = "gdr",
+};
+
+const char *ibp_consistency_key_name(enum ibp_consistency_key k)
+{
+	return (unsigned)k < IBP_CK_N ? consistency_names[k] : NULL;
+}
+
 static const char *const speed_names[] = {"SDR", "DDR", "QDR", "FDR10", "FDR",
 					  "EDR", "HDR", "NDR", "XDR"};
 
@@ -74,6 +88,9 @@ void ibp_policy_init(struct ibp_policy *p)
 	snprintf(p->test_transport, sizeof(p->test_transport), "verbs");
 	p->link_watch = true;
 	p->xmit_wait_tick_ns = 4;
+	/* what hangs or breaks NCCL fails; what only slows it warns */
+	for (int k = 0; k < IBP_CK_N; k++)
+		p->consistency[k] = k <= IBP_CK_NCCL_ENV ? IBP_SEV_FAIL : IBP_SEV_WARN;
 }
 
 /* A value quoted safely in a message: printable ASCII only, at most 64 bytes. */
@@ -217,6 +234,47 @@ static int set_names(char names[][64], size_t *n, const char *v)
 	return 0;
 }
 
+/* "hca_set:fail,firmware:off" or "all:warn": every item valid, else nothing changes. */
+static int set_consistency(struct ibp_policy *p, const char *v)
+{
+	int tmp[IBP_CK_N];
+	char buf[512], *save = NULL;
+
+	if (!*v || strlen(v) >= sizeof(buf) || v[0] == ',' || v[strlen(v) - 1] == ',' ||
+	    strstr(v, ",,"))
+		return -EINVAL;
+	memcpy(tmp, p->consistency, sizeof(tmp));
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(t, ':');
+		int level, k;
+
+		if (!colon)
+			return -EINVAL;
+		*colon = '\0';
+		if (!strcmp(colon + 1, "fail"))
+			level = IBP_SEV_FAIL;
+		else if (!strcmp(colon + 1, "warn"))
+			level = IBP_SEV_WARN;
+		else if (!strcmp(colon + 1, "off"))
+			level = IBP_CONSISTENCY_OFF;
+		else
+			return -EINVAL;
+		if (!strcmp(t, "all")) {
+			for (k = 0; k < IBP_CK_N; k++)
+				tmp[k] = level;
+			continue;
+		}
+		for (k = 0; k < IBP_CK_N && strcmp(t, consistency_names[k]); k++)
+			;
+		if (k == IBP_CK_N)
+			return -EINVAL;
+		tmp[k] = level;
+	}
+	memcpy(p->consistency, tmp, sizeof(tmp));
+	return 0;
+}
+
 /* "NAME=N" or "NAME=off" for counter_warn= / counter_fail=. */
 static int set_counter(struct ibp_policy *p, const char *v, bool fail)
 {
@@ -327,6 +385,7 @@ enum key_id {
 	K_TEST_TRANSPORT,
 	K_LINK_WATCH,
 	K_XMIT_WAIT_TICK,
+	K_CONSISTENCY,
 };
 
 static const struct {
@@ -364,6 +423,9 @@ static const struct {
     {"test_transport", K_TEST_TRANSPORT, "verbs or socket"},
     {"link_watch", K_LINK_WATCH, "yes or no"},
     {"xmit_wait_tick_ns", K_XMIT_WAIT_TICK, "nanoseconds, more than 0 and at most 100000"},
+    {"consistency", K_CONSISTENCY,
+     "KEY:fail|warn|off,... with KEY one of hca_set, link_layer, gid, nccl_env, model, "
+     "firmware, mtu, rate, kernel, rdma_core, driver, gdr, or all"},
 };
 
 static int find_key(const char *key)
@@ -540,6 +602,8 @@ static int apply(struct ibp_policy *p, enum key_id id, const char *v)
 			return -EINVAL;
 		p->xmit_wait_tick_ns = d;
 		return 0;
+	case K_CONSISTENCY:
+		return set_consistency(p, v);
 	}
 	return -EINVAL;
 }

@@ -45,6 +45,27 @@ struct ibp_counter_limit {
 	uint64_t warn, fail;
 };
 
+/*
+ * What the cross-node test compares across the step's nodes (fingerprint.h),
+ * and how a difference is judged: consistency=KEY:fail|warn|off,...
+ */
+enum ibp_consistency_key {
+	IBP_CK_HCA_SET = 0, /* hca_set: the rails (HCA:port) the step uses */
+	IBP_CK_LINK_LAYER,  /* link_layer: InfiniBand or Ethernet per rail */
+	IBP_CK_GID,         /* gid: the RoCE GID index and type NCCL will use */
+	IBP_CK_NCCL_ENV,    /* nccl_env: NCCL_IB_HCA, NCCL_IB_GID_INDEX, ... UCX_NET_DEVICES */
+	IBP_CK_MODEL,       /* model: board_id per rail */
+	IBP_CK_FIRMWARE,    /* firmware: fw_ver per rail */
+	IBP_CK_MTU,         /* mtu: the rail's netdev MTU */
+	IBP_CK_RATE,        /* rate: rate, width and generation per rail */
+	IBP_CK_KERNEL,      /* kernel: the kernel release */
+	IBP_CK_RDMA_CORE,   /* rdma_core: the libibverbs (rdma-core) version */
+	IBP_CK_DRIVER,      /* driver: the HCA driver and its version */
+	IBP_CK_GDR,         /* gdr: the GPUDirect RDMA module */
+	IBP_CK_N,
+};
+#define IBP_CONSISTENCY_OFF (-1) /* a consistency level: not compared */
+
 struct ibp_policy {
 	/* health (issue: foundation) */
 	enum ibp_policy_link_layer link_layer; /* link_layer=ib|eth|any (any) */
@@ -86,7 +107,15 @@ struct ibp_policy {
 	/* link events during the step (linkwatch.h) */
 	bool link_watch; /* link_watch=yes|no: read the ports at step start and end (yes) */
 	double xmit_wait_tick_ns; /* xmit_wait_tick_ns= the device's port_xmit_wait tick (4) */
+
+	/* consistency across the step (fingerprint.h): IBP_SEV_FAIL, IBP_SEV_WARN or
+	 * IBP_CONSISTENCY_OFF per key; fail for hca_set, link_layer, gid, nccl_env,
+	 * warn for the rest */
+	int consistency[IBP_CK_N];
 };
+
+/* The key's name in consistency= ("hca_set"), NULL out of range. */
+const char *ibp_consistency_key_name(enum ibp_consistency_key k);
 
 void ibp_policy_init(struct ibp_policy *p);
 

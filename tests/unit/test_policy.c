@@ -35,6 +35,17 @@ static void test_policy_defaults_match_readme(void **state)
 	assert_string_equal(p.test_transport, "verbs");
 	assert_true(p.link_watch);
 	assert_true(p.xmit_wait_tick_ns == 4);
+	/* consistency: what breaks NCCL fails, what slows it warns */
+	assert_int_equal(p.consistency[IBP_CK_HCA_SET], IBP_SEV_FAIL);
+	assert_int_equal(p.consistency[IBP_CK_LINK_LAYER], IBP_SEV_FAIL);
+	assert_int_equal(p.consistency[IBP_CK_GID], IBP_SEV_FAIL);
+	assert_int_equal(p.consistency[IBP_CK_NCCL_ENV], IBP_SEV_FAIL);
+	assert_int_equal(p.consistency[IBP_CK_FIRMWARE], IBP_SEV_WARN);
+	assert_int_equal(p.consistency[IBP_CK_MTU], IBP_SEV_WARN);
+	assert_int_equal(p.consistency[IBP_CK_KERNEL], IBP_SEV_WARN);
+	assert_int_equal(p.consistency[IBP_CK_GDR], IBP_SEV_WARN);
+	assert_string_equal(ibp_consistency_key_name(IBP_CK_RDMA_CORE), "rdma_core");
+	assert_null(ibp_consistency_key_name(IBP_CK_N));
 	/* infiniband-diags' error_thresholds */
 	const struct ibp_counter_limit *l = ibp_policy_counter_limit(&p, "symbol_error");
 	assert_non_null(l);
@@ -109,6 +120,16 @@ static const struct {
     {"test_pairing=any", 0},
     {"test_transport=socket", 0},
     {"test_transport=tcp", -EINVAL},
+    {"consistency=firmware:fail", 0},
+    {"consistency=hca_set:off,kernel:fail", 0},
+    {"consistency=all:warn,gid:fail", 0},
+    {"consistency=", -EINVAL},
+    {"consistency=firmware", -EINVAL},
+    {"consistency=firmware:maybe", -EINVAL},
+    {"consistency=colour:fail", -EINVAL},
+    {"consistency=firmware:fail,", -EINVAL},
+    {"consistency=firmware:fail,,mtu:off", -EINVAL},
+    {"consistency=firmware:fail,bogus:off", -EINVAL},
     {"link_watch=no", 0},
     {"link_watch=maybe", -EINVAL},
     {"xmit_wait_tick_ns=4", 0},
@@ -168,6 +189,18 @@ static void test_policy_values_applied(void **state)
 	assert_int_equal(p.test_port_hi, 50010);
 	ibp_policy_set(&p, "link_layer", "roce", err, sizeof(err));
 	assert_int_equal(p.link_layer, IBP_POLICY_LL_ETH);
+	assert_int_equal(
+	    ibp_policy_set(&p, "consistency", "firmware:fail,hca_set:off", err, sizeof(err)), 0);
+	assert_int_equal(p.consistency[IBP_CK_FIRMWARE], IBP_SEV_FAIL);
+	assert_int_equal(p.consistency[IBP_CK_HCA_SET], IBP_CONSISTENCY_OFF);
+	assert_int_equal(p.consistency[IBP_CK_GID], IBP_SEV_FAIL);
+	ibp_policy_set(&p, "consistency", "all:off,gid:warn", err, sizeof(err));
+	assert_int_equal(p.consistency[IBP_CK_FIRMWARE], IBP_CONSISTENCY_OFF);
+	assert_int_equal(p.consistency[IBP_CK_GID], IBP_SEV_WARN);
+	/* a bad item anywhere changes nothing */
+	assert_int_not_equal(
+	    ibp_policy_set(&p, "consistency", "gid:fail,bogus:off", err, sizeof(err)), 0);
+	assert_int_equal(p.consistency[IBP_CK_GID], IBP_SEV_WARN);
 	ibp_policy_set(&p, "link_watch", "no", err, sizeof(err));
 	assert_false(p.link_watch);
 	ibp_policy_set(&p, "xmit_wait_tick_ns", "32", err, sizeof(err));

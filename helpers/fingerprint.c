@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* fingerprint.c: a node's fingerprint, its wire form, the majority across the step (fingerprint.h). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "ibprep/fingerprint.h"
+
+static const struct {
+	const char *label;
+	enum ibp_consistency_key key;
+	const char *fix;
+} fields[IBP_FP_N_FIELDS] = {
+    [IBP_FP_HCA_SET] = {"HCA set", IBP_CK_HCA_SET,
+			"give every node the same healthy rails (NCCL hangs when ranks use "
+			"different HCA sets), or exclude the odd node"},
+    [IBP_FP_LINK_LAYER] = {"link layer", IBP_CK_LINK_LAYER,
+			   "run the step on nodes of one fabric (InfiniBand or RoCE)"},
+    [IBP_FP_GID] = {"GID", IBP_CK_GID,
+		    "make every node use the same RoCE GID index and type (NCCL_IB_GID_INDEX); "
+		    "check the netdev's addresses"},
+    [IBP_FP_MODEL] = {"model", IBP_CK_MODEL, "run the step on nodes with the same HCA model"},
+    [IBP_FP_FIRMWARE] = {"firmware", IBP_CK_FIRMWARE,
+			 "update the HCA firmware to the cluster's version"},
+    [IBP_FP_MTU] = {"MTU", IBP_CK_MTU, "set the same MTU on every node's rail netdev"},
+    [IBP_FP_RATE] = {"rate", IBP_CK_RATE, "check the cable and the switch port of the slower link"},
+    [IBP_FP_KERNEL] = {"kernel", IBP_CK_KERNEL, "boot every node into the same kernel"},
+    [IBP_FP_RDMA_CORE] = {"rdma-core", IBP_CK_RDMA_CORE,
+			  "install the same rdma-core (libibverbs) on every node"},
+    [IBP_FP_DRIVER] = {"HCA driver", IBP_CK_DRIVER,
+		       "install the same HCA driver (MOFED/DOCA or in-tree) on every node"},
+    [IBP_FP_GDR] = {"GPUDirect module", IBP_CK_GDR,
+		    "load the same GPUDirect RDMA module (nvidia_peermem) on every node"},
+    [IBP_FP_NCCL_IB_HCA] = {"NCCL_IB_HCA", IBP_CK_NCCL_ENV,
+			    "set NCCL_IB_HCA the same way on every node, or let spank-ib set it"},
+    [IBP_FP_NCCL_IB_GID_INDEX] = {"NCCL_IB_GID_INDEX", IBP_CK_NCCL_ENV,
+				  "set NCCL_IB_GID_INDEX the same way on every node"},
+    [IBP_FP_NCCL_SOCKET_IFNAME] = {"NCCL_SOCKET_IFNAME", IBP_CK_NCCL_ENV,
+				   "set NCCL_SOCKET_IFNAME the same way on every node"},
+    [IBP_FP_NCCL_IB_DISABLE] = {"NCCL_IB_DISABLE", IBP_CK_NCCL_ENV,
+				"set NCCL_IB_DISABLE the same way on every node"},
+    [IBP_FP_NCCL_NET] = {"NCCL_NET", IBP_CK_NCCL_ENV, "set NCCL_NET the same way on every node"},
+    [IBP_FP_UCX_NET_DEVICES] = {"UCX_NET_DEVICES", IBP_CK_NCCL_ENV,
+				"set UCX_NET_DEVICES the same way on every node"},
+};
+
+const char *ibp_fp_field_label(enum ibp_fp_field f)
+{
+	return (unsigned)f < IBP_FP_N_FIELDS ? fields[f].label : "?";
+}
+
+enum ibp_consistency_key ibp_fp_field_key(enum ibp_fp_field f)
+{
+	return (unsigned)f < IBP_FP_N_FIELDS ? fields[f].key : IBP_CK_N;
+}
+
+void ibp_fp_init(struct ibp_fp *fp)
+{
+	memset(fp, 0, sizeof(*fp));
+}
+
+/* FNV-1a, 64 bits: equal values, equal hashes on every node. */
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void shown(char *dst, size_t size, const char *v)
+{
+	size_t i, n = strlen(v);
+
+	for (i = 0; i < n && i < size - 1; i++)
+		dst[i] = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f ? v[i] : '?';
+	dst[i] = '\0';
+	if (n >= size)
+		memcpy(dst + size - 4, "...", 4);
+}
+
+int ibp_fp_set(struct ibp_fp *fp, enum ibp_fp_field field, const char *rail, const char *value)
+{
+	struct ibp_fp_entry *e = NULL;
+
+	if ((unsigned)field >= IBP_FP_N_FIELDS || (rail && strlen(rail) >= IBP_FP_RAIL_MAX))
+		return -EINVAL;
+	if (!rail)
+		rail = "";
+	if (!value)
+		value = "(unset)";
+	for (size_t i = 0; i < fp->n && !e; i++)
+		if (fp->e[i].field == field && !strcmp(fp->e[i].rail, rail))
+			e = &fp->e[i];
+	if (!e) {
+		if (fp->n == IBP_FP_MAX_ENTRIES) {
+			fp->truncated = true;
+			return -ENOSPC;
+		}
+		e = &fp->e[fp->n++];
+	}
+	memset(e, 0, sizeof(*e));
+	e->field = (uint8_t)field;
+	snprintf(e->rail, sizeof(e->rail), "%s", rail);
+	e->hash = fnv1a(value);
+	shown(e->value, sizeof(e->value), value);
+	return 0;
+}
+
+void ibp_fp_rdma_core_version(char *buf, size_t len)
+{
+	Dl_info info;
+	char real[PATH_MAX];
+	const char *base, *v;
+	int dots = 0;
+
+	buf[0] = '\0';
+	/* libibverbs.so.1.14.44.0 is rdma-core 44.0: the last two numbers */
+	if (!dladdr((void *)ibv_get_device_list, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, real))
+		return;
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (strncmp(base, "libibverbs.so.", 14) != 0)
+		return;
+	for (v = base + strlen(base); v > base; v--)
+		if (v[-1] == '.' && ++dots == 2)
+			break;
+	if (dots == 2)
+		snprintf(buf, len, "%s", v);
+}
+
+static const struct ibp_hca *find_hca(const struct ibp_inventory *inv, const char *name)
+{
+	for (size_t i = 0; inv && i < inv->n_hcas; i++)
+		if (!strcmp(inv->hcas[i].name, name))
+			return &inv->hcas[i];
+	return NULL;
+}
+
+static void rail_fields(struct ibp_fp *fp, const struct ibp_fp_source *src,
+			const struct ibp_fp_rail *r, const char *rail, int *rc)
+{
+	const struct ibp_hca *h = find_hca(src->inv, r->device);
+	const struct ibp_port *p = NULL;
+	char buf[96];
+	int e = 0;
+
+	if (h)
+		for (size_t i = 0; i < h->n_ports && !p; i++)
+			if (h->ports[i].num == r->port)
+				p = &h->ports[i];
+	e |= ibp_fp_set(fp, IBP_FP_MODEL, rail, h && h->board_id[0] ? h->board_id : NULL);
+	e |= ibp_fp_set(fp, IBP_FP_FIRMWARE, rail, h && h->fw_ver[0] ? h->fw_ver : NULL);
+	e |= ibp_fp_set(fp, IBP_FP_LINK_LAYER, rail, p ? ibp_link_layer_name(p->link_layer) : NULL);
+	if (p && p->rate.known)
+		snprintf(buf, sizeof(buf), "%g Gb/sec (%uX %s)", p->rate.gbps, p->rate.width,
+			 p->rate.speed);
+	e |= ibp_fp_set(fp, IBP_FP_RATE, rail, p && p->rate.known ? buf : NULL);
+	buf[0] = '\0';
+	for (size_t i = 0; h && p && i < h->n_netdevs && !buf[0]; i++)
+		if (!strcmp(h->netdevs[i].name, p->netdev) && h->netdevs[i].mtu > 0)
+			snprintf(buf, sizeof(buf), "%lld", (long long)h->netdevs[i].mtu);
+	e |= ibp_fp_set(fp, IBP_FP_MTU, rail, buf[0] ? buf : NULL);
+	if (p && p->link_layer == IBP_LL_ETH && r->gid_index >= 0) {
+		const char *type = "type unknown";
+
+		for (size_t i = 0; i < p->n_gids; i++)
+			if ((int)p->gids[i].index == r->gid_index)
+				type = p->gids[i].type == IBP_GID_TYPE_ROCE_V2 ? "RoCE v2"
+				       : p->gids[i].type == IBP_GID_TYPE_IB_ROCE_V1
+					   ? "RoCE v1"
+					   : "type unknown";
+		snprintf(buf, sizeof(buf), "index %d %s", r->gid_index, type);
+		e |= ibp_fp_set(fp, IBP_FP_GID, rail, buf);
+	} else {
+		e |= ibp_fp_set(fp, IBP_FP_GID, rail,
+				p && p->link_layer == IBP_LL_ETH ? "no RoCE GID" : "LID (no GID)");
+	}
+	if (e)
+		*rc = -ENOSPC;
+}
+
+int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src)
+{
+	static const struct {
+		enum ibp_fp_field f;
+		const char *var;
+	} vars[] = {
+	    {IBP_FP_NCCL_IB_HCA, "NCCL_IB_HCA"},
+	    {IBP_FP_NCCL_IB_GID_INDEX, "NCCL_IB_GID_INDEX"},
+	    {IBP_FP_NCCL_SOCKET_IFNAME, "NCCL_SOCKET_IFNAME"},
+	    {IBP_FP_NCCL_IB_DISABLE, "NCCL_IB_DISABLE"},
+	    {IBP_FP_NCCL_NET, "NCCL_NET"},
+	    {IBP_FP_UCX_NET_DEVICES, "UCX_NET_DEVICES"},
+	};
+	char set[1024] = "", buf[256], rail[IBP_FP_RAIL_MAX];
+	size_t o = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < src->n_rails; i++) {
+		int w = snprintf(set + o, sizeof(set) - o, "%s%s:%u", i ? "," : "",
+				 src->rails[i].device, src->rails[i].port);
+		if (w < 0 || (size_t)w >= sizeof(set) - o)
+			break;
+		o += (size_t)w;
+	}
+	/* the count first, so a cut display still shows it; the hash covers the whole list */
+	{
+		char whole[sizeof(set) + 32];
+
+		if (snprintf(whole, sizeof(whole), "%zu rail%s: %s", src->n_rails,
+			     src->n_rails == 1 ? "" : "s",
+			     set[0] ? set : "none") >= (int)sizeof(whole))
+			whole[sizeof(whole) - 1] = '\0';
+		rc |= ibp_fp_set(fp, IBP_FP_HCA_SET, NULL, whole);
+	}
+	for (size_t i = 0; i < src->n_rails; i++) {
+		if (snprintf(rail, sizeof(rail), "%s:%u", src->rails[i].device,
+			     src->rails[i].port) >= (int)sizeof(rail))
+			continue;
+		rail_fields(fp, src, &src->rails[i], rail, &rc);
+	}
+	if (src->fs) {
+		if (ibp_sysfs_read(src->fs, "proc/sys/kernel/osrelease", buf, sizeof(buf)) <= 0)
+			snprintf(buf, sizeof(buf), "(unknown)");
+		rc |= ibp_fp_set(fp, IBP_FP_KERNEL, NULL, buf);
+		/* the driver of the first rail's PCI function, and its version when it has one */
+		buf[0] = '\0';
+		if (src->n_rails) {
+			char path[160], drv[64] = "", ver[64] = "";
+
+			snprintf(path, sizeof(path), "sys/class/infiniband/%s/device/driver",
+				 src->rails[0].device);
+			if (ibp_sysfs_link_name(src->fs, path, drv, sizeof(drv)) > 0) {
+				if (ibp_sysfs_readf(src->fs, ver, sizeof(ver),
+						    "sys/module/%s/version", drv) <= 0)
+					snprintf(ver, sizeof(ver), "in-tree");
+				snprintf(buf, sizeof(buf), "%s %s", drv, ver);
+			}
+		}
+		rc |= ibp_fp_set(fp, IBP_FP_DRIVER, NULL, buf[0] ? buf : NULL);
+		{
+			static const char *const mods[] = {"nvidia_peermem", "nv_peer_mem"};
+			const char *gdr = NULL;
+			char dummy[8];
+
+			for (size_t i = 0; i < 2 && !gdr; i++)
+				if (ibp_sysfs_readf(src->fs, dummy, sizeof(dummy), "sys/module/%s",
+						    mods[i]) == -EISDIR)
+					gdr = mods[i];
+			if (!gdr && ibp_sysfs_read(src->fs, "sys/kernel/mm/memory_peers", dummy,
+						   sizeof(dummy)) == -EISDIR)
+				gdr = "memory_peers";
+			rc |= ibp_fp_set(fp, IBP_FP_GDR, NULL, gdr ? gdr : "none");
+		}
+	}
+	if (src->rdma_core) {
+		rc |= ibp_fp_set(fp, IBP_FP_RDMA_CORE, NULL, src->rdma_core);
+	} else {
+		ibp_fp_rdma_core_version(buf, sizeof(buf));
+		rc |= ibp_fp_set(fp, IBP_FP_RDMA_CORE, NULL, buf[0] ? buf : NULL);
+	}
+	for (size_t i = 0; src->getenv && i < sizeof(vars) / sizeof(vars[0]); i++)
+		rc |= ibp_fp_set(fp, vars[i].f, NULL, src->getenv(src->getenv_ctx, vars[i].var));
+	return rc ? -ENOSPC : 0;
+}
+
+/* ---- wire form ---- */
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int ibp_fp_encode(const struct ibp_fp *fp, uint8_t *buf, size_t len)
+{
+	uint8_t *p = buf + 2;
+
+	if (len < IBP_FP_WIRE_LEN)
+		return -ENOSPC;
+	if (fp->n > IBP_FP_MAX_ENTRIES)
+		return -EINVAL;
+	memset(buf, 0, IBP_FP_WIRE_LEN);
+	buf[0] = (uint8_t)(fp->n >> 8);
+	buf[1] = (uint8_t)fp->n;
+	for (size_t i = 0; i < fp->n; i++, p += IBP_FP_ENTRY_WIRE) {
+		const struct ibp_fp_entry *e = &fp->e[i];
+
+		if (e->field >= IBP_FP_N_FIELDS || !memchr(e->rail, 0, sizeof(e->rail)) ||
+		    !memchr(e->value, 0, sizeof(e->value)))
+			return -EINVAL;
+		p[0] = e->field;
+		memcpy(p + 1, e->rail, strlen(e->rail));
+		put64(p + 1 + IBP_FP_RAIL_MAX, e->hash);
+		memcpy(p + 1 + IBP_FP_RAIL_MAX + 8, e->value, strlen(e->value));
+	}
+	return 0;
+}
+
+/* A NUL-terminated printable string filling the rest of the field with NULs. */
+static int field_str(const uint8_t *p, size_t size, char *out)
+{
+	size_t n = 0;
+
+	while (n < size && p[n])
+		n++;
+	if (n == size)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < 0x20 || p[i] >= 0x7f)
+			return -EINVAL;
+	for (size_t i = n; i < size; i++)
+		if (p[i])
+			return -EINVAL;
+	memcpy(out, p, n + 1);
+	return 0;
+}
+
+int ibp_fp_decode(const uint8_t *buf, size_t len, struct ibp_fp *fp)
+{
+	const uint8_t *p = buf + 2;
+	size_t n;
+
+	ibp_fp_init(fp);
+	if (len != IBP_FP_WIRE_LEN)
+		return -EMSGSIZE;
+	n = (size_t)buf[0] << 8 | buf[1];
+	if (n > IBP_FP_MAX_ENTRIES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++, p += IBP_FP_ENTRY_WIRE) {
+		struct ibp_fp_entry *e = &fp->e[i];
+
+		if (p[0] >= IBP_FP_N_FIELDS || field_str(p + 1, IBP_FP_RAIL_MAX, e->rail) ||
+		    field_str(p + 1 + IBP_FP_RAIL_MAX + 8, IBP_FP_VALUE_MAX, e->value)) {
+			ibp_fp_init(fp);
+			return -EINVAL;
+		}
+		e->field = p[0];
+		e->hash = get64(p + 1 + IBP_FP_RAIL_MAX);
+		for (size_t k = 0; k < i; k++)
+			if (fp->e[k].field == e->field && !strcmp(fp->e[k].rail, e->rail)) {
+				ibp_fp_init(fp);
+				return -EINVAL; /* one value per (field, rail) */
+			}
+	}
+	for (; p < buf + IBP_FP_WIRE_LEN; p++)
+		if (*p) {
+			ibp_fp_init(fp);
+			return -EINVAL;
+		}
+	fp->n = n;
+	return 0;
+}
+
+/* ---- the majority ---- */
+
+struct group {
+	uint64_t hash;
+	const char *value;
+	size_t count;
+	long first; /* lowest node index in the group */
+};
+
+static const struct ibp_fp_entry *entry_of(const struct ibp_fp *fp, uint8_t field, const char *rail)
+{
+	for (size_t i = 0; fp && i < fp->n; i++)
+		if (fp->e[i].field == field && !strcmp(fp->e[i].rail, rail))
+			return &fp->e[i];
+	return NULL;
+}
+
+/* "n3", "n3,n7", "n3,n7,... (12 nodes)": the nodes of group G, within LEN. */
+static void group_nodes(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+			const struct ibp_fp_entry *const *val, const struct group *g, char *buf,
+			size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w;
+
+		if (!fps[i] || !val[i] || val[i]->hash != g->hash)
+			continue;
+		w = snprintf(buf + o, len - o, "%s%s", o ? "," : "", names[i]);
+		if (w < 0 || (size_t)w + 16 >= len - o) {
+			snprintf(buf + o, len - o, ",... (%zu nodes)", g->count);
+			return;
+		}
+		o += (size_t)w;
+	}
+}
+
+static int judge_groups(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+			const struct ibp_policy *p, long self, uint8_t field, const char *rail,
+			const struct ibp_fp_entry **val, struct group *g, struct ibp_findings *out)
+{
+	size_t ng = 0, present = 0, best = 0, top = 0;
+	int level = p->consistency[fields[field].key];
+	char code[IBP_CODE_MAX], dev[IBP_DEV_MAX] = "";
+	int port = 0, rc;
+
+	for (size_t i = 0; i < n; i++) {
+		val[i] = fps[i] ? entry_of(fps[i], field, rail) : NULL;
+		if (!val[i])
+			continue;
+		present++;
+		size_t k;
+		for (k = 0; k < ng && g[k].hash != val[i]->hash; k++)
+			;
+		if (k == ng)
+			g[ng++] = (struct group){val[i]->hash, val[i]->value, 0, (long)i};
+		g[k].count++;
+	}
+	if (ng < 2)
+		return 0;
+	for (size_t k = 0; k < ng; k++)
+		if (g[k].count > best) {
+			best = g[k].count;
+			top = k;
+		}
+	size_t ties = 0;
+	for (size_t k = 0; k < ng; k++)
+		ties += g[k].count == best;
+	snprintf(code, sizeof(code), "consistency_%s", ibp_consistency_key_name(fields[field].key));
+	if (rail[0]) {
+		const char *colon = strrchr(rail, ':');
+
+		snprintf(dev, sizeof(dev), "%.*s", (int)(colon ? colon - rail : (long)strlen(rail)),
+			 rail);
+		uint64_t num;
+
+		port = colon && !ibp_parse_u64(colon + 1, &num) && num <= 255 ? (int)num : 0;
+	}
+	if (ties > 1) {
+		/* no majority: one finding naming every group, said by the first node */
+		char obs[IBP_TEXT_MAX + 4] = "", nodes[96];
+		size_t o = 0;
+		long first = -1;
+
+		for (size_t i = 0; i < n && first < 0; i++)
+			if (val[i])
+				first = (long)i;
+		if (self >= 0 && self != first)
+			return 0;
+		o = (size_t)snprintf(obs, sizeof(obs),
+				     "no majority for %s across %zu nodes:", fields[field].label,
+				     present);
+		for (size_t k = 0; k < ng && o < sizeof(obs); k++) {
+			int w;
+
+			group_nodes(fps, names, n, val, &g[k], nodes, sizeof(nodes));
+			w = snprintf(obs + o, sizeof(obs) - o, "%s %s %s", k ? ";" : "", nodes,
+				     g[k].value);
+			o += w < 0 ? 0 : (size_t)w;
+		}
+		struct ibp_finding x;
+
+		memset(&x, 0, sizeof(x));
+		snprintf(x.code, sizeof(x.code), "%s", code);
+		x.severity = (enum ibp_severity)level;
+		x.fclass = IBP_CLASS_JOB;
+		snprintf(x.node, sizeof(x.node), "%s", first >= 0 ? names[first] : "");
+		snprintf(x.device, sizeof(x.device), "%s", dev);
+		x.port = port;
+		if (strlen(obs) >= sizeof(x.observed))
+			memcpy(obs + sizeof(x.observed) - 4, "...", 4);
+		memcpy(x.observed, obs, sizeof(x.observed) - 1);
+		snprintf(x.fix, sizeof(x.fix), "%s", fields[field].fix);
+		return ibp_findings_add(out, &x);
+	}
+	for (size_t k = 0; k < ng; k++) {
+		struct ibp_finding x;
+		char nodes[IBP_NODE_MAX];
+		bool mine = false;
+
+		if (k == top)
+			continue;
+		for (size_t i = 0; self >= 0 && i < n && !mine; i++)
+			mine = (long)i == self && val[i] && val[i]->hash == g[k].hash;
+		if (self >= 0 && !mine)
+			continue;
+		group_nodes(fps, names, n, val, &g[k], nodes, sizeof(nodes));
+		memset(&x, 0, sizeof(x));
+		snprintf(x.code, sizeof(x.code), "%s", code);
+		x.severity = (enum ibp_severity)level;
+		x.fclass = IBP_CLASS_JOB;
+		snprintf(x.node, sizeof(x.node), "%s", nodes);
+		snprintf(x.device, sizeof(x.device), "%s", dev);
+		x.port = port;
+		snprintf(x.observed, sizeof(x.observed), "%s %s, the other %zu node%s %s",
+			 fields[field].label, g[k].value, best, best == 1 ? "" : "s", g[top].value);
+		snprintf(x.expected, sizeof(x.expected), "%s", g[top].value);
+		snprintf(x.fix, sizeof(x.fix), "%s", fields[field].fix);
+		rc = ibp_findings_add(out, &x);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int judge_one(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+		     const struct ibp_policy *p, long self, uint8_t field, const char *rail,
+		     struct ibp_findings *out)
+{
+	const struct ibp_fp_entry **val;
+	struct group *g;
+	int rc;
+
+	if (p->consistency[fields[field].key] == IBP_CONSISTENCY_OFF || n < 2)
+		return 0;
+	val = calloc(n, sizeof(*val));
+	g = calloc(n, sizeof(*g));
+	if (!val || !g) {
+		free(val);
+		free(g);
+		return -ENOMEM;
+	}
+	rc = judge_groups(fps, names, n, p, self, field, rail, val, g, out);
+	free(val);
+	free(g);
+	return rc;
+}
+
+int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+		   const struct ibp_policy *p, long self, struct ibp_findings *out)
+{
+	const struct ibp_fp_entry **keys = NULL;
+	size_t nk = 0, cap = 0;
+	int rc = 0;
+
+	/* every (field, rail) any node has, in first-seen order, each judged once */
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; fps[i] && j < fps[i]->n; j++) {
+			const struct ibp_fp_entry *e = &fps[i]->e[j];
+			size_t k;
+
+			for (k = 0; k < nk; k++)
+				if (keys[k]->field == e->field && !strcmp(keys[k]->rail, e->rail))
+					break;
+			if (k < nk)
+				continue;
+			if (nk == cap) {
+				const struct ibp_fp_entry **nv;
+
+				cap = cap ? cap * 2 : 64;
+				nv = reallocarray(keys, cap, sizeof(*keys));
+				if (!nv) {
+					free(keys);
+					return -ENOMEM;
+				}
+				keys = nv;
+			}
+			keys[nk++] = e;
+		}
+	}
+	for (size_t k = 0; k < nk && !rc; k++)
+		rc = judge_one(fps, names, n, p, self, keys[k]->field, keys[k]->rail, out);
+	free(keys);
+	return rc;
+}

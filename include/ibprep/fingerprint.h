@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fingerprint.h: what a node brings to the step, compared across the step.
+ *
+ * Each node's fingerprint is a list of (field, rail, value): its rail set
+ * (the HCA:port list the step uses); per rail the model (board_id),
+ * firmware (fw_ver), netdev MTU, rate (with width and generation), link
+ * layer and the RoCE GID index and type NCCL will use; node-wide the kernel
+ * release, the rdma-core (libibverbs) version, the HCA driver and its
+ * version, the GPUDirect RDMA module; and the values of NCCL_IB_HCA,
+ * NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE, NCCL_NET and
+ * UCX_NET_DEVICES the tasks will see.  Values are cut for display
+ * (IBP_FP_VALUE_MAX) but compared through a 64-bit hash of the whole value.
+ *
+ * ibp_fp_compare() groups the nodes by value for every (field, rail) and
+ * names the nodes that differ from the majority:
+ *
+ *   n7: mlx5_3 port 1: firmware 28.39.1002, the other 31 nodes 28.41.1000
+ *
+ * A tie between the largest groups (two groups of 2, or every node
+ * different) has no majority: one finding names every group.  The findings
+ * are class job (the step's nodes do not match: never drains), code
+ * "consistency_<key>", severity from the policy's consistency= (policy.h:
+ * hca_set, link_layer, gid, nccl_env fail; the rest warn by default).
+ * Per-rail fields compare the nodes that have that rail; a missing rail is
+ * the hca_set difference.
+ *
+ * The wire form (ibp_fp_encode/_decode) has a fixed length and a checking
+ * decoder: it travels in the cross-node test's summary, which is sealed
+ * (authenticated) per link.  Plain data, no allocation, no globals.
+ */
+#ifndef IBPREP_FINGERPRINT_H
+#define IBPREP_FINGERPRINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/hca.h"
+#include "ibprep/policy.h"
+#include "ibprep/sysfs.h"
+
+#define IBP_FP_MAX_ENTRIES 112
+#define IBP_FP_RAIL_MAX    24 /* "mlx5_bond_0:1" */
+#define IBP_FP_VALUE_MAX   40 /* shown; longer values end in "..." */
+#define IBP_FP_ENTRY_WIRE  (1 + IBP_FP_RAIL_MAX + 8 + IBP_FP_VALUE_MAX)
+#define IBP_FP_WIRE_LEN    (2 + IBP_FP_MAX_ENTRIES * IBP_FP_ENTRY_WIRE)
+
+enum ibp_fp_field {
+	IBP_FP_HCA_SET = 0, /* node-wide: "mlx5_0:1,mlx5_3:1 (2 rails)" */
+	IBP_FP_LINK_LAYER,  /* per rail */
+	IBP_FP_GID,         /* per rail: "3 RoCE v2", "IB" */
+	IBP_FP_MODEL,       /* per rail: board_id */
+	IBP_FP_FIRMWARE,    /* per rail: fw_ver */
+	IBP_FP_MTU,         /* per rail: netdev MTU */
+	IBP_FP_RATE,        /* per rail: "400 Gb/sec (4X NDR)" */
+	IBP_FP_KERNEL,      /* node-wide from here */
+	IBP_FP_RDMA_CORE,
+	IBP_FP_DRIVER,
+	IBP_FP_GDR,
+	IBP_FP_NCCL_IB_HCA,
+	IBP_FP_NCCL_IB_GID_INDEX,
+	IBP_FP_NCCL_SOCKET_IFNAME,
+	IBP_FP_NCCL_IB_DISABLE,
+	IBP_FP_NCCL_NET,
+	IBP_FP_UCX_NET_DEVICES,
+	IBP_FP_N_FIELDS,
+};
+
+struct ibp_fp_entry {
+	uint8_t field;                /* enum ibp_fp_field */
+	char rail[IBP_FP_RAIL_MAX];   /* "mlx5_3:1", "" node-wide */
+	uint64_t hash;                /* of the whole value */
+	char value[IBP_FP_VALUE_MAX]; /* printable ASCII, cut with "..." */
+};
+
+struct ibp_fp {
+	size_t n;
+	bool truncated; /* more entries than IBP_FP_MAX_ENTRIES: the rest is not compared */
+	struct ibp_fp_entry e[IBP_FP_MAX_ENTRIES];
+};
+
+/* "firmware", "NCCL_IB_HCA" ...; the consistency= key that judges a field. */
+const char *ibp_fp_field_label(enum ibp_fp_field f);
+enum ibp_consistency_key ibp_fp_field_key(enum ibp_fp_field f);
+
+void ibp_fp_init(struct ibp_fp *fp);
+
+/*
+ * Sets FIELD (of RAIL, NULL or "" node-wide) to VALUE (NULL: "(unset)").
+ * Non-printable bytes are shown as '?'.  0, -ENOSPC (full: fp->truncated),
+ * -EINVAL (bad field, rail too long).  Setting a (field, rail) again
+ * replaces it.
+ */
+int ibp_fp_set(struct ibp_fp *fp, enum ibp_fp_field field, const char *rail, const char *value);
+
+/* One rail of the step, as the caller chose it (placement or the test's ports). */
+struct ibp_fp_rail {
+	char device[IBP_DEV_MAX];
+	unsigned port;
+	int gid_index; /* -1: none (IB) */
+};
+
+/* The task environment's value of NAME (NULL: unset). */
+typedef const char *(*ibp_fp_getenv_fn)(void *ctx, const char *name);
+
+struct ibp_fp_source {
+	const struct ibp_inventory *inv; /* the node's devices */
+	const struct ibp_fp_rail *rails;
+	size_t n_rails;
+	const struct ibp_sysfs *fs; /* kernel release, driver, GPUDirect module; NULL: unknown */
+	const char *rdma_core;      /* NULL: this process's libibverbs */
+	ibp_fp_getenv_fn getenv;    /* NULL: the variables are not compared */
+	void *getenv_ctx;
+};
+
+/* Fills FP from SRC.  0, -ENOSPC (truncated, the rest still usable). */
+int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src);
+
+/* rdma-core's version from the file name of the loaded libibverbs ("44.0"), "" unknown. */
+void ibp_fp_rdma_core_version(char *buf, size_t len);
+
+/* Fixed-length wire form; BUF of IBP_FP_WIRE_LEN.  0 or -EINVAL / -ENOSPC. */
+int ibp_fp_encode(const struct ibp_fp *fp, uint8_t *buf, size_t len);
+/* Checks every count, field, terminator and byte.  0 or -EINVAL / -EMSGSIZE. */
+int ibp_fp_decode(const uint8_t *buf, size_t len, struct ibp_fp *fp);
+
+/*
+ * Compares FPS[0..N) (NAMES[i] is the node of FPS[i]; a NULL FPS[i] is a
+ * node whose fingerprint did not arrive: left out) and appends findings to
+ * OUT.  SELF >= 0: only the findings this node should print (a group it is
+ * in that differs from the majority; a tie when it is the first of the
+ * compared nodes), so that each difference is said once per step; SELF < 0:
+ * all.  0 or -ENOMEM.
+ */
+int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+		   const struct ibp_policy *p, long self, struct ibp_findings *out);
+
+#endif
