@@ -288,7 +288,10 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 	want.round = l->r.round;
 	want.rail = (uint8_t)l->r.rail;
 	want.echo = hello->u.hello.nonce;
-	if ((got.flags & ~IBP_HELLO_NO_RAIL) != flags || memcmp(&got, &want, sizeof(got)) != 0) {
+	if ((got.flags & ~IBP_HELLO_NO_RAIL) != flags || got.job != want.job ||
+	    got.step != want.step || got.uid != want.uid || got.from != want.from ||
+	    got.to != want.to || got.nnodes != want.nnodes || got.round != want.round ||
+	    got.rail != want.rail || got.echo != want.echo) {
 		ibp_rt_setf(why, whylen, "a hello that is not %s's answer for this link",
 			    ibp_rt_node_name(run, l->peer));
 		return TRY_UNAUTH;
