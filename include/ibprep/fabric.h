@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fabric.h: which part of the fabric is bad, from many steps' link results.
+ *
+ * Every tested link (results_log.h) crossed a chain of parts: node A, A's
+ * cable on its rail, A's leaf switch, and for links between leaves the
+ * uplinks of every switch below the lowest common one, then the same on
+ * B's side.  A part fails a link that crosses it with an unknown
+ * probability; a link passes only when every part it crosses lets it.
+ * ibp_fabric_solve() fits those per-part probabilities to all links seen
+ * (maximum a posteriori, NetBouncer-style, with a prior that prefers few
+ * bad parts), attributes each failed link to the parts the fit blames, and
+ * ranks the parts by how surprising their failures are against the
+ * fabric's own background failure rate.  docs/fabric.md has the method,
+ * why it was chosen over voting (007) and counting (the naive rule), and
+ * the accuracy measured on a simulated 512-node fat tree.
+ *
+ * A part is a suspect only with enough evidence: at least MIN_LINKS links
+ * through it, MIN_FAIL failures attributed to it, from at least MIN_PEERS
+ * different far ends (one peer cannot tell which end is bad), a fitted
+ * failure probability of at least MIN_PROB, and a surprise (-log10 of the
+ * Poisson tail of its failures under the background rate) of at least
+ * MIN_SURPRISE + log10(number of parts): with thousands of parts judged at
+ * once, a one-in-a-thousand coincidence happens to several of them.  A part with failures that misses one of these is "not
+ * enough evidence", never a guess.
+ *
+ * Records of both ends of one link are joined (a failure seen by either end
+ * is a failure).  Outcomes that say nothing about the fabric (auth,
+ * protocol, local, untested) are counted and left out.
+ *
+ * Plain data and heap memory owned by the struct; no globals; never prints.
+ */
+#ifndef IBPREP_FABRIC_H
+#define IBPREP_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/results_log.h"
+#include "ibprep/topology_conf.h"
+
+#define IBP_FABRIC_MAX_NODES (1u << 24)
+#define IBP_FABRIC_MAX_RAILS 256
+#define IBP_FABRIC_NAME_MAX  (IBP_NODE_MAX + 24)
+
+enum ibp_part_kind {
+	IBP_PART_NODE = 0,    /* the host: HCA, PCIe, driver, everything behind all its rails */
+	IBP_PART_CABLE = 1,   /* a node's link to its leaf on one rail (cable, transceiver, port) */
+	IBP_PART_LEAF = 2,    /* a leaf switch on one rail */
+	IBP_PART_UPLINKS = 3, /* a switch's links to the level above, on one rail */
+};
+
+enum ibp_part_verdict {
+	IBP_PART_HEALTHY = 0,
+	IBP_PART_SUSPECT = 1,
+	IBP_PART_NOT_ENOUGH = 2, /* failures, but not enough evidence to blame it */
+};
+
+struct ibp_fabric_opts {
+	int64_t since;       /* records older than this (epoch seconds) are left out; 0 none */
+	unsigned min_links;  /* 8 */
+	double min_fail;     /* 2 */
+	unsigned min_peers;  /* 2 */
+	double min_prob;     /* 0.01 */
+	double min_surprise; /* 2, plus log10(parts): one in 100 for the whole fabric */
+	double prior;        /* 2: pseudo-passes per part, the preference for few bad parts */
+	double noise_floor;  /* 0.001: the lowest background failure rate per link assumed */
+};
+
+void ibp_fabric_opts_init(struct ibp_fabric_opts *o);
+
+struct ibp_fabric_part {
+	enum ibp_part_kind kind;
+	enum ibp_part_verdict verdict;
+	char name[IBP_FABRIC_NAME_MAX]; /* "gpu017", "gpu017 rail 3", "leaf07 uplinks rail 3" */
+	char node[IBP_NODE_MAX];        /* node and cable parts */
+	char sw[IBP_NODE_MAX];          /* leaf and uplink parts */
+	int rail;                       /* -1 for a node */
+	char device[IBP_DEV_MAX];       /* a cable's HCA, when the records named it */
+	unsigned port;
+	double p_fail;       /* fitted probability that it fails a link crossing it */
+	double attributed;   /* failed links the fit puts on it */
+	double surprise;     /* -log10 P(this many failures | background) */
+	uint64_t links_pass; /* links through it that passed */
+	uint64_t links_fail; /* ... that failed (whoever is blamed) */
+	unsigned peers_fail; /* distinct nodes at the far end of its failed links */
+	/* filled by ibp_fabric_evidence(): */
+	unsigned jobs, jobs_fail, days, peers;
+	int64_t first, last;
+	char reason[IBP_TEXT_MAX]; /* why not a suspect, for NOT_ENOUGH */
+};
+
+struct ibp_fabric; /* opaque */
+
+struct ibp_fabric_stats {
+	size_t records;        /* handed to ibp_fabric_add */
+	size_t links;          /* distinct links after joining both ends */
+	size_t joined;         /* records that were the other end of a link already seen */
+	size_t too_old;        /* before opts.since */
+	size_t not_fabric;     /* outcomes that say nothing about the fabric */
+	size_t failed;         /* distinct links that failed */
+	size_t unplaced;       /* links with an end the topology does not know */
+	size_t parts;          /* parts seen */
+	size_t little_traffic; /* parts with fewer than min_links links: no verdict */
+	double background;     /* the background failure rate per link used */
+	double min_surprise;   /* the threshold applied (opts.min_surprise + log10(parts)) */
+	unsigned sweeps;       /* of the last fit */
+};
+
+/*
+ * A new, empty fabric; TOPO (may be NULL: nodes and cables only) must
+ * outlive it.  0, -ENOMEM.
+ */
+int ibp_fabric_new(struct ibp_fabric **out, const struct ibp_topology *topo,
+		   const struct ibp_fabric_opts *opts);
+void ibp_fabric_free(struct ibp_fabric *f);
+
+/*
+ * Adds one record (an ibp_results_log_fn: pass the fabric as ARG).  0,
+ * -ENOMEM, -E2BIG past IBP_FABRIC_MAX_NODES or _RAILS.
+ */
+int ibp_fabric_add(void *fabric, const struct ibp_link_record *r);
+
+/*
+ * Fits, attributes and ranks.  PARTS (owned by the fabric, valid until the
+ * next add, solve or free) gets every part with a failure, suspects first,
+ * then not-enough-evidence, each by surprise.  May be called again after
+ * more records (the fit starts from the last one).  0 or -ENOMEM.
+ */
+int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts, size_t *n);
+
+/* Jobs, days and peers of the first N ranked parts (one pass over the links). */
+int ibp_fabric_evidence(struct ibp_fabric *f, size_t n);
+
+void ibp_fabric_get_stats(const struct ibp_fabric *f, struct ibp_fabric_stats *st);
+
+const char *ibp_part_kind_name(enum ibp_part_kind k);       /* "node", "cable", ... */
+const char *ibp_part_verdict_name(enum ibp_part_verdict v); /* "suspect", ... */
+
+/*
+ * The naive rule the benchmark compares with: nodes ranked by how many
+ * failed links they were an end of.  Fills up to MAX node names (most
+ * failures first, ties by name) and returns how many.
+ */
+size_t ibp_fabric_naive_rank(const struct ibp_fabric *f, char (*names)[IBP_NODE_MAX], size_t max);
+
+#endif
