@@ -75,8 +75,8 @@ static int map_grow(struct map *m)
 	struct map n = {0};
 	size_t cap = m->cap ? m->cap * 2 : 1024;
 
-	n.k1 = malloc(cap * sizeof(*n.k1));
-	n.k2 = malloc(cap * sizeof(*n.k2));
+	n.k1 = calloc(cap, sizeof(*n.k1));
+	n.k2 = calloc(cap, sizeof(*n.k2));
 	n.v = malloc(cap * sizeof(*n.v));
 	if (!n.k1 || !n.k2 || !n.v) {
 		map_free(&n);
@@ -790,7 +790,8 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 			}
 		}
 	}
-	qsort(pairs, n_pairs, sizeof(*pairs), cmp_u64);
+	if (n_pairs)
+		qsort(pairs, n_pairs, sizeof(*pairs), cmp_u64);
 	for (size_t a = 0; a < na; a++)
 		if (attr[a] < 1.5)
 			iso += attr[a];
@@ -884,7 +885,8 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 	/* Keep the order of part_comp with the parts. */
 	for (size_t i = 0; i < f->n_parts; i++)
 		f->parts[i].first = (int64_t)f->part_comp[i];
-	qsort(f->parts, f->n_parts, sizeof(*f->parts), cmp_part);
+	if (f->n_parts)
+		qsort(f->parts, f->n_parts, sizeof(*f->parts), cmp_part);
 	{
 		size_t w = 0;
 
@@ -967,9 +969,12 @@ int ibp_fabric_evidence(struct ibp_fabric *f, size_t n)
 		}
 	}
 	if (!rc) {
-		qsort(jobs, nj, sizeof(*jobs), cmp_u64);
-		qsort(days, nd, sizeof(*days), cmp_u64);
-		qsort(peers, np, sizeof(*peers), cmp_u64);
+		if (nj)
+			qsort(jobs, nj, sizeof(*jobs), cmp_u64);
+		if (nd)
+			qsort(days, nd, sizeof(*days), cmp_u64);
+		if (np)
+			qsort(peers, np, sizeof(*peers), cmp_u64);
 		for (size_t i = 0; i < n; i++)
 			f->parts[i].jobs = f->parts[i].jobs_fail = f->parts[i].days =
 			    f->parts[i].peers = 0;
@@ -1031,7 +1036,8 @@ size_t ibp_fabric_naive_rank(const struct ibp_fabric *f, char (*names)[IBP_NODE_
 			v[f->obs[i].a].fails++;
 			v[f->obs[i].b].fails++;
 		}
-	qsort_r(v, f->n_nodes, sizeof(*v), cmp_naive, (void *)f);
+	if (f->n_nodes)
+		qsort_r(v, f->n_nodes, sizeof(*v), cmp_naive, (void *)f);
 	for (size_t i = 0; i < f->n_nodes && n < max && v[i].fails; i++)
 		snprintf(names[n++], IBP_NODE_MAX, "%s", f->names[v[i].node]);
 	free(v);

@@ -21,6 +21,7 @@ static const struct {
     {"exec", ibprep_cmd_exec, "bind a task to its placement and exec a program"},
     {"rdmatest", ibprep_cmd_rdmatest, "run the cross-node RDMA sanity test"},
     {"snapshot", ibprep_cmd_snapshot, "copy the node's RDMA sysfs files for a bug report"},
+    {"fabric", ibprep_cmd_fabric, "rank the fabric's parts by suspicion from results logs"},
 };
 
 static void usage(FILE *out)

@@ -25,6 +25,7 @@ int ibprep_cmd_place(int argc, char **argv);    /* ibprep_place.c */
 int ibprep_cmd_env(int argc, char **argv);      /* ibprep_place.c */
 int ibprep_cmd_exec(int argc, char **argv);     /* ibprep_place.c */
 int ibprep_cmd_rdmatest(int argc, char **argv); /* ibprep_rdmatest.c */
+int ibprep_cmd_fabric(int argc, char **argv);   /* ibprep_fabric.c */
 
 /* One option of a subcommand.  A table ends with an entry whose name is NULL. */
 struct ibprep_opt {
@@ -80,6 +81,6 @@ int ibprep_args_next(struct ibprep_args *a);
 void ibprep_usage(const struct ibprep_cmd_spec *spec, FILE *out);
 
 extern const struct ibprep_cmd_spec ibprep_check_spec, ibprep_place_spec, ibprep_env_spec,
-    ibprep_exec_spec, ibprep_rdmatest_spec, ibprep_snapshot_spec;
+    ibprep_exec_spec, ibprep_rdmatest_spec, ibprep_snapshot_spec, ibprep_fabric_spec;
 
 #endif

@@ -731,7 +731,6 @@ static int one_line(const char *line, size_t len, bool complete, ibp_results_log
 		if (s && (size_t)(line + len - s) < IBP_RESULTS_LOG_MAX_RECORD &&
 		    !ibp_results_log_parse_line(s, (size_t)(line + len - s), &r)) {
 			st->cut++; /* the part before it was cut */
-			rc = 0;
 		} else {
 			if (rc == -ERANGE)
 				st->other_version++;

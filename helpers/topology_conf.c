@@ -398,7 +398,7 @@ static int conf_line(struct entries *e, char *s, unsigned line, const char *src,
 				    line, tok);
 		*eq = '\0';
 		val = eq + 1;
-		if (!name[0] && strcasecmp(tok, "SwitchName")) {
+		if (!name[0] && strcasecmp(tok, "SwitchName") != 0) {
 			if (!strcasecmp(tok, "BlockName") || !strcasecmp(tok, "BlockSizes"))
 				return fail(err, errlen,
 					    "%s:%u: %s= is topology/block, which has no switch "
@@ -687,9 +687,9 @@ enum ysection { Y_NONE, Y_TREE, Y_OTHER };
 
 struct ytopo {
 	char name[IBP_NODE_MAX];
-	bool is_default, is_tree;
 	size_t first, n; /* entries */
 	unsigned line;
+	bool is_default, is_tree;
 };
 
 int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len, const char *name,
@@ -775,8 +775,8 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 		if (!y->dash && !strcmp(y->key, "cluster_default")) {
 			topo[n_topo - 1].is_default =
 			    !strcasecmp(y->val, "true") || !strcasecmp(y->val, "yes");
-			if (!topo[n_topo - 1].is_default && strcasecmp(y->val, "false") &&
-			    strcasecmp(y->val, "no"))
+			if (!topo[n_topo - 1].is_default && strcasecmp(y->val, "false") != 0 &&
+			    strcasecmp(y->val, "no") != 0)
 				rc = fail(err, errlen,
 					  "%s:%u: cluster_default: '%.20s', expected true or false",
 					  name, no, y->val);
@@ -801,7 +801,7 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 		if (sec != Y_TREE)
 			continue; /* block and flat topologies: not read */
 		if (!y->dash && !strcmp(y->key, "switches")) {
-			if (y->has_val && strcmp(y->val, "")) {
+			if (y->has_val) {
 				rc = fail(err, errlen,
 					  "%s:%u: 'switches:' takes a sequence of '- switch: NAME'",
 					  name, no);
@@ -887,13 +887,13 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
 				pick = (long)k;
 		}
 		if (pick < 0) {
-			rc = fail(err, errlen, "%s: no tree topology%s%s%s", name,
-				  want && *want ? " named '" : "", want && *want ? want : "",
-				  want && *want ? "'" : "");
+			fail(err, errlen, "%s: no tree topology%s%s%s", name,
+			     want && *want ? " named '" : "", want && *want ? want : "",
+			     want && *want ? "'" : "");
 			rc = -ENOENT;
 		} else if (!topo[pick].is_tree) {
-			rc = fail(err, errlen, "%s:%u: topology '%s' is not a tree", name,
-				  topo[pick].line, topo[pick].name);
+			fail(err, errlen, "%s:%u: topology '%s' is not a tree", name,
+			     topo[pick].line, topo[pick].name);
 			rc = -ENOENT;
 		} else {
 			struct entries sub = {.v = e.v + topo[pick].first, .n = topo[pick].n};
@@ -1002,7 +1002,7 @@ int ibp_topology_parse_addr(const char *addr, const char *pattern, char (*sw)[IB
 			return fail(err, errlen, "SLURM_TOPOLOGY_ADDR '%.64s': bad name '%s'", addr,
 				    part);
 		if (last_p) {
-			if (pl != 4 || strncmp(p, "node", 4))
+			if (pl != 4 || strncmp(p, "node", 4) != 0)
 				return fail(
 				    err, errlen,
 				    "SLURM_TOPOLOGY_ADDR_PATTERN '%.64s': the last part must "
@@ -1014,7 +1014,7 @@ int ibp_topology_parse_addr(const char *addr, const char *pattern, char (*sw)[IB
 			*n_sw = n;
 			return 0;
 		}
-		if (pl != 6 || strncmp(p, "switch", 6))
+		if (pl != 6 || strncmp(p, "switch", 6) != 0)
 			return fail(err, errlen,
 				    "SLURM_TOPOLOGY_ADDR_PATTERN '%.64s': expected 'switch' parts "
 				    "before 'node'",

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ibprep/results_log.h"
+
 #include "spank_ib.h"
 
 #define CONFIG_MAX_BYTES (256 * 1024)
@@ -29,6 +31,7 @@ void spank_ib_conf_init(struct spank_ib_conf *c)
 	strcpy(c->cache_dir, "/run/spank-ib");
 	c->bind = true;
 	c->cache_ttl = 60;
+	c->results_log_max = IBP_RESULTS_LOG_DEFAULT_MAX;
 	ibp_policy_init(&c->policy);
 }
 
@@ -206,6 +209,18 @@ static int conf_set(struct spank_ib_conf *c, const char *pair, int depth, char *
 	if (!strcmp(key, "munge_socket"))
 		return set_path(c->munge_socket, sizeof(c->munge_socket), key, v, true, err,
 				errlen);
+	if (!strcmp(key, "results_log"))
+		return set_path(c->results_log, sizeof(c->results_log), key, v, true, err, errlen);
+	if (!strcmp(key, "results_log_max")) {
+		if (ibp_results_log_parse_size(v, &c->results_log_max)) {
+			snprintf(err, errlen,
+				 "bad value '%s' for key 'results_log_max': expected bytes with an "
+				 "optional K, M or G (0: never rotate)",
+				 v);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	if (!strcmp(key, "config")) {
 		char path[PATH_MAX];
 		char host[256];

@@ -531,6 +531,7 @@ void spank_ib_node_free(struct spank_ib_node *n)
 	if (n->have_in)
 		ibp_health_input_release(&n->in);
 	ibp_findings_release(&n->findings);
+	free(n->test_records);
 	free(n);
 }
 
@@ -539,6 +540,7 @@ int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 	if (st->active)
 		spank_ib_lw_end(sp, st);
 	spank_ib_lw_free(st);
+	spank_ib_write_results(st, st->node);
 	spank_ib_node_free(st->node);
 	st->node = NULL;
 	return 0;

@@ -98,6 +98,7 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 	cfg.mode = st->eff.test == SPANK_IB_TEST_FULL ? IBP_RDMATEST_FULL : IBP_RDMATEST_QUICK;
 	cfg.munge_socket = st->conf.munge_socket[0] ? st->conf.munge_socket : NULL;
 	rc = ibp_rdmatest_run(&cfg, &tf, res);
+	spank_ib_keep_results(st, n, nodelist, res);
 	if (rc)
 		slurm_error("spank-ib: %s: cross-node test could not run: %s", st->host,
 			    strerror(-rc));

@@ -104,6 +104,8 @@ struct spank_ib_conf {
 	char topology[PATH_MAX];     /* "" = live hwloc discovery; %n allowed */
 	char cache_dir[PATH_MAX];    /* where verdicts are kept for cache_ttl; %n allowed */
 	char munge_socket[PATH_MAX]; /* "" = libmunge's default */
+	char results_log[PATH_MAX];  /* "" = off; the tested links, one JSON line each; %n */
+	uint64_t results_log_max;    /* bytes before rotation to .1 (64 MiB) */
 	unsigned enforce;            /* SPANK_IB_ENFORCE_* */
 	bool bind;                   /* apply CPU and memory binding (yes) */
 	bool drain;                  /* drain the node on a node fault (no) */
@@ -258,6 +260,9 @@ struct spank_ib_node {
 	char ifname[64];
 	char ifname_how[512];
 	double work_ms;
+	/* the cross-node test's links, kept for results_log= (written at exit, as root) */
+	struct ibp_link_record *test_records;
+	size_t n_test_records;
 };
 
 /* The job's environment through spank_getenv (data from the user). */
@@ -288,6 +293,12 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 
 /* ib_test.c: the cross-node test (user_init, as the job's user). */
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
+
+/* ib_results.c: the test's links kept (user_init), then appended to results_log= (exit, root). */
+struct ibp_rdmatest_result;
+void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node *n,
+			   const char *nodelist, const struct ibp_rdmatest_result *res);
+void spank_ib_write_results(const struct spank_ib_state *st, struct spank_ib_node *n);
 
 /* ---- link events during the step (ib_linkwatch.c) ---- */
 

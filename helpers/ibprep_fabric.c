@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ibprep_fabric.c: `ibprep fabric`: reads result logs (results_log.h),
+ * joins them with Slurm's topology, and prints the parts of the fabric
+ * ranked by suspicion with their evidence (fabric.h, docs/fabric.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ibprep_cmd.h"
+#include "ibprep/fabric.h"
+#include "ibprep/json.h"
+#include "ibprep/results_log.h"
+#include "ibprep/topology_conf.h"
+
+enum {
+	OPT_TOPOLOGY = 1,
+	OPT_SINCE,
+	OPT_JSON,
+	OPT_ALL,
+	OPT_MIN_LINKS,
+	OPT_LIMIT,
+};
+
+static const struct ibprep_opt fabric_opts[] = {
+    {"topology", OPT_TOPOLOGY, 't', "FILE",
+     "Slurm's topology.conf or topology.yaml (tree): adds leaves and leaf uplinks to the "
+     "parts (without it: nodes and their cables only)"},
+    {"since", OPT_SINCE, 's', "TIME",
+     "leave out links tested before TIME: epoch seconds, YYYY-MM-DD[THH:MM[:SS]] (UTC), or "
+     "an age such as 36h or 7d"},
+    {"json", OPT_JSON, 'j', NULL, "print one JSON document instead of the table"},
+    {"all", OPT_ALL, 'a', NULL,
+     "also list the parts with failures that are not enough evidence (default: the first 10 "
+     "of them)"},
+    {"min-links", OPT_MIN_LINKS, 0, "N",
+     "links a part must have carried before it can be judged (default 8)"},
+    {"limit", OPT_LIMIT, 'n', "N", "list at most N parts (default 50)"},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+const struct ibprep_cmd_spec ibprep_fabric_spec = {
+    .name = "fabric",
+    .synopsis = "[OPTIONS] LOG...",
+    .about = "Reads the per-link results logs that spank_ib.so writes (results_log=), joins\n"
+	     "them with the switch hierarchy, and ranks the nodes, node-to-leaf cables, leaf\n"
+	     "switches and leaf uplinks by how likely each is to be failing links, with the\n"
+	     "evidence.  Parts whose failures are not enough evidence are said so, not\n"
+	     "blamed.  docs/fabric.md has the method and its measured accuracy.\n",
+    .opts = fabric_opts,
+    .operand = "LOG",
+    .operand_help = "a results log (JSON lines); any number, rotated ones (.1) too",
+    .epilog = "exit status: 0 no suspect part, 1 suspect parts listed, 2 could not run\n",
+};
+
+static int parse_uint(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > 1000000000ul)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* TIME as epoch seconds, an age ("36h", "7d", "90m") or a UTC date. */
+static int parse_since(const char *s, time_t now, int64_t *out)
+{
+	struct tm tm;
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!errno && end != s && v >= 0) {
+		if (!*end && v > 100000) {
+			*out = v;
+			return 0;
+		}
+		if (end[0] && !end[1]) {
+			long long unit = end[0] == 'd'   ? 86400
+					 : end[0] == 'h' ? 3600
+					 : end[0] == 'm' ? 60
+							 : 0;
+
+			if (unit && v < 100000) {
+				*out = (int64_t)now - v * unit;
+				return 0;
+			}
+		}
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && *end == 'T') {
+		char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
+
+		end = e2 ? e2 : strptime(end + 1, "%H:%M", &tm);
+	}
+	if (!end || *end)
+		return -EINVAL;
+	*out = (int64_t)timegm(&tm);
+	return 0;
+}
+
+static void print_time(FILE *out, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	char buf[32];
+
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d", &tm))
+		fprintf(out, "-");
+	else
+		fprintf(out, "%s", buf);
+}
+
+static void json_part(struct ibp_json *j, const struct ibp_fabric_part *p)
+{
+	ibp_json_object_begin(j);
+	ibp_json_kv_string(j, "part", p->name);
+	ibp_json_kv_string(j, "kind", ibp_part_kind_name(p->kind));
+	ibp_json_kv_string(j, "verdict", ibp_part_verdict_name(p->verdict));
+	if (p->node[0])
+		ibp_json_kv_string(j, "node", p->node);
+	else
+		ibp_json_kv_null(j, "node");
+	if (p->sw[0])
+		ibp_json_kv_string(j, "switch", p->sw);
+	else
+		ibp_json_kv_null(j, "switch");
+	if (p->rail >= 0)
+		ibp_json_kv_int(j, "rail", p->rail);
+	else
+		ibp_json_kv_null(j, "rail");
+	if (p->device[0]) {
+		ibp_json_kv_string(j, "device", p->device);
+		ibp_json_kv_uint(j, "port", p->port);
+	} else {
+		ibp_json_kv_null(j, "device");
+		ibp_json_kv_null(j, "port");
+	}
+	ibp_json_kv_double(j, "p_fail", p->p_fail);
+	ibp_json_kv_double(j, "failed_attributed", p->attributed);
+	ibp_json_kv_double(j, "surprise", p->surprise);
+	ibp_json_kv_uint(j, "links_failed", p->links_fail);
+	ibp_json_kv_uint(j, "links_passed", p->links_pass);
+	ibp_json_kv_uint(j, "jobs", p->jobs);
+	ibp_json_kv_uint(j, "jobs_failed", p->jobs_fail);
+	ibp_json_kv_uint(j, "days", p->days);
+	ibp_json_kv_uint(j, "neighbours", p->peers);
+	ibp_json_kv_uint(j, "neighbours_failed", p->peers_fail);
+	ibp_json_kv_int(j, "first", p->first);
+	ibp_json_kv_int(j, "last", p->last);
+	if (p->reason[0])
+		ibp_json_kv_string(j, "reason", p->reason);
+	else
+		ibp_json_kv_null(j, "reason");
+	ibp_json_object_end(j);
+}
+
+static int print_json(const struct ibp_fabric_part *parts, size_t n,
+		      const struct ibp_fabric_stats *st, const struct ibp_results_log_stats *ls,
+		      const struct ibp_topology *topo)
+{
+	struct ibp_json j;
+
+	ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
+	ibp_json_object_begin(&j);
+	ibp_json_kv_int(&j, "schema", 1);
+	ibp_json_key(&j, "input");
+	ibp_json_object_begin(&j);
+	ibp_json_kv_uint(&j, "records", ls->records);
+	ibp_json_kv_uint(&j, "cut", ls->cut);
+	ibp_json_kv_uint(&j, "malformed", ls->malformed);
+	ibp_json_kv_uint(&j, "other_version", ls->other_version);
+	ibp_json_kv_uint(&j, "too_old", st->too_old);
+	ibp_json_kv_uint(&j, "not_fabric", st->not_fabric);
+	ibp_json_kv_uint(&j, "links", st->links);
+	ibp_json_kv_uint(&j, "links_failed", st->failed);
+	ibp_json_kv_uint(&j, "links_outside_topology", st->unplaced);
+	ibp_json_kv_string(&j, "topology", topo ? topo->source : NULL);
+	ibp_json_object_end(&j);
+	ibp_json_key(&j, "model");
+	ibp_json_object_begin(&j);
+	ibp_json_kv_uint(&j, "parts", st->parts);
+	ibp_json_kv_uint(&j, "parts_little_traffic", st->little_traffic);
+	ibp_json_kv_double(&j, "background", st->background);
+	ibp_json_kv_double(&j, "min_surprise", st->min_surprise);
+	ibp_json_kv_uint(&j, "sweeps", st->sweeps);
+	ibp_json_object_end(&j);
+	ibp_json_key(&j, "parts");
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < n; i++)
+		json_part(&j, &parts[i]);
+	ibp_json_array_end(&j);
+	ibp_json_object_end(&j);
+	return ibp_json_finish(&j);
+}
+
+static void print_table(const struct ibp_fabric_part *parts, size_t n,
+			const struct ibp_fabric_stats *st, const struct ibp_results_log_stats *ls)
+{
+	size_t suspects = 0;
+
+	printf("%zu links from %zu records (%zu failed)", st->links, ls->records, st->failed);
+	if (ls->cut || ls->malformed || ls->other_version)
+		printf("; skipped: %zu cut, %zu malformed, %zu of another version", ls->cut,
+		       ls->malformed, ls->other_version);
+	if (st->too_old)
+		printf("; %zu before --since", st->too_old);
+	if (st->not_fabric)
+		printf("; %zu outcomes not about the fabric (auth, protocol, local)",
+		       st->not_fabric);
+	printf("\n%zu parts, %zu with too little traffic to judge; background %.2g failures per "
+	       "link\n\n",
+	       st->parts, st->little_traffic, st->background);
+	if (!n) {
+		printf("no part has failures to explain\n");
+		return;
+	}
+	printf("%-4s %-26s %-7s %-9s %7s %10s %9s %6s %5s %10s  %s\n", "rank", "part", "kind",
+	       "verdict", "p(fail)", "fail/pass", "jobs", "days", "nbrs", "first", "last / why");
+	for (size_t i = 0; i < n; i++) {
+		const struct ibp_fabric_part *p = &parts[i];
+		char fp[32], jobs[24];
+
+		snprintf(fp, sizeof(fp), "%llu/%llu", (unsigned long long)p->links_fail,
+			 (unsigned long long)p->links_pass);
+		snprintf(jobs, sizeof(jobs), "%u/%u", p->jobs_fail, p->jobs);
+		printf("%-4zu %-26s %-7s %-9s %6.1f%% %10s %9s %6u %5u ", i + 1, p->name,
+		       ibp_part_kind_name(p->kind),
+		       p->verdict == IBP_PART_SUSPECT ? "SUSPECT" : "not enough", 100 * p->p_fail,
+		       fp, jobs, p->days, p->peers_fail);
+		print_time(stdout, p->first);
+		printf("  ");
+		if (p->verdict == IBP_PART_SUSPECT)
+			print_time(stdout, p->last);
+		else
+			printf("%s", p->reason);
+		printf("\n");
+		suspects += p->verdict == IBP_PART_SUSPECT;
+	}
+	printf("\n%zu suspect part(s); fail/pass: links through the part; jobs: with a failure / "
+	       "all; nbrs: distinct far ends of its failed links\n",
+	       suspects);
+}
+
+int ibprep_cmd_fabric(int argc, char **argv)
+{
+	const char *topo_path = NULL;
+	const char *logs[1024];
+	size_t n_logs = 0, limit = 50, shown_ne = 0, n_parts, n_show = 0;
+	bool json = false, all = false;
+	struct ibp_fabric_opts o;
+	struct ibp_topology topo;
+	struct ibp_fabric *fab = NULL;
+	struct ibp_results_log_stats ls = {0};
+	struct ibp_fabric_stats st;
+	const struct ibp_fabric_part *parts;
+	struct ibp_fabric_part *show = NULL;
+	struct ibprep_args args;
+	char err[512];
+	unsigned u;
+	int opt, rc = 2;
+
+	ibp_fabric_opts_init(&o);
+	ibp_topology_init(&topo);
+	ibprep_args_init(&args, &ibprep_fabric_spec, argc, argv);
+	while ((opt = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
+		switch (opt) {
+		case OPT_TOPOLOGY:
+			topo_path = args.value;
+			break;
+		case OPT_SINCE:
+			if (parse_since(args.value, time(NULL), &o.since)) {
+				fprintf(stderr,
+					"ibprep fabric: bad value '%s' for --since: expected epoch "
+					"seconds, YYYY-MM-DD[THH:MM[:SS]] or an age like 7d, 36h\n",
+					args.value);
+				return 2;
+			}
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_ALL:
+			all = true;
+			break;
+		case OPT_MIN_LINKS:
+		case OPT_LIMIT:
+			if (parse_uint(args.value, &u) || (opt == OPT_LIMIT && !u)) {
+				fprintf(stderr, "ibprep fabric: bad value '%s' for %s\n",
+					args.value, args.option);
+				return 2;
+			}
+			if (opt == OPT_LIMIT)
+				limit = u;
+			else
+				o.min_links = u;
+			break;
+		case IBPREP_ARGS_OPERAND:
+			if (n_logs == sizeof(logs) / sizeof(logs[0])) {
+				fprintf(stderr, "ibprep fabric: more than %zu logs\n",
+					sizeof(logs) / sizeof(logs[0]));
+				return 2;
+			}
+			logs[n_logs++] = args.value;
+			break;
+		case IBPREP_ARGS_HELP:
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (!n_logs) {
+		fprintf(stderr, "ibprep fabric: no LOG given\n");
+		ibprep_usage(&ibprep_fabric_spec, stderr);
+		return 2;
+	}
+	if (topo_path && ibp_topology_load_file(&topo, topo_path, err, sizeof(err))) {
+		fprintf(stderr, "ibprep fabric: %s\n", err);
+		return 2;
+	}
+	if (ibp_fabric_new(&fab, topo_path ? &topo : NULL, &o)) {
+		fprintf(stderr, "ibprep fabric: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < n_logs; i++) {
+		int r =
+		    ibp_results_log_read_file(logs[i], ibp_fabric_add, fab, &ls, err, sizeof(err));
+
+		if (r) {
+			if (r == -ENOMEM || r == -E2BIG)
+				fprintf(stderr, "ibprep fabric: %s: %s\n", logs[i], strerror(-r));
+			else
+				fprintf(stderr, "ibprep fabric: %s\n", err);
+			goto out;
+		}
+	}
+	if (ibp_fabric_solve(fab, &parts, &n_parts)) {
+		fprintf(stderr, "ibprep fabric: out of memory\n");
+		goto out;
+	}
+	/* Suspects, then (all, or the first 10) not-enough-evidence parts, up to LIMIT. */
+	show = calloc(n_parts ? n_parts : 1, sizeof(*show));
+	if (!show || ibp_fabric_evidence(fab, n_parts < limit + 10 ? n_parts : limit + 10)) {
+		fprintf(stderr, "ibprep fabric: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < n_parts && n_show < limit; i++) {
+		if (parts[i].verdict == IBP_PART_NOT_ENOUGH && !all && shown_ne++ >= 10)
+			break;
+		show[n_show++] = parts[i];
+	}
+	ibp_fabric_get_stats(fab, &st);
+	rc = 0;
+	for (size_t i = 0; i < n_parts; i++)
+		if (parts[i].verdict == IBP_PART_SUSPECT)
+			rc = 1;
+	if (json) {
+		if (print_json(show, n_show, &st, &ls, topo_path ? &topo : NULL)) {
+			fprintf(stderr, "ibprep fabric: cannot write the JSON\n");
+			rc = 2;
+		}
+	} else {
+		print_table(show, n_show, &st, &ls);
+	}
+out:
+	free(show);
+	ibp_fabric_free(fab);
+	ibp_topology_release(&topo);
+	return rc;
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# test_spank_fabric.sh: the results log and `ibprep fabric` in the
+# project's Slurm cluster (tests/integration/lib/cluster.sh): nine nodes in
+# three leaves of three under one spine (a topology.conf), the socket
+# transport, munge through the cluster's private munged.
+#   1. a healthy srun -N9 --ib-test: the results log (results_log=, one
+#      root-owned file per node) records every tested link, from both ends;
+#   2. leaf1's uplinks cut: nftables in n1..n3's own namespaces drops the
+#      test's ports to and from the other leaves' addresses only (links
+#      inside leaf1 and between leaf2 and leaf3 still pass); after a few
+#      steps `ibprep fabric` names "leaf1 uplinks", not a node, and nothing
+#      is drained.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+. tests/integration/lib/cluster.sh
+
+IBPREP=${IBPREP:-build/ibprep}
+skip_all() {
+	tap_skip "results log and ibprep fabric in a Slurm cluster" "$1"
+	tap_done
+	exit
+}
+if ! cluster_prereqs "results log and ibprep fabric in a Slurm cluster"; then
+	tap_done
+	exit
+fi
+[ -x "$IBPREP" ] || skip_all "$IBPREP missing: run make first"
+errf=$(mktemp)
+if ! cluster_start 9 2>"$errf"; then
+	tap_fail "cluster starts" "$(cat "$errf")"
+	rm -f "$errf"
+	tap_done
+	exit
+fi
+rm -f "$errf"
+trap cluster_stop EXIT
+[ "$CL_HW" = 1 ] || skip_all "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
+OUT=$CL_DIR/out
+mkdir -p "$OUT"
+for i in $(seq 1 9); do
+	install -d -m 0755 -o root -g root "$CL_DIR/nodes/n$i/log"
+done
+cat >"$CL_DIR/topology.conf" <<'TOPO'
+# three leaves of three nodes under one spine
+SwitchName=spine Switches=leaf[1-3]
+SwitchName=leaf1 Nodes=n[1-3]
+SwitchName=leaf2 Nodes=n[4-6]
+SwitchName=leaf3 Nodes=n[7-9]
+TOPO
+
+cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
+	test_transport=socket test_timeout=4 test_ports=47200-47299 \
+	"munge_socket=$CL_DIR/munge/munge.sock" \
+	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M)"
+
+run() {
+	local name=$1
+	shift
+	"$@" >"$OUT/$name" 2>&1
+	RC=$?
+}
+show() { sed 's/^/    /' "$OUT/$1" | head -30; }
+logs() { ls "$CL_DIR"/nodes/n*/log/links.jsonl 2>/dev/null; }
+
+run healthy cl_srun -N9 --ib-test --ib-report true
+if [ $RC -eq 0 ]; then
+	tap_ok "srun -N9 --ib-test passes"
+else
+	tap_fail "srun -N9 --ib-test healthy" "rc=$RC; $(show healthy)"
+fi
+# Ring and second shift over 9 nodes: 18 links on rail 0, each written by both ends.
+records=$(cat $(logs) 2>/dev/null | wc -l)
+distinct=$(cat $(logs) 2>/dev/null | grep -o '"a":"[^"]*","ar":[0-9]*,"ad":"[^"]*","ap":[0-9]*,"b":"[^"]*"' |
+	sed 's/"ad":"[^"]*","ap":[0-9]*,//' | sort -u | wc -l)
+nlogs=$(logs | wc -l)
+if [ "$nlogs" -eq 9 ] && [ "$records" -eq 36 ] && [ "$distinct" -eq 18 ]; then
+	tap_ok "the results log records every link: 18 links, 36 records from 9 nodes"
+else
+	tap_fail "results log complete" "$nlogs logs, $records records, $distinct distinct links; $(head -3 $(logs | head -1) 2>&1)"
+fi
+bad=0
+for f in $(logs); do
+	[ "$(stat -c '%U %a' "$f")" = "root 640" ] || bad=1
+done
+if [ $bad -eq 0 ] && grep -q '"ok":true,"why":"pass","rtt_us":[0-9.]*,"gbps":' $(logs | head -1); then
+	tap_ok "each log is root's, mode 0640, with round trip and bandwidth measured"
+else
+	tap_fail "log ownership and content" "$(ls -l $(logs) | head -3)"
+fi
+"$IBPREP" fabric --topology "$CL_DIR/topology.conf" $(logs) >"$OUT/fabric-healthy" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "no part has failures" "$OUT/fabric-healthy"; then
+	tap_ok "ibprep fabric on the healthy logs: no suspect (exit 0)"
+else
+	tap_fail "ibprep fabric healthy" "rc=$rc; $(show fabric-healthy)"
+fi
+
+if ! command -v nft >/dev/null; then
+	tap_skip "leaf1's uplinks cut" "nft not installed (contrib/install-deps.sh)"
+	tap_done
+	exit
+fi
+others="$CL_NET.14, $CL_NET.15, $CL_NET.16, $CL_NET.17, $CL_NET.18, $CL_NET.19"
+for i in 1 2 3; do
+	if ! ip netns exec "$CL_TAG-n$i" nft -f - <<NFT 2>"$OUT/nft"; then
+table inet ibp_leafcut {
+	chain input { type filter hook input priority 0; ip saddr { $others } tcp dport 47200-47299 drop; ip saddr { $others } tcp sport 47200-47299 drop; }
+	chain output { type filter hook output priority 0; ip daddr { $others } tcp dport 47200-47299 drop; ip daddr { $others } tcp sport 47200-47299 drop; }
+}
+NFT
+		tap_skip "leaf1's uplinks cut" "nftables does not work here: $(head -2 "$OUT/nft")"
+		tap_done
+		exit
+	fi
+done
+failed=0
+for s in 1 2 3; do
+	run "cut$s" cl_srun -N9 --ib-test true
+	[ $RC -ne 0 ] && failed=$((failed + 1))
+done
+if [ $failed -eq 3 ] && grep -q "failing the step: the cross-node test failed" "$OUT/cut1"; then
+	tap_ok "leaf1 cut off from the other leaves: three steps fail"
+else
+	tap_fail "steps fail with leaf1 cut" "$failed of 3 failed; $(show cut1)"
+fi
+drained=
+for i in $(seq 1 9); do
+	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
+done
+if [ -z "$drained" ]; then tap_ok "nothing is drained"; else tap_fail "no drain" "drained:$drained"; fi
+records=$(cat $(logs) | wc -l)
+failed_recs=$(cat $(logs) | grep -c '"ok":false')
+if [ "$records" -eq 144 ] && [ "$failed_recs" -gt 0 ]; then
+	tap_ok "the results log records every link of the failing steps too ($records records, $failed_recs failed)"
+else
+	tap_fail "records of the failing steps" "$records records (expected 144), $failed_recs failed"
+fi
+"$IBPREP" fabric --topology "$CL_DIR/topology.conf" --json $(logs) >"$OUT/fabric.json" 2>&1
+rc=$?
+first=$(grep -m1 '"part":' "$OUT/fabric.json")
+if [ $rc -eq 1 ] && [[ "$first" == *'"leaf1 uplinks"'* ]] &&
+	! grep -A2 '"part"' "$OUT/fabric.json" | grep -q '"kind": "node",' ; then
+	tap_ok "ibprep fabric names leaf1's uplinks first, and no node"
+else
+	tap_fail "ibprep fabric names leaf1 uplinks" "rc=$rc; $(head -60 "$OUT/fabric.json" | sed 's/^/    /')"
+fi
+"$IBPREP" fabric --topology "$CL_DIR/topology.conf" $(logs) >"$OUT/fabric.txt" 2>&1
+sed 's/^/# /' "$OUT/fabric.txt" | head -12
+tap_done

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the fabric method (helpers/fabric.c) and of `ibprep fabric`
+ * (helpers/ibprep_fabric.c) on generated logs whose answer is known: a
+ * small fat tree of 4 leaves x 6 nodes, 2 rails, a stream of steps that run
+ * the ring + second-shift plan, and one or two injected faults.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../helpers/ibprep_cmd.h"
+#include "ibprep/fabric.h"
+#include "ibprep/results_log.h"
+#include "ibprep/topology_conf.h"
+
+#define LEAVES 4
+#define PER    6
+#define NODES  (LEAVES * PER)
+#define RAILS  2
+
+static const char topo_text[] = "SwitchName=spine Switches=leaf[1-4]\n"
+				"SwitchName=leaf1 Nodes=n[00-05]\n"
+				"SwitchName=leaf2 Nodes=n[06-11]\n"
+				"SwitchName=leaf3 Nodes=n[12-17]\n"
+				"SwitchName=leaf4 Nodes=n[18-23]\n";
+
+/* What fails: a link a->b on RAIL.  Deterministic, no randomness needed. */
+struct scenario {
+	int dead_node;  /* -1 none */
+	int cable_node; /* -1 none */
+	int cable_rail;
+	int uplinks_leaf; /* -1 none: every link leaving this leaf fails (rail UPLINKS_RAIL) */
+	int uplinks_rail;
+};
+
+static bool fails(const struct scenario *s, int a, int b, int rail)
+{
+	bool cross = a / PER != b / PER;
+
+	if (a == s->dead_node || b == s->dead_node)
+		return true;
+	if (rail == s->cable_rail && (a == s->cable_node || b == s->cable_node))
+		return true;
+	if (cross && rail == s->uplinks_rail &&
+	    (a / PER == s->uplinks_leaf || b / PER == s->uplinks_leaf))
+		return true;
+	return false;
+}
+
+static void rec(struct ibp_link_record *r, int by, int a, int b, int rail, bool ok, uint32_t job,
+		int64_t t)
+{
+	memset(r, 0, sizeof(*r));
+	r->time = t;
+	r->job = job;
+	r->round = 1;
+	snprintf(r->by, sizeof(r->by), "n%02d", by);
+	snprintf(r->a, sizeof(r->a), "n%02d", a);
+	snprintf(r->b, sizeof(r->b), "n%02d", b);
+	r->a_rail = r->b_rail = rail;
+	snprintf(r->a_dev, sizeof(r->a_dev), "mlx5_%d", rail);
+	snprintf(r->b_dev, sizeof(r->b_dev), "mlx5_%d", rail);
+	r->a_port = r->b_port = 1;
+	r->ok = ok;
+	snprintf(r->why, sizeof(r->why), "%s", ok ? "pass" : "timeout");
+	r->rtt_us = ok ? 2.5 : -1;
+	r->gbps = ok ? 190 : -1;
+}
+
+/*
+ * Steps of SIZE nodes starting at every offset (jobs 1..), each link
+ * written by both ends, as JSON lines into FP (and into FAB when set).
+ */
+static void gen(const struct scenario *s, FILE *fp, struct ibp_fabric *fab, int size, int64_t t0)
+{
+	uint32_t job = 1;
+
+	for (int first = 0; first + size <= NODES; first += size / 2, job++) {
+		for (int i = 0; i < size; i++) {
+			for (int shift = 1; shift <= 2 && shift < size; shift++) {
+				int a = first + i, b = first + (i + shift) % size;
+
+				if (size == 2 && shift == 1 && i == 1)
+					continue; /* a 2-node step tests one pair */
+				for (int rail = 0; rail < RAILS; rail++) {
+					struct ibp_link_record r;
+					bool ok = !fails(s, a, b, rail);
+					char line[IBP_RESULTS_LOG_MAX_RECORD];
+
+					for (int end = 0; end < 2; end++) {
+						int by = end ? b : a;
+
+						if (by == s->dead_node)
+							continue; /* a dead node writes nothing */
+						rec(&r, by, a, b, rail, ok, job, t0 + job * 60);
+						if (fab)
+							assert_int_equal(ibp_fabric_add(fab, &r),
+									 0);
+						if (fp) {
+							int n = ibp_results_log_format(
+							    &r, line, sizeof(line));
+
+							assert_true(n > 0);
+							fwrite(line, 1, (size_t)n, fp);
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+static struct ibp_topology topo;
+
+static int setup(void **state)
+{
+	char err[256];
+
+	(void)state;
+	return ibp_topology_parse_conf(&topo, topo_text, strlen(topo_text), "t", err, sizeof(err));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ibp_topology_release(&topo);
+	return 0;
+}
+
+static const struct ibp_fabric_part *solve(struct ibp_fabric *f, size_t *n, size_t *suspects)
+{
+	const struct ibp_fabric_part *parts;
+
+	assert_int_equal(ibp_fabric_solve(f, &parts, n), 0);
+	assert_int_equal(ibp_fabric_evidence(f, *n), 0);
+	*suspects = 0;
+	for (size_t i = 0; i < *n; i++) {
+		print_message("#   %zu %s %s p=%.3f a=%.1f s=%.1f peers=%u %s\n", i + 1,
+			      parts[i].name, ibp_part_verdict_name(parts[i].verdict),
+			      parts[i].p_fail, parts[i].attributed, parts[i].surprise,
+			      parts[i].peers_fail, parts[i].reason);
+		*suspects += parts[i].verdict == IBP_PART_SUSPECT;
+	}
+	return parts;
+}
+
+static const struct scenario none = {-1, -1, -1, -1, -1};
+
+static void test_fabric_dead_node_is_the_node(void **state)
+{
+	struct scenario s = none;
+	struct ibp_fabric *f;
+	const struct ibp_fabric_part *p;
+	size_t n, sus;
+
+	(void)state;
+	s.dead_node = 9;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	gen(&s, NULL, f, 6, 1764547200);
+	gen(&s, NULL, f, 8, 1764547200 + 86400);
+	p = solve(f, &n, &sus);
+	assert_int_equal(sus, 1);
+	assert_string_equal(p[0].name, "n09");
+	assert_int_equal(p[0].kind, IBP_PART_NODE);
+	assert_true(p[0].p_fail > 0.9);
+	assert_true(p[0].peers_fail >= 4);
+	assert_int_equal(p[0].days, 2);
+	assert_true(p[0].jobs_fail >= 2);
+	assert_int_equal(p[0].links_pass, 0);
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_bad_cable_is_the_cable_not_the_node(void **state)
+{
+	struct scenario s = none;
+	struct ibp_fabric *f;
+	const struct ibp_fabric_part *p;
+	size_t n, sus;
+
+	(void)state;
+	s.cable_node = 14;
+	s.cable_rail = 1;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	gen(&s, NULL, f, 6, 1764547200);
+	gen(&s, NULL, f, 8, 1764547200);
+	p = solve(f, &n, &sus);
+	assert_int_equal(sus, 1);
+	assert_string_equal(p[0].name, "n14 rail 1");
+	assert_int_equal(p[0].kind, IBP_PART_CABLE);
+	assert_string_equal(p[0].device, "mlx5_1");
+	/* Both ends of the cable: the node's other rail passes, so not the node. */
+	for (size_t i = 0; i < n; i++)
+		assert_string_not_equal(p[i].name, "n14");
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_lossy_uplinks_are_the_leaf_uplinks(void **state)
+{
+	struct scenario s = none;
+	struct ibp_fabric *f;
+	const struct ibp_fabric_part *p;
+	size_t n, sus;
+
+	(void)state;
+	s.uplinks_leaf = 2; /* leaf3: n12..n17 */
+	s.uplinks_rail = 0;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	gen(&s, NULL, f, 8, 1764547200);
+	gen(&s, NULL, f, 12, 1764547200);
+	p = solve(f, &n, &sus);
+	assert_true(sus >= 1);
+	assert_string_equal(p[0].name, "leaf3 uplinks rail 0");
+	assert_int_equal(p[0].kind, IBP_PART_UPLINKS);
+	assert_string_equal(p[0].sw, "leaf3");
+	for (size_t i = 0; i < n; i++)
+		if (p[i].verdict == IBP_PART_SUSPECT)
+			assert_true(p[i].kind == IBP_PART_UPLINKS);
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_two_faults_at_once(void **state)
+{
+	struct scenario s = none;
+	struct ibp_fabric *f;
+	const struct ibp_fabric_part *p;
+	size_t n, sus;
+
+	(void)state;
+	s.dead_node = 3;
+	s.uplinks_leaf = 3; /* leaf4 */
+	s.uplinks_rail = 1;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	gen(&s, NULL, f, 8, 1764547200);
+	gen(&s, NULL, f, 12, 1764547200);
+	p = solve(f, &n, &sus);
+	assert_int_equal(sus, 2);
+	assert_true((!strcmp(p[0].name, "n03") && !strcmp(p[1].name, "leaf4 uplinks rail 1")) ||
+		    (!strcmp(p[1].name, "n03") && !strcmp(p[0].name, "leaf4 uplinks rail 1")));
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_one_sided_evidence_is_not_enough(void **state)
+{
+	struct ibp_fabric *f;
+	struct ibp_link_record r;
+	const struct ibp_fabric_part *p;
+	size_t n, sus;
+
+	(void)state;
+	/* Two-node steps n04-n05 that always fail: which end is bad cannot be told. */
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	for (uint32_t job = 1; job <= 12; job++)
+		for (int rail = 0; rail < RAILS; rail++) {
+			rec(&r, 4, 4, 5, rail, false, job, 1764547200 + job);
+			assert_int_equal(ibp_fabric_add(f, &r), 0);
+			rec(&r, 0, 0, 1, rail, true, job, 1764547200 + job);
+			assert_int_equal(ibp_fabric_add(f, &r), 0);
+		}
+	p = solve(f, &n, &sus);
+	assert_int_equal(sus, 0);
+	assert_true(n >= 1);
+	assert_int_equal(p[0].verdict, IBP_PART_NOT_ENOUGH);
+	assert_non_null(strstr(p[0].reason, "node(s) only"));
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_little_traffic_is_not_enough(void **state)
+{
+	struct ibp_fabric *f;
+	struct ibp_link_record r;
+	const struct ibp_fabric_part *p;
+	size_t n, sus;
+
+	(void)state;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	rec(&r, 0, 0, 1, 0, false, 1, 1764547200);
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	rec(&r, 0, 0, 2, 0, false, 1, 1764547200);
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	p = solve(f, &n, &sus);
+	assert_int_equal(sus, 0);
+	assert_true(n >= 1);
+	assert_int_equal(p[0].verdict, IBP_PART_NOT_ENOUGH);
+	assert_non_null(strstr(p[0].reason, "links crossed it"));
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_both_ends_joined_failure_wins(void **state)
+{
+	struct ibp_fabric *f;
+	struct ibp_link_record r;
+	struct ibp_fabric_stats st;
+
+	(void)state;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	rec(&r, 0, 0, 1, 0, true, 7, 1764547200);
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	rec(&r, 1, 0, 1, 0, false, 7, 1764547200);
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	rec(&r, 1, 0, 1, 0, false, 8, 1764547200); /* another job: another link */
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	strcpy(r.why, "auth"); /* about the test, not the fabric */
+	r.job = 9;
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	ibp_fabric_get_stats(f, &st);
+	assert_int_equal(st.records, 4);
+	assert_int_equal(st.links, 2);
+	assert_int_equal(st.joined, 1);
+	assert_int_equal(st.failed, 2);
+	assert_int_equal(st.not_fabric, 1);
+	ibp_fabric_free(f);
+}
+
+static void test_fabric_healthy_fabric_has_no_suspect(void **state)
+{
+	struct ibp_fabric *f;
+	size_t n, sus;
+
+	(void)state;
+	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+	gen(&none, NULL, f, 8, 1764547200);
+	solve(f, &n, &sus);
+	assert_int_equal(n, 0);
+	assert_int_equal(sus, 0);
+	ibp_fabric_free(f);
+}
+
+/* ---- the command ---- */
+
+struct tmp {
+	char dir[64], log[128], log2[128], topo[128], out[128];
+};
+
+static void tmp_make(struct tmp *t)
+{
+	FILE *fp;
+
+	strcpy(t->dir, "/tmp/test_cmd_fabric.XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->log, sizeof(t->log), "%s/a.jsonl", t->dir);
+	snprintf(t->log2, sizeof(t->log2), "%s/b.jsonl", t->dir);
+	snprintf(t->topo, sizeof(t->topo), "%s/topology.conf", t->dir);
+	snprintf(t->out, sizeof(t->out), "%s/out", t->dir);
+	fp = fopen(t->topo, "w");
+	assert_non_null(fp);
+	fputs(topo_text, fp);
+	fclose(fp);
+}
+
+static void tmp_clean(struct tmp *t)
+{
+	unlink(t->log);
+	unlink(t->log2);
+	unlink(t->topo);
+	unlink(t->out);
+	rmdir(t->dir);
+}
+
+/* Runs ibprep fabric with ARGV (NULL-terminated), stdout to T->out; returns its status. */
+static int run(struct tmp *t, const char *const *args, char *out, size_t outlen)
+{
+	int argc = 0, saved, fd, rc;
+	char *argv[16];
+	FILE *fp;
+	size_t n;
+
+	while (args[argc] && argc < 15) {
+		argv[argc] = strdup(args[argc]);
+		assert_non_null(argv[argc]);
+		argc++;
+	}
+	argv[argc] = NULL;
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(t->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 1);
+	close(fd);
+	rc = ibprep_cmd_fabric(argc, argv);
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	fp = fopen(t->out, "r");
+	assert_non_null(fp);
+	n = fread(out, 1, outlen - 1, fp);
+	out[n] = '\0';
+	fclose(fp);
+	return rc;
+}
+
+static void test_cmd_fabric_names_the_uplinks_from_two_logs(void **state)
+{
+	struct tmp t;
+	struct scenario s = none;
+	static char out[1 << 16];
+	FILE *fp;
+
+	(void)state;
+	tmp_make(&t);
+	s.uplinks_leaf = 1; /* leaf2 */
+	s.uplinks_rail = 1;
+	fp = fopen(t.log, "w");
+	assert_non_null(fp);
+	gen(&s, fp, NULL, 8, 1764547200);
+	fputs("{\"v\":1,\"t\":17645", fp); /* a record cut by a crash */
+	fclose(fp);
+	fp = fopen(t.log2, "w");
+	assert_non_null(fp);
+	gen(&s, fp, NULL, 12, 1764547200 + 86400);
+	fclose(fp);
+
+	const char *argv[] = {"fabric", "--topology", t.topo, "--json", t.log, t.log2, NULL};
+	assert_int_equal(run(&t, argv, out, sizeof(out)), 1);
+	print_message("%.2000s\n", out);
+	assert_non_null(strstr(out, "\"cut\": 1"));
+	char *first = strstr(out, "\"part\": ");
+	assert_non_null(first);
+	assert_int_equal(strncmp(first, "\"part\": \"leaf2 uplinks rail 1\"", 30), 0);
+	assert_non_null(strstr(out, "\"kind\": \"uplinks\""));
+	assert_non_null(strstr(out, "\"verdict\": \"suspect\""));
+	assert_non_null(strstr(out, "\"days\": 2"));
+
+	/* The table says the same; --since leaves the first day out. */
+	const char *argv2[] = {"fabric",           "-t",  t.topo, "--since",
+			       "2025-12-01T12:00", t.log, t.log2, NULL};
+	assert_int_equal(run(&t, argv2, out, sizeof(out)), 1);
+	print_message("%s\n", out);
+	assert_non_null(strstr(out, "leaf2 uplinks rail 1"));
+	assert_non_null(strstr(out, "SUSPECT"));
+	assert_non_null(strstr(out, "before --since"));
+
+	/* Without the topology it can only name nodes and cables (docs/fabric.md). */
+	const char *argv3[] = {"fabric", "--json", t.log, t.log2, NULL};
+	assert_int_not_equal(run(&t, argv3, out, sizeof(out)), 2);
+	assert_null(strstr(out, "uplinks"));
+	assert_non_null(strstr(out, "\"topology\": null"));
+	tmp_clean(&t);
+}
+
+static void test_cmd_fabric_bad_input_exit_2(void **state)
+{
+	struct tmp t;
+	static char out[4096];
+	FILE *fp;
+
+	(void)state;
+	tmp_make(&t);
+	const char *a1[] = {"fabric", NULL};
+	assert_int_equal(run(&t, a1, out, sizeof(out)), 2);
+	const char *a2[] = {"fabric", "/nonexistent/log", NULL};
+	assert_int_equal(run(&t, a2, out, sizeof(out)), 2);
+	const char *a3[] = {"fabric", "--since", "yesterday", t.log, NULL};
+	assert_int_equal(run(&t, a3, out, sizeof(out)), 2);
+	fp = fopen(t.topo, "w");
+	assert_non_null(fp);
+	fputs("SwitchName=s1 Nodes=n[5-1]\n", fp);
+	fclose(fp);
+	fp = fopen(t.log, "w");
+	assert_non_null(fp);
+	fclose(fp);
+	const char *a4[] = {"fabric", "--topology", t.topo, t.log, NULL};
+	assert_int_equal(run(&t, a4, out, sizeof(out)), 2);
+	/* An empty log is not an error: nothing to explain. */
+	const char *a5[] = {"fabric", t.log, NULL};
+	assert_int_equal(run(&t, a5, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "no part has failures"));
+	tmp_clean(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fabric_dead_node_is_the_node),
+	    cmocka_unit_test(test_fabric_bad_cable_is_the_cable_not_the_node),
+	    cmocka_unit_test(test_fabric_lossy_uplinks_are_the_leaf_uplinks),
+	    cmocka_unit_test(test_fabric_two_faults_at_once),
+	    cmocka_unit_test(test_fabric_one_sided_evidence_is_not_enough),
+	    cmocka_unit_test(test_fabric_little_traffic_is_not_enough),
+	    cmocka_unit_test(test_fabric_both_ends_joined_failure_wins),
+	    cmocka_unit_test(test_fabric_healthy_fabric_has_no_suspect),
+	    cmocka_unit_test(test_cmd_fabric_names_the_uplinks_from_two_logs),
+	    cmocka_unit_test(test_cmd_fabric_bad_input_exit_2),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
