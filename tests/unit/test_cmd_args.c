@@ -19,8 +19,8 @@
 #include "../../helpers/ibprep_cmd.h"
 
 static const struct ibprep_cmd_spec *const specs[] = {
-    &ibprep_check_spec, &ibprep_place_spec,    &ibprep_env_spec,
-    &ibprep_exec_spec,  &ibprep_rdmatest_spec, &ibprep_snapshot_spec, &ibprep_fabric_spec,
+    &ibprep_check_spec,    &ibprep_place_spec,    &ibprep_env_spec,    &ibprep_exec_spec,
+    &ibprep_rdmatest_spec, &ibprep_snapshot_spec, &ibprep_fabric_spec,
 };
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
 
