@@ -427,7 +427,7 @@ static int nodeset_of(const struct ibp_topo *topo, hwloc_const_bitmap_t cpus, hw
 	*out = hwloc_bitmap_alloc();
 	if (!*out)
 		return -ENOMEM;
-	hwloc_cpuset_to_nodeset(topo->t, cpus, *out);
+	ibp_topo_host_nodes(topo, cpus, *out);
 	return 0;
 }
 
@@ -602,7 +602,8 @@ static int task_localities(struct ibp_placement *pl, const struct ibp_topo *topo
 
 	while (!n_sel && n_nodes < IBP_PLACE_MAX_TASKS &&
 	       (o = hwloc_get_next_obj_by_type(topo->t, HWLOC_OBJ_NUMANODE, o)))
-		if (o->cpuset && hwloc_bitmap_intersects(o->cpuset, pool))
+		if (o->cpuset && hwloc_bitmap_intersects(o->cpuset, pool) &&
+		    !ibp_topo_gpu_memory_node(o))
 			nodes[n_nodes++] = o;
 	for (size_t r = 0; r < t; r++) {
 		struct ibp_place_task *tk = &pl->tasks[r];
@@ -726,7 +727,7 @@ static int narrow_to_mask(struct ibp_placement *pl, const struct ibp_topo *topo,
 			continue;
 		rc = narrow_one(pg->cpus, mask, "worker", i, f);
 		if (!rc && pg->mems)
-			hwloc_cpuset_to_nodeset(topo->t, pg->cpus, pg->mems);
+			ibp_topo_host_nodes(topo, pg->cpus, pg->mems);
 	}
 	return rc;
 }

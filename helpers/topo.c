@@ -792,8 +792,8 @@ int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *
 		struct ibp_topo_hca *h = &topo->hcas[i];
 		const struct ibp_hca *ih = NULL;
 
-		if (h->kind != IBP_NIC_RDMA)
-			continue;
+		if (h->kind == IBP_NIC_SLINGSHOT)
+			continue; /* no verbs device: not in sys/class/infiniband */
 		for (size_t k = 0; k < inv->n_hcas && !ih; k++)
 			if (!strcmp(inv->hcas[k].name, h->name))
 				ih = &inv->hcas[k];
@@ -805,6 +805,8 @@ int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *
 			}
 			continue;
 		}
+		/* sysfs knows the driver and node_type the file does not (RoCE or iWARP) */
+		ibp_topo_hca_identify(h, ih->driver[0] ? ih->driver : NULL, ih->node_type);
 		h->n_ports = 0;
 		for (size_t k = 0; k < ih->n_ports && h->n_ports < IBP_TOPO_MAX_PORTS; k++) {
 			const struct ibp_port *ip = &ih->ports[k];
@@ -863,6 +865,23 @@ const struct ibp_topo_hca *ibp_topo_find_hca(const struct ibp_topo *topo, const 
 		if (!strcmp(topo->hcas[i].name, name))
 			return &topo->hcas[i];
 	return NULL;
+}
+
+bool ibp_topo_gpu_memory_node(hwloc_obj_t o)
+{
+	return o && o->type == HWLOC_OBJ_NUMANODE &&
+	       ((o->subtype && !strcmp(o->subtype, "GPUMemory")) ||
+		hwloc_obj_get_info_by_name(o, "PCIBusID"));
+}
+
+void ibp_topo_host_nodes(const struct ibp_topo *topo, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
+{
+	hwloc_obj_t o = NULL;
+
+	hwloc_cpuset_to_nodeset(topo->t, cpus, out);
+	while ((o = hwloc_get_next_obj_by_type(topo->t, HWLOC_OBJ_NUMANODE, o)))
+		if (ibp_topo_gpu_memory_node(o))
+			hwloc_bitmap_clr(out, o->os_index);
 }
 
 hwloc_const_bitmap_t ibp_topo_cpuset(const struct ibp_topo *topo)

@@ -137,7 +137,7 @@ static int seen_view_build(struct seen_view *sv, const struct spank_ib_node *n, 
 			sv->nics[k - 1] = t;
 		}
 	if (hwloc_bitmap_iszero(sv->mems) && !hwloc_bitmap_iszero(sv->cpus))
-		hwloc_cpuset_to_nodeset(n->topo.t, sv->cpus, sv->mems);
+		ibp_topo_host_nodes(&n->topo, sv->cpus, sv->mems);
 	sv->v.nics = sv->nics;
 	sv->v.cpus = sv->cpus;
 	sv->v.mems = sv->mems;

@@ -177,6 +177,15 @@ const struct ibp_topo_hca *ibp_topo_find_hca(const struct ibp_topo *topo, const 
 
 /* The whole machine's PUs, and the NUMA nodes covering a cpuset. */
 hwloc_const_bitmap_t ibp_topo_cpuset(const struct ibp_topo *topo);
+/*
+ * A GPU's memory shown as a NUMA node (Grace Hopper/Blackwell, POWER9 with
+ * NVLink GPUs: hwloc's subtype "GPUMemory", or a "PCIBusID" info): never a
+ * task's host memory node.
+ */
+bool ibp_topo_gpu_memory_node(hwloc_obj_t o);
+/* OUT <- the host-memory NUMA nodes local to CPUS (GPU memory nodes left out). */
+void ibp_topo_host_nodes(const struct ibp_topo *topo, hwloc_const_bitmap_t cpus,
+			 hwloc_bitmap_t out);
 
 /* Parses "0000:44:00.0" / "44:00.0" (domain 0).  0 or -EINVAL. */
 int ibp_pci_parse(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *fn);

@@ -98,6 +98,46 @@ gen cx7-2port
 place "$IBPREP" place --json --topology "$tmp/cx7-2port.xml" --ntasks-per-node 2 >"$tmp/c.json" 2>/dev/null
 j "cx7 2 functions: one port per GPU" '[.gpus[] | "\(.hca):\(.port)/\(.distance)"] == ["mlx5_0:1/PIX","mlx5_1:1/PIX"]' "$tmp/c.json"
 
+# ---- 4x GH200 (generated: 10de:2342, HBM as "GPUMemory" NUMA nodes 4..7) --------
+# Each module: Grace CPUs 72a..72a+71 with LPDDR node a, its Hopper and CX-7
+# under the module's own host bridges (PHB).  A task's memory is node a only:
+# binding host memory to the HBM node would be wrong.
+gen gh200
+place "$IBPREP" place --json --topology "$tmp/gh200.xml" --ntasks-per-node 4 >"$tmp/g.json" 2>/dev/null
+j "gh200: 4 GPUs, each on its module's HCA" '[.gpus[] | "\(.hca)/\(.distance)/\(.numa)"] == ["mlx5_0/PHB/0","mlx5_1/PHB/1","mlx5_2/PHB/2","mlx5_3/PHB/3"] and ([.gpus[].family] | unique) == ["NVIDIA GH200 Grace Hopper"]' "$tmp/g.json"
+j "gh200: task memory is the Grace node, never the GPU's HBM node" '[.tasks[] | "\(.cpus) \(.mems)"] == ["0-71 0","72-143 1","144-215 2","216-287 3"]' "$tmp/g.json"
+
+# ---- Intel Max 1550 + BlueField-3 host functions + ASPEED (generated) ----------
+# 8086:0bd5 class 0380 is a GPU; the ASPEED 1a03:2000 at 02:00.0 is not; each
+# GPU shares a switch with a BF3 host-side function (15b3:a2dc) in RoCE mode.
+gen bf3-pvc
+place "$IBPREP" place --json --topology "$tmp/bf3-pvc.xml" --ntasks-per-node 2 >"$tmp/v.json" 2>/dev/null
+j "pvc+bf3: 2 Intel GPUs (not the BMC VGA), each with its BF3 function" '[.gpus[] | "\(.pci_bus_id) \(.vendor) \(.hca)/\(.distance)"] == ["0000:13:00.0 intel mlx5_0/PIX","0000:93:00.0 intel mlx5_1/PIX"] and .fabric == "Ethernet" and .env.NCCL_IB_HCA == "=mlx5_0:1,mlx5_1:1"' "$tmp/v.json"
+
+# ---- Intel E810 irdma: RoCE or iWARP, as sysfs says (generated) -----------------
+# The topology file cannot tell E810's mode: placed by, not named.  node_type
+# "1: CA" (RoCE) in sysfs makes it an RDMA NIC for NCCL; "4: RNIC" (iWARP) not.
+gen irdma
+place "$IBPREP" place --json --topology "$tmp/irdma.xml" --ntasks-per-node 2 >"$tmp/r.json" 2>/dev/null
+j "irdma, file only: placed by, not named" '[.gpus[].hca] == ["irdma0","irdma1"] and ([.hcas[].transport] | unique) == ["RoCE or iWARP"] and ((.env | has("NCCL_IB_HCA")) | not)' "$tmp/r.json"
+for mode in "1: CA" "4: RNIC"; do
+	root=$tmp/irdma-${mode%%:*}
+	for d in irdma0 irdma1; do
+		mkdir -p "$root/sys/class/infiniband/$d/ports/1"
+		echo "$mode" >"$root/sys/class/infiniband/$d/node_type"
+		echo "4: ACTIVE" >"$root/sys/class/infiniband/$d/ports/1/state"
+		echo "5: LinkUp" >"$root/sys/class/infiniband/$d/ports/1/phys_state"
+		echo "Ethernet" >"$root/sys/class/infiniband/$d/ports/1/link_layer"
+		echo "100 Gb/sec (4X EDR)" >"$root/sys/class/infiniband/$d/ports/1/rate"
+	done
+done
+place "$IBPREP" place --json --topology "$tmp/irdma.xml" --sysfs-root "$tmp/irdma-1" --ntasks-per-node 2 >"$tmp/r1.json" 2>/dev/null
+j "irdma, sysfs says CA: RoCE, named in NCCL_IB_HCA" '([.hcas[].transport] | unique) == ["RoCE"] and .env.NCCL_IB_HCA == "=irdma0:1,irdma1:1"' "$tmp/r1.json"
+place "$IBPREP" place --json --topology "$tmp/irdma.xml" --sysfs-root "$tmp/irdma-4" --ntasks-per-node 2 >"$tmp/r4.json" 2>/dev/null
+j "irdma, sysfs says RNIC: iWARP, placed by, not named" '([.hcas[].transport] | unique) == ["iWARP"] and [.gpus[].hca] == ["irdma0","irdma1"] and ((.env | has("NCCL_IB_HCA") or has("UCX_NET_DEVICES")) | not)' "$tmp/r4.json"
+"$IBPREP" check --sysfs-root "$tmp/irdma-4" --json >"$tmp/r4c.json" 2>/dev/null
+j "irdma iWARP: check passes, no RoCE/IB-address findings" '.verdict == "pass" and (.findings | length) == 0' "$tmp/r4c.json"
+
 # ---- torchrun on a CPU-only node --------------------------------------------------
 gen cpu-only
 if out=$(place LOCAL_RANK=0 "$IBPREP" env --topology "$tmp/cpu-only.xml" 2>&1) && grep -q "IBPREP_LOCAL_RANK=0" <<<"$out"; then
@@ -124,5 +164,22 @@ j "no PMA: pass, exactly one note, nothing malformed" '.verdict == "pass" and [.
 root=$CORPUS/sysfs/procfs-hfi1-opa
 "$IBPREP" check --sysfs-root "$root" --json >"$tmp/h.json" 2>/dev/null
 j "OPA board_id: kept whole, pass, no finding" '.verdict == "pass" and (.findings | length) == 0 and ([.. | objects | select(has("board_id")) | .board_id] | first | length) == 72' "$tmp/h.json"
+
+# kernel spellings in one generated tree: siw0 (soft iWARP: no fw_ver, empty
+# board_id, node_type RNIC), rxe0 (phys_state a bare "<unknown>" as older
+# kernels print, no link_layer file), hfi1_0 (OPA Offline: phys_state
+# "9: <unknown>", state DOWN).  The only true problem is hfi1_0 being down.
+R=$tmp/conv/sys/class/infiniband
+mkdir -p "$R/siw0/ports/1" "$R/rxe0/ports/1" "$R/hfi1_0/ports/1"
+echo "4: RNIC" >"$R/siw0/node_type"; : >"$R/siw0/board_id"
+echo "4: ACTIVE" >"$R/siw0/ports/1/state"; echo "5: LinkUp" >"$R/siw0/ports/1/phys_state"
+echo "Ethernet" >"$R/siw0/ports/1/link_layer"
+echo "1: CA" >"$R/rxe0/node_type"; echo "4: ACTIVE" >"$R/rxe0/ports/1/state"
+echo "<unknown>" >"$R/rxe0/ports/1/phys_state"
+echo "1: CA" >"$R/hfi1_0/node_type"; echo "1.27.0" >"$R/hfi1_0/fw_ver"
+echo "1: DOWN" >"$R/hfi1_0/ports/1/state"; echo "9: <unknown>" >"$R/hfi1_0/ports/1/phys_state"
+echo "InfiniBand" >"$R/hfi1_0/ports/1/link_layer"
+"$IBPREP" check --sysfs-root "$tmp/conv" --json >"$tmp/k.json" 2>/dev/null
+j "kernel spellings: only the down OPA port is a finding" '[.findings[] | "\(.code):\(.device)"] == ["port_not_active:hfi1_0"]' "$tmp/k.json"
 
 tap_done

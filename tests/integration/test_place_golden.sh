@@ -94,7 +94,8 @@ done
 # generated topologies
 gen() { python3 tests/fixtures/mktopo.py "$@"; }
 declare -A gen_tasks=([dgx-h100]=8 [dgx-a100]=8 [gpu-nohca]=4 [multiport]=2 [vpi]=1 [snc]=4
-	[cpu-only]=4 [roce]=2 [mi300a-cpx]=24 [efa-p4d]=8 [machine-pci]=2 [cx7-2port]=2)
+	[cpu-only]=4 [roce]=2 [mi300a-cpx]=24 [efa-p4d]=8 [machine-pci]=2 [cx7-2port]=2
+	[gh200]=4 [bf3-pvc]=2 [irdma]=2)
 for p in $(gen --list); do
 	if ! gen --preset "$p" "$tmp/$p.xml" 2>"$tmp/$p.gen.err"; then
 		tap_fail "gen/$p: mktopo.py failed" "$(cat "$tmp/$p.gen.err")"
