@@ -282,4 +282,5 @@ uninstall:
 clean:
 	rm -rf $(B)
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+# (not the RPM's build tree under $(B)/rpm, and never a directory such as plugstack.conf.d)
+-include $(shell find $(B) -path '$(B)/rpm' -prune -o -type f -name '*.d' -print 2>/dev/null)

@@ -13,7 +13,8 @@ test_pkgs=(libcmocka-dev clang cppcheck clang-tidy clang-format valgrind
 	slurm-wlm slurmctld slurmd slurm-client iproute2 nftables util-linux
 	ibverbs-utils infiniband-diags perftest rdmacm-utils
 	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils binutils
-	debootstrap python3 jq strace prometheus-node-exporter curl)
+	debootstrap python3 jq strace prometheus-node-exporter curl
+	rpm rpm2cpio rpmlint cpio groff-base)
 pkgs=("${build_pkgs[@]}")
 [ "$what" = build ] || pkgs+=("${test_pkgs[@]}")
 
