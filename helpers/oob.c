@@ -41,6 +41,8 @@ size_t ibp_oob_payload_len(unsigned type)
 		return IBP_OOB_SUMMARY_LEN;
 	case IBP_OOB_ERROR:
 		return IBP_OOB_ERROR_LEN;
+	case IBP_OOB_FINGERPRINT:
+		return IBP_OOB_FINGERPRINT_LEN;
 	default:
 		return 0;
 	}
@@ -48,7 +50,8 @@ size_t ibp_oob_payload_len(unsigned type)
 
 bool ibp_oob_sealed(unsigned type)
 {
-	return type == IBP_OOB_ENDPOINT || type == IBP_OOB_CTRL || type == IBP_OOB_SUMMARY;
+	return type == IBP_OOB_ENDPOINT || type == IBP_OOB_CTRL || type == IBP_OOB_SUMMARY ||
+	       type == IBP_OOB_FINGERPRINT;
 }
 
 /* A NUL-terminated printable string filling at most LEN-1 bytes of a field. */
@@ -158,6 +161,12 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 		if (m->u.error.code > 0 || m->u.error.code < -4095)
 			return -EBADMSG;
 		return check_text(m->u.error.text, IBP_OOB_TEXT_MAX);
+	case IBP_OOB_FINGERPRINT: {
+		/* the encoder checks every field and string; its output is thrown away */
+		static _Thread_local uint8_t scratch[IBP_FP_WIRE_LEN];
+
+		return ibp_fp_encode(&m->u.fingerprint, scratch, sizeof(scratch)) ? -EBADMSG : 0;
+	}
 	default:
 		return -EBADMSG;
 	}
@@ -340,6 +349,11 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 			put16(&w, l->rail);
 		}
 		break;
+	case IBP_OOB_FINGERPRINT:
+		if (ibp_fp_encode(&m->u.fingerprint, w.p + w.off, IBP_FP_WIRE_LEN))
+			return -EBADMSG;
+		w.off += IBP_FP_WIRE_LEN;
+		break;
 	case IBP_OOB_ERROR:
 		put32(&w, (uint32_t)m->u.error.code);
 		puts_field(&w, m->u.error.text, IBP_OOB_TEXT_MAX);
@@ -431,6 +445,11 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 			l->status = get8(&r);
 			l->rail = get16(&r);
 		}
+		break;
+	case IBP_OOB_FINGERPRINT:
+		if (ibp_fp_decode(r.p + r.off, IBP_FP_WIRE_LEN, &m->u.fingerprint))
+			return -EBADMSG;
+		r.off += IBP_FP_WIRE_LEN;
 		break;
 	case IBP_OOB_ERROR:
 		m->u.error.code = (int32_t)get32(&r);

@@ -903,36 +903,78 @@ static void own_links(struct ibp_rt_run *run, struct ibp_oob_summary *s)
  * compare across the step belongs in struct ibp_oob_summary (oob.h, a new
  * protocol version) and is read here, where m.u.summary is authenticated.
  */
+/* Keeps the fingerprint of PEER (the first one that arrives). */
+static void fp_keep(struct ibp_rt_run *run, uint32_t peer, const struct ibp_fp *fp)
+{
+	for (size_t i = 0; i < run->n_fps; i++)
+		if (run->fps[i].node == peer)
+			return;
+	if (run->n_fps < IBP_RT_MAX_PEERS) {
+		run->fps[run->n_fps].node = peer;
+		run->fps[run->n_fps].fp = *fp;
+		run->n_fps++;
+	}
+}
+
+static bool fp_have(const struct ibp_rt_run *run, uint32_t peer)
+{
+	for (size_t i = 0; i < run->n_fps; i++)
+		if (run->fps[i].node == peer)
+			return true;
+	return false;
+}
+
+/*
+ * Each node sends its link outcomes to every peer it still has a
+ * connection with, sealed under that link's keys, and (unless all its own
+ * links passed) reads theirs for the blame.  With a fingerprint, it goes
+ * first on every rail-0 link, and the node reads its peers' rail-0 links
+ * until their summaries (which follow their fingerprints) arrive.
+ */
 static void exchange_summaries(struct ibp_rt_run *run)
 {
 	struct ibp_oob_msg mine = {.type = IBP_OOB_SUMMARY};
-	bool all_pass = true;
+	struct ibp_oob_msg *fpm = NULL;
+	bool all_pass = true, want_fp = run->cfg->fingerprint && run->fps;
 	int64_t deadline = run->end;
 
+	if (want_fp) {
+		fpm = malloc(sizeof(*fpm));
+		if (fpm) {
+			fpm->type = IBP_OOB_FINGERPRINT;
+			fpm->u.fingerprint = *run->cfg->fingerprint;
+		}
+	}
 	own_links(run, &mine.u.summary);
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
+		int64_t d = ibp_deadline_min(deadline, ibp_now_ns() + 200 * IBP_NS_PER_MS);
 
 		if (l->r.status != IBP_LINK_PASS)
 			all_pass = false;
 		if (l->fd >= 0 &&
-		    ibp_seal_send(l->fd, &l->seal, &mine,
-				  ibp_deadline_min(deadline, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+		    ((fpm && l->r.rail == 0 && ibp_seal_send(l->fd, &l->seal, fpm, d)) ||
+		     ibp_seal_send(l->fd, &l->seal, &mine, d))) {
 			close(l->fd);
 			l->fd = -1;
 		}
 	}
-	/* All passed: nothing to learn from the peers; they have our summary. */
-	while (!all_pass) {
+	free(fpm);
+	/* All passed and nothing to compare: nothing to learn from the peers. */
+	while (!all_pass || want_fp) {
 		struct pollfd pfd[IBP_RDMATEST_MAX_LINKS];
 		struct ibp_rt_link *who[IBP_RDMATEST_MAX_LINKS];
 		size_t np = 0;
 		int ms = ibp_deadline_poll_ms(deadline, ibp_now_ns()), n;
 
 		for (size_t i = 0; i < run->n_links; i++) {
-			if (run->links[i].fd < 0 || run->links[i].summary_in)
+			const struct ibp_rt_link *l = &run->links[i];
+
+			if (l->fd < 0 || l->summary_in)
 				continue;
-			pfd[np] = (struct pollfd){.fd = run->links[i].fd, .events = POLLIN};
+			if (all_pass && (l->r.rail != 0 || fp_have(run, l->peer)))
+				continue;
+			pfd[np] = (struct pollfd){.fd = l->fd, .events = POLLIN};
 			who[np++] = &run->links[i];
 		}
 		if (np == 0 || ms == 0)
@@ -943,29 +985,75 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		if (n <= 0)
 			break;
 		for (size_t i = 0; i < np; i++) {
-			struct ibp_oob_msg m;
+			struct ibp_oob_msg *m = NULL;
 			struct ibp_rt_link *l = who[i];
 
 			if (!pfd[i].revents)
 				continue;
+			m = malloc(sizeof(*m));
 			/* A peer may still send link messages it had queued: skip them. */
-			if (ibp_seal_recv(
-				l->fd, &l->seal, &m,
+			if (!m ||
+			    ibp_seal_recv(
+				l->fd, &l->seal, m,
 				ibp_deadline_min(deadline, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
+				free(m);
 				close(l->fd);
 				l->fd = -1;
 				continue;
 			}
-			if (m.type != IBP_OOB_SUMMARY)
+			if (m->type == IBP_OOB_FINGERPRINT && want_fp)
+				fp_keep(run, l->peer, &m->u.fingerprint);
+			if (m->type != IBP_OOB_SUMMARY) {
+				free(m);
 				continue;
+			}
 			l->summary_in = true;
-			if (m.u.summary.node != l->peer || m.u.summary.nnodes != run->n)
+			if (m->u.summary.node != l->peer || m->u.summary.nnodes != run->n) {
+				free(m);
 				continue;
+			}
 			run->n_summaries++;
-			for (size_t k = 0; k < m.u.summary.n_links; k++)
-				known_add(run, &m.u.summary.links[k]);
+			for (size_t k = 0; k < m->u.summary.n_links; k++)
+				known_add(run, &m->u.summary.links[k]);
+			free(m);
 		}
 	}
+}
+
+/* This node and the peers whose fingerprints came, in node order: the differences to say. */
+static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out)
+{
+	const struct ibp_fp *fps[IBP_RT_MAX_PEERS + 1];
+	const char *names[IBP_RT_MAX_PEERS + 1];
+	uint32_t idx[IBP_RT_MAX_PEERS + 1];
+	size_t n = 0;
+	long self = 0;
+
+	if (!run->cfg->fingerprint || !run->fps || !run->n_fps)
+		return 0;
+	idx[n] = run->me;
+	fps[n++] = run->cfg->fingerprint;
+	for (size_t i = 0; i < run->n_fps; i++) {
+		idx[n] = run->fps[i].node;
+		fps[n++] = &run->fps[i].fp;
+	}
+	/* node order, so that every node of a window agrees on who says a tie */
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && idx[k] < idx[k - 1]; k--) {
+			uint32_t t = idx[k];
+			const struct ibp_fp *f = fps[k];
+
+			idx[k] = idx[k - 1];
+			fps[k] = fps[k - 1];
+			idx[k - 1] = t;
+			fps[k - 1] = f;
+		}
+	for (size_t i = 0; i < n; i++) {
+		names[i] = ibp_rt_node_name(run, idx[i]);
+		if (idx[i] == run->me)
+			self = (long)i;
+	}
+	return ibp_fp_compare(fps, names, n, &run->pol, self, out);
 }
 
 /* ---- setup and the run -------------------------------------------------- */
@@ -1265,8 +1353,14 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	for (size_t i = 0; i < nw; i++)
 		if (workers[i].started)
 			pthread_join(workers[i].th, NULL);
+	if (cfg->fingerprint)
+		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
 	exchange_summaries(run);
 	ibp_rt_report(run, out, res);
+	compare_fingerprints(run, out); /* -ENOMEM: no comparison, nothing else lost */
+	res->n_fingerprints = run->n_fps;
+	free(run->fps);
+	run->fps = NULL;
 	for (size_t i = 0; i < run->n_links; i++) {
 		if (run->links[i].fd >= 0)
 			close(run->links[i].fd);

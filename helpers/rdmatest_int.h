@@ -88,6 +88,12 @@ struct ibp_rt_run {
 	struct ibp_oob_link known[IBP_RDMATEST_MAX_LINKS * 5];
 	size_t n_known;
 	size_t n_summaries;
+	/* peers' fingerprints (cfg->fingerprint set): node index and value, heap */
+	struct ibp_rt_fp {
+		uint32_t node;
+		struct ibp_fp fp;
+	} * fps;
+	size_t n_fps;
 };
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

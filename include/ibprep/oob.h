@@ -28,10 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ibprep/fingerprint.h"
 #include "ibprep/transport.h"
 
 #define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION 2           /* 2: sealed frames after the HELLOs */
+#define IBP_OOB_VERSION 3           /* 2: sealed frames after the HELLOs; 3: FINGERPRINT */
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
@@ -46,6 +47,8 @@ enum ibp_oob_type {
 	IBP_OOB_CTRL = 3,     /* a step of the link test */
 	IBP_OOB_SUMMARY = 4,  /* my link outcomes, for the blame */
 	IBP_OOB_ERROR = 5,    /* "refused", then close; unauthenticated: trusted for nothing */
+	IBP_OOB_FINGERPRINT =
+	    6, /* what the sender brings to the step (fingerprint.h), rail 0 only */
 };
 
 /* Outcome of one directed link: on the wire in SUMMARY, and in results. */
@@ -134,27 +137,27 @@ struct ibp_oob_msg {
 		struct ibp_oob_ctrl ctrl;
 		struct ibp_oob_summary summary;
 		struct ibp_oob_error error;
+		struct ibp_fp fingerprint;
 	} u;
 };
 
 /* Payload sizes on the wire. */
-#define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
-#define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
-#define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN)
-#define IBP_OOB_CTRL_LEN     (1 + 4 + 8 + 8)
-#define IBP_OOB_LINK_LEN     (4 + 4 + 1 + 1 + 2)
-#define IBP_OOB_SUMMARY_LEN  (4 + 4 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
-#define IBP_OOB_ERROR_LEN    (4 + IBP_OOB_TEXT_MAX)
-#define IBP_OOB_FRAME_MAX                                                                          \
-	(IBP_OOB_HDR_LEN +                                                                         \
-	 (IBP_OOB_HELLO_LEN > IBP_OOB_SUMMARY_LEN ? IBP_OOB_HELLO_LEN : IBP_OOB_SUMMARY_LEN))
+#define IBP_OOB_HELLO_LEN       (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
+#define IBP_OOB_EP_LEN          (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
+#define IBP_OOB_ENDPOINT_LEN    (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN)
+#define IBP_OOB_CTRL_LEN        (1 + 4 + 8 + 8)
+#define IBP_OOB_LINK_LEN        (4 + 4 + 1 + 1 + 2)
+#define IBP_OOB_SUMMARY_LEN     (4 + 4 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
+#define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
+#define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_LEN
+#define IBP_OOB_FRAME_MAX       (IBP_OOB_HDR_LEN + IBP_OOB_FINGERPRINT_LEN) /* the largest */
 
 /* Payload length of TYPE, 0 for an unknown type. */
 size_t ibp_oob_payload_len(unsigned type);
 
 /*
  * True for the types that only travel sealed, with a sequence number and a
- * MAC (seal.h): ENDPOINT, CTRL, SUMMARY.  HELLO and ERROR go before any key
+ * MAC (seal.h): ENDPOINT, CTRL, SUMMARY, FINGERPRINT.  HELLO and ERROR go before any key
  * exists; ibp_oob_send and ibp_oob_recv refuse the sealed types.
  */
 bool ibp_oob_sealed(unsigned type);

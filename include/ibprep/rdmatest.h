@@ -164,6 +164,17 @@ struct ibp_rdmatest_config {
 	size_t buf_len;       /* pattern size, 0 = 1 MiB */
 	uint64_t burst_bytes; /* bandwidth burst, 0 = 8 x buf_len */
 	int64_t start_ns;     /* CLOCK_MONOTONIC start, 0 = now */
+
+	/*
+	 * This node's fingerprint (fingerprint.h), or NULL: no consistency
+	 * check.  It goes sealed to every peer on the rail-0 links, just before
+	 * the summary; the node then waits for its peers' summaries even when
+	 * its own links passed, and compares itself with the peers whose
+	 * fingerprints arrived (ring neighbours i+-1, i+-2: the whole step up
+	 * to 5 nodes).  The differences this node should report (consistency=
+	 * of POLICY) go to OUT, class job.
+	 */
+	const struct ibp_fp *fingerprint;
 };
 
 struct ibp_rdmatest_link {
@@ -187,8 +198,9 @@ struct ibp_rdmatest_result {
 	uint16_t oob_port; /* the port this node listened on, 0 none */
 	size_t n_links;
 	struct ibp_rdmatest_link links[IBP_RDMATEST_MAX_LINKS];
-	size_t n_summaries; /* peers' summaries received */
-	size_t n_suspects;  /* nodes blamed */
+	size_t n_summaries;    /* peers' summaries received */
+	size_t n_fingerprints; /* peers' fingerprints received and compared */
+	size_t n_suspects;     /* nodes blamed */
 	uint32_t suspects[8];
 	/*
 	 * A local setup failure found before any link was tried (munged

@@ -49,15 +49,11 @@
 #include "ibprep/auth.h"
 #include "ibprep/oob.h"
 
-#define IBP_SEAL_KEY_LEN  32
-#define IBP_SEAL_TAG_LEN  16
-#define IBP_SEAL_SEQ_LEN  8
-#define IBP_SEAL_OVERHEAD (IBP_SEAL_SEQ_LEN + IBP_SEAL_TAG_LEN)
-#define IBP_SEAL_FRAME_MAX                                                                         \
-	(IBP_OOB_HDR_LEN +                                                                         \
-	 (IBP_OOB_SUMMARY_LEN > IBP_OOB_ENDPOINT_LEN ? IBP_OOB_SUMMARY_LEN                         \
-						     : IBP_OOB_ENDPOINT_LEN) +                     \
-	 IBP_SEAL_OVERHEAD)
+#define IBP_SEAL_KEY_LEN   32
+#define IBP_SEAL_TAG_LEN   16
+#define IBP_SEAL_SEQ_LEN   8
+#define IBP_SEAL_OVERHEAD  (IBP_SEAL_SEQ_LEN + IBP_SEAL_TAG_LEN)
+#define IBP_SEAL_FRAME_MAX (IBP_OOB_HDR_LEN + IBP_OOB_FINGERPRINT_LEN + IBP_SEAL_OVERHEAD)
 
 /* What one link's keys are bound to.  FROM is the connector, TO the listener. */
 struct ibp_seal_link {

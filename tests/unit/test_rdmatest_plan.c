@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "ibprep/fingerprint.h"
 #include "ibprep/rdmatest.h"
 
 /* ---- plan ---- */
@@ -356,6 +357,76 @@ static void test_run_three_nodes_in_threads_pass(void **state)
 		ibp_findings_release(&nr[i].out);
 	}
 	ibp_hostlist_release(&hl);
+}
+
+/* t3's mlx5_3 has other firmware: t3 says so (a warning), t1 and t2 say nothing. */
+static void test_run_fingerprints_compared_odd_node_says_it(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct ibp_fp *fp = calloc(3, sizeof(*fp));
+	char err[128];
+
+	(void)state;
+	assert_non_null(fp);
+	for (int i = 0; i < 3; i++) {
+		ibp_fp_init(&fp[i]);
+		ibp_fp_set(&fp[i], IBP_FP_HCA_SET, NULL, "1 rail: mlx5_3:1");
+		ibp_fp_set(&fp[i], IBP_FP_FIRMWARE, "mlx5_3:1",
+			   i == 2 ? "28.39.1002" : "28.41.1000");
+	}
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	for (size_t i = 0; i < 3; i++)
+		memset(&nr[i], 0, sizeof(nr[i]));
+	/* run_nodes zeroes the configs: set the fingerprints through a second pass */
+	for (size_t i = 0; i < 3; i++) {
+		ibp_findings_init(&nr[i].out);
+		nr[i].cfg.nodes = &hl;
+		nr[i].cfg.index = i;
+		nr[i].cfg.job = 21;
+		nr[i].cfg.uid = 1000;
+		nr[i].cfg.policy = &pol;
+		nr[i].cfg.transport = &ibp_transport_socket;
+		nr[i].cfg.insecure = true;
+		nr[i].cfg.addrs = addrs3;
+		nr[i].cfg.buf_len = 4096;
+		nr[i].cfg.burst_bytes = 65536;
+		nr[i].cfg.fingerprint = &fp[i];
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++)
+		pthread_join(nr[i].th, NULL);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_int_equal(nr[i].res.n_fingerprints, 2);
+		const struct ibp_finding *c = NULL;
+		size_t nc = 0;
+
+		for (size_t k = 0; k < nr[i].out.n; k++)
+			if (!strncmp(nr[i].out.v[k].code, "consistency_", 12)) {
+				c = &nr[i].out.v[k];
+				nc++;
+			}
+		assert_int_equal(ibp_findings_count(&nr[i].out, IBP_SEV_FAIL, -1), 0);
+		if (i < 2) {
+			assert_int_equal(nc, 0);
+		} else {
+			assert_int_equal(nc, 1);
+			assert_string_equal(c->code, "consistency_firmware");
+			assert_int_equal(c->severity, IBP_SEV_WARN);
+			assert_int_equal(c->fclass, IBP_CLASS_JOB);
+			assert_string_equal(c->node, "t3");
+			assert_string_equal(c->observed,
+					    "firmware 28.39.1002, the other 2 nodes 28.41.1000");
+		}
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+	free(fp);
 }
 
 static void test_run_missing_node_blamed_by_both_others(void **state)
@@ -961,6 +1032,7 @@ int main(void)
 	    cmocka_unit_test(test_blame_table_lands_on_the_faulty_node),
 	    cmocka_unit_test(test_blame_empty_or_passing_never_suspect),
 	    cmocka_unit_test(test_run_three_nodes_in_threads_pass),
+	    cmocka_unit_test(test_run_fingerprints_compared_odd_node_says_it),
 	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
 	    cmocka_unit_test(test_run_bad_nodelist_job_finding),
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
