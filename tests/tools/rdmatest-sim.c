@@ -38,6 +38,7 @@
 #include "ibprep/auth.h"
 #include "ibprep/oob.h"
 #include "ibprep/policy.h"
+#include "ibprep/fingerprint.h"
 #include "ibprep/rdmatest.h"
 
 #define MAX_NODES 4096
@@ -211,7 +212,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rdmatest-sim --nodes N [--timeout S] [--munge-socket P] "
 		"[--bad-munge-socket P]\n"
-		"       [--insecure] [--fault I:KIND]... [--job J] [--step S] [--ports A-B]\n"
+		"       [--insecure] [--fingerprint] [--fault I:KIND]... [--job J] [--step S] "
+		"[--ports A-B]\n"
 		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... [--hostile I] "
 		"--outdir DIR\n");
 	exit(2);
@@ -386,6 +388,8 @@ static pid_t squat(const char *addr, uint32_t job, uint32_t step, const struct i
 	return pid;
 }
 
+static bool with_fp; /* --fingerprint: every node sends and compares a fingerprint */
+
 static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		 const struct ibp_policy *pol, const char *munge, const char *bad_munge,
 		 bool insecure, uint32_t job, uint32_t step, size_t buf, uint64_t burst,
@@ -421,6 +425,31 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	cfg.addrs = addrs;
 	cfg.buf_len = buf;
 	cfg.burst_bytes = burst;
+	if (with_fp) {
+		/* a DGX-like node: 8 rails, every field set, as the plugin would send */
+		static struct ibp_fp fp;
+		char rail[16];
+
+		ibp_fp_init(&fp);
+		ibp_fp_set(&fp, IBP_FP_HCA_SET, NULL,
+			   "8 rails: mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,"
+			   "mlx5_10:1,mlx5_11:1");
+		for (int r = 0; r < 8; r++) {
+			snprintf(rail, sizeof(rail), "mlx5_%d:1", r);
+			ibp_fp_set(&fp, IBP_FP_MODEL, rail, "MT_0000000838");
+			ibp_fp_set(&fp, IBP_FP_FIRMWARE, rail, "28.39.1002");
+			ibp_fp_set(&fp, IBP_FP_MTU, rail, "4096");
+			ibp_fp_set(&fp, IBP_FP_RATE, rail, "400 Gb/sec (4X NDR)");
+			ibp_fp_set(&fp, IBP_FP_LINK_LAYER, rail, "InfiniBand");
+			ibp_fp_set(&fp, IBP_FP_GID, rail, "LID (no GID)");
+		}
+		ibp_fp_set(&fp, IBP_FP_KERNEL, NULL, "6.1.0-18-amd64");
+		ibp_fp_set(&fp, IBP_FP_RDMA_CORE, NULL, "44.0");
+		ibp_fp_set(&fp, IBP_FP_DRIVER, NULL, "mlx5_core in-tree");
+		ibp_fp_set(&fp, IBP_FP_GDR, NULL, "nvidia_peermem");
+		ibp_fp_set(&fp, IBP_FP_NCCL_IB_HCA, NULL, "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1");
+		cfg.fingerprint = &fp;
+	}
 	if (my_fault == F_SQUAT)
 		squatter = squat(addrs[i], job, step, pol);
 	rc = ibp_rdmatest_run(&cfg, &out, &res);
@@ -473,6 +502,7 @@ int main(int argc, char **argv)
 	    {"policy", required_argument, NULL, 'P'},
 	    {"hostile", required_argument, NULL, 'H'},
 	    {"auth-check", no_argument, NULL, 'A'},
+	    {"fingerprint", no_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
@@ -541,6 +571,9 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			return auth_check(munge);
+		case 'F':
+			with_fp = true;
+			break;
 		case 'H':
 			hostile = (long)strtoul(optarg, NULL, 10);
 			break;

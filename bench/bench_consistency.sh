@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench_consistency.sh: what issue 13 adds to a step (docs/consistency.md).
+#   1. the cross-node test's time to verdict with and without the consistency
+#      fingerprint (every node sends its fingerprint to its ring neighbours,
+#      reads theirs and compares), 2, 16, 64 and 256 simulated nodes
+#      (tests/tools/rdmatest-sim.c, socket transport, --insecure so that the
+#      difference is the fingerprint's alone), paired runs, median of RUNS;
+#      target: under 10% more
+#   2. the plugin's step-end cost per node: the second read of every port of
+#      a generated DGX H100 tree and the comparison (tests/tools/linkwatch-
+#      bench.c, median of 200); target: under 5 ms
+set -u
+cd "$(dirname "$0")/.."
+B=${IBP_BUILD:-${B:-build}}
+RUNS=${RUNS:-5}
+SIZES=${SIZES:-"2 16 64 256"}
+tmp=$(mktemp -d /tmp/ibp-bench-consistency.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+libs="$B/libibprep.a $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) -lmunge -lm -lpthread"
+${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/sim" tests/tools/rdmatest-sim.c $libs &&
+	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/lwb" tests/tools/linkwatch-bench.c $libs ||
+	{ echo "bench_consistency: cannot build the tools (run make first)" >&2; exit 1; }
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
+# verdict N JOB ARGS...: the slowest node's time to verdict, and how many passed
+verdict() {
+	local n=$1 job=$2 out=$tmp/o$1-$2; shift 2
+	mkdir -p "$out"
+	"$tmp/sim" --nodes "$n" --timeout 5 --job "$job" --step "$n" --insecure "$@" --outdir "$out" >"$out.txt" 2>&1
+	echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")"
+}
+echo "cross-node test, time to verdict with and without the fingerprint ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $RUNS paired runs)"
+printf '%6s  %12s  %12s  %8s  %s\n' nodes without_s with_s ratio passed
+for n in $SIZES; do
+	: >"$tmp/a" && : >"$tmp/b"
+	for r in $(seq 1 "$RUNS"); do
+		verdict "$n" $((3000 + 2 * r)) >>"$tmp/a"
+		verdict "$n" $((3001 + 2 * r)) --fingerprint >>"$tmp/b"
+	done
+	a=$(awk '{print $1}' "$tmp/a" | median) b=$(awk '{print $1}' "$tmp/b" | median)
+	pb=$(awk '{print $2}' "$tmp/b" | median)
+	printf '%6s  %12s  %12s  %8s  %s/%s\n' "$n" "$a" "$b" \
+		"$(awk -v a="$a" -v b="$b" 'BEGIN {if (a > 0) printf "%.2f", b / a; else print "-"}')" "$pb" "$n"
+done
+echo "target: ratio under 1.10"
+
+root=$tmp/dgx
+python3 tests/fixtures/mksysfs.py --preset dgx-h100 --gdr "$root" >/dev/null
+echo "step end per node, generated DGX H100 tree (every port read again and compared), median of 200:"
+"$tmp/lwb" "$root" 200
+echo "target: total under 5 ms"
