@@ -19,6 +19,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib/cluster.sh
 
 IBPREP=$(realpath -m "${IBPREP:-build/ibprep}")
+IBPREP_ASAN=$(realpath -m "${IBPREP_ASAN:-build/asan/ibprep}")
 if ! cluster_prereqs "slurm HealthCheckProgram"; then
 	tap_done
 	exit
@@ -157,6 +158,26 @@ if [ "$(updates n1)" = "$before" ]; then
 	tap_ok "n1 healthy and resumed: 3 more checks, no update"
 else
 	tap_fail "n1 healthy: no update" "$(summary)"
+fi
+
+# the ASan+UBSan build through the same decisions: healthy n1 (nothing to
+# change) and the admin's n2 (left alone), no sanitizer report
+if [ -x "$IBPREP_ASAN" ]; then
+	out=""
+	for n in n1 n2; do
+		out+=$(env -i PATH="$T/shim:/usr/bin:/bin" SLURM_CONF="$CL_CONF" SLURMD_NODENAME=$n \
+			ASAN_OPTIONS=detect_leaks=1 "$IBPREP_ASAN" check --slurm \
+			--sysfs-root "$CL_DIR/nodes/$n/root" 2>&1)$'\n'
+	done
+	if grep -q "slurm: n1: state IDLE: nothing to change" <<<"$out" &&
+		grep -q "slurm: n2: state IDLE+DRAIN, reason: maintenance: nothing to change" <<<"$out" &&
+		! grep -q Sanitizer <<<"$out"; then
+		tap_ok "ASan+UBSan build: --slurm on n1 and n2, nothing to change, no sanitizer report"
+	else
+		tap_fail "ASan+UBSan build: --slurm" "$out"
+	fi
+else
+	tap_skip "ASan+UBSan build: --slurm" "$IBPREP_ASAN not built (make asan)"
 fi
 
 # --slurm without Slurm's commands or configuration: exit 2, never a drain

@@ -145,7 +145,9 @@ static void test_slurmd_find_reads_limit_through_pid_file(void **state)
 	char why[256];
 	(void)state;
 	if (geteuid() != 0) {
-		skip(); /* the fixture's files must be root's, as on a node */
+		print_message(
+		    "# skip: not root: the fixture's files must be root's, as on a node\n");
+		skip();
 		return;
 	}
 	char *root = proc_tree();
@@ -196,6 +198,7 @@ static void test_slurmd_find_refuses_what_a_user_controls(void **state)
 	char why[256], p[512];
 	(void)state;
 	if (geteuid() != 0) {
+		print_message("# skip: not root: the fixture's files must be root's (chown)\n");
 		skip();
 		return;
 	}
