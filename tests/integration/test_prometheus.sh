@@ -149,9 +149,9 @@ scrape
 if [ $rc -eq 0 ] && [ ! -s "$T/out" ] && [ "$(ls -A "$TF")" = spank_ib.prom ] &&
 	has "$T/scrape.json" node_textfile_scrape_error '{}' 0 &&
 	has "$T/scrape.json" ibprep_check_verdict '{"verdict":"pass"}' 1 &&
-	has "$T/scrape.json" ibprep_build_info "{\"version\":\"$(python3 "$T/parse.py" "$TF/spank_ib.prom" | python3 -c 'import json,sys; print([json.loads(k[17:])["version"] for k in json.load(sys.stdin) if k.startswith("ibprep_build_info")][0])')\"}" 1 &&
+	has "$T/scrape.json" ibprep_build_info "{\"version\":\"$("$IBPREP" --version | awk '{print $2}')\"}" 1 &&
 	has "$T/scrape.json" ibprep_port_healthy '{"device":"mlx5_0","port":"1"}' 1; then
-	tap_ok "--textfile: healthy tree, exit 0, quiet, only spank_ib.prom; node_exporter serves it, scrape_error 0"
+	tap_ok "--textfile: healthy tree, exit 0, quiet, only spank_ib.prom; node_exporter serves it (build_info = ibprep --version), scrape_error 0"
 else
 	tap_fail "--textfile healthy: exit $rc" "$(cat "$T/out"; ls -A "$TF"; cat "$T/scrape.json")"
 fi
