@@ -494,6 +494,13 @@ static int send_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, int32_t status, 
 	return ibp_seal_send(fd, &l->seal, &m, deadline);
 }
 
+/* The status a peer's ABORT carries, GONE when it names none. */
+static enum ibp_link_status abort_status(const struct ibp_oob_ctrl *c)
+{
+	return c->a > IBP_LINK_PASS && c->a < IBP_LINK_STATUS_COUNT ? (enum ibp_link_status)c->a
+								    : IBP_LINK_GONE;
+}
+
 /* Receives the control message OP; an ABORT from the peer ends the link. */
 static int recv_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, struct ibp_oob_ctrl *c,
 		     int64_t deadline)
@@ -512,7 +519,7 @@ static int recv_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, struct ibp_oob_c
 			: IBP_LINK_GONE;
 
 		link_fail(l, st, m.u.ctrl.status, "the peer gave up: %s (%s)",
-			  ibp_link_status_name(st), strerror(-m.u.ctrl.status));
+			  ibp_link_status_name(st), errtext(m.u.ctrl.status));
 		return -ECONNABORTED;
 	}
 	if (m.type != IBP_OOB_CTRL || m.u.ctrl.op != op) {
@@ -556,8 +563,10 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 		return rc;
 	}
 	if (theirs.type == IBP_OOB_CTRL && theirs.u.ctrl.op == IBP_CTRL_ABORT) {
-		link_fail(l, IBP_LINK_GONE, theirs.u.ctrl.status, "the peer gave up: %s",
-			  strerror(-theirs.u.ctrl.status));
+		link_fail(l, abort_status(&theirs.u.ctrl), theirs.u.ctrl.status,
+			  "the peer gave up: %s (%s)",
+			  ibp_link_status_name(abort_status(&theirs.u.ctrl)),
+			  errtext(theirs.u.ctrl.status));
 		return -ECONNABORTED;
 	}
 	if (theirs.type != IBP_OOB_ENDPOINT || theirs.u.endpoint.rail != l->r.rail ||
@@ -590,6 +599,25 @@ static int tx_open(struct ibp_rt_run *run, struct ibp_rt_link *l, struct ibp_tx 
 }
 
 /*
+ * After a local step failed: did the peer give up first?  Its (sealed)
+ * reason is the better one: a peer that found our frames altered on the
+ * way aborts, and our data path to it then fails too; that is an
+ * authentication failure, not a data path down.  Waits 100 ms at most.
+ */
+static bool peer_gave_up(struct ibp_rt_link *l, int fd, int64_t deadline)
+{
+	struct ibp_oob_msg m;
+	int64_t until = ibp_deadline_min(deadline, ibp_now_ns() + 100 * IBP_NS_PER_MS);
+
+	if (ibp_oob_wait_fd(fd, POLLIN, until) || ibp_seal_recv(fd, &l->seal, &m, until) ||
+	    m.type != IBP_OOB_CTRL || m.u.ctrl.op != IBP_CTRL_ABORT)
+		return false;
+	link_fail(l, abort_status(&m.u.ctrl), m.u.ctrl.status, "the peer gave up: %s (%s)",
+		  ibp_link_status_name(abort_status(&m.u.ctrl)), errtext(m.u.ctrl.status));
+	return true;
+}
+
+/*
  * Both roles' data path: open the local port, swap endpoints over FD,
  * connect.  0, or -1 with the link's outcome recorded; *TX may be set
  * either way (the caller closes it).  ERR stays the transport's message
@@ -608,8 +636,9 @@ static int link_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 		return -1;
 	rc = run->ops->connect(*tx, &peer, role, deadline);
 	if (rc) {
-		link_fail(l, rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT, rc,
-			  "data path: %s", err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT, rc,
+				  "data path: %s", err[0] ? err : strerror(-rc));
 		return -1;
 	}
 	return 0;

@@ -20,6 +20,12 @@ cd "$(dirname "$0")/../.."
 B=${B:-build}
 N=${RDMATEST_NODES:-256}
 TIMEOUT=${RDMATEST_TIMEOUT:-4}
+# Test ports below the kernel's ephemeral range: inside it, the simulated
+# nodes' own outgoing connections (each bound to its node's address) take
+# test ports and leave them in TIME_WAIT for a minute, and a node then
+# listens on a fallback (issue 9, item 3; the plugin's ports are privileged).
+read -r plo _ </proc/sys/net/ipv4/ip_local_port_range
+if [ "${plo:-0}" -ge 3048 ]; then PORTS=$((plo - 2000))-$((plo - 1001)); else PORTS=47000-47999; fi
 tmp=$(mktemp -d /tmp/ibp-rdmatest.XXXXXX)
 chmod 0755 "$tmp" # munged runs as the munge user
 pids=()
@@ -87,7 +93,7 @@ grep -q 'replayed credential refused' "$tmp/auth.out" || tap_fail "munge: the re
 run() {
 	local name=$1; shift
 	mkdir -p "$tmp/$name"
-	"$sim" --nodes "$N" --timeout "$TIMEOUT" --munge-socket "$good" --bad-munge-socket "$bad" \
+	"$sim" --nodes "$N" --timeout "$TIMEOUT" --ports "$PORTS" --munge-socket "$good" --bad-munge-socket "$bad" \
 		--outdir "$tmp/$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 }
 wall() { awk '/^wall /{print $2}' "$tmp/$1.out"; }
@@ -241,7 +247,7 @@ grep -A3 '^node 5 ' "$tmp/hostile.out" | sed 's/^/# /'
 
 # --- a foreign program on a node's first test port -----------------------
 mkdir -p "$tmp/squat"
-"$sim" --nodes 16 --timeout "$TIMEOUT" --munge-socket "$good" --fault 4:squat \
+"$sim" --nodes 16 --timeout "$TIMEOUT" --ports "$PORTS" --munge-socket "$good" --fault 4:squat \
 	--outdir "$tmp/squat" >"$tmp/squat.out" 2>&1
 p4=$(grep '^node 4 ' "$tmp/squat.out" | grep -o 'port=[0-9]*')
 p5=$(grep '^node 5 ' "$tmp/squat.out" | grep -o 'port=[0-9]*')
@@ -251,8 +257,29 @@ else
 	tap_fail "port taken on node 4" "$(grep -v '^#' "$tmp/squat.out" | head -8)"
 fi
 
+# --- a relay that alters one byte after the HELLO (issue 9, test b) -----
+# Node 5's first test port is held by a relay that forwards every
+# connection to node 5's fallback port from the sender's own address (so the
+# HELLOs authenticate) and flips one bit of the sender's first sealed frame:
+# the links into node 5 fail closed as "frames failed authentication", and
+# nobody is blamed for it, node 5 least of all.
+mkdir -p "$tmp/relay"
+"$sim" --nodes 16 --timeout "$TIMEOUT" --ports "$PORTS" --munge-socket "$good" --fault 5:relay --job 4343 \
+	--outdir "$tmp/relay" >"$tmp/relay.out" 2>&1
+blamed=$(grep '^node ' "$tmp/relay.out" | grep -v 'suspects= ' ; grep -o 'rdmatest_node_failed@[^, ]*\|rdmatest_link_failed@[^, ]*' "$tmp/relay.out")
+others=$(grep '^node ' "$tmp/relay.out" | awk '$2 != 3 && $2 != 4 && $2 != 5 && $4 != "pass"')
+if [ -z "$blamed" ] && [ -z "$others" ] &&
+	grep -A6 '^node 5 ' "$tmp/relay.out" | grep -q 'rdmatest_auth_failed' &&
+	grep -A6 '^node 5 ' "$tmp/relay.out" | grep -q 'frames failed authentication' &&
+	grep '^node 4 ' "$tmp/relay.out" | grep -q 'rdmatest_auth_failed'; then
+	tap_ok "relay flips a byte after the HELLO into node 5: its links fail closed as 'frames failed authentication', nobody is blamed, the rest pass"
+else
+	tap_fail "relay into node 5" "$(grep -v '^#   ok' "$tmp/relay.out" | head -30)"
+fi
+grep -A4 -E '^node (4|5) ' "$tmp/relay.out" | grep -v '^#   ok' | sed 's/^/# /'
+
 # --- insecure mode ------------------------------------------------------
 mkdir -p "$tmp/insec"
-"$sim" --nodes 4 --timeout 2 --insecure --outdir "$tmp/insec" >"$tmp/insec.out" 2>&1 || true
+"$sim" --nodes 4 --timeout 2 --ports "$PORTS" --insecure --outdir "$tmp/insec" >"$tmp/insec.out" 2>&1 || true
 if [ "$(grep -c '^node .* pass ' "$tmp/insec.out")" -eq 4 ]; then tap_ok "insecure: 4 nodes pass without munge"; else tap_fail "insecure run" "$(cat "$tmp/insec.out")"; fi
 tap_done

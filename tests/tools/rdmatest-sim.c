@@ -16,6 +16,11 @@
  *   die      the node exits in the middle of its first link test
  *   squat    another program holds the node's first test port (accepting
  *            and closing connections): the node must use a fallback port
+ *   relay    a relay holds the node's first test port and forwards each
+ *            connection to the node's fallback port, from the sender's own
+ *            address, flipping one byte of the first frame after the
+ *            sender's HELLO (issue 9, test b): the links into the node
+ *            must fail closed as an authentication failure, blaming nobody
  *
  * A test tool, not part of the library: it may exit and print.  Every child
  * is waited for under a deadline and killed by its recorded PID after it.
@@ -30,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -43,10 +49,10 @@
 
 #define MAX_NODES 4096
 
-enum fault { F_NONE, F_REFUSE, F_SILENT, F_SLOW, F_CORRUPT, F_BADCRED, F_DIE, F_SQUAT };
+enum fault { F_NONE, F_REFUSE, F_SILENT, F_SLOW, F_CORRUPT, F_BADCRED, F_DIE, F_SQUAT, F_RELAY };
 
-static const char *const fault_names[] = {"none",    "refuse",  "silent", "slow",
-					  "corrupt", "badcred", "die",    "squat"};
+static const char *const fault_names[] = {"none",    "refuse", "silent", "slow", "corrupt",
+					  "badcred", "die",    "squat",  "relay"};
 
 /* Per-process fault state for the wrapped transport (the child is one node). */
 static enum fault my_fault;
@@ -279,6 +285,8 @@ static void run_hostile(const char *addr, const char *peer_addr, uint32_t job, u
 
 	fflush(NULL);
 	pid = fork();
+	if (pid == 0)
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the parent, killed by PID */
 	/* the child attacks from the step node's address, the parent from outside */
 	hostile_from(pid == 0 ? peer_addr : NULL, addr, job, step, target, n, p, end);
 	if (pid > 0) {
@@ -388,6 +396,93 @@ static pid_t squat(const char *addr, uint32_t job, uint32_t step, const struct i
 	return pid;
 }
 
+/* Copies what is readable on FROM to TO; FLIP: byte offset in this stream to flip, or -1. */
+static int pump(int from, int to, long *seen, long flip)
+{
+	uint8_t buf[4096];
+	ssize_t n = recv(from, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n <= 0)
+		return n == 0 || (errno != EAGAIN && errno != EINTR) ? -1 : 0;
+	if (flip >= *seen && flip < *seen + n)
+		buf[flip - *seen] ^= 0x01;
+	*seen += n;
+	return send(to, buf, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
+}
+
+/* One relayed connection: client C (from SRC) to the node's fallback port. */
+static void relay_one(int c, const char *src, const char *addr, uint16_t port)
+{
+	long up = 0, down = 0;
+	int s = -1;
+
+	for (int t = 0; t < 100 && s < 0; t++) {
+		s = dial_from(src, addr, port);
+		if (s < 0)
+			poll(NULL, 0, 10);
+	}
+	if (s < 0)
+		_exit(0);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = c, .events = POLLIN}, {.fd = s, .events = POLLIN}};
+
+		if (poll(p, 2, 10000) <= 0)
+			break;
+		/* upstream: one bit of the sender's first sealed frame flipped */
+		if (p[0].revents &&
+		    pump(c, s, &up, IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN + IBP_OOB_HDR_LEN + 8))
+			break;
+		if (p[1].revents && pump(s, c, &down, -1))
+			break;
+	}
+	_exit(0);
+}
+
+/* A relay on the node's first candidate port; returns its PID. */
+static pid_t relay(const char *addr, uint32_t job, uint32_t step, const struct ibp_policy *p)
+{
+	uint16_t ports[2];
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pid_t pid;
+
+	if (ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, ports, 2) != 2)
+		return -1;
+	a.sin_port = htons(ports[0]);
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64)) {
+		perror("rdmatest-sim: relay");
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid > 0)
+		setpgid(pid, pid); /* its own group: killed with its children */
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGCHLD, SIG_IGN); /* the per-connection children reap themselves */
+		for (;;) {
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			char src[INET_ADDRSTRLEN];
+			int c = accept(fd, (struct sockaddr *)&from, &fl);
+
+			if (c < 0)
+				continue;
+			inet_ntop(AF_INET, &from.sin_addr, src, sizeof(src));
+			if (fork() == 0) {
+				close(fd);
+				relay_one(c, src, addr, ports[1]);
+			}
+			close(c);
+		}
+	}
+	close(fd);
+	return pid;
+}
+
 static bool with_fp; /* --fingerprint: every node sends and compares a fingerprint */
 
 static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
@@ -452,8 +547,11 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	}
 	if (my_fault == F_SQUAT)
 		squatter = squat(addrs[i], job, step, pol);
+	if (my_fault == F_RELAY)
+		squatter = relay(addrs[i], job, step, pol);
 	rc = ibp_rdmatest_run(&cfg, &out, &res);
 	if (squatter > 0) {
+		kill(my_fault == F_RELAY ? -squatter : squatter, SIGKILL);
 		kill(squatter, SIGKILL);
 		waitpid(squatter, NULL, 0);
 	}

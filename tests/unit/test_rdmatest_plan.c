@@ -279,6 +279,63 @@ static void test_blame_empty_or_passing_never_suspect(void **state)
 	assert_false(ibp_rdmatest_suspect(k, 2, 0, true));
 }
 
+/*
+ * A node whose every link failed authentication (a squatter on its ports, a
+ * relay, a munged with another key) is never a suspect, by itself or by
+ * others, and such links count neither as a pass nor as a failure.
+ */
+static void test_blame_auth_failures_blame_nobody(void **state)
+{
+	/* node 2 of 5: its four links failed authentication; the rest pass */
+	struct ibp_oob_link k[] = {
+	    {1, 2, 1, IBP_LINK_AUTH, 0}, {2, 3, 1, IBP_LINK_AUTH, 0}, {0, 2, 2, IBP_LINK_AUTH, 0},
+	    {2, 4, 2, IBP_LINK_AUTH, 0}, {0, 1, 1, IBP_LINK_PASS, 0}, {3, 4, 1, IBP_LINK_PASS, 0},
+	    {4, 0, 1, IBP_LINK_PASS, 0}, {1, 3, 2, IBP_LINK_PASS, 0}, {3, 0, 2, IBP_LINK_PASS, 0},
+	};
+	size_t n = sizeof(k) / sizeof(k[0]);
+
+	(void)state;
+	for (uint32_t node = 0; node < 5; node++) {
+		assert_false(ibp_rdmatest_suspect(k, n, node, true));
+		assert_false(ibp_rdmatest_suspect(k, n, node, false));
+	}
+	/* the same links with a hardware outcome do blame node 2 */
+	for (size_t i = 0; i < 4; i++)
+		k[i].status = IBP_LINK_UNREACHABLE;
+	assert_true(ibp_rdmatest_suspect(k, n, 2, false));
+	/* an authentication failure is no pass either: node 3's and 4's passes
+	 * elsewhere still confirm; node 0 with only failures and an
+	 * authentication failure left is never confirmed as a witness */
+	k[4].status = IBP_LINK_AUTH;
+	k[6].status = IBP_LINK_AUTH;
+	assert_true(ibp_rdmatest_suspect(k, n, 2, false));
+	k[8].status = IBP_LINK_AUTH; /* 3 -> 0: node 0 now passes nowhere */
+	k[1].status = IBP_LINK_UNREACHABLE;
+	assert_false(ibp_rdmatest_suspect(k, n, 1, false));
+	assert_false(ibp_rdmatest_all_slow(k, n));
+}
+
+/* "Every link slow" only when every measured link missed a floor. */
+static void test_blame_all_slow_only_when_every_link_slow(void **state)
+{
+	struct ibp_oob_link k[4] = {{0, 1, 1, IBP_LINK_BW_LOW, 0},
+				    {1, 2, 1, IBP_LINK_LAT_HIGH, 0},
+				    {2, 0, 1, IBP_LINK_BW_LOW, 0},
+				    {0, 2, 2, IBP_LINK_UNTESTED, 0}};
+
+	(void)state;
+	assert_false(ibp_rdmatest_all_slow(NULL, 0));
+	assert_true(ibp_rdmatest_all_slow(k, 4));
+	k[3].status = IBP_LINK_AUTH; /* says nothing about speed */
+	assert_true(ibp_rdmatest_all_slow(k, 4));
+	k[3].status = IBP_LINK_PASS; /* one fast link: the slow ones are real */
+	assert_false(ibp_rdmatest_all_slow(k, 4));
+	k[3].status = IBP_LINK_CORRUPT;
+	assert_false(ibp_rdmatest_all_slow(k, 4));
+	k[0].status = k[1].status = k[2].status = k[3].status = IBP_LINK_UNTESTED;
+	assert_false(ibp_rdmatest_all_slow(k, 4));
+}
+
 /* ---- whole runs in threads, over loopback ---- */
 
 struct node_run {
@@ -581,7 +638,13 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		bool named = false;
 
+		/* every link of the run is slow: inconclusive, a warning, nobody blamed */
 		assert_false(nr[i].res.pass);
+		assert_true(nr[i].res.inconclusive);
+		assert_int_equal(nr[i].res.n_suspects, 0);
+		assert_int_equal(ibp_findings_worst(&nr[i].out), IBP_SEV_WARN);
+		assert_string_equal(nr[i].out.v[0].code, "rdmatest_inconclusive");
+		assert_non_null(strstr(nr[i].out.v[0].observed, "inconclusive: every link slow"));
 		for (size_t l = 0; l < nr[i].res.n_links; l++) {
 			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_BW_LOW);
 			assert_true(nr[i].res.links[l].gbps > 0);
@@ -1031,6 +1094,8 @@ int main(void)
 	    cmocka_unit_test(test_plan_bad_arguments_einval),
 	    cmocka_unit_test(test_blame_table_lands_on_the_faulty_node),
 	    cmocka_unit_test(test_blame_empty_or_passing_never_suspect),
+	    cmocka_unit_test(test_blame_auth_failures_blame_nobody),
+	    cmocka_unit_test(test_blame_all_slow_only_when_every_link_slow),
 	    cmocka_unit_test(test_run_three_nodes_in_threads_pass),
 	    cmocka_unit_test(test_run_fingerprints_compared_odd_node_says_it),
 	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
