@@ -354,7 +354,24 @@ static void *node_main(void *arg)
 	return NULL;
 }
 
-static const char *const addrs3[] = {"127.77.0.1", "127.77.0.2", "127.77.0.3"};
+/*
+ * The simulated nodes' addresses, 127.A.B.1-3 with A.B from this process's
+ * PID: other copies of this test running at the same time on the machine
+ * (other builds) must not answer each other's nodes.
+ */
+static char addr_buf[3][24];
+static const char *addrs3[3];
+
+static void addrs_init(void)
+{
+	unsigned pid = (unsigned)getpid();
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(addr_buf[i], sizeof(addr_buf[i]), "127.%u.%u.%d", 64 + pid % 128,
+			 (pid / 128) % 250, i + 1);
+		addrs3[i] = addr_buf[i];
+	}
+}
 
 static const struct ibp_tx_port *test_ports; /* two per node, or NULL */
 static size_t test_nports[3];
@@ -567,7 +584,7 @@ static void *stranger_main(void *arg)
 		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->port)};
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-		inet_pton(AF_INET, "127.77.0.1", &a.sin_addr);
+		inet_pton(AF_INET, addrs3[0], &a.sin_addr);
 		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 			if (send(fd, junk, sizeof(junk), MSG_NOSIGNAL) > 0)
 				s->sent++;
@@ -735,7 +752,6 @@ static void test_run_rail_count_mismatch_named(void **state)
  */
 static void test_run_munge_unreachable_setup_failure_at_once(void **state)
 {
-	static const char *const addrs2[] = {"127.77.0.1", "127.77.0.2"};
 	struct ibp_rdmatest_config cfg = {0};
 	struct ibp_rdmatest_result res;
 	struct ibp_findings out;
@@ -747,7 +763,7 @@ static void test_run_munge_unreachable_setup_failure_at_once(void **state)
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
 	ibp_findings_init(&out);
 	cfg.nodelist = "t[1-2]";
-	cfg.addrs = addrs2;
+	cfg.addrs = addrs3;
 	cfg.job = 18;
 	cfg.uid = (uint32_t)getuid();
 	cfg.policy = &pol;
@@ -947,7 +963,7 @@ static int probe_hello(struct probe *pr, const char *src, struct ibp_oob_msg *re
 	int fd = -1, rc;
 
 	for (int t = 0; t < 200 && fd < 0; t++) {
-		fd = dial_from(src, "127.77.0.1", pr->port);
+		fd = dial_from(src, addrs3[0], pr->port);
 		if (fd < 0)
 			usleep(5000);
 	}
@@ -974,7 +990,7 @@ static void *probe_main(void *arg)
 	struct probe *pr = arg;
 	struct ibp_oob_msg outside;
 
-	pr->reply_rc = probe_hello(pr, "127.77.0.3", &pr->reply);
+	pr->reply_rc = probe_hello(pr, addrs3[2], &pr->reply);
 	pr->outside_rc = probe_hello(pr, "127.0.0.1", &outside);
 	return NULL;
 }
@@ -1032,8 +1048,8 @@ static void *flood_main(void *arg)
 	for (size_t i = 0; i < 32; i++)
 		held[i] = -1;
 	while (!f->stop) {
-		const char *src = (f->made & 1) ? "127.77.0.3" : "127.0.0.1";
-		int fd = dial_from(src, "127.77.0.1", f->port);
+		const char *src = (f->made & 1) ? addrs3[2] : "127.0.0.1";
+		int fd = dial_from(src, addrs3[0], f->port);
 
 		if (fd >= 0) {
 			(void)send(fd, "I", 1,
@@ -1110,5 +1126,6 @@ int main(void)
 	    cmocka_unit_test(test_accept_flood_from_peer_address_every_link_passes),
 	};
 
+	addrs_init();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
