@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ibprep/policy.h"
+#include "ibprep/rdmatest_ports.h"
 
 /*
  * Warn thresholds of infiniband-diags' error_thresholds file (rdma-core
@@ -83,8 +84,8 @@ void ibp_policy_init(struct ibp_policy *p)
 	p->test_timeout_s = 5;
 	p->test_min_bw = 0.1;
 	p->test_max_lat_us = 1000;
-	p->test_port_lo = 47000;
-	p->test_port_hi = 47999;
+	p->test_port_lo = IBP_TEST_PORTS_DEFAULT_LO;
+	p->test_port_hi = IBP_TEST_PORTS_DEFAULT_HI;
 	snprintf(p->test_transport, sizeof(p->test_transport), "verbs");
 	p->link_watch = true;
 	p->xmit_wait_tick_ns = 4;
@@ -418,7 +419,7 @@ static const struct {
     {"test_timeout", K_TEST_TIMEOUT, "seconds, more than 0 and at most 600"},
     {"test_min_bw", K_TEST_MIN_BW, "a fraction from 0 to 1"},
     {"test_max_lat_us", K_TEST_MAX_LAT, "microseconds from 1 to 10000000"},
-    {"test_ports", K_TEST_PORTS, "A-B, TCP ports with 1024 <= A <= B <= 65535"},
+    {"test_ports", K_TEST_PORTS, "A-B, TCP ports with 1 <= A <= B <= 65535"},
     {"test_pairing", K_TEST_PAIRING, "rail or any"},
     {"test_transport", K_TEST_TRANSPORT, "verbs or socket"},
     {"link_watch", K_LINK_WATCH, "yes or no"},
@@ -575,8 +576,8 @@ static int apply(struct ibp_policy *p, enum key_id id, const char *v)
 			return -EINVAL;
 		memcpy(a, v, (size_t)(dash - v));
 		a[dash - v] = '\0';
-		if (parse_uint_range(a, 1024, 65535, &lo) ||
-		    parse_uint_range(dash + 1, 1024, 65535, &hi) || lo > hi)
+		if (parse_uint_range(a, 1, 65535, &lo) ||
+		    parse_uint_range(dash + 1, 1, 65535, &hi) || lo > hi)
 			return -EINVAL;
 		p->test_port_lo = (unsigned)lo;
 		p->test_port_hi = (unsigned)hi;

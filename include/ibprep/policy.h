@@ -100,7 +100,7 @@ struct ibp_policy {
 	double test_timeout_s;    /* test_timeout= seconds, decimals allowed (5) */
 	double test_min_bw;       /* test_min_bw= fraction of the slower port's rate (0.1) */
 	unsigned test_max_lat_us; /* test_max_lat_us= (1000) */
-	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (47000-47999) */
+	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (230-299: rdmatest_ports.h) */
 	bool test_pairing_any;               /* test_pairing=rail|any (rail) */
 	char test_transport[16];             /* test_transport=verbs|socket (verbs) */
 

@@ -30,8 +30,8 @@ static void test_policy_defaults_match_readme(void **state)
 	assert_int_equal(p.min_mtu, 0);
 	assert_true(p.min_memlock_kb == UINT64_MAX);
 	assert_true(p.test_timeout_s == 5);
-	assert_int_equal(p.test_port_lo, 47000);
-	assert_int_equal(p.test_port_hi, 47999);
+	assert_int_equal(p.test_port_lo, 230);
+	assert_int_equal(p.test_port_hi, 299);
 	assert_string_equal(p.test_transport, "verbs");
 	assert_true(p.link_watch);
 	assert_true(p.xmit_wait_tick_ns == 4);
@@ -115,7 +115,11 @@ static const struct {
     {"test_min_bw=1.5", -EINVAL},
     {"test_ports=47000-47999", 0},
     {"test_ports=47999-47000", -EINVAL},
-    {"test_ports=80-90", -EINVAL},
+    {"test_ports=80-90", 0},
+    {"test_ports=0-90", -EINVAL},
+    {"test_ports=230-65536", -EINVAL},
+    {"test_ports=-90", -EINVAL},
+    {"test_ports=90-", -EINVAL},
     {"test_ports=47000", -EINVAL},
     {"test_pairing=any", 0},
     {"test_transport=socket", 0},

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest_ports.c: the test's port range against the node's sysctls
+ * (rdmatest_ports.h says why each rule exists).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ibprep/rdmatest_ports.h"
+
+/* Kernels before 4.11 have no ip_unprivileged_port_start: 1024, fixed. */
+#define UNPRIV_FIXED 1024
+
+static int parse_port(const char *s, const char **end, unsigned *out)
+{
+	unsigned v = 0;
+	int digits = 0;
+
+	while (*s >= '0' && *s <= '9') {
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v > 65535 || ++digits > 5)
+			return -EINVAL;
+		s++;
+	}
+	if (!digits)
+		return -EINVAL;
+	*out = v;
+	*end = s;
+	return 0;
+}
+
+int ibp_port_parse_local_range(const char *s, unsigned *lo, unsigned *hi)
+{
+	const char *p = s;
+	unsigned a, b;
+
+	if (!s || parse_port(p, &p, &a))
+		return -EINVAL;
+	if (*p != ' ' && *p != '\t')
+		return -EINVAL;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (parse_port(p, &p, &b))
+		return -EINVAL;
+	if (*p == '\n')
+		p++;
+	if (*p || a > b)
+		return -EINVAL;
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+int ibp_port_sysctl_read(const struct ibp_sysfs *fs, struct ibp_port_sysctl *out)
+{
+	char buf[64];
+	uint64_t v;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = ibp_sysfs_read(fs, IBP_SYSCTL_UNPRIV_START, buf, sizeof(buf));
+	if (rc >= 0) {
+		/* The kernel accepts 0..65535 here. */
+		if (ibp_parse_u64(buf, &v) || v > 65535)
+			return -EINVAL;
+		out->have_unpriv = true;
+		out->unpriv_start = (unsigned)v;
+	} else if (rc != -ENOENT) {
+		return rc;
+	}
+	rc = ibp_sysfs_read(fs, IBP_SYSCTL_LOCAL_RANGE, buf, sizeof(buf));
+	if (rc >= 0) {
+		if (ibp_port_parse_local_range(buf, &out->eph_lo, &out->eph_hi))
+			return -EINVAL;
+		out->have_ephemeral = true;
+	} else if (rc != -ENOENT) {
+		return rc;
+	}
+	return 0;
+}
+
+static unsigned unpriv_start(const struct ibp_port_sysctl *s)
+{
+	return s && s->have_unpriv ? s->unpriv_start : UNPRIV_FIXED;
+}
+
+bool ibp_port_range_privileged(unsigned lo, unsigned hi, const struct ibp_port_sysctl *s)
+{
+	return lo >= 1 && lo <= hi && hi < unpriv_start(s);
+}
+
+int ibp_port_range_check(unsigned lo, unsigned hi, const struct ibp_port_sysctl *s,
+			 struct ibp_findings *out)
+{
+	unsigned start = unpriv_start(s);
+	char expect[96];
+
+	if (lo < 1 || lo > hi || hi > 65535)
+		return -EINVAL;
+	if (s && s->have_ephemeral && lo <= s->eph_hi && s->eph_lo <= hi) {
+		snprintf(expect, sizeof(expect), "a range outside %u-%u", s->eph_lo, s->eph_hi);
+		ibp_findings_addf(
+		    out, "test_ports_ephemeral", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0, expect,
+		    "set test_ports= outside the ephemeral range (default 230-299), or "
+		    "move net.ipv4.ip_local_port_range",
+		    "test_ports=%u-%u overlaps the node's ephemeral port range %u-%u "
+		    "(net.ipv4.ip_local_port_range), where any outgoing connection of "
+		    "any user may hold a test port: refused",
+		    lo, hi, s->eph_lo, s->eph_hi);
+		return -EADDRINUSE;
+	}
+	if (s && s->have_unpriv && s->unpriv_start == 0) {
+		ibp_findings_addf(out, "test_ports_all_unprivileged", IBP_SEV_WARN, IBP_CLASS_NODE,
+				  NULL, 0, "net.ipv4.ip_unprivileged_port_start=1024",
+				  "set the sysctl net.ipv4.ip_unprivileged_port_start back to 1024",
+				  "net.ipv4.ip_unprivileged_port_start is 0: any local user can "
+				  "bind the test ports %u-%u and make the test fail",
+				  lo, hi);
+		return 0;
+	}
+	if (hi >= start) {
+		unsigned from = lo > start ? lo : start;
+
+		snprintf(expect, sizeof(expect), "ports below %u", start);
+		ibp_findings_addf(
+		    out, "test_ports_unprivileged", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0, expect,
+		    "set test_ports= below net.ipv4.ip_unprivileged_port_start (default "
+		    "230-299)",
+		    "test_ports=%u-%u: ports %u-%u are unprivileged "
+		    "(net.ipv4.ip_unprivileged_port_start=%u): any local user can bind "
+		    "them and make the test fail",
+		    lo, hi, from, hi, start);
+	}
+	return 0;
+}
