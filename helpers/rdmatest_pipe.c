@@ -433,6 +433,7 @@ int ibp_pipe_result_encode(const struct ibp_rdmatest_result *r, const struct ibp
 	put_u32(&w, r->index < nnodes ? (uint32_t)r->index : 0);
 	put_u16(&w, r->oob_port);
 	put_u32(&w, r->n_summaries <= UINT32_MAX ? (uint32_t)r->n_summaries : UINT32_MAX);
+	put_u32(&w, (uint32_t)(r->setup_err >= -4095 && r->setup_err <= 0 ? r->setup_err : -EIO));
 	put_u32(&w, r->dropped);
 	put_str(&w, r->drop_reason, sizeof(r->drop_reason), true);
 	put_f64(&w, figure(r->elapsed_s));
@@ -527,6 +528,7 @@ int ibp_pipe_result_decode(const uint8_t *buf, size_t len, struct ibp_rdmatest_r
 		bad(&r);
 	res->oob_port = (uint16_t)get_u16(&r);
 	res->n_summaries = get_u32(&r);
+	res->setup_err = get_s32(&r, -4095, 0);
 	res->dropped = get_u32(&r);
 	get_str(&r, res->drop_reason, sizeof(res->drop_reason));
 	res->elapsed_s = get_f64(&r, 0, FIGURE_MAX);

@@ -4,9 +4,14 @@
  * (rdmatest_ports.h says why each rule exists).
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "ibprep/oob.h"
+#include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_ports.h"
 
 /* Kernels before 4.11 have no ip_unprivileged_port_start: 1024, fixed. */
@@ -133,4 +138,70 @@ int ibp_port_range_check(unsigned lo, unsigned hi, const struct ibp_port_sysctl 
 		    lo, hi, from, hi, start);
 	}
 	return 0;
+}
+
+/* One listening socket on PORT, any address; the fd or -errno. */
+static int listen_one(int family, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1, fd, rc;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		a->sin_addr.s_addr = htonl(INADDR_ANY);
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		a->sin6_addr = in6addr_any;
+		len = sizeof(*a);
+	}
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A port left in TIME_WAIT by the previous step is free again at once. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 128)) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, int *fds,
+			uint16_t *ports, size_t max)
+{
+	int n, rc = -EADDRINUSE, family = AF_INET;
+
+	if (max < IBP_RDMATEST_PORT_CANDIDATES)
+		return -EINVAL;
+	n = ibp_oob_ports(job, step, lo, hi, ports, IBP_RDMATEST_PORT_CANDIDATES);
+	if (n < 0)
+		return n;
+	for (int c = 0; c < n; c++)
+		fds[c] = -1;
+	for (int c = 0; c < n; c++) {
+		int fd = listen_one(family, ports[c]);
+
+		if (fd == -EAFNOSUPPORT && family == AF_INET) {
+			family = AF_INET6; /* an IPv6-only host */
+			fd = listen_one(family, ports[c]);
+		}
+		if (fd >= 0) {
+			fds[c] = fd;
+			return n;
+		}
+		if (fd != -EADDRINUSE)
+			return fd;
+		rc = fd;
+	}
+	return rc;
 }

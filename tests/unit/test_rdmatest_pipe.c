@@ -118,6 +118,7 @@ static void sample_result(struct ibp_rdmatest_result *r, struct ibp_findings *f)
 	r->oob_port = 241;
 	r->n_summaries = 2;
 	r->dropped = 7;
+	r->setup_err = -ENOTCONN;
 	snprintf(r->drop_reason, sizeof(r->drop_reason), "not a node of this step");
 	r->elapsed_s = 0.125;
 	r->n_suspects = 1;
@@ -161,6 +162,7 @@ static void test_pipe_result_round_trip_cleans_text(void **state)
 	assert_int_equal(q.index, 1);
 	assert_int_equal(q.oob_port, 241);
 	assert_int_equal(q.dropped, 7);
+	assert_int_equal(q.setup_err, -ENOTCONN);
 	assert_string_equal(q.drop_reason, "not a node of this step");
 	assert_true(q.elapsed_s == 0.125);
 	assert_int_equal(q.n_suspects, 1);

@@ -10,9 +10,14 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "support/fixture.h"
 #include "ibprep/policy.h"
+#include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_ports.h"
 
 static const struct {
@@ -193,6 +198,54 @@ static void test_port_sysctl_read_live(void **state)
 	ibp_sysfs_close(&fs);
 }
 
+static int bound_port(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int acc = 0;
+	socklen_t al = sizeof(acc);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) ||
+	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) || !acc)
+		return -1;
+	return ntohs(a.sin_port);
+}
+
+/* Candidates in order; the first free is bound; all taken is -EADDRINUSE. */
+static void test_rdmatest_listen_first_free_candidate(void **state)
+{
+	int fds[4][IBP_RDMATEST_PORT_CANDIDATES], extra[IBP_RDMATEST_PORT_CANDIDATES];
+	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES], p2[IBP_RDMATEST_PORT_CANDIDATES];
+	int n;
+
+	(void)state;
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[0], ports, 2), -EINVAL);
+	n = ibp_rdmatest_listen(7, 1, 61500, 61599, fds[0], ports, IBP_RDMATEST_PORT_CANDIDATES);
+	if (n == -EADDRINUSE)
+		skip(); /* someone else holds these ports on this machine */
+	assert_int_equal(n, IBP_RDMATEST_PORT_CANDIDATES);
+	assert_true(fds[0][0] >= 0);
+	assert_int_equal(bound_port(fds[0][0]), ports[0]);
+	for (int c = 1; c < n; c++)
+		assert_int_equal(fds[0][c], -1);
+	assert_true(fcntl(fds[0][0], F_GETFD) & FD_CLOEXEC);
+	/* The same step again: its first candidate is taken, the second is bound. */
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[1], p2, 4), n);
+	assert_memory_equal(ports, p2, sizeof(ports));
+	assert_int_equal(fds[1][0], -1);
+	assert_int_equal(bound_port(fds[1][1]), ports[1]);
+	/* Hold the other two: nothing left. */
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[2], p2, 4), n);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[3], p2, 4), n);
+	assert_int_equal(bound_port(fds[3][3]), ports[3]);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, extra, p2, 4), -EADDRINUSE);
+	for (int i = 0; i < 4; i++)
+		for (int c = 0; c < n; c++)
+			if (fds[i][c] >= 0)
+				close(fds[i][c]);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 0, 10, extra, p2, 4), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +257,7 @@ int main(void)
 	    cmocka_unit_test(test_port_range_bad_range_einval),
 	    cmocka_unit_test(test_port_sysctl_read_fixture),
 	    cmocka_unit_test(test_port_sysctl_read_live),
+	    cmocka_unit_test(test_rdmatest_listen_first_free_candidate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
