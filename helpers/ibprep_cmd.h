@@ -26,6 +26,7 @@ int ibprep_cmd_env(int argc, char **argv);      /* ibprep_place.c */
 int ibprep_cmd_exec(int argc, char **argv);     /* ibprep_place.c */
 int ibprep_cmd_rdmatest(int argc, char **argv); /* ibprep_rdmatest.c */
 int ibprep_cmd_fabric(int argc, char **argv);   /* ibprep_fabric.c */
+int ibprep_rdmatest_child(void);                /* ibprep_rdmatest_child.c: --child */
 
 /* One option of a subcommand.  A table ends with an entry whose name is NULL. */
 struct ibprep_opt {

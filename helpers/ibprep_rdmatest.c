@@ -21,6 +21,7 @@
 #include "ibprep/json.h"
 #include "ibprep/policy.h"
 #include "ibprep/rdmatest.h"
+#include "ibprep/rdmatest_ports.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 
@@ -67,7 +68,16 @@ const struct ibprep_cmd_spec ibprep_rdmatest_spec = {
     .operand = "KEY=VALUE",
     .operand_help = "policy: test_timeout=, test_min_bw=, test_max_lat_us=, test_ports=A-B, "
 		    "test_pairing=, test_transport=",
-    .epilog = "exit status: 0 every link passed, 1 a problem was found, 2 could not run\n",
+    .epilog = "Ports: as root, the test listens on test_ports= (default 230-299, below\n"
+	      "net.ipv4.ip_unprivileged_port_start: no other user can take them).  As\n"
+	      "another user it cannot: it listens on unprivileged ports (default\n"
+	      "61000-61999) that any local user could take first.  A range that overlaps\n"
+	      "net.ipv4.ip_local_port_range is refused.\n"
+	      "\n"
+	      "ibprep rdmatest --child is internal: the test child of spank_ib.so (plan on\n"
+	      "fd 0, result on fd 1, listeners from fd 3).\n"
+	      "\n"
+	      "exit status: 0 every link passed, 1 a problem was found, 2 could not run\n",
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -286,6 +296,74 @@ static void text_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 	       hl->names[cfg->index], cfg->index, hl->n, res->oob_port, res->elapsed_s);
 }
 
+/*
+ * The listener: as root, the same as the plugin (bound here, below the
+ * unprivileged start); as a user, unprivileged ports and a plain warning.
+ * A range in the ephemeral range is refused either way.  0 or 2 (exit).
+ */
+static int setup_ports(struct ibp_policy *pol, bool ports_given, uint32_t job, uint32_t step,
+		       const char *addr, int *fds, uint16_t *ports, size_t *n_listen)
+{
+	struct ibp_port_sysctl sc;
+	struct ibp_findings f;
+	struct ibp_sysfs fs;
+	char line[1024];
+	bool root = geteuid() == 0;
+	int rc;
+
+	*n_listen = 0;
+	if (!root && !ports_given) {
+		pol->test_port_lo = IBP_TEST_PORTS_USER_LO;
+		pol->test_port_hi = IBP_TEST_PORTS_USER_HI;
+	}
+	memset(&sc, 0, sizeof(sc));
+	if (!ibp_sysfs_open(&fs, "/")) {
+		if (ibp_port_sysctl_read(&fs, &sc))
+			memset(&sc, 0, sizeof(sc));
+		ibp_sysfs_close(&fs);
+	}
+	ibp_findings_init(&f);
+	rc = ibp_port_range_check(pol->test_port_lo, pol->test_port_hi, &sc, &f);
+	for (size_t i = 0; i < f.n; i++) {
+		/* As a user the unprivileged warning is said once, below. */
+		if (!root && !strcmp(f.v[i].code, "test_ports_unprivileged"))
+			continue;
+		ibp_report_finding_line(&f.v[i], "", line, sizeof(line));
+		fprintf(stderr, "ibprep rdmatest: %s\n", line);
+	}
+	ibp_findings_release(&f);
+	if (rc)
+		return 2;
+	if (!root) {
+		if (ibp_port_range_privileged(pol->test_port_lo, pol->test_port_hi, &sc)) {
+			fprintf(
+			    stderr,
+			    "ibprep rdmatest: test_ports=%u-%u are privileged ports: only root "
+			    "can listen there; run as root, or give unprivileged test_ports= on "
+			    "every node\n",
+			    pol->test_port_lo, pol->test_port_hi);
+			return 2;
+		}
+		fprintf(stderr,
+			"ibprep rdmatest: warning: not root: listening on unprivileged ports "
+			"%u-%u, which any local user can bind first or answer on; such a user "
+			"can make this test fail.  Run as root for a listener no user can take\n",
+			pol->test_port_lo, pol->test_port_hi);
+		return 0;
+	}
+	rc = ibp_rdmatest_listen(job, step, pol->test_port_lo, pol->test_port_hi, addr, fds, ports,
+				 IBP_RDMATEST_MAX_LISTEN);
+	if (rc < 0) {
+		fprintf(stderr,
+			"ibprep rdmatest: cannot listen on any candidate of test_ports=%u-%u for "
+			"job %u step %u: %s\n",
+			pol->test_port_lo, pol->test_port_hi, job, step, strerror(-rc));
+		return 2;
+	}
+	*n_listen = (size_t)rc;
+	return 0;
+}
+
 int ibprep_cmd_rdmatest(int argc, char **argv)
 {
 	struct ibp_rdmatest_config cfg = {0};
@@ -303,9 +381,16 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 	struct ibprep_args args;
 	const char *pairs[256];
 	size_t n_pairs = 0;
-	bool json = false;
-	size_t n_ports = 0;
+	bool json = false, ports_given = false;
+	size_t n_ports = 0, n_listen = 0;
+	int listen_fds[IBP_RDMATEST_MAX_LISTEN];
+	uint16_t listen_ports[IBP_RDMATEST_MAX_LISTEN];
 
+	/* The plugin's test child: nothing else on its command line. */
+	if (argc == 2 && !strcmp(argv[1], "--child"))
+		return ibprep_rdmatest_child();
+	for (size_t i = 0; i < IBP_RDMATEST_MAX_LISTEN; i++)
+		listen_fds[i] = -1;
 	ibp_policy_init(&pol);
 	ibp_findings_init(&f);
 	env = getenv("SLURM_JOB_ID");
@@ -403,9 +488,12 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < n_pairs; i++)
+	for (size_t i = 0; i < n_pairs; i++) {
 		if (ibp_policy_set_pair(&pol, pairs[i], err, sizeof(err)))
 			goto bad_policy;
+		if (!strncmp(pairs[i], "test_ports=", 11))
+			ports_given = true;
+	}
 	if (!hosts) {
 		fprintf(stderr, "ibprep rdmatest: --hosts is required\n");
 		ibprep_usage(&ibprep_rdmatest_spec, stderr);
@@ -473,6 +561,15 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 			"the frames are authenticated (no munge credential, MAC keys from "
 			"public values); any process that reaches the test port can take part "
 			"and alter the results\n");
+	/* With --addrs, on this node's address (several "nodes" may share a host). */
+	if (setup_ports(&pol, ports_given, cfg.job, cfg.step, addrs ? addrs[index] : NULL,
+			listen_fds, listen_ports, &n_listen))
+		goto out;
+	if (n_listen) {
+		cfg.listen_fds = listen_fds;
+		cfg.listen_ports = listen_ports;
+		cfg.n_listen_fds = n_listen;
+	}
 	cfg.nodes = &hl;
 	cfg.index = (size_t)index;
 	cfg.uid = (uint32_t)getuid();
@@ -505,6 +602,9 @@ bad_value:
 bad_policy:
 	fprintf(stderr, "ibprep rdmatest: %s\n", err);
 out:
+	for (size_t i = 0; i < IBP_RDMATEST_MAX_LISTEN; i++)
+		if (listen_fds[i] >= 0)
+			close(listen_fds[i]);
 	free(res);
 	free(addrs);
 	ibp_hostlist_release(&hl);

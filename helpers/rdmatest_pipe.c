@@ -306,8 +306,10 @@ int ibp_pipe_plan_encode(const struct ibp_pipe_plan *p, uint8_t *buf, size_t len
 	put_u8(&w, pol->test_pairing_any);
 	put_str(&w, pol->test_transport, sizeof(pol->test_transport), false);
 	put_u8(&w, (unsigned)p->n_listen);
-	for (size_t i = 0; i < p->n_listen; i++)
+	for (size_t i = 0; i < p->n_listen; i++) {
 		put_u16(&w, p->listen_ports[i]);
+		put_u8(&w, p->listen_bound[i] ? 1 : 0);
+	}
 	put_u8(&w, (unsigned)p->n_ports);
 	for (size_t i = 0; i < p->n_ports; i++) {
 		const struct ibp_tx_port *t = &p->ports[i];
@@ -357,8 +359,13 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 	p->n_listen = get_u8(&r);
 	if (p->n_listen > IBP_PIPE_MAX_LISTEN)
 		bad(&r);
-	for (size_t i = 0; !r.err && i < p->n_listen; i++)
+	for (size_t i = 0; !r.err && i < p->n_listen; i++) {
 		p->listen_ports[i] = (uint16_t)get_u16(&r);
+		v = get_u8(&r);
+		if (v > 1)
+			bad(&r);
+		p->listen_bound[i] = v == 1;
+	}
 	p->n_ports = get_u8(&r);
 	if (p->n_ports > IBP_RDMATEST_MAX_RAILS)
 		bad(&r);

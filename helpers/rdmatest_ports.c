@@ -4,6 +4,7 @@
  * (rdmatest_ports.h says why each rule exists).
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,15 +141,31 @@ int ibp_port_range_check(unsigned lo, unsigned hi, const struct ibp_port_sysctl 
 	return 0;
 }
 
-/* One listening socket on PORT, any address; the fd or -errno. */
-static int listen_one(int family, uint16_t port)
+/* One listening socket on PORT, at ADDR (numeric) or any address; the fd or -errno. */
+static int listen_one(int family, const char *addr, uint16_t port)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int one = 1, fd, rc;
 
 	memset(&ss, 0, sizeof(ss));
-	if (family == AF_INET) {
+	if (addr) {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+
+		if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
+			a4->sin_family = AF_INET;
+			a4->sin_port = htons(port);
+			len = sizeof(*a4);
+		} else if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
+			a6->sin6_family = AF_INET6;
+			a6->sin6_port = htons(port);
+			len = sizeof(*a6);
+		} else {
+			return -EINVAL;
+		}
+		family = ss.ss_family;
+	} else if (family == AF_INET) {
 		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
 
 		a->sin_family = AF_INET;
@@ -176,8 +193,8 @@ static int listen_one(int family, uint16_t port)
 	return fd;
 }
 
-int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, int *fds,
-			uint16_t *ports, size_t max)
+int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, const char *addr,
+			int *fds, uint16_t *ports, size_t max)
 {
 	int n, rc = -EADDRINUSE, family = AF_INET;
 
@@ -189,11 +206,11 @@ int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, i
 	for (int c = 0; c < n; c++)
 		fds[c] = -1;
 	for (int c = 0; c < n; c++) {
-		int fd = listen_one(family, ports[c]);
+		int fd = listen_one(family, addr, ports[c]);
 
-		if (fd == -EAFNOSUPPORT && family == AF_INET) {
+		if (fd == -EAFNOSUPPORT && family == AF_INET && !addr) {
 			family = AF_INET6; /* an IPv6-only host */
-			fd = listen_one(family, ports[c]);
+			fd = listen_one(family, NULL, ports[c]);
 		}
 		if (fd >= 0) {
 			fds[c] = fd;

@@ -32,6 +32,7 @@
 #ifndef IBPREP_RDMATEST_PIPE_H
 #define IBPREP_RDMATEST_PIPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,7 +46,7 @@
 #define IBP_PIPE_HDR_LEN      12
 #define IBP_PIPE_FRAME_MAX    (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS 256
-#define IBP_PIPE_MAX_LISTEN   4
+#define IBP_PIPE_MAX_LISTEN   IBP_RDMATEST_MAX_LISTEN
 #define IBP_PIPE_NODELIST_MAX 8192
 #define IBP_PIPE_PATH_MAX     4096
 #define IBP_PIPE_LISTEN_FD0   3 /* the child's first listening socket */
@@ -63,8 +64,14 @@ struct ibp_pipe_plan {
 	char munge_socket[IBP_PIPE_PATH_MAX]; /* "" = libmunge's default */
 	/* test_timeout_s, test_min_bw, test_max_lat_us, test_ports, test_pairing, test_transport */
 	struct ibp_policy policy;
-	size_t n_listen; /* listening sockets at fds 3 .. 3 + n_listen - 1 */
+	/*
+	 * The candidate ports in order (listen_ports of ibp_rdmatest_config);
+	 * LISTEN_BOUND[i]: this node listens there, on the child's next fd
+	 * from IBP_PIPE_LISTEN_FD0 (the bound ones in candidate order).
+	 */
+	size_t n_listen;
 	uint16_t listen_ports[IBP_PIPE_MAX_LISTEN];
+	bool listen_bound[IBP_PIPE_MAX_LISTEN];
 	size_t n_ports; /* rails, 0 = the socket transport's one rail */
 	struct ibp_tx_port ports[IBP_RDMATEST_MAX_RAILS];
 };

@@ -68,17 +68,18 @@ int ibp_port_range_check(unsigned lo, unsigned hi, const struct ibp_port_sysctl 
 /*
  * Binds the test's listener for JOB and STEP: the first free of the
  * IBP_RDMATEST_PORT_CANDIDATES candidates in [LO, HI] (ibp_oob_ports, the
- * order every node's senders try), on the wildcard address (IPv4; IPv6
- * where the host has no IPv4), listening, O_CLOEXEC | O_NONBLOCK.  Fills
+ * order every node's senders try), on ADDR (numeric; NULL = the wildcard
+ * address, IPv4, or IPv6 where the host has no IPv4), listening,
+ * O_CLOEXEC | O_NONBLOCK.  Fills
  * PORTS[i] with every candidate and FDS[i] with the bound socket or -1, in
  * the shape ibp_rdmatest_config's listen_fds/listen_ports want; MAX is the
  * arrays' size.  Returns the number of candidates (one of them bound), or
  * -EADDRINUSE (every candidate taken), -EACCES (not allowed to bind them:
- * privileged ports without root), -EINVAL, -errno of socket().  The caller
+ * privileged ports without root), -EINVAL (also a bad ADDR), -errno.  The caller
  * owns the fd and closes it.
  */
-int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, int *fds,
-			uint16_t *ports, size_t max);
+int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, const char *addr,
+			int *fds, uint16_t *ports, size_t max);
 
 /* True when every port of [LO, HI] is below the unprivileged start. */
 bool ibp_port_range_privileged(unsigned lo, unsigned hi, const struct ibp_port_sysctl *s);

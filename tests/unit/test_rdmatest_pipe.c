@@ -39,7 +39,8 @@ static void sample_plan(struct ibp_pipe_plan *p)
 	snprintf(p->policy.test_transport, sizeof(p->policy.test_transport), "socket");
 	p->n_listen = 2;
 	p->listen_ports[0] = 241;
-	p->listen_ports[1] = 241;
+	p->listen_ports[1] = 263;
+	p->listen_bound[1] = true;
 	p->n_ports = 2;
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(p->ports[i].device, sizeof(p->ports[i].device), "mlx5_%zu", i);
@@ -75,7 +76,9 @@ static void test_pipe_plan_round_trip(void **state)
 	assert_true(q.policy.test_pairing_any);
 	assert_string_equal(q.policy.test_transport, "socket");
 	assert_int_equal(q.n_listen, 2);
-	assert_int_equal(q.listen_ports[1], 241);
+	assert_int_equal(q.listen_ports[1], 263);
+	assert_false(q.listen_bound[0]);
+	assert_true(q.listen_bound[1]);
 	assert_int_equal(q.n_ports, 2);
 	assert_string_equal(q.ports[1].device, "mlx5_1");
 	assert_int_equal(q.ports[0].gid_index, -1);

@@ -219,8 +219,9 @@ static void test_rdmatest_listen_first_free_candidate(void **state)
 	int n;
 
 	(void)state;
-	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[0], ports, 2), -EINVAL);
-	n = ibp_rdmatest_listen(7, 1, 61500, 61599, fds[0], ports, IBP_RDMATEST_PORT_CANDIDATES);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, NULL, fds[0], ports, 2), -EINVAL);
+	n = ibp_rdmatest_listen(7, 1, 61500, 61599, NULL, fds[0], ports,
+				IBP_RDMATEST_PORT_CANDIDATES);
 	if (n == -EADDRINUSE)
 		skip(); /* someone else holds these ports on this machine */
 	assert_int_equal(n, IBP_RDMATEST_PORT_CANDIDATES);
@@ -230,20 +231,27 @@ static void test_rdmatest_listen_first_free_candidate(void **state)
 		assert_int_equal(fds[0][c], -1);
 	assert_true(fcntl(fds[0][0], F_GETFD) & FD_CLOEXEC);
 	/* The same step again: its first candidate is taken, the second is bound. */
-	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[1], p2, 4), n);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, NULL, fds[1], p2, 4), n);
 	assert_memory_equal(ports, p2, sizeof(ports));
 	assert_int_equal(fds[1][0], -1);
 	assert_int_equal(bound_port(fds[1][1]), ports[1]);
 	/* Hold the other two: nothing left. */
-	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[2], p2, 4), n);
-	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, fds[3], p2, 4), n);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, NULL, fds[2], p2, 4), n);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, NULL, fds[3], p2, 4), n);
 	assert_int_equal(bound_port(fds[3][3]), ports[3]);
-	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, extra, p2, 4), -EADDRINUSE);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, NULL, extra, p2, 4), -EADDRINUSE);
 	for (int i = 0; i < 4; i++)
 		for (int c = 0; c < n; c++)
 			if (fds[i][c] >= 0)
 				close(fds[i][c]);
-	assert_int_equal(ibp_rdmatest_listen(7, 1, 0, 10, extra, p2, 4), -EINVAL);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 0, 10, NULL, extra, p2, 4), -EINVAL);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, "n1", extra, p2, 4), -EINVAL);
+	/* On one address: another address keeps its own first candidate. */
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, "127.0.0.1", fds[0], p2, 4), n);
+	assert_int_equal(ibp_rdmatest_listen(7, 1, 61500, 61599, "127.0.0.2", fds[1], p2, 4), n);
+	assert_true(fds[0][0] >= 0 && fds[1][0] >= 0);
+	close(fds[0][0]);
+	close(fds[1][0]);
 }
 
 int main(void)

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ibprep rdmatest --child: the plugin's test child (internal; not for
+ * people).  spank_ib.so binds the test's listener as root, then forks and
+ * execs this as the job's user for good (setgroups, setresgid, setresuid,
+ * PR_SET_NO_NEW_PRIVS, a clean environment), so the code that reads other
+ * hosts' bytes, libmunge, the resolver and libibverbs never run in a
+ * process that can become root again.
+ *
+ *   fd 0   the plan (rdmatest_pipe.h), then EOF
+ *   fd 1   the result frame, written once at the end
+ *   fd 2   /dev/null
+ *   fd 3.. the listening sockets the plugin bound (plan: listen_bound)
+ *
+ * The parent kills this process past test_timeout plus a margin, whatever
+ * it is waiting for (munged, the resolver, a peer): no wait here needs its
+ * own bound beyond the test's, but name lookups get one anyway so a slow
+ * resolver becomes a finding rather than a killed test.
+ * Exit status: 0 a result was written, 2 none could be.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include "ibprep_cmd.h"
+#include "ibprep/deadline.h"
+#include "ibprep/oob.h"
+#include "ibprep/rdmatest.h"
+#include "ibprep/rdmatest_pipe.h"
+
+struct child_resolve {
+	int64_t deadline; /* every lookup ends by then */
+};
+
+/*
+ * One name, bounded: getaddrinfo_a and gai_suspend until DEADLINE.  A lookup
+ * still running at the deadline is cancelled; if the resolver will not let
+ * go, its thread dies with this process (never in slurmstepd).
+ */
+static int resolve_timed(void *arg, size_t index, const char *name, char *addr, size_t len)
+{
+	const struct child_resolve *cr = arg;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
+	struct gaicb req = {.ar_name = name, .ar_request = &hints};
+	struct gaicb *list[1] = {&req};
+	int64_t now;
+	int rc;
+
+	(void)index;
+	if (getaddrinfo_a(GAI_NOWAIT, list, 1, NULL))
+		return -EAGAIN;
+	for (;;) {
+		struct timespec ts;
+		int64_t left;
+
+		rc = gai_error(&req);
+		if (rc != EAI_INPROGRESS)
+			break;
+		now = ibp_now_ns();
+		if (now >= cr->deadline) {
+			gai_cancel(&req);
+			return -ETIMEDOUT;
+		}
+		left = cr->deadline - now;
+		ts.tv_sec = (time_t)(left / IBP_NS_PER_S);
+		ts.tv_nsec = (long)(left % IBP_NS_PER_S);
+		(void)gai_suspend((const struct gaicb *const *)list, 1, &ts);
+	}
+	if (rc)
+		return rc == EAI_NONAME ? -ENOENT : -EHOSTUNREACH;
+	rc = req.ar_result ? getnameinfo(req.ar_result->ai_addr, req.ar_result->ai_addrlen, addr,
+					 (socklen_t)len, NULL, 0, NI_NUMERICHOST)
+			   : EAI_NONAME;
+	freeaddrinfo(req.ar_result);
+	return rc ? -ENOENT : 0;
+}
+
+/* No effective, permitted or bounding capability left (root jobs too). */
+static int no_capabilities(char *err, size_t len)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data)) {
+		snprintf(err, len, "capget: %s", strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < 2; i++)
+		if (data[i].effective || data[i].permitted) {
+			snprintf(err, len,
+				 "the test child runs with capabilities (effective %#x, permitted "
+				 "%#x): refusing",
+				 data[i].effective, data[i].permitted);
+			return -EPERM;
+		}
+	return 0;
+}
+
+static int read_plan(struct ibp_pipe_plan *plan, char *err, size_t len)
+{
+	static uint8_t buf[IBP_PIPE_FRAME_MAX + 1];
+	size_t got = 0;
+	int rc;
+
+	for (;;) {
+		ssize_t n = read(0, buf + got, sizeof(buf) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, len, "reading the plan: %s", strerror(errno));
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(buf)) {
+			snprintf(err, len, "the plan is larger than %d bytes", IBP_PIPE_FRAME_MAX);
+			return -EFBIG;
+		}
+	}
+	rc = ibp_pipe_plan_decode(buf, got, plan);
+	if (rc)
+		snprintf(err, len, "the plan (%zu bytes) does not decode: %s", got, strerror(-rc));
+	return rc;
+}
+
+/* fd FD must be a listening TCP socket on PORT. */
+static int check_listener(int fd, uint16_t port, char *err, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss), ol;
+	int acc = 0, type = 0;
+	unsigned got = 0;
+
+	ol = sizeof(acc);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &ol) || !acc ||
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof(type)}) ||
+	    type != SOCK_STREAM || getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+		snprintf(err, len, "fd %d is not a listening TCP socket", fd);
+		return -EBADF;
+	}
+	if (ss.ss_family == AF_INET)
+		got = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	else if (ss.ss_family == AF_INET6)
+		got = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (got != port) {
+		snprintf(err, len, "fd %d listens on port %u, the plan says %u", fd, got, port);
+		return -EBADF;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int send_result(const struct ibp_rdmatest_result *res, const struct ibp_findings *f)
+{
+	static uint8_t buf[IBP_PIPE_FRAME_MAX];
+	int n = ibp_pipe_result_encode(res, f, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	return write_all(1, buf, (size_t)n);
+}
+
+/* The child's own trouble, as a node-setup finding the parent shows. */
+static int send_setup_failure(const char *why)
+{
+	struct ibp_rdmatest_result res;
+	struct ibp_findings f;
+	int rc;
+
+	memset(&res, 0, sizeof(res));
+	res.setup_err = -EINVAL;
+	ibp_findings_init(&f);
+	ibp_findings_addf(&f, "rdmatest_child_setup", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0, NULL,
+			  "check that spank_ib.so and ibprep come from the same build", "%s", why);
+	rc = send_result(&res, &f);
+	ibp_findings_release(&f);
+	return rc;
+}
+
+int ibprep_rdmatest_child(void)
+{
+	static struct ibp_pipe_plan plan;
+	static struct ibp_rdmatest_result res;
+	struct ibp_rdmatest_config cfg = {0};
+	struct child_resolve cr;
+	struct ibp_findings f;
+	int fds[IBP_PIPE_MAX_LISTEN];
+	char err[256];
+	int next_fd = IBP_PIPE_LISTEN_FD0, rc;
+
+	if (no_capabilities(err, sizeof(err)) || read_plan(&plan, err, sizeof(err)))
+		return send_setup_failure(err) ? 2 : 0;
+	if (plan.uid != (uint32_t)getuid() || plan.uid != (uint32_t)geteuid()) {
+		snprintf(err, sizeof(err), "the test child runs as uid %u, the job's uid is %u",
+			 (unsigned)geteuid(), plan.uid);
+		return send_setup_failure(err) ? 2 : 0;
+	}
+	for (size_t i = 0; i < plan.n_listen; i++) {
+		fds[i] = -1;
+		if (!plan.listen_bound[i])
+			continue;
+		if (check_listener(next_fd, plan.listen_ports[i], err, sizeof(err)))
+			return send_setup_failure(err) ? 2 : 0;
+		fds[i] = next_fd++;
+	}
+	cfg.nodelist = plan.nodelist;
+	cfg.index = plan.index;
+	cfg.job = plan.job;
+	cfg.step = plan.step;
+	cfg.uid = plan.uid;
+	cfg.ports = plan.n_ports ? plan.ports : NULL;
+	cfg.n_ports = plan.n_ports;
+	cfg.policy = &plan.policy;
+	cfg.mode = plan.mode;
+	cfg.munge_socket = plan.munge_socket[0] ? plan.munge_socket : NULL;
+	cfg.start_ns = ibp_now_ns();
+	/* Lookups end with round 1 at the latest: a peer named later is unreachable in time anyway. */
+	cr.deadline = ibp_deadline_split(
+	    cfg.start_ns, ibp_deadline_after_s(cfg.start_ns, plan.policy.test_timeout_s), 0.4);
+	cfg.resolve = resolve_timed;
+	cfg.resolve_arg = &cr;
+	if (plan.n_listen) {
+		cfg.listen_fds = fds;
+		cfg.listen_ports = plan.listen_ports;
+		cfg.n_listen_fds = plan.n_listen;
+	}
+	ibp_findings_init(&f);
+	rc = ibp_rdmatest_run(&cfg, &f, &res);
+	if (rc && !f.n)
+		ibp_findings_addf(&f, "rdmatest_child_setup", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0,
+				  NULL, NULL, "the cross-node test could not run: %s",
+				  strerror(-rc));
+	rc = send_result(&res, &f);
+	ibp_findings_release(&f);
+	return rc ? 2 : 0;
+}
