@@ -45,6 +45,9 @@ DEFAULTSDIR     ?= /etc/default
 SYSTEMD_UNITDIR ?= $(if $(wildcard /usr/lib/systemd/system),/usr/lib/systemd/system,/lib/systemd/system)
 DESTDIR   ?=
 B         := build
+# The plugin's cross-node test child: fixed at build time (the admin may
+# name another with the plugstack key test_helper=; never the user).
+SPANK_IB_HELPER ?= $(BINDIR)/ibprep
 
 PKGS      := hwloc libibverbs numa libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -102,11 +105,13 @@ all: $(TARGETS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(EXTRA_DEFS) -c $< -o $@
 
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) -c $< -o $@
+	$(CC) $(SAN_CFLAGS) $(EXTRA_DEFS) -c $< -o $@
+
+$(B)/obj/spank/ib_child.o $(B)/asan/spank/ib_child.o: EXTRA_DEFS = -DSPANK_IB_HELPER='"$(SPANK_IB_HELPER)"'
 
 $(B)/libibprep.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -191,6 +191,42 @@ int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char 
 			      const char *launch_addr, unsigned timeout_ms, char *ifname,
 			      size_t len, char *how, size_t howlen);
 
+/* ---- the cross-node test's unprivileged child (ib_child.c) ---- */
+
+struct ibp_pipe_plan;
+struct ibp_rdmatest_result;
+
+struct spank_ib_child_spec {
+	const char *helper;    /* absolute path, checked with spank_ib_helper_check */
+	uint32_t uid, gid;     /* the job's user and group: the child's, for good */
+	const int *listen_fds; /* the bound listeners, in candidate order (fds 3.. of the child) */
+	size_t n_listen_fds;
+	double budget_s; /* the whole run, killed (SIGKILL) past it */
+};
+
+/* The helper fixed at build time (SPANK_IB_HELPER: $(BINDIR)/ibprep). */
+const char *spank_ib_helper_default(void);
+
+/*
+ * PATH may be exec'ed as root's child: absolute, a regular file, owned by
+ * root, not writable by group or others, in a root-owned directory that
+ * only root can write.  0 or -errno with ERR.
+ */
+int spank_ib_helper_check(const char *path, char *err, size_t errlen);
+
+/*
+ * Forks, drops to UID/GID for good, execs "HELPER rdmatest --child" with
+ * the listeners at fds 3.. and PLAN on its stdin, and decodes its result
+ * into RES and F (appended).  Bounded by BUDGET_S, then SIGKILL by PID and
+ * a bounded reap.  0; -ETIMEDOUT (killed at the deadline: ERR says "did
+ * not finish in N s"), -EBADMSG (result refused), -ECHILD (no result: ERR
+ * says how the child ended), -errno.  Call with the job's user as
+ * effective uid and root as real or saved uid (user_init), or as root.
+ */
+int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_pipe_plan *plan,
+		       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err,
+		       size_t errlen);
+
 /* ---- the plugin's state across callbacks (one per process) ---- */
 
 #define SPANK_IB_MSG_MAX 8192

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_child.c: the cross-node test in its own unprivileged process.
+ *
+ * slurmstepd is root (user_init only has the job's user as effective uid:
+ * real and saved uid stay 0).  The test reads bytes from other hosts, and
+ * runs libmunge, the resolver and libibverbs: none of that may run where
+ * one call gets root back.  So the plugin forks, the child drops to the
+ * job's user for good (setgroups to the job's gid alone, setresgid,
+ * setresuid; it checks that regaining root fails; a root job's child keeps
+ * uid 0 but loses every capability and, with SECBIT_NOROOT, cannot get them
+ * back through exec), sets PR_SET_NO_NEW_PRIVS and PR_SET_PDEATHSIG, keeps
+ * only the listening sockets and two pipes, and execs the helper fixed at
+ * build time (SPANK_IB_HELPER, or the admin's test_helper=, root-owned)
+ * with a clean environment.
+ *
+ * The parent writes the plan, reads the result under one deadline
+ * (test_timeout plus a margin), kills the child by PID with SIGKILL past
+ * it and reaps it in a bounded loop: no wait here is unbounded.  The
+ * child's bytes are the job user's: decoded by rdmatest_pipe.c, which
+ * trusts nothing.
+ *
+ * Between fork and exec the child calls only async-signal-safe functions
+ * (slurmstepd has threads); everything it needs is prepared before fork.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/securebits.h>
+
+#include "ibprep/deadline.h"
+#include "ibprep/rdmatest_pipe.h"
+
+#include "spank_ib.h"
+
+#ifndef SPANK_IB_HELPER
+#define SPANK_IB_HELPER "/usr/local/bin/ibprep"
+#endif
+
+/* Exit codes of a child that never reached exec (the helper's own are 0..2). */
+enum {
+	CHILD_EXIT_SETUP = 120,  /* fds */
+	CHILD_EXIT_DROP = 121,   /* setgroups/setresgid/setresuid or the capability drop failed */
+	CHILD_EXIT_REGAIN = 122, /* root could be regained after the drop */
+	CHILD_EXIT_PRCTL = 123,  /* no_new_privs / pdeathsig */
+	CHILD_EXIT_EXEC = 127,   /* execve failed */
+};
+
+const char *spank_ib_helper_default(void)
+{
+	return SPANK_IB_HELPER;
+}
+
+int spank_ib_helper_check(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (!path || path[0] != '/') {
+		snprintf(err, errlen, "test helper '%s': not an absolute path", path ? path : "");
+		return -EINVAL;
+	}
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "test helper %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH)) {
+		snprintf(err, errlen, "test helper %s: not a regular file every user may run",
+			 path);
+		return -EACCES;
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+			 "test helper %s: must be owned by root and writable by nobody else "
+			 "(owner uid %u, mode %04o)",
+			 path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (stat(dir, &st) || st.st_uid != 0 ||
+	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+		snprintf(err, errlen,
+			 "test helper %s: its directory %s must be owned by root and writable by "
+			 "nobody else",
+			 path, dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* ---- the child, between fork and exec: async-signal-safe only ---- */
+
+static int capset_none(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* Root job: keep uid 0 (munge vouches for the job's uid) but no capability, ever. */
+static int drop_root_caps(void)
+{
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+		  0, 0, 0))
+		return -1;
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
+			return -1;
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return capset_none();
+}
+
+__attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, gid_t gid,
+						 int plan_rd, int res_wr, const int *lfds,
+						 size_t nl, char *const argv[], char *const envp[])
+{
+	int hi_plan, hi_res, hi_null, hi_l[IBP_PIPE_MAX_LISTEN];
+	int base = IBP_PIPE_LISTEN_FD0 + (int)nl + 1;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	struct sigaction sa;
+	sigset_t none;
+
+	/* Out of the way of 0..3+nl first, then into place. */
+	hi_plan = fcntl(plan_rd, F_DUPFD_CLOEXEC, base);
+	hi_res = fcntl(res_wr, F_DUPFD_CLOEXEC, base);
+	hi_null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (hi_plan < 0 || hi_res < 0 || hi_null < 0)
+		_exit(CHILD_EXIT_SETUP);
+	if (hi_null < base) {
+		int t = fcntl(hi_null, F_DUPFD_CLOEXEC, base);
+
+		if (t < 0)
+			_exit(CHILD_EXIT_SETUP);
+		hi_null = t;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		hi_l[i] = fcntl(lfds[i], F_DUPFD_CLOEXEC, base);
+		if (hi_l[i] < 0)
+			_exit(CHILD_EXIT_SETUP);
+	}
+	/* user_init: effective uid is the user's, real and saved are root. */
+	if (geteuid() != 0 && seteuid(0))
+		_exit(CHILD_EXIT_DROP);
+	if (setgroups(1, &gid) || setresgid(gid, gid, gid))
+		_exit(CHILD_EXIT_DROP);
+	if (uid == 0) {
+		if (drop_root_caps())
+			_exit(CHILD_EXIT_DROP);
+	} else {
+		if (setresuid(uid, uid, uid))
+			_exit(CHILD_EXIT_DROP);
+		if (getresuid(&ru, &eu, &su) || ru != uid || eu != uid || su != uid ||
+		    getresgid(&rg, &eg, &sg) || rg != gid || eg != gid || sg != gid)
+			_exit(CHILD_EXIT_DROP);
+		if (setuid(0) != -1 || seteuid(0) != -1 || setgid(0) != -1)
+			_exit(CHILD_EXIT_REGAIN);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		_exit(CHILD_EXIT_PRCTL);
+	if (dup2(hi_plan, 0) != 0 || dup2(hi_res, 1) != 1 || dup2(hi_null, 2) != 2)
+		_exit(CHILD_EXIT_SETUP);
+	for (size_t i = 0; i < nl; i++)
+		if (dup2(hi_l[i], IBP_PIPE_LISTEN_FD0 + (int)i) != IBP_PIPE_LISTEN_FD0 + (int)i)
+			_exit(CHILD_EXIT_SETUP);
+	/* Every other fd of slurmstepd: gone (close_range, else one by one). */
+	if (syscall(SYS_close_range, (unsigned)(IBP_PIPE_LISTEN_FD0 + (int)nl), ~0U, 0)) {
+		long max = sysconf(_SC_OPEN_MAX);
+
+		if (max < 0 || max > 65536)
+			max = 65536;
+		for (int fd = IBP_PIPE_LISTEN_FD0 + (int)nl; fd < max; fd++)
+			close(fd);
+	}
+	/* slurmstepd's signal mask and ignored signals would survive exec. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	if (chdir("/"))
+		_exit(CHILD_EXIT_SETUP);
+	execve(helper, argv, envp);
+	_exit(CHILD_EXIT_EXEC);
+}
+
+/* ---- the parent ---- */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* waitpid without blocking past DEADLINE: 1 reaped (STATUS set), 0 still there. */
+static int reap_until(pid_t pid, int64_t deadline, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return 1; /* not ours any more (ECHILD): nothing left to wait for */
+		if (ibp_now_ns() >= deadline)
+			return 0;
+		sleep_ms(2);
+	}
+}
+
+/* Writes the plan without ever taking SIGPIPE (the child may be gone). */
+static int write_plan(int fd, const uint8_t *buf, size_t len, int64_t deadline)
+{
+	sigset_t pipe_set, old;
+	size_t off = 0;
+	int rc = 0;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	while (off < len) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		ssize_t w;
+		int n = poll(&p, 1, ibp_deadline_poll_ms(deadline, ibp_now_ns()));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -ETIMEDOUT;
+			break;
+		}
+		w = write(fd, buf + off, len - off);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w < 0) {
+			rc = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (rc == -EPIPE) {
+		const struct timespec zero = {0, 0};
+
+		(void)sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/*
+ * Reads until EOF, DEADLINE or more than a frame.  Bytes read, -ETIMEDOUT,
+ * -EFBIG, -errno.
+ */
+static long read_result(int fd, uint8_t *buf, size_t cap, int64_t deadline)
+{
+	size_t got = 0;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t r;
+		int n = poll(&p, 1, ibp_deadline_poll_ms(deadline, ibp_now_ns()));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ETIMEDOUT;
+		r = read(fd, buf + got, cap - got);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return (long)got;
+		got += (size_t)r;
+		if (got == cap)
+			return -EFBIG;
+	}
+}
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status)) {
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+		return;
+	}
+	switch (WEXITSTATUS(status)) {
+	case CHILD_EXIT_SETUP:
+		snprintf(buf, len, "could not set up its file descriptors");
+		break;
+	case CHILD_EXIT_DROP:
+		snprintf(buf, len, "could not drop to the job's user");
+		break;
+	case CHILD_EXIT_REGAIN:
+		snprintf(buf, len, "could still regain root after dropping it: not run");
+		break;
+	case CHILD_EXIT_PRCTL:
+		snprintf(buf, len, "could not set no_new_privs");
+		break;
+	case CHILD_EXIT_EXEC:
+		snprintf(buf, len, "could not execute the helper");
+		break;
+	default:
+		snprintf(buf, len, "exited with status %d without a result", WEXITSTATUS(status));
+	}
+}
+
+int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_pipe_plan *plan,
+		       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err,
+		       size_t errlen)
+{
+	static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
+	char *argv[] = {(char *)spec->helper, (char *)"rdmatest", (char *)"--child", NULL};
+	int plan_p[2] = {-1, -1}, res_p[2] = {-1, -1}, status = 0, rc;
+	int64_t start = ibp_now_ns(), deadline = ibp_deadline_after_s(start, spec->budget_s);
+	uint8_t *buf = NULL;
+	bool reaped = false, killed = false;
+	long got;
+	int n;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (spec->n_listen_fds > IBP_PIPE_MAX_LISTEN) {
+		snprintf(err, errlen, "too many listening sockets (%zu)", spec->n_listen_fds);
+		return -EINVAL;
+	}
+	buf = malloc(IBP_PIPE_FRAME_MAX + 1);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	n = ibp_pipe_plan_encode(plan, buf, IBP_PIPE_FRAME_MAX);
+	if (n < 0) {
+		snprintf(err, errlen, "the test's plan cannot be encoded: %s", strerror(-n));
+		free(buf);
+		return n;
+	}
+	if (pipe2(plan_p, O_CLOEXEC) || pipe2(res_p, O_CLOEXEC)) {
+		rc = -errno;
+		snprintf(err, errlen, "pipe: %s", strerror(-rc));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "fork: %s", strerror(-rc));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(spec->helper, spec->uid, spec->gid, plan_p[0], res_p[1],
+			   spec->listen_fds, spec->n_listen_fds, argv, (char *const *)env);
+	close(plan_p[0]);
+	close(res_p[1]);
+	plan_p[0] = res_p[1] = -1;
+	(void)fcntl(plan_p[1], F_SETFL, O_NONBLOCK);
+	(void)fcntl(res_p[0], F_SETFL, O_NONBLOCK);
+	rc = write_plan(plan_p[1], buf, (size_t)n, deadline);
+	close(plan_p[1]);
+	plan_p[1] = -1;
+	/* A child that died early still tells why through its status: read on. */
+	got = read_result(res_p[0], buf, IBP_PIPE_FRAME_MAX + 1, deadline);
+	if (got >= 0)
+		reaped = reap_until(pid, deadline, &status);
+	if (!reaped) {
+		killed = true;
+		kill(pid, SIGKILL);
+		/* SIGKILL ends it unless it sits in the kernel: give that a bound too. */
+		reaped = reap_until(pid, ibp_now_ns() + 2 * IBP_NS_PER_S, &status);
+	}
+	if (killed && (got >= 0 || got == -ETIMEDOUT)) {
+		snprintf(err, errlen,
+			 "the cross-node test did not finish in %.1f s (test_timeout plus margin): "
+			 "child %d killed%s",
+			 spec->budget_s, (int)pid, reaped ? "" : ", not yet reaped");
+		rc = -ETIMEDOUT;
+		goto out;
+	}
+	if (got == -EFBIG) {
+		snprintf(err, errlen, "the test child wrote more than %d bytes: result refused",
+			 IBP_PIPE_FRAME_MAX);
+		rc = -EBADMSG;
+		goto out;
+	}
+	if (got <= 0) {
+		char why[128];
+
+		describe_exit(status, why, sizeof(why));
+		snprintf(err, errlen, "the test child (%s) %s", spec->helper, why);
+		rc = got < 0 ? (int)got : -ECHILD;
+		goto out;
+	}
+	rc = ibp_pipe_result_decode(buf, (size_t)got, res, f);
+	if (rc)
+		snprintf(err, errlen, "the test child's result (%ld bytes) is refused: %s", got,
+			 strerror(-rc));
+out:
+	for (int i = 0; i < 2; i++) {
+		if (plan_p[i] >= 0)
+			close(plan_p[i]);
+		if (res_p[i] >= 0)
+			close(res_p[i]);
+	}
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_spank_child.c: the plugin's unprivileged test child (ib_child.c),
+ * for real: this binary is also the helper it execs ("rdmatest --child"),
+ * which behaves as the plan's job number says: 1 reports what it is (uid,
+ * groups, capabilities, no_new_privs, fds, environment), 2 stalls, 3 writes
+ * garbage, 4 writes too much, 5 exits without a result.  The drop needs
+ * root: without it the cases are skipped, saying so.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ibprep/rdmatest_pipe.h"
+#include "../../spank/spank_ib.h"
+#include "support/fixture.h"
+
+extern char **environ;
+
+static char self_path[PATH_MAX];
+
+/* ---- the helper side ---- */
+
+static void status_field(const char *name, char *out, size_t len)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	snprintf(out, len, "?");
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	p = strstr(buf, name);
+	if (!p)
+		return;
+	p += strlen(name);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+static void probe(char *out, size_t len)
+{
+	char nnp[32], capeff[32], capprm[32], capbnd[32], fds[128] = "";
+	gid_t groups[16];
+	int ng = getgroups(16, groups), env = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	size_t o = 0;
+
+	status_field("NoNewPrivs:", nnp, sizeof(nnp));
+	status_field("CapEff:", capeff, sizeof(capeff));
+	status_field("CapPrm:", capprm, sizeof(capprm));
+	status_field("CapBnd:", capbnd, sizeof(capbnd));
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		o += (size_t)snprintf(fds + o, sizeof(fds) - o, "%s%s", o ? "," : "", e->d_name);
+		if (o >= sizeof(fds))
+			break;
+	}
+	if (d)
+		closedir(d);
+	for (char **p = environ; *p; p++)
+		env++;
+	int w = snprintf(
+	    out, len, "uid=%u euid=%u gid=%u ng=%d g0=%u nnp=%s eff=%s prm=%s bnd=%s fds=%s env=%d",
+	    (unsigned)getuid(), (unsigned)geteuid(), (unsigned)getgid(), ng,
+	    ng > 0 ? (unsigned)groups[0] : 99999u, nnp, capeff, capprm, capbnd, fds, env);
+	if (w < 0 || (size_t)w >= len)
+		snprintf(out, len, "probe too long");
+}
+
+static int helper_main(void)
+{
+	static uint8_t buf[IBP_PIPE_FRAME_MAX + 1];
+	static struct ibp_pipe_plan plan;
+	static struct ibp_rdmatest_result res;
+	struct ibp_findings f;
+	size_t got = 0;
+	ssize_t n;
+	int len;
+
+	while ((n = read(0, buf + got, sizeof(buf) - got)) > 0)
+		got += (size_t)n;
+	if (ibp_pipe_plan_decode(buf, got, &plan))
+		_exit(9);
+	switch (plan.job) {
+	case 1: {
+		char what[IBP_TEXT_MAX];
+
+		probe(what, sizeof(what));
+		ibp_findings_init(&f);
+		ibp_findings_addf(&f, "probe", IBP_SEV_OK, IBP_CLASS_NODE, NULL, 0, NULL, NULL,
+				  "%s", what);
+		memset(&res, 0, sizeof(res));
+		res.pass = true;
+		len = ibp_pipe_result_encode(&res, &f, buf, sizeof(buf));
+		if (len > 0 && write(1, buf, (size_t)len) != len)
+			_exit(8);
+		_exit(0);
+	}
+	case 2:
+		for (;;)
+			pause();
+	case 3:
+		if (write(1, "IBPC\0\1\0\2garbage", 15) != 15)
+			_exit(8);
+		_exit(0);
+	case 4:
+		memset(buf, 'x', sizeof(buf));
+		for (int i = 0; i < 4; i++)
+			if (write(1, buf, sizeof(buf)) < 0)
+				_exit(8);
+		_exit(0);
+	default:
+		_exit(3);
+	}
+}
+
+/* ---- the parent side ---- */
+
+static int need_root(void)
+{
+	if (geteuid() == 0)
+		return 0;
+	fprintf(stderr, "# not root: the privilege drop cannot be exercised\n");
+	return -1;
+}
+
+static int run(uint32_t mode, uint32_t uid, double budget, int lfd, uint16_t lport,
+	       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err, size_t len)
+{
+	static struct ibp_pipe_plan plan;
+	struct spank_ib_child_spec spec = {
+	    .helper = self_path, .uid = uid, .gid = uid, .budget_s = budget};
+
+	ibp_pipe_plan_init(&plan);
+	plan.job = mode;
+	plan.uid = uid;
+	snprintf(plan.nodelist, sizeof(plan.nodelist), "n1");
+	if (lfd >= 0) {
+		plan.n_listen = 2;
+		plan.listen_ports[0] = 230;
+		plan.listen_ports[1] = lport;
+		plan.listen_bound[1] = true;
+		spec.listen_fds = &lfd;
+		spec.n_listen_fds = 1;
+	}
+	err[0] = '\0';
+	return spank_ib_child_run(&spec, &plan, res, f, err, len);
+}
+
+static int listener(uint16_t *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void test_child_user_dropped_for_good(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	struct ibp_findings f;
+	char err[512];
+	uint16_t port;
+	int lfd, stray;
+
+	(void)state;
+	if (need_root())
+		skip();
+	lfd = listener(&port);
+	/* An fd the parent has open without CLOEXEC must not reach the child. */
+	stray = open("/dev/null", O_RDONLY);
+	assert_true(stray > 3);
+	ibp_findings_init(&f);
+	assert_int_equal(run(1, 65534, 20, lfd, port, &res, &f, err, sizeof(err)), 0);
+	assert_true(res.pass);
+	assert_int_equal(f.n, 1);
+	print_message("# child: %s\n", f.v[0].observed);
+	assert_non_null(strstr(f.v[0].observed, "uid=65534 euid=65534 gid=65534 ng=1 g0=65534 "));
+	assert_non_null(strstr(f.v[0].observed, "nnp=1 "));
+	assert_non_null(strstr(f.v[0].observed, "eff=0000000000000000 prm=0000000000000000"));
+	/* stdin, stdout, stderr, the one listener: nothing else; PATH and LC_ALL only. */
+	assert_non_null(strstr(f.v[0].observed, "fds=0,1,2,3 env=2"));
+	close(stray);
+	close(lfd);
+	ibp_findings_release(&f);
+}
+
+/* A root job: uid 0 kept (munge vouches for it) but no capability at all, none to regain. */
+static void test_child_root_job_has_no_capabilities(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	struct ibp_findings f;
+	char err[512];
+
+	(void)state;
+	if (need_root())
+		skip();
+	ibp_findings_init(&f);
+	assert_int_equal(run(1, 0, 20, -1, 0, &res, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n, 1);
+	print_message("# child: %s\n", f.v[0].observed);
+	assert_non_null(strstr(f.v[0].observed, "uid=0 "));
+	assert_non_null(strstr(f.v[0].observed,
+			       "eff=0000000000000000 prm=0000000000000000 bnd=0000000000000000"));
+	assert_non_null(strstr(f.v[0].observed, "nnp=1 "));
+	assert_non_null(strstr(f.v[0].observed, "fds=0,1,2 env=2"));
+	ibp_findings_release(&f);
+}
+
+static void test_child_stalled_killed_at_deadline(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	struct ibp_findings f;
+	char err[512];
+	const char *p;
+	int pid;
+
+	(void)state;
+	if (need_root())
+		skip();
+	ibp_findings_init(&f);
+	assert_int_equal(run(2, 65534, 0.3, -1, 0, &res, &f, err, sizeof(err)), -ETIMEDOUT);
+	assert_non_null(strstr(err, "did not finish in 0.3 s"));
+	p = strstr(err, "child ");
+	assert_non_null(p);
+	pid = atoi(p + 6);
+	assert_true(pid > 0);
+	/* Killed and reaped: no such process any more, not even a zombie. */
+	assert_int_equal(kill(pid, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(f.n, 0);
+	ibp_findings_release(&f);
+}
+
+static void test_child_bad_results_refused(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	struct ibp_findings f;
+	char err[512];
+
+	(void)state;
+	if (need_root())
+		skip();
+	ibp_findings_init(&f);
+	assert_int_equal(run(3, 65534, 20, -1, 0, &res, &f, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "result (15 bytes) is refused"));
+	assert_int_equal(run(4, 65534, 20, -1, 0, &res, &f, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "more than"));
+	assert_int_equal(run(5, 65534, 20, -1, 0, &res, &f, err, sizeof(err)), -ECHILD);
+	assert_non_null(strstr(err, "exited with status 3 without a result"));
+	assert_int_equal(f.n, 0);
+	ibp_findings_release(&f);
+}
+
+static void test_child_exec_failure_said(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	static struct ibp_pipe_plan plan;
+	struct spank_ib_child_spec spec = {
+	    .helper = "/nonexistent/ibprep", .uid = 65534, .gid = 65534, .budget_s = 20};
+	struct ibp_findings f;
+	char err[512];
+
+	(void)state;
+	if (need_root())
+		skip();
+	ibp_pipe_plan_init(&plan);
+	ibp_findings_init(&f);
+	assert_int_equal(spank_ib_child_run(&spec, &plan, &res, &f, err, sizeof(err)), -ECHILD);
+	assert_non_null(strstr(err, "could not execute the helper"));
+	ibp_findings_release(&f);
+}
+
+static void test_helper_check_ownership(void **state)
+{
+	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX + 16], err[512];
+
+	(void)state;
+	assert_int_equal(spank_ib_helper_check("ibprep", err, sizeof(err)), -EINVAL);
+	assert_int_equal(spank_ib_helper_check("/nonexistent/ibprep", err, sizeof(err)), -ENOENT);
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/helper", dir);
+	assert_int_equal(ibp_fixture_write(dir, "helper", "#!/bin/sh\n"), 0);
+	assert_int_equal(chmod(path, 0757), 0);
+	assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "writable by nobody else"));
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EACCES);
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(path, 0755), 0);
+		assert_int_equal(chmod(dir, 0777), 0);
+		assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EPERM);
+		assert_non_null(strstr(err, "its directory"));
+		assert_int_equal(chmod(dir, 0755), 0);
+		assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), 0);
+	}
+	ibp_fixture_destroy(dir);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_child_user_dropped_for_good),
+	    cmocka_unit_test(test_child_root_job_has_no_capabilities),
+	    cmocka_unit_test(test_child_stalled_killed_at_deadline),
+	    cmocka_unit_test(test_child_bad_results_refused),
+	    cmocka_unit_test(test_child_exec_failure_said),
+	    cmocka_unit_test(test_helper_check_ownership),
+	};
+
+	if (argc == 3 && !strcmp(argv[1], "rdmatest") && !strcmp(argv[2], "--child"))
+		return helper_main();
+	if (!realpath("/proc/self/exe", self_path))
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
