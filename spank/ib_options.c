@@ -242,7 +242,13 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_c
 		eff->test = SPANK_IB_TEST_QUICK;
 	if (eff->env == SPANK_IB_ENV_AUTO)
 		eff->env = eff->affinity != SPANK_IB_AFF_OFF ? SPANK_IB_ENV_ON : SPANK_IB_ENV_OFF;
-	eff->check_warn_by_user = eff->check == SPANK_IB_CHECK_WARN;
+	/*
+	 * --ib-check=warn (option or SPANK_IB_CHECK) lowers the user's own test's
+	 * failures to warnings, never an enforced test's: enforce=test fails the
+	 * step whatever the user asks.
+	 */
+	eff->check_warn_by_user =
+	    eff->check == SPANK_IB_CHECK_WARN && !(conf->enforce & SPANK_IB_ENFORCE_TEST);
 	/* A report or a test needs the node's findings: report them, fail nothing. */
 	if ((eff->report != SPANK_IB_REPORT_OFF || eff->test != SPANK_IB_TEST_OFF) &&
 	    eff->check == SPANK_IB_CHECK_OFF)

@@ -54,7 +54,8 @@ struct spank_ib_opts {
 	char report_file[PATH_MAX]; /* "" = stderr; may hold %n (node) and %j (job) */
 	enum spank_ib_test test;
 	bool set[SPANK_IB_OPT_N]; /* given on the command line (wins over the env) */
-	bool check_warn_by_user;  /* --ib-check=warn asked for (not implied by report/test) */
+	bool
+	    check_warn_by_user; /* --ib-check=warn asked for, test not enforced: test fails only warn */
 };
 
 void spank_ib_opts_init(struct spank_ib_opts *o);

@@ -267,6 +267,36 @@ static void test_enforce_is_a_floor(void **state)
 	assert_int_equal(eff.affinity, SPANK_IB_AFF_VERBOSE);
 }
 
+/* enforce=test: neither --ib-check=warn nor SPANK_IB_CHECK=warn lowers the test's failures. */
+static void test_enforced_test_not_lowered_by_warn(void **state)
+{
+	static const char *const env_warn[] = {"SPANK_IB_CHECK", "warn", NULL};
+	struct spank_ib_opts u, eff;
+	struct spank_ib_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	spank_ib_opts_init(&u);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_CHECK, "warn", err, sizeof(err)), 0);
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_TEST, NULL, err, sizeof(err)), 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
+	assert_true(eff.check_warn_by_user); /* not enforced: the user's own choice */
+	assert_int_equal(spank_ib_conf_set(&c, "enforce=test", err, sizeof(err)), 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
+	assert_false(eff.check_warn_by_user);
+	assert_int_equal(eff.test, SPANK_IB_TEST_QUICK);
+	spank_ib_opts_init(&u);
+	assert_int_equal(spank_ib_effective(&u, &c, tbl_getenv, (void *)env_warn, &eff, &active,
+					    err, sizeof(err)),
+			 0);
+	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
+	assert_false(eff.check_warn_by_user);
+}
+
 static void test_report_alone_implies_warn_check(void **state)
 {
 	struct spank_ib_opts u, eff;
@@ -626,6 +656,7 @@ int main(void)
 	    cmocka_unit_test(test_env_bad_value_names_variable),
 	    cmocka_unit_test(test_env_empty_and_zero_mean_off),
 	    cmocka_unit_test(test_enforce_is_a_floor),
+	    cmocka_unit_test(test_enforced_test_not_lowered_by_warn),
 	    cmocka_unit_test(test_report_alone_implies_warn_check),
 	    cmocka_unit_test(test_conf_defaults),
 	    cmocka_unit_test(test_conf_keys_applied),
