@@ -112,6 +112,7 @@ $(B)/asan/%.o: %.c
 	$(CC) $(SAN_CFLAGS) $(EXTRA_DEFS) -c $< -o $@
 
 $(B)/obj/spank/ib_child.o $(B)/asan/spank/ib_child.o: EXTRA_DEFS = -DSPANK_IB_HELPER='"$(SPANK_IB_HELPER)"'
+$(B)/obj/spank/ib_slurmconf.o $(B)/asan/spank/ib_slurmconf.o: EXTRA_DEFS = -DSPANK_IB_SLURM_CONF='"$(SLURM_CONFDIR)/slurm.conf"'
 
 $(B)/libibprep.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)

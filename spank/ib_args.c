@@ -221,6 +221,9 @@ static int conf_set(struct spank_ib_conf *c, const char *pair, int depth, char *
 		}
 		return 0;
 	}
+	/* Checked (root-owned, nobody else may write it) where it is exec'ed. */
+	if (!strcmp(key, "test_helper"))
+		return set_path(c->test_helper, sizeof(c->test_helper), key, v, true, err, errlen);
 	if (!strcmp(key, "config")) {
 		char path[PATH_MAX];
 		char host[256];

@@ -104,7 +104,8 @@ struct spank_ib_conf {
 	char sysfs_root[PATH_MAX];   /* "/" ; %n = short host name */
 	char topology[PATH_MAX];     /* "" = live hwloc discovery; %n allowed */
 	char cache_dir[PATH_MAX];    /* where verdicts are kept for cache_ttl; %n allowed */
-	char munge_socket[PATH_MAX]; /* "" = libmunge's default */
+	char munge_socket[PATH_MAX]; /* "" = slurm.conf's AuthInfo=socket=, else libmunge's */
+	char test_helper[PATH_MAX];  /* "" = SPANK_IB_HELPER, fixed at build time */
 	char results_log[PATH_MAX];  /* "" = off; the tested links, one JSON line each; %n */
 	uint64_t results_log_max;    /* bytes before rotation to .1 (64 MiB) */
 	unsigned enforce;            /* SPANK_IB_ENFORCE_* */
@@ -227,6 +228,22 @@ int spank_ib_helper_check(const char *path, char *err, size_t errlen);
 int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_pipe_plan *plan,
 		       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err,
 		       size_t errlen);
+
+/*
+ * munged's socket from slurm.conf's AuthInfo=socket=PATH (ib_slurmconf.c),
+ * for a site that set it there and not in munge_socket=.  CONF is the
+ * slurm.conf of slurmstepd itself (its own SLURM_CONF, never the job's,
+ * else the build's SLURM_CONFDIR); only its owner (root or SlurmUser) may
+ * write it.  Include files are not followed.  0 with OUT set; -ENOENT (no AuthInfo socket), -EPERM, -EINVAL
+ * (a value that is no absolute printable path), -errno.
+ */
+int spank_ib_authinfo_socket(const char *conf, char *out, size_t len);
+
+/* Parses slurm.conf TEXT (LEN bytes) for AuthInfo's socket=; as above. */
+int spank_ib_authinfo_parse(const char *text, size_t len, char *out, size_t outlen);
+
+/* slurmstepd's slurm.conf: its own SLURM_CONF, else SPANK_IB_SLURM_CONF (build time). */
+const char *spank_ib_slurm_conf_path(void);
 
 /* ---- the plugin's state across callbacks (one per process) ---- */
 

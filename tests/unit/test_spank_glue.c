@@ -19,6 +19,7 @@
 
 #include "../../spank/spank_ib.h"
 #include "fake_spank.h"
+#include "support/fixture.h"
 
 int slurm_spank_init(spank_t sp, int ac, char **av);
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
@@ -313,6 +314,68 @@ static void test_report_alone_implies_warn_check(void **state)
 	assert_true(active);
 	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
 	assert_int_equal(eff.env, SPANK_IB_ENV_OFF);
+}
+
+/* ---- slurm.conf's AuthInfo=socket= ---- */
+
+static const struct {
+	const char *text;
+	int rc;
+	const char *sock;
+} authinfo_cases[] = {
+    {"AuthType=auth/munge\nAuthInfo=socket=/run/munge/m.sock\n", 0, "/run/munge/m.sock"},
+    {"authinfo = ttl=60,socket=/tmp/x/munge.sock # comment\n", 0, "/tmp/x/munge.sock"},
+    {"  AuthInfo=\"socket=/a/b\"\n", 0, "/a/b"},
+    {"#AuthInfo=socket=/a\nAuthInfo=socket=/b\r\n", 0, "/b"},
+    {"AuthInfo=socket=/first\nAuthInfo=socket=/second\n", 0, "/first"},
+    {"AuthInfo=ttl=60\n", -ENOENT, ""},
+    {"AuthInfoX=socket=/a\n", -ENOENT, ""},
+    {"AuthAltTypes=auth/jwt\n", -ENOENT, ""},
+    {"AuthInfo=socket=relative\n", -EINVAL, ""},
+    {"AuthInfo=socket=/a\x01b\n", -EINVAL, ""},
+    {"AuthInfo=socket=", -ENOENT, ""},
+    {"", -ENOENT, ""},
+};
+
+static void test_authinfo_socket_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(authinfo_cases) / sizeof(authinfo_cases[0]); i++) {
+		char out[64] = "";
+		int rc = spank_ib_authinfo_parse(authinfo_cases[i].text,
+						 strlen(authinfo_cases[i].text), out, sizeof(out));
+
+		if (rc != authinfo_cases[i].rc || (!rc && strcmp(out, authinfo_cases[i].sock)))
+			fail_msg("case %zu: rc %d '%s'", i, rc, out);
+	}
+	/* A path longer than the buffer is refused, never cut. */
+	{
+		char small[4];
+
+		assert_int_equal(
+		    spank_ib_authinfo_parse("AuthInfo=socket=/abcdef\n", 24, small, sizeof(small)),
+		    -EINVAL);
+	}
+}
+
+static void test_authinfo_socket_file_checks(void **state)
+{
+	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX + 16], out[256];
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/slurm.conf", dir);
+	assert_int_equal(ibp_fixture_write(dir, "slurm.conf", "AuthInfo=socket=/s/munge.sock\n"),
+			 0);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(spank_ib_authinfo_socket(path, out, sizeof(out)), 0);
+	assert_string_equal(out, "/s/munge.sock");
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(spank_ib_authinfo_socket(path, out, sizeof(out)), -EPERM);
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_int_equal(spank_ib_authinfo_socket(path, out, sizeof(out)), -EPERM);
+	ibp_fixture_destroy(dir);
+	assert_true(spank_ib_authinfo_socket("/nonexistent/slurm.conf", out, sizeof(out)) < 0);
 }
 
 /* ---- plugstack arguments ---- */
@@ -657,6 +720,8 @@ int main(void)
 	    cmocka_unit_test(test_env_empty_and_zero_mean_off),
 	    cmocka_unit_test(test_enforce_is_a_floor),
 	    cmocka_unit_test(test_enforced_test_not_lowered_by_warn),
+	    cmocka_unit_test(test_authinfo_socket_table),
+	    cmocka_unit_test(test_authinfo_socket_file_checks),
 	    cmocka_unit_test(test_report_alone_implies_warn_check),
 	    cmocka_unit_test(test_conf_defaults),
 	    cmocka_unit_test(test_conf_keys_applied),
