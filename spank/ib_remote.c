@@ -515,6 +515,9 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		if (st->eff.env != SPANK_IB_ENV_OFF && n->have_pl)
 			set_mellanox_visible(st, n, sp, root);
 	}
+	/* Root, before anything of the user's runs: the test's listener (ib_test.c). */
+	if (st->eff.test != SPANK_IB_TEST_OFF && spank_ib_test_prepare(sp, st, n))
+		spank_ib_setup_finding(n, IBP_SEV_FAIL, "cross-node test: out of memory");
 	spank_ib_judge(st, n);
 	n->work_ms = now_ms() - t0;
 	return 0;
@@ -524,6 +527,7 @@ void spank_ib_node_free(struct spank_ib_node *n)
 {
 	if (!n)
 		return;
+	spank_ib_test_release(n);
 	if (n->have_pl)
 		ibp_placement_release(&n->pl);
 	if (n->have_topo)

@@ -1,20 +1,158 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * ib_test.c: the cross-node test (user_init, as the job's user: every node
- * of the step at about the same time).
+ * ib_test.c: the cross-node test.
+ *
+ *   init_post_opt (root)       spank_ib_test_prepare: the listener, bound
+ *                              below net.ipv4.ip_unprivileged_port_start so
+ *                              no user can take it (test_ports=, default
+ *                              230-299; a range in the ephemeral range is
+ *                              refused), munged's socket (munge_socket=, else
+ *                              slurm.conf's AuthInfo=socket=), the helper
+ *   user_init (the job's user) spank_ib_run_test: every node of the step at
+ *                              about the same time; the network-facing work
+ *                              runs in the helper, dropped to the job's user
+ *                              for good (ib_child.c), bounded by
+ *                              test_timeout plus a margin; the listener is
+ *                              closed as soon as it returns, before any task
+ *                              is forked
+ *
+ * Nothing that reads other hosts' bytes runs in slurmstepd: it only reads
+ * the child's result, through a decoder that trusts nothing.  Findings fail
+ * the step (unless the user chose --ib-check=warn and the admin did not
+ * enforce the test); they never drain: blame across nodes is a suspicion.
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
 #include "ibprep/hca.h"
 #include "ibprep/place.h"
 #include "ibprep/rdmatest.h"
+#include "ibprep/rdmatest_pipe.h"
+#include "ibprep/rdmatest_ports.h"
+#include "ibprep/sysfs.h"
 #include "ibprep/topo.h"
 
 #include "spank_ib.h"
+
+/* Past test_timeout the child is killed: room for its exec and its last write. */
+#define CHILD_MARGIN_S 1.0
+
+struct spank_ib_rdmatest {
+	int listen_fds[IBP_RDMATEST_MAX_LISTEN]; /* in candidate order, -1 = not bound */
+	uint16_t listen_ports[IBP_RDMATEST_MAX_LISTEN];
+	size_t n_listen;
+	char munge_socket[PATH_MAX]; /* "" = libmunge's default */
+	char munge_from[48];         /* where it came from, for messages */
+	char helper[PATH_MAX];
+	uint32_t uid, gid;
+	struct ibp_findings setup; /* what stops the test before it starts */
+};
+
+void spank_ib_test_release(struct spank_ib_node *n)
+{
+	struct spank_ib_rdmatest *t = n ? n->test : NULL;
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_listen; i++)
+		if (t->listen_fds[i] >= 0)
+			close(t->listen_fds[i]);
+	ibp_findings_release(&t->setup);
+	free(t);
+	n->test = NULL;
+}
+
+__attribute__((format(printf, 4, 5))) static void
+setup_fail(struct spank_ib_rdmatest *t, const char *code, const char *fix, const char *fmt, ...)
+{
+	struct ibp_finding x;
+	va_list ap;
+
+	memset(&x, 0, sizeof(x));
+	snprintf(x.code, sizeof(x.code), "%s", code);
+	x.severity = IBP_SEV_FAIL;
+	x.fclass = IBP_CLASS_NODE;
+	va_start(ap, fmt);
+	vsnprintf(x.observed, sizeof(x.observed), fmt, ap);
+	va_end(ap);
+	snprintf(x.fix, sizeof(x.fix), "%s", fix);
+	ibp_findings_add(&t->setup, &x);
+}
+
+/* The port range against the node's sysctls: warnings kept, an overlap refused. */
+static int check_ports(struct spank_ib_rdmatest *t, const struct ibp_policy *pol)
+{
+	struct ibp_port_sysctl sc;
+	struct ibp_sysfs fs = {.root_fd = -1};
+	int rc;
+
+	memset(&sc, 0, sizeof(sc));
+	/* This node's own /proc (sysfs_root= is for simulated hardware only). */
+	if (!ibp_sysfs_open(&fs, "/")) {
+		if (ibp_port_sysctl_read(&fs, &sc))
+			memset(&sc, 0, sizeof(sc));
+		ibp_sysfs_close(&fs);
+	}
+	rc = ibp_port_range_check(pol->test_port_lo, pol->test_port_hi, &sc, &t->setup);
+	return rc;
+}
+
+int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n)
+{
+	struct spank_ib_rdmatest *t = calloc(1, sizeof(*t));
+	const struct ibp_policy *pol = &st->conf.policy;
+	char err[512];
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	n->test = t;
+	ibp_findings_init(&t->setup);
+	for (size_t i = 0; i < IBP_RDMATEST_MAX_LISTEN; i++)
+		t->listen_fds[i] = -1;
+	spank_get_item(sp, S_JOB_UID, &t->uid);
+	spank_get_item(sp, S_JOB_GID, &t->gid);
+	snprintf(t->helper, sizeof(t->helper), "%s",
+		 st->conf.test_helper[0] ? st->conf.test_helper : spank_ib_helper_default());
+	if (spank_ib_helper_check(t->helper, err, sizeof(err)))
+		setup_fail(t, "rdmatest_no_helper",
+			   "install ibprep from the same build as spank_ib.so, root-owned, or set "
+			   "test_helper= in plugstack.conf",
+			   "%s", err);
+	if (st->conf.munge_socket[0]) {
+		snprintf(t->munge_socket, sizeof(t->munge_socket), "%s", st->conf.munge_socket);
+		snprintf(t->munge_from, sizeof(t->munge_from), "munge_socket=");
+	} else if (!spank_ib_authinfo_socket(spank_ib_slurm_conf_path(), t->munge_socket,
+					     sizeof(t->munge_socket))) {
+		snprintf(t->munge_from, sizeof(t->munge_from), "slurm.conf AuthInfo=socket=");
+	} else {
+		t->munge_socket[0] = '\0';
+		snprintf(t->munge_from, sizeof(t->munge_from), "libmunge's default");
+	}
+	if (check_ports(t, pol))
+		return 0; /* refused: its finding says why */
+	rc = ibp_rdmatest_listen(n->job_id, n->step_id, pol->test_port_lo, pol->test_port_hi, NULL,
+				 t->listen_fds, t->listen_ports, IBP_RDMATEST_MAX_LISTEN);
+	if (rc < 0) {
+		setup_fail(t, "rdmatest_no_listener",
+			   rc == -EADDRINUSE ? "free the ports, or widen test_ports= (other steps "
+					       "of this node hold them)"
+					     : "check test_ports= in plugstack.conf",
+			   "cannot listen on any of the test's candidate ports in %u-%u for job "
+			   "%u step %u: %s",
+			   pol->test_port_lo, pol->test_port_hi, n->job_id, n->step_id,
+			   strerror(-rc));
+		return 0;
+	}
+	t->n_listen = (size_t)rc;
+	return 0;
+}
 
 /* The healthy fabric ports in rail order, for the verbs transport. */
 static size_t test_ports(const struct spank_ib_node *n, struct ibp_tx_port *ports, size_t max)
@@ -49,71 +187,109 @@ static size_t test_ports(const struct spank_ib_node *n, struct ibp_tx_port *port
 	return k;
 }
 
-/*
- * Runs as the job's user, bounded by test_timeout=.  The node list comes
- * from the step's environment (SLURM_STEP_NODELIST), which the user could
- * alter: a wrong list can only fail the user's own step, and every peer is
- * authenticated with munge (uid, job, step, node index).  Findings fail the
- * step (unless the user chose --ib-check=warn); they never drain: blame
- * across nodes is a suspicion, and this callback is no longer root.
- */
-void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n)
+/* Runs the child; its findings (or the reason there are none) go to TF. */
+static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
+		      struct spank_ib_rdmatest *t, struct ibp_findings *tf,
+		      struct ibp_rdmatest_result *res)
 {
-	struct ibp_rdmatest_config cfg;
-	struct ibp_rdmatest_result *res = calloc(1, sizeof(*res));
-	struct ibp_tx_port ports[IBP_RDMATEST_MAX_RAILS];
-	struct ibp_findings tf;
-	char nodelist[8192], line[1024];
-	uint32_t uid = 0;
-	size_t fails = 0;
+	struct ibp_pipe_plan *plan = calloc(1, sizeof(*plan));
+	struct spank_ib_child_spec spec = {.helper = t->helper, .uid = t->uid, .gid = t->gid};
+	int bound[IBP_RDMATEST_MAX_LISTEN];
+	char err[512];
+	size_t nb = 0;
 	int rc;
 
-	ibp_findings_init(&tf);
-	memset(&cfg, 0, sizeof(cfg));
-	if (!res) {
-		slurm_error("spank-ib: %s: cross-node test: out of memory", st->host);
-		n->verdict = -1;
+	if (!plan) {
+		setup_fail(t, "rdmatest_child_failed", "", "out of memory");
 		return;
 	}
-	if (spank_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) != ESPANK_SUCCESS &&
-	    spank_getenv(sp, "SLURM_NODELIST", nodelist, sizeof(nodelist)) != ESPANK_SUCCESS) {
-		slurm_error("spank-ib: %s: cross-node test: the step's node list "
-			    "(SLURM_STEP_NODELIST) is not in its environment",
-			    st->host);
+	ibp_pipe_plan_init(plan);
+	if (spank_getenv(sp, "SLURM_STEP_NODELIST", plan->nodelist, sizeof(plan->nodelist)) !=
+		ESPANK_SUCCESS &&
+	    spank_getenv(sp, "SLURM_NODELIST", plan->nodelist, sizeof(plan->nodelist)) !=
+		ESPANK_SUCCESS) {
+		ibp_findings_addf(tf, "rdmatest_no_nodelist", IBP_SEV_FAIL, IBP_CLASS_JOB, NULL, 0,
+				  "SLURM_STEP_NODELIST in the step's environment",
+				  "do not unset Slurm's variables",
+				  "the step's node list is not in its environment");
+		free(plan);
+		return;
+	}
+	plan->job = n->job_id;
+	plan->step = n->step_id;
+	plan->uid = t->uid;
+	plan->index = n->nodeid;
+	plan->mode = st->eff.test == SPANK_IB_TEST_FULL ? IBP_RDMATEST_FULL : IBP_RDMATEST_QUICK;
+	snprintf(plan->munge_socket, sizeof(plan->munge_socket), "%s", t->munge_socket);
+	plan->policy = st->conf.policy;
+	plan->n_listen = t->n_listen;
+	for (size_t i = 0; i < t->n_listen; i++) {
+		plan->listen_ports[i] = t->listen_ports[i];
+		plan->listen_bound[i] = t->listen_fds[i] >= 0;
+		if (t->listen_fds[i] >= 0)
+			bound[nb++] = t->listen_fds[i];
+	}
+	if (strcmp(st->conf.policy.test_transport, "socket") != 0)
+		plan->n_ports = test_ports(n, plan->ports, IBP_RDMATEST_MAX_RAILS);
+	spec.listen_fds = bound;
+	spec.n_listen_fds = nb;
+	spec.budget_s = st->conf.policy.test_timeout_s + CHILD_MARGIN_S;
+	rc = spank_ib_child_run(&spec, plan, res, tf, err, sizeof(err));
+	if (!rc) /* results_log= (ib_results.c): the child's links, already checked by the decoder */
+		spank_ib_keep_results(st, n, plan->nodelist, res);
+	if (rc == -ETIMEDOUT)
+		ibp_findings_addf(tf, "rdmatest_child_timeout", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL,
+				  0, NULL,
+				  "check that munged answers on this node (munge_socket=) and that "
+				  "the step's node names resolve quickly",
+				  "%s", err);
+	else if (rc)
+		ibp_findings_addf(tf, "rdmatest_child_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL,
+				  0, NULL, "check test_helper= and the installed ibprep", "%s",
+				  err);
+	free(plan);
+}
+
+void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n)
+{
+	struct spank_ib_rdmatest *t = n->test;
+	struct ibp_rdmatest_result *res = calloc(1, sizeof(*res));
+	struct ibp_findings tf;
+	char line[1024];
+	size_t fails = 0;
+
+	ibp_findings_init(&tf);
+	if (!t) {
+		free(res);
+		return; /* init_post_opt stopped early and said why */
+	}
+	if (!res) {
+		slurm_error("spank-ib: %s: cross-node test: out of memory", st->host);
 		n->verdict = -1;
 		free(res);
 		return;
 	}
-	spank_get_item(sp, S_JOB_UID, &uid);
-	cfg.nodelist = nodelist;
-	cfg.index = n->nodeid;
-	cfg.job = n->job_id;
-	cfg.step = n->step_id;
-	cfg.uid = uid;
-	if (strcmp(st->conf.policy.test_transport, "socket") != 0) {
-		cfg.ports = ports;
-		cfg.n_ports = test_ports(n, ports, IBP_RDMATEST_MAX_RAILS);
-	}
-	cfg.policy = &st->conf.policy;
-	cfg.mode = st->eff.test == SPANK_IB_TEST_FULL ? IBP_RDMATEST_FULL : IBP_RDMATEST_QUICK;
-	cfg.munge_socket = st->conf.munge_socket[0] ? st->conf.munge_socket : NULL;
-	rc = ibp_rdmatest_run(&cfg, &tf, res);
-	spank_ib_keep_results(st, n, nodelist, res);
-	if (rc)
-		slurm_error("spank-ib: %s: cross-node test could not run: %s", st->host,
-			    strerror(-rc));
+	/* Setup trouble first; a refused range or a missing helper stops the test here. */
+	for (size_t i = 0; i < t->setup.n; i++)
+		ibp_findings_add(&tf, &t->setup.v[i]);
+	if (ibp_findings_worst(&t->setup) != IBP_SEV_FAIL)
+		run_child(sp, st, n, t, &tf, res);
 	for (size_t i = 0; i < tf.n; i++) {
 		const struct ibp_finding *x = &tf.v[i];
 
 		if (x->severity < IBP_SEV_WARN)
 			continue;
+		if (!strcmp(x->code, "rdmatest_munge_unavailable"))
+			slurm_error("spank-ib: %s: munged's socket: %s (from %s)", st->host,
+				    t->munge_socket[0] ? t->munge_socket : "libmunge's default",
+				    t->munge_from);
 		if (x->severity == IBP_SEV_FAIL)
 			fails++;
 		ibp_finding_format(x, st->host, line, sizeof(line));
 		slurm_error("spank-ib: %s%s", x->severity == IBP_SEV_WARN ? "warning: " : "", line);
 		ibp_findings_add(&n->findings, x);
 	}
-	if ((rc || fails) && !st->eff.check_warn_by_user) {
+	if (fails && !st->eff.check_warn_by_user) {
 		n->verdict = -1;
 		slurm_error("spank-ib: %s: failing the step: the cross-node test failed "
 			    "(%zu finding%s, %.2f s)",
@@ -121,9 +297,11 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 	} else if (st->eff.affinity == SPANK_IB_AFF_VERBOSE ||
 		   st->eff.report != SPANK_IB_REPORT_OFF) {
 		slurm_error("spank-ib: %s: cross-node test: %s with %zu node%s in %.2f s", st->host,
-			    res->pass ? "pass" : "fail", res->nnodes, res->nnodes == 1 ? "" : "s",
-			    res->elapsed_s);
+			    res->pass && !fails ? "pass" : "fail", res->nnodes,
+			    res->nnodes == 1 ? "" : "s", res->elapsed_s);
 	}
+	/* The listener lives until the child is done, and not a task longer. */
+	spank_ib_test_release(n);
 	ibp_findings_release(&tf);
 	free(res);
 }

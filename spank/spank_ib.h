@@ -317,6 +317,7 @@ struct spank_ib_node {
 	/* the cross-node test's links, kept for results_log= (written at exit, as root) */
 	struct ibp_link_record *test_records;
 	size_t n_test_records;
+	struct spank_ib_rdmatest *test; /* ib_test.c: the listener and what the child needs */
 };
 
 /* The job's environment through spank_getenv (data from the user). */
@@ -347,6 +348,14 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 
 /* ib_test.c: the cross-node test (user_init, as the job's user). */
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
+/*
+ * init_post_opt, root: binds the test's listener (privileged ports), finds
+ * munged's socket and the helper.  0 or -ENOMEM; trouble is kept as the
+ * test's own findings, reported by spank_ib_run_test.
+ */
+int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
+/* Closes the listener and frees the test's state; safe twice and on NULL. */
+void spank_ib_test_release(struct spank_ib_node *n);
 
 /* ib_results.c: the test's links kept (user_init), then appended to results_log= (exit, root). */
 struct ibp_rdmatest_result;

@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+# hostile.py: what a hostile local user (or a broken service) does to the
+# cross-node test, for tests/integration/test_spank_rdmatest_hostile.sh.
+# Started by the test (as the second user, inside a node's namespace, or as
+# a fixture), ended by the test by its PID.  Writes one status line to
+# STATUS ("ready ...") once it is in place.
+#
+#   squat STATUS LO HI         bind every port of LO..HI it can (0.0.0.0),
+#                              answer every connection with a forged ERROR
+#                              frame of the test's protocol
+#   hold STATUS LO HI [LO HI]  bind and listen on every port it can, never accept
+#   stall STATUS PATH          a Unix socket that accepts and never answers
+#                              (a munged that hangs)
+#   relay STATUS PORT DST DPORT FLIP
+#                              forward every connection to DST:DPORT, flipping
+#                              one byte of the stream towards DST at offset FLIP
+import os
+import select
+import socket
+import struct
+import sys
+import threading
+
+
+def ready(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text + "\n")
+    os.rename(path + ".tmp", path)
+
+
+def bind_range(lo, hi, held):
+    n = 0
+    for port in range(lo, hi + 1):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("0.0.0.0", port))
+            s.listen(64)
+        except OSError:
+            s.close()
+            continue
+        held.append(s)
+        n += 1
+    return n
+
+
+# "IBPT", version 1, type 5 (ERROR), payload 4 + 96: code -ENXIO and a text
+def forged_error():
+    text = b"forged: no such step here".ljust(96, b"\0")
+    return struct.pack(">IHHI", 0x49425054, 1, 5, 100) + struct.pack(">i", -6) + text
+
+
+def squat(status, lo, hi):
+    held = []
+    n = bind_range(lo, hi, held)
+    ready(status, "ready bound %d of %d" % (n, hi - lo + 1))
+    while True:
+        if not held:
+            select.select([], [], [])
+        r, _, _ = select.select(held, [], [])
+        for s in r:
+            try:
+                c, _ = s.accept()
+                c.settimeout(1)
+                try:
+                    c.recv(4096)
+                except OSError:
+                    pass
+                c.sendall(forged_error())
+                c.close()
+            except OSError:
+                pass
+
+
+def hold(status, ranges):
+    held = []
+    n = 0
+    total = 0
+    for lo, hi in ranges:
+        n += bind_range(lo, hi, held)
+        total += hi - lo + 1
+    ready(status, "ready bound %d of %d" % (n, total))
+    while True:
+        select.select([], [], [])
+
+
+def stall(status, path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    os.chmod(path, 0o777)
+    s.listen(64)
+    ready(status, "ready")
+    conns = []
+    while True:
+        c, _ = s.accept()
+        conns.append(c)  # never answered, never closed
+
+
+def pump(src, dst, flip_at):
+    off = 0
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            if flip_at is not None and off <= flip_at < off + len(data):
+                b = bytearray(data)
+                b[flip_at - off] ^= 0x01
+                data = bytes(b)
+            off += len(data)
+            dst.sendall(data)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def relay(status, port, dst, dport, flip):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port))
+    s.listen(64)
+    ready(status, "ready")
+    while True:
+        c, _ = s.accept()
+        try:
+            u = socket.create_connection((dst, dport), timeout=2)
+            u.settimeout(None)
+        except OSError:
+            c.close()
+            continue
+        threading.Thread(target=pump, args=(c, u, flip), daemon=True).start()
+        threading.Thread(target=pump, args=(u, c, None), daemon=True).start()
+
+
+def main(argv):
+    mode, status = argv[1], argv[2]
+    if mode == "squat":
+        squat(status, int(argv[3]), int(argv[4]))
+    elif mode == "hold":
+        nums = [int(x) for x in argv[3:]]
+        hold(status, list(zip(nums[0::2], nums[1::2])))
+    elif mode == "stall":
+        stall(status, argv[3])
+    elif mode == "relay":
+        relay(status, int(argv[3]), argv[4], int(argv[5]), int(argv[6]))
+    else:
+        sys.exit("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
