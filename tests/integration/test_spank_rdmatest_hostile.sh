@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# test_spank_rdmatest_hostile.sh: what a hostile local user, a dead munged and
+# a hung munged do to `srun --ib-test` in the project's Slurm cluster
+# (tests/integration/lib/cluster.sh), socket transport, the test in the
+# build's ibprep (test_helper=) dropped to the job's user.
+#
+#   (a) a second local user squats every port of the test range it can bind
+#       on n2 (inside n2's network namespace), answering with forged ERROR
+#       frames: it can bind none of the privileged default range, the step
+#       passes and nobody is blamed.  Control: with an unprivileged
+#       test_ports= the same user does take n2's ports (and the plugin warns).
+#   (c) that user holds every unprivileged port outside the ephemeral range
+#       on n2: no effect.  (Holding the ephemeral range too would stop every
+#       outgoing connection of every user on the node, Slurm's included: no
+#       port choice can prevent that.)
+#   (d) the plugin's munged stopped (a second munged of the cluster's key,
+#       stopped by its recorded PID and restarted after: Slurm's own RPCs need
+#       the harness's munged): the step fails at once naming munge, not memlock.
+#   (f) munge_socket= names a socket that accepts and never answers (a
+#       fixture process, killed by PID after): the child is killed at the
+#       deadline and the finding says so; no child is left behind.
+#   and a non-root user's step: the child runs as that user and passes.
+#
+# The user is created with useradd and removed after (trap), every process
+# the test starts is recorded and ended by its PID.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+. tests/integration/lib/cluster.sh
+
+NAME="srun --ib-test against a hostile local user"
+if ! cluster_prereqs "$NAME"; then
+	tap_done
+	exit
+fi
+for b in useradd userdel nsenter setpriv /usr/bin/python3; do
+	if ! command -v "$b" >/dev/null; then
+		tap_skip "$NAME" "$b not installed (contrib/install-deps.sh)"
+		tap_done
+		exit
+	fi
+done
+errf=$(mktemp)
+if ! cluster_start 3 2>"$errf"; then
+	tap_fail "cluster starts" "$(cat "$errf")"
+	rm -f "$errf"
+	tap_done
+	exit
+fi
+rm -f "$errf"
+[ "$CL_HW" = 1 ] || {
+	tap_skip "$NAME" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
+	tap_done
+	exit
+}
+
+HOSTILE=ibph$$
+USER_CREATED=0
+FIXTURE_PIDS=()
+cleanup() {
+	local p
+	for p in "${FIXTURE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${FIXTURE_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	FIXTURE_PIDS=()
+	[ "$USER_CREATED" = 1 ] && userdel "$HOSTILE" 2>/dev/null
+	USER_CREATED=0
+	cluster_stop
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+if useradd -M -s /usr/sbin/nologin "$HOSTILE" 2>/dev/null; then
+	USER_CREATED=1
+else
+	tap_skip "$NAME" "cannot create a user (useradd)"
+	tap_done
+	exit
+fi
+HUID=$(id -u "$HOSTILE")
+
+OUT=$CL_DIR/out
+mkdir -p "$OUT"
+HELPER=$PWD/build/ibprep
+PY=$PWD/tests/integration/lib/hostile.py
+plug() {
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
+		test_transport=socket test_timeout=4 "test_helper=$HELPER" "$@")"
+}
+run() {
+	local name=$1
+	shift
+	local t0
+	t0=$(date +%s%N)
+	"$@" >"$OUT/$name" 2>&1
+	RC=$?
+	MS=$((($(date +%s%N) - t0) / 1000000))
+}
+show() { sed 's/^/    /' "$OUT/$1" | head -30; }
+
+# A hostile process in node $1's network namespace, as the second user;
+# waits (bounded) for its status line.  Sets HPID, HSTATUS.
+hostile_start() {
+	local node=$1 name=$2 t
+	shift 2
+	HSTATUS=$CL_DIR/hostile/$name.status
+	rm -f "$HSTATUS"
+	nsenter --net="/run/netns/$CL_TAG-$node" \
+		setpriv --reuid="$HUID" --regid="$HUID" --clear-groups \
+		/usr/bin/python3 "$PY" "$1" "$HSTATUS" "${@:2}" >"$CL_LOG/$name.out" 2>&1 </dev/null &
+	HPID=$!
+	FIXTURE_PIDS+=("$HPID")
+	for t in $(seq 1 600); do
+		[ -s "$HSTATUS" ] && return 0
+		kill -0 "$HPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	return 1
+}
+hostile_stop() {
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+# The status files are written by the hostile user: a directory of their own.
+mkdir -p "$CL_DIR/hostile"
+chmod 1777 "$CL_DIR/hostile"
+
+# Every node says the test passed and nobody is blamed.
+all_pass() {
+	local f=$OUT/$1 n
+	[ "$RC" -eq 0 ] || return 1
+	for n in $CL_NODES; do
+		grep -q "spank-ib: $n: cross-node test: pass with 3 nodes" "$f" || return 1
+	done
+	! grep -qE "failing the step|suspect|rdmatest_node|cannot listen" "$f"
+}
+
+# ---- sanity, and a non-root user's step ----
+plug "munge_socket=$CL_DIR/munge/munge.sock"
+run healthy cl_srun -N3 --ib-test --ib-report true
+if all_pass healthy; then tap_ok "healthy: srun -N3 --ib-test passes on every node ($MS ms)"; else tap_fail "healthy" "rc=$RC; $(show healthy)"; fi
+run as_user setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
+	timeout 60 "$SLURM_BIN/srun" -N3 --ib-test --ib-report true
+if all_pass as_user; then tap_ok "a non-root user's step: its child runs as that user and passes"; else tap_fail "non-root user's step" "rc=$RC; $(show as_user)"; fi
+
+# ---- (a) squatting the test range ----
+if hostile_start n2 squat squat 230 299; then
+	status=$(cat "$HSTATUS")
+	run squat cl_srun -N3 --ib-test --ib-report true
+	if [ "$status" = "ready bound 0 of 70" ] && all_pass squat; then
+		tap_ok "(a) a user squatting 230-299 on n2 binds none of them; the step passes, nobody blamed"
+	else
+		tap_fail "(a) squatting the privileged range" "squatter: $status; rc=$RC; $(show squat)"
+	fi
+else
+	tap_fail "(a) squatter starts" "$(tail -3 "$CL_LOG/squat.out")"
+fi
+hostile_stop "$HPID"
+# Control: the same user on an unprivileged range does take n2's ports.
+if hostile_start n2 squat_u squat 61000 61069; then
+	status=$(cat "$HSTATUS")
+	plug "munge_socket=$CL_DIR/munge/munge.sock" test_ports=61000-61069
+	run squat_u cl_srun -N3 --ib-test true
+	if [ "$status" = "ready bound 70 of 70" ] && [ $RC -ne 0 ] &&
+		grep -q "n2: .*cannot listen on any of the test's candidate ports" "$OUT/squat_u" &&
+		grep -q "test_ports=61000-61069: ports 61000-61069 are unprivileged" "$OUT/squat_u"; then
+		tap_ok "(a) control: with unprivileged test_ports= the same user takes n2's ports (and the plugin warned)"
+	else
+		tap_fail "(a) control on unprivileged ports" "squatter: $status; rc=$RC; $(show squat_u)"
+	fi
+else
+	tap_fail "(a) control squatter starts" "$(tail -3 "$CL_LOG/squat_u.out")"
+fi
+hostile_stop "$HPID"
+plug "munge_socket=$CL_DIR/munge/munge.sock"
+
+# ---- (c) holding every unprivileged port outside the ephemeral range ----
+# One holder per 15000 ports: a process may not have more descriptors than
+# RLIMIT_NOFILE (20000 in some containers, and root may not raise it there).
+read -r elo ehi </proc/sys/net/ipv4/ip_local_port_range
+chunks=()
+add_chunks() {
+	local lo=$1 hi=$2 e
+	while [ "$lo" -le "$hi" ]; do
+		e=$((lo + 14999))
+		[ "$e" -gt "$hi" ] && e=$hi
+		chunks+=("$lo $e")
+		lo=$((e + 1))
+	done
+}
+[ "$elo" -gt 1024 ] && add_chunks 1024 $((elo - 1))
+[ "$ehi" -lt 65535 ] && add_chunks $((ehi + 1)) 65535
+held=0 total=0 hpids=() ok=1
+for i in "${!chunks[@]}"; do
+	# shellcheck disable=SC2086
+	if hostile_start n2 "hold$i" hold ${chunks[$i]}; then
+		read -r _ _ b _ m <"$HSTATUS"
+		held=$((held + b))
+		total=$((total + m))
+		hpids+=("$HPID")
+	else
+		ok=0
+		tap_fail "(c) holder $i starts" "$(tail -3 "$CL_LOG/hold$i.out")"
+	fi
+done
+if [ "$ok" = 1 ]; then
+	run hold cl_srun -N3 --ib-test --ib-report true
+	if all_pass hold && [ "$held" -gt $((total - 100)) ]; then
+		tap_ok "(c) a user holding every unprivileged port outside $elo-$ehi on n2 ($held of $total): no effect"
+	else
+		tap_fail "(c) holding the unprivileged ports" "held $held of $total; rc=$RC; $(show hold)"
+	fi
+fi
+for p in "${hpids[@]}"; do hostile_stop "$p"; done
+
+# ---- (d) the plugin's munged stopped ----
+M2=$CL_DIR/munge2
+mkdir -p "$M2"
+chown munge:munge "$M2"
+munged2_start() {
+	local t
+	setpriv --reuid=munge --regid=munge --init-groups \
+		munged --foreground --force --socket="$M2/munge.sock" --key-file="$CL_DIR/munge/munge.key" \
+		--pid-file="$M2/munged.pid" --log-file="$M2/munged.log" --seed-file="$M2/munged.seed" \
+		--origin=127.0.0.1 >>"$CL_LOG/munged2.out" 2>&1 </dev/null &
+	M2PID=$!
+	FIXTURE_PIDS+=("$M2PID")
+	for t in $(seq 1 100); do
+		[ -S "$M2/munge.sock" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+if munged2_start; then
+	plug "munge_socket=$M2/munge.sock"
+	run m_ok cl_srun -N3 --ib-test --ib-report true
+	m_ok_rc=$RC
+	kill -TERM "$M2PID"
+	for t in $(seq 1 50); do kill -0 "$M2PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$M2PID" 2>/dev/null
+	run m_dead cl_srun -N3 --ib-test true
+	if [ $m_ok_rc -eq 0 ] && [ $RC -ne 0 ] && grep -qi "munge" "$OUT/m_dead" &&
+		! grep -qi "memlock" "$OUT/m_dead" && [ "$MS" -lt 4000 ]; then
+		tap_ok "(d) munged stopped: the step fails in $MS ms (test_timeout 4 s) naming munge, not memlock"
+	else
+		tap_fail "(d) munged stopped" "healthy rc=$m_ok_rc; rc=$RC, $MS ms; $(show m_dead)"
+	fi
+	grep -i "munge" "$OUT/m_dead" | grep -v "munged's socket" | head -2 | sed 's/^/# /'
+	if munged2_start; then
+		run m_back cl_srun -N3 --ib-test true
+		if [ $RC -eq 0 ]; then tap_ok "(d) munged restarted: the test passes again"; else tap_fail "(d) munged restarted" "$(show m_back)"; fi
+		hostile_stop "$M2PID"
+	else
+		tap_fail "(d) munged restarts" "$(tail -3 "$CL_LOG/munged2.out")"
+	fi
+else
+	tap_fail "(d) a second munged starts" "$(tail -3 "$CL_LOG/munged2.out")"
+fi
+
+# ---- (f) munged that accepts and never answers: the child is killed at the deadline ----
+STATUS=$CL_DIR/stall.status
+/usr/bin/python3 "$PY" stall "$STATUS" "$CL_DIR/stall.sock" >"$CL_LOG/stall.out" 2>&1 </dev/null &
+SPID=$!
+FIXTURE_PIDS+=("$SPID")
+for t in $(seq 1 100); do [ -s "$STATUS" ] && break; sleep 0.05; done
+if [ -s "$STATUS" ]; then
+	plug "munge_socket=$CL_DIR/stall.sock" test_timeout=2
+	run stall cl_srun -N2 --ib-test true
+	left=
+	for ns in "$CL_TAG-n1" "$CL_TAG-n2"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do
+			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "rdmatest --child" && left+=" $p"
+		done
+	done
+	if [ $RC -ne 0 ] && grep -q "did not finish in 3.0 s" "$OUT/stall" && grep -q "killed" "$OUT/stall" &&
+		[ -z "$left" ]; then
+		tap_ok "(f) a munged that never answers: the child is killed at test_timeout + 1 s, the step fails saying so ($MS ms), no child left"
+	else
+		tap_fail "(f) stalled munged" "rc=$RC, $MS ms, children left:${left:-none}; $(show stall)"
+	fi
+	hostile_stop "$SPID"
+else
+	tap_fail "(f) the stalling socket starts" "$(tail -3 "$CL_LOG/stall.out")"
+fi
+
+tap_done
