@@ -9,6 +9,8 @@
 #   auth     with munge: the same run --insecure, and what authentication
 #            costs per node: the nodes' extra CPU (credentials, HKDF, a MAC
 #            per frame) plus munged's own CPU, per node
+# and what the plugin's unprivileged test child adds per node and step
+# (tests/tools/child-bench.c; target < 5 ms).
 # On a machine with fewer cores than simulated nodes, the nodes share the
 # cores: verdict time then grows with N / cores while the work per node
 # (cpu) stays flat; that column is the one the O(1) claim is about.
@@ -92,6 +94,23 @@ for n in $SIZES; do
 	[ -z "$first" ] && first=$v firstc=$c
 	last=$v lastc=$c
 done
+
+# The plugin's test child: fork, drop to a user, exec ibprep rdmatest --child,
+# plan and result over pipes (spank/ib_child.c), against the same one-node
+# test in process: the difference is what the child adds per node and step.
+if [ "$(id -u)" -eq 0 ] && [ -f "$B/obj/spank/ib_child.o" ]; then
+	cb=$tmp/child-bench
+	if ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$cb" tests/tools/child-bench.c \
+		"$B/obj/spank/ib_child.o" "$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) \
+		-lmunge -lm -lpthread; then
+		sock=
+		[ "$mode" = munge ] && sock=$d/munge.sock
+		echo "test child (fork + drop + exec $B/ibprep + pipes), one-node step, median of ${CHILD_RUNS:-50}:"
+		"$cb" "$PWD/$B/ibprep" 65534 "${CHILD_RUNS:-50}" $sock | sed 's/^/    /'
+	fi
+else
+	echo "test child: skipped (needs root and $B/obj/spank/ib_child.o)"
+fi
 awk -v a="$first" -v b="$last" -v c="$firstc" -v d="$lastc" -v cores="$(nproc)" 'BEGIN {
 	if (c > 0) printf "ratio cpu per node, largest/smallest N: %.2f (target: flat, O(1) peers per node)\n", d / c
 	if (a > 0) printf "ratio verdict time, largest/smallest N: %.2f (%d simulated nodes share %d cores)\n", b / a, '"${SIZES##* }"', cores

@@ -120,5 +120,24 @@ a=$(median <"$fa") b=$(median <"$fb")
 printf '%-10s loaded  %7s ms   absent  %7s ms   ratio %s\n' "no-flag" "$a" "$b" \
 	"$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", a / b}')"
 rm -f "$fa" "$fb"
+
+# --ib-test on 2 nodes (socket transport, the build's ibprep as the test
+# child, the cluster's munged): the step with the test against the step
+# without, and the test's own time to verdict as the plugin reports it.
+cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 test_transport=socket \
+	"test_helper=$PWD/build/ibprep" "munge_socket=$CL_DIR/munge/munge.sock")"
+fa=$(mktemp) fb=$(mktemp) fv=$(mktemp)
+for i in $(seq 1 "$PAIRS"); do
+	step_ms --ib-test >>"$fa"
+	step_ms >>"$fb"
+	cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=1 -O --ib-test --ib-report true 2>&1 |
+		grep -Eo 'cross-node test: pass with 2 nodes in [0-9.]+ s' | grep -Eo '[0-9.]+ s' |
+		awk '{printf "%d\n", $1 * 1000000}' >>"$fv"
+done
+a=$(median <"$fa") b=$(median <"$fb")
+printf '%-10s --ib-test %7s ms   none    %7s ms   ratio %s   verdict %s ms (median of %s node reports)\n' \
+	"ib-test" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", a / b}')" \
+	"$(median <"$fv")" "$(wc -l <"$fv")"
+rm -f "$fa" "$fb" "$fv"
 cl_scancel "$job" 2>/dev/null
 exit 0

@@ -115,6 +115,33 @@ if grep -q 'warning: --insecure: neither the connections nor the frames are auth
 else
 	tap_fail "--insecure" "$(cat "$tmp/insec.0.out" "$tmp/insec.0.err")"
 fi
+# Ports: as root the privileged default is bound (the test above); a range in
+# the ephemeral range is refused naming both; as another user the command says
+# what it cannot guarantee, or refuses a privileged range it cannot bind.
+read -r elo ehi </proc/sys/net/ipv4/ip_local_port_range
+expect_usage "test_ports= in the ephemeral range" "overlaps the node's ephemeral port range $elo-$ehi" \
+	--hosts "$hosts" --index 0 --addrs "$addrs" --transport socket --insecure "test_ports=$elo-$((elo + 10))"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	asnobody "$IBPREP" rdmatest --hosts c1 --index 0 --transport socket --insecure \
+		>"$tmp/user.out" 2>"$tmp/user.err"
+	rc=$?
+	if [ $rc = 0 ] && grep -q "warning: not root: listening on unprivileged ports 61000-61999, which any local user can bind first" "$tmp/user.err"; then
+		tap_ok "as a user: unprivileged ports, and it says what it cannot guarantee"
+	else
+		tap_fail "as a user: the warning" "exit $rc; $(cat "$tmp/user.err")"
+	fi
+	asnobody "$IBPREP" rdmatest --hosts c1 --index 0 --transport socket --insecure test_ports=230-299 \
+		>"$tmp/userp.out" 2>"$tmp/userp.err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "test_ports=230-299 are privileged ports: only root can listen there" "$tmp/userp.err"; then
+		tap_ok "as a user: a privileged range is refused with the reason (exit 2)"
+	else
+		tap_fail "as a user: a privileged range" "exit $rc; $(cat "$tmp/userp.err")"
+	fi
+else
+	tap_skip "ibprep rdmatest as another user" "needs root and setpriv"
+fi
 if grep -qi 'sanitizer' "$tmp"/*.err 2>/dev/null; then
 	tap_fail "sanitizers quiet" "$(grep -il sanitizer "$tmp"/*.err | head -3)"
 else
