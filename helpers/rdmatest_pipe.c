@@ -436,12 +436,15 @@ int ibp_pipe_result_encode(const struct ibp_rdmatest_result *r, const struct ibp
 
 	put_header(&w, IBP_PIPE_RESULT);
 	put_u8(&w, r->pass ? 1 : 0);
+	put_u8(&w, r->inconclusive ? 1 : 0);
 	put_u32(&w, nnodes);
 	put_u32(&w, r->index < nnodes ? (uint32_t)r->index : 0);
 	put_u16(&w, r->oob_port);
 	put_u32(&w, r->n_summaries <= UINT32_MAX ? (uint32_t)r->n_summaries : UINT32_MAX);
 	put_u32(&w, (uint32_t)(r->setup_err >= -4095 && r->setup_err <= 0 ? r->setup_err : -EIO));
 	put_u32(&w, r->dropped);
+	put_u32(&w, r->dropped_outside);
+	put_u32(&w, r->dropped_peer);
 	put_str(&w, r->drop_reason, sizeof(r->drop_reason), true);
 	put_f64(&w, figure(r->elapsed_s));
 	put_u8(&w, (unsigned)n_susp);
@@ -528,6 +531,10 @@ int ibp_pipe_result_decode(const uint8_t *buf, size_t len, struct ibp_rdmatest_r
 	if (v > 1)
 		bad(&r);
 	res->pass = v == 1;
+	v = get_u8(&r);
+	if (v > 1)
+		bad(&r);
+	res->inconclusive = v == 1;
 	nnodes = get_u32_max(&r, IBP_OOB_MAX_NODES);
 	res->nnodes = nnodes;
 	res->index = get_u32(&r);
@@ -537,6 +544,8 @@ int ibp_pipe_result_decode(const uint8_t *buf, size_t len, struct ibp_rdmatest_r
 	res->n_summaries = get_u32(&r);
 	res->setup_err = get_s32(&r, -4095, 0);
 	res->dropped = get_u32(&r);
+	res->dropped_outside = get_u32(&r);
+	res->dropped_peer = get_u32(&r);
 	get_str(&r, res->drop_reason, sizeof(res->drop_reason));
 	res->elapsed_s = get_f64(&r, 0, FIGURE_MAX);
 	n = get_u8(&r);

@@ -121,6 +121,9 @@ static void sample_result(struct ibp_rdmatest_result *r, struct ibp_findings *f)
 	r->oob_port = 241;
 	r->n_summaries = 2;
 	r->dropped = 7;
+	r->dropped_outside = 5;
+	r->dropped_peer = 2;
+	r->inconclusive = true;
 	r->setup_err = -ENOTCONN;
 	snprintf(r->drop_reason, sizeof(r->drop_reason), "not a node of this step");
 	r->elapsed_s = 0.125;
@@ -165,6 +168,9 @@ static void test_pipe_result_round_trip_cleans_text(void **state)
 	assert_int_equal(q.index, 1);
 	assert_int_equal(q.oob_port, 241);
 	assert_int_equal(q.dropped, 7);
+	assert_int_equal(q.dropped_outside, 5);
+	assert_int_equal(q.dropped_peer, 2);
+	assert_true(q.inconclusive);
 	assert_int_equal(q.setup_err, -ENOTCONN);
 	assert_string_equal(q.drop_reason, "not a node of this step");
 	assert_true(q.elapsed_s == 0.125);
@@ -210,8 +216,8 @@ static void test_pipe_result_too_many_findings_cut_and_said(void **state)
 
 /* Offsets into the sample result frame (after the 12-byte header). */
 #define R_PASS   12
-#define R_NNODES 13
-#define R_INDEX  17
+#define R_NNODES 14
+#define R_INDEX  18
 
 static int decode_mutated(size_t off, uint8_t val, size_t len_delta, struct ibp_findings *g)
 {
