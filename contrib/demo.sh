@@ -11,7 +11,9 @@
 #
 # which fails in its first second naming n3, mlx5_3, port 1 and the fix, and
 # drains n3; then the same step on the three healthy nodes, with the
-# per-task placement table and each task's environment.  Everything is torn
+# per-task placement table and each task's environment; then the cross-node
+# test (srun --ib-test) on the healthy nodes, and once with n4's test traffic
+# cut (n4 named, not drained).  Everything is torn
 # down at the end (or on Ctrl-C).  No traffic leaves the machine.
 set -eu
 cd "$(dirname "$0")/.."
@@ -96,6 +98,39 @@ echo "n3 stays drained until an admin has fixed its cable and resumes it:"
 echo "    scontrol update nodename=n3 state=resume"
 echo "spank-ib's drains are the ones whose reason starts with 'spank-ib:':"
 echo "    sinfo -R -h -o '%N %E' | grep ' spank-ib:'"
+
+echo
+echo "=============== 3. the cross-node test (--ib-test) on the healthy nodes ==============="
+# The test's child is the build's ibprep (an installed plugin uses the ibprep
+# fixed at build time); munged's socket comes from slurm.conf's AuthInfo.
+cluster_plugstack "$(cluster_spank_line $keys test_transport=socket test_timeout=4 \
+	"test_helper=$PWD/build/ibprep")"
+say srun -N3 -w n1,n2,n4 --ib-test --ib-report true
+t0=$(date +%s%N)
+cl_srun -N3 -w n1,n2,n4 --ib-test --ib-report true 2>&1 | grep 'cross-node test' | sort -V
+echo "(srun exit status: ${PIPESTATUS[0]}; the whole step $((($(date +%s%N) - t0) / 1000000)) ms)"
+
+echo
+echo "cutting n4's test traffic (nftables in n4's namespace drops the test's ports 230-299;"
+echo "Slurm itself still reaches n4) ..."
+if command -v nft >/dev/null && ip netns exec "$CL_TAG-n4" nft -f - <<'EOF'; then
+table inet demo_cut {
+	chain input { type filter hook input priority 0; tcp dport 230-299 drop; }
+	chain output { type filter hook output priority 0; tcp dport 230-299 drop; }
+}
+EOF
+	say srun -N3 -w n1,n2,n4 --ib-test true
+	cl_srun -N3 -w n1,n2,n4 --ib-test true 2>&1 | quiet | grep -E 'spank-ib|srun: error' | sort -V
+	echo "(srun exit status: ${PIPESTATUS[0]})"
+	ip netns exec "$CL_TAG-n4" nft delete table inet demo_cut
+	sleep 0.5
+	say sinfo -N -o "'%N %T %E'"
+	cl_sinfo -N -o '%N %T %E'
+	echo "n4 is named but not drained: the cross-node test's blame is a suspicion, never a drain."
+else
+	echo "(nftables not available here: skipped)"
+fi
+
 echo
 echo "tearing the cluster down ..."
 cluster_stop

@@ -9,6 +9,11 @@
 #       frames: it can bind none of the privileged default range, the step
 #       passes and nobody is blamed.  Control: with an unprivileged
 #       test_ports= the same user does take n2's ports (and the plugin warns).
+#   (b) a relay on the path: n1's test traffic to n2 is redirected by an
+#       nftables rule in n1's namespace through a process of that user that
+#       forwards the bytes and flips one byte after the HELLO: the link fails
+#       closed, the finding says the frames failed authentication, no node is
+#       blamed as bad hardware.
 #   (c) that user holds every unprivileged port outside the ephemeral range
 #       on n2: no effect.  (Holding the ephemeral range too would stop every
 #       outgoing connection of every user on the node, Slurm's included: no
@@ -83,7 +88,7 @@ HELPER=$PWD/build/ibprep
 PY=$PWD/tests/integration/lib/hostile.py
 plug() {
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-		test_transport=socket test_timeout=4 "test_helper=$HELPER" "$@")"
+		test_transport=socket test_timeout=8 "test_helper=$HELPER" "$@")"
 }
 run() {
 	local name=$1
@@ -141,6 +146,17 @@ run as_user setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CON
 	timeout 60 "$SLURM_BIN/srun" -N3 --ib-test --ib-report true
 if all_pass as_user; then tap_ok "a non-root user's step: its child runs as that user and passes"; else tap_fail "non-root user's step" "rc=$RC; $(show as_user)"; fi
 
+# No munge_socket=: the plugin takes munged's socket from slurm.conf's
+# AuthInfo=socket= (the harness's munged is not at munge's default path).
+plug
+run authinfo cl_srun -N3 --ib-test --ib-report true
+if all_pass authinfo && grep -q "^AuthInfo=socket=$CL_DIR/munge/munge.sock" "$CL_CONF"; then
+	tap_ok "no munge_socket=: munged's socket comes from slurm.conf's AuthInfo=socket=, the test passes"
+else
+	tap_fail "munge socket from AuthInfo" "rc=$RC; $(grep -i authinfo "$CL_CONF"); $(show authinfo)"
+fi
+plug "munge_socket=$CL_DIR/munge/munge.sock"
+
 # ---- (a) squatting the test range ----
 if hostile_start n2 squat squat 230 299; then
 	status=$(cat "$HSTATUS")
@@ -171,6 +187,37 @@ else
 fi
 hostile_stop "$HPID"
 plug "munge_socket=$CL_DIR/munge/munge.sock"
+
+# ---- (b) a relay on the path that flips one byte after the HELLO ----
+if ! command -v nft >/dev/null; then
+	tap_skip "(b) a relay on the path" "nft not installed (contrib/install-deps.sh)"
+elif hostile_start n1 relay relay 61234; then
+	n2addr=$CL_NET.12
+	if ip netns exec "$CL_TAG-n1" nft -f - <<EOF 2>"$OUT/nft"; then
+table ip ibp_relay {
+	chain out { type nat hook output priority -100; meta skuid != $HUID ip daddr $n2addr tcp dport 230-299 redirect to :61234; }
+}
+EOF
+		run relay cl_srun -N3 --ib-test true
+		relayed=$(cat "$HSTATUS")
+		ip netns exec "$CL_TAG-n1" nft delete table ip ibp_relay 2>/dev/null
+		if [ $RC -ne 0 ] && [ "$relayed" != ready ] &&
+			grep -q "n1 -> n2 (round 1, rail 0) failed authentication" "$OUT/relay" &&
+			! grep -qE "rdma test [a-z ]+ on (every|its) link" "$OUT/relay"; then
+			tap_ok "(b) a relay flipping one byte after the HELLO ($relayed): the link fails closed, frames failed authentication, nobody blamed"
+		else
+			tap_fail "(b) relay on the path" "relay: $relayed; rc=$RC; $(show relay)"
+		fi
+		grep -m1 "failed authentication" "$OUT/relay" | sed 's/^/# /'
+	else
+		tap_skip "(b) a relay on the path" "nftables does not work here: $(head -2 "$OUT/nft")"
+	fi
+else
+	tap_fail "(b) relay starts" "$(tail -3 "$CL_LOG/relay.out")"
+fi
+hostile_stop "$HPID"
+run after_relay cl_srun -N3 --ib-test true
+if [ $RC -eq 0 ]; then tap_ok "(b) relay gone: the test passes again"; else tap_fail "(b) relay gone" "$(show after_relay)"; fi
 
 # ---- (c) holding every unprivileged port outside the ephemeral range ----
 # One holder per 15000 ports: a process may not have more descriptors than

@@ -11,9 +11,10 @@
 #   hold STATUS LO HI [LO HI]  bind and listen on every port it can, never accept
 #   stall STATUS PATH          a Unix socket that accepts and never answers
 #                              (a munged that hangs)
-#   relay STATUS PORT DST DPORT FLIP
-#                              forward every connection to DST:DPORT, flipping
-#                              one byte of the stream towards DST at offset FLIP
+#   relay STATUS PORT          the connections an nftables redirect sends to
+#                              PORT: forwarded to their original destination
+#                              (SO_ORIGINAL_DST), one byte flipped in the
+#                              first frame after the HELLO towards it
 import os
 import select
 import socket
@@ -96,18 +97,39 @@ def stall(status, path):
         conns.append(c)  # never answered, never closed
 
 
-def pump(src, dst, flip_at):
-    off = 0
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        d = s.recv(n - len(b))
+        if not d:
+            return None
+        b += d
+    return b
+
+
+def pump(src, dst, flip):
+    # flip: None, or "after-hello": one byte inside the frame that follows
+    # the first frame (the HELLO), whose length its 12-byte header gives.
     try:
+        if flip:
+            hdr = recv_exact(src, 12)
+            if hdr is None:
+                raise OSError
+            plen = struct.unpack(">I", hdr[8:12])[0]
+            body = recv_exact(src, plen)
+            if body is None:
+                raise OSError
+            dst.sendall(hdr + body)
+            nxt = recv_exact(src, 24)
+            if nxt is None:
+                raise OSError
+            b = bytearray(nxt)
+            b[20] ^= 0x01  # inside the next frame's payload
+            dst.sendall(bytes(b))
         while True:
             data = src.recv(65536)
             if not data:
                 break
-            if flip_at is not None and off <= flip_at < off + len(data):
-                b = bytearray(data)
-                b[flip_at - off] ^= 0x01
-                data = bytes(b)
-            off += len(data)
             dst.sendall(data)
     except OSError:
         pass
@@ -118,21 +140,30 @@ def pump(src, dst, flip_at):
             pass
 
 
-def relay(status, port, dst, dport, flip):
+SO_ORIGINAL_DST = 80
+
+
+def relay(status, port):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("0.0.0.0", port))
     s.listen(64)
     ready(status, "ready")
+    n = 0
     while True:
         c, _ = s.accept()
         try:
-            u = socket.create_connection((dst, dport), timeout=2)
+            od = c.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
+            dport = struct.unpack(">H", od[2:4])[0]
+            daddr = socket.inet_ntoa(od[4:8])
+            u = socket.create_connection((daddr, dport), timeout=2)
             u.settimeout(None)
         except OSError:
             c.close()
             continue
-        threading.Thread(target=pump, args=(c, u, flip), daemon=True).start()
+        n += 1
+        ready(status, "ready relayed %d" % n)
+        threading.Thread(target=pump, args=(c, u, "after-hello"), daemon=True).start()
         threading.Thread(target=pump, args=(u, c, None), daemon=True).start()
 
 
@@ -146,7 +177,7 @@ def main(argv):
     elif mode == "stall":
         stall(status, argv[3])
     elif mode == "relay":
-        relay(status, int(argv[3]), argv[4], int(argv[5]), int(argv[6]))
+        relay(status, int(argv[3]))
     else:
         sys.exit("unknown mode " + mode)
 
