@@ -266,7 +266,7 @@ static int set_consistency(struct ibp_policy *p, const char *v)
 				tmp[k] = level;
 			continue;
 		}
-		for (k = 0; k < IBP_CK_N && strcmp(t, consistency_names[k]); k++)
+		for (k = 0; k < IBP_CK_N && strcmp(t, consistency_names[k]) != 0; k++)
 			;
 		if (k == IBP_CK_N)
 			return -EINVAL;
