@@ -513,6 +513,64 @@ static void test_socket_ifname_from_the_step_peer(void **state)
 	assert_string_equal(fake_spank_getenv("NCCL_SOCKET_IFNAME"), "ib0");
 }
 
+/*
+ * Under pyxis, MELLANOX_VISIBLE_DEVICES gets the step's healthy HCAs as
+ * enroot's mellanox hook numbers them: an mlx4 function first (index 0,
+ * not in this node's topology), then the eight mlx5 functions by PCI
+ * address.  Not set outside pyxis; the user's value kept.
+ */
+static void test_pyxis_mellanox_visible_devices(void **state)
+{
+	static const char *const fns[][2] = {
+	    {"0000:18:00.0", "mlx5_0"},  {"0000:40:00.0", "mlx5_3"},  {"0000:4f:00.0", "mlx5_4"},
+	    {"0000:5e:00.0", "mlx5_5"},  {"0000:9a:00.0", "mlx5_6"},  {"0000:c0:00.0", "mlx5_9"},
+	    {"0000:ce:00.0", "mlx5_10"}, {"0000:dc:00.0", "mlx5_11"},
+	};
+	struct node *nd = *state;
+	char rel[256];
+
+	for (size_t i = 0; i < 8; i++) {
+		snprintf(rel, sizeof(rel),
+			 "sys/bus/pci/drivers/mlx5_core/%s/infiniband_verbs/uverbs%zu/uevent",
+			 fns[i][0], i + 1);
+		assert_int_equal(ibp_fixture_write(nd->root, rel, "MAJOR=231\n"), 0);
+		snprintf(rel, sizeof(rel), "sys/bus/pci/drivers/mlx5_core/%s/infiniband/%s",
+			 fns[i][0], fns[i][1]);
+		assert_int_equal(ibp_fixture_mkdir(nd->root, rel), 0);
+	}
+	assert_int_equal(ibp_fixture_write(nd->root,
+					   "sys/bus/pci/drivers/mlx4_core/0000:af:00.0/"
+					   "infiniband_verbs/uverbs0/uevent",
+					   "MAJOR=231\n"),
+			 0);
+	assert_int_equal(ibp_fixture_mkdir(nd->root, "sys/bus/pci/drivers/mlx4_core/0000:af:00.0/"
+						     "infiniband/mlx4_0"),
+			 0);
+
+	/* not a pyxis step: nothing set */
+	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+	user_flag("ib-affinity", NULL);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	assert_null(fake_spank_getenv("MELLANOX_VISIBLE_DEVICES"));
+	slurm_spank_exit(NULL, 0, NULL);
+
+	/* a pyxis step (sbatch --container-image, forwarded by Slurm) */
+	fake_spank_setenv("SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image", "ubuntu:24.04");
+	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+	user_flag("ib-affinity", NULL);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	assert_non_null(fake_spank_getenv("MELLANOX_VISIBLE_DEVICES"));
+	assert_string_equal(fake_spank_getenv("MELLANOX_VISIBLE_DEVICES"), "1,2,3,4,5,6,7,8");
+	slurm_spank_exit(NULL, 0, NULL);
+
+	/* the user's value stays */
+	fake_spank_setenv("MELLANOX_VISIBLE_DEVICES", "0");
+	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+	user_flag("ib-affinity", NULL);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	assert_string_equal(fake_spank_getenv("MELLANOX_VISIBLE_DEVICES"), "0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +593,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_gpu_values_are_job_faults, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_ifname_from_the_step_peer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pyxis_mellanox_visible_devices, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
