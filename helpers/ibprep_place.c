@@ -693,12 +693,19 @@ static void print_table(const struct run *r, const struct opts *o)
 				snprintf(nic, sizeof(nic), "%s", t->hcas[n->hca].name);
 			else if (n)
 				ibp_place_nic_name(t, n, nic, sizeof(nic));
+			char gpu[48] = "-";
+
+			/* a compute partition: its bus ID and partition number */
+			if (k < tk->n_gpus && t->gpus[tk->gpus[k]].n_parts > 1)
+				snprintf(gpu, sizeof(gpu), "%s/%u", t->gpus[tk->gpus[k]].d.pci,
+					 t->gpus[tk->gpus[k]].part);
+			else if (k < tk->n_gpus)
+				snprintf(gpu, sizeof(gpu), "%s", t->gpus[tk->gpus[k]].d.pci);
 			if (k == 0)
 				printf("%-5zu ", i);
 			else
 				printf("%-5s ", "");
-			printf("%-14s %-12s %-5s %-24s %s\n",
-			       k < tk->n_gpus ? t->gpus[tk->gpus[k]].d.pci : "-", nic,
+			printf("%-14s %-12s %-5s %-24s %s\n", gpu, nic,
 			       n ? ibp_dist_name(n->dist) : "-", k == 0 ? cpus : "",
 			       k == 0 ? mems : "");
 		}

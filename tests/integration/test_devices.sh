@@ -77,6 +77,8 @@ j "mi300a: GPU 4 is partition 4 of APU 0, on mlx5_0 and APU 0's cores" '.gpus[4]
 # 24 tasks, one partition each: APU a's 6 partitions split its 24 cores, 4 each
 place SLURM_STEP_GPUS=0-23 "$IBPREP" place --json --topology "$tmp/mi300a-cpx.xml" --ntasks-per-node 24 >"$tmp/a24.json" 2>/dev/null
 j "mi300a: 24 tasks, task 4 = partition 4 with 4 of APU 0's cores" '[.tasks[].gpu_indices[0]] == [range(0;24)] and .tasks[4].cpus == "16-19,112-115" and .tasks[23].hcas == ["mlx5_3:1"]' "$tmp/a24.json"
+out=$(place "$IBPREP" place --topology "$tmp/mi300a-cpx.xml" --gpus 4 2>&1)
+if grep -q "0000:13:00.0/4 mlx5_0:1" <<<"$out"; then tap_ok "mi300a: the table names the partition"; else tap_fail "mi300a: the table names the partition" "$out"; fi
 j "mi300a: every partition on its own APU's HCA" '[.gpus[] | .hca] == ([range(0;24)] | map("mlx5_\(. / 6 | floor)"))' "$tmp/a.json"
 
 # ---- AWS p4d-like (generated: 8 A100, 4 EFA 1d0f:efa1 two GPUs per switch) ----
