@@ -189,6 +189,75 @@ static void rail_fields(struct ibp_fp *fp, const struct ibp_fp_source *src,
 		*rc = -ENOSPC;
 }
 
+/*
+ * "mlx5_[0,3-6,9-11]:1": rails that share a name prefix and a port in
+ * Slurm's bracket form, so that a whole DGX fits the shown value; other
+ * names as they are, comma-separated.
+ */
+static void rail_list(const struct ibp_fp_rail *r, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+	bool *done = calloc(n ? n : 1, sizeof(*done));
+
+	buf[0] = '\0';
+	if (!done)
+		return;
+	for (size_t i = 0; i < n && o < len; i++) {
+		size_t pl = strlen(r[i].device), k, nums = 0;
+		unsigned long v[IBP_FP_MAX_ENTRIES];
+		int w;
+
+		if (done[i])
+			continue;
+		while (pl && r[i].device[pl - 1] >= '0' && r[i].device[pl - 1] <= '9')
+			pl--;
+		if (pl == strlen(r[i].device) || (r[i].device[pl] == '0' && r[i].device[pl + 1])) {
+			w = snprintf(buf + o, len - o, "%s%s:%u", o ? "," : "", r[i].device,
+				     r[i].port);
+			o += w < 0 ? 0 : (size_t)w;
+			done[i] = true;
+			continue;
+		}
+		/* every rail with the same prefix, a number without a leading zero, the same port */
+		for (k = i; k < n && nums < IBP_FP_MAX_ENTRIES; k++) {
+			const char *d = r[k].device;
+
+			if (done[k] || r[k].port != r[i].port || strncmp(d, r[i].device, pl) ||
+			    !d[pl] || strspn(d + pl, "0123456789") != strlen(d + pl) ||
+			    (d[pl] == '0' && d[pl + 1]))
+				continue;
+			v[nums++] = strtoul(d + pl, NULL, 10);
+			done[k] = true;
+		}
+		for (size_t a = 1; a < nums; a++) /* sort */
+			for (size_t b = a; b > 0 && v[b] < v[b - 1]; b--) {
+				unsigned long t = v[b];
+
+				v[b] = v[b - 1];
+				v[b - 1] = t;
+			}
+		w = snprintf(buf + o, len - o, "%s%.*s%s", o ? "," : "", (int)pl, r[i].device,
+			     nums > 1 ? "[" : "");
+		o += w < 0 ? 0 : (size_t)w;
+		for (size_t a = 0; a < nums && o < len; a++) {
+			size_t b = a;
+
+			while (b + 1 < nums && v[b + 1] == v[b] + 1)
+				b++;
+			w = b > a
+				? snprintf(buf + o, len - o, "%s%lu-%lu", a ? "," : "", v[a], v[b])
+				: snprintf(buf + o, len - o, "%s%lu", a ? "," : "", v[a]);
+			o += w < 0 ? 0 : (size_t)w;
+			a = b;
+		}
+		if (o < len) {
+			w = snprintf(buf + o, len - o, "%s:%u", nums > 1 ? "]" : "", r[i].port);
+			o += w < 0 ? 0 : (size_t)w;
+		}
+	}
+	free(done);
+}
+
 int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src)
 {
 	static const struct {
@@ -203,16 +272,9 @@ int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src)
 	    {IBP_FP_UCX_NET_DEVICES, "UCX_NET_DEVICES"},
 	};
 	char set[1024] = "", buf[256], rail[IBP_FP_RAIL_MAX];
-	size_t o = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < src->n_rails; i++) {
-		int w = snprintf(set + o, sizeof(set) - o, "%s%s:%u", i ? "," : "",
-				 src->rails[i].device, src->rails[i].port);
-		if (w < 0 || (size_t)w >= sizeof(set) - o)
-			break;
-		o += (size_t)w;
-	}
+	rail_list(src->rails, src->n_rails, set, sizeof(set));
 	/* the count first, so a cut display still shows it; the hash covers the whole list */
 	{
 		char whole[sizeof(set) + 32];

@@ -241,6 +241,7 @@ int ibprep_rdmatest_child(void)
 	cfg.policy = &plan.policy;
 	cfg.mode = plan.mode;
 	cfg.munge_socket = plan.munge_socket[0] ? plan.munge_socket : NULL;
+	cfg.fingerprint = plan.has_fp ? &plan.fp : NULL;
 	cfg.start_ns = ibp_now_ns();
 	/* Lookups end with round 1 at the latest: a peer named later is unreachable in time anyway. */
 	cr.deadline = ibp_deadline_split(

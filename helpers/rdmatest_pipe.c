@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ibprep/rdmatest_pipe.h"
@@ -322,6 +323,20 @@ int ibp_pipe_plan_encode(const struct ibp_pipe_plan *p, uint8_t *buf, size_t len
 		put_u32(&w, t->rail);
 		put_str(&w, t->addr, sizeof(t->addr), false);
 	}
+	for (int k = 0; k < IBP_CK_N; k++)
+		put_u8(&w, pol->consistency[k] == IBP_CONSISTENCY_OFF
+			       ? 0
+			       : (unsigned)pol->consistency[k]);
+	put_u8(&w, p->has_fp ? 1 : 0);
+	if (p->has_fp) {
+		uint8_t *fpw = malloc(IBP_FP_WIRE_LEN);
+
+		if (!fpw || ibp_fp_encode(&p->fp, fpw, IBP_FP_WIRE_LEN))
+			w.err = w.err ? w.err : -EBADMSG;
+		else
+			put_bytes(&w, fpw, IBP_FP_WIRE_LEN);
+		free(fpw);
+	}
 	return finish(&w);
 }
 
@@ -379,6 +394,29 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 		t->rate_gbps = get_f64(&r, 0, 1e6);
 		t->rail = get_u32(&r);
 		get_str(&r, t->addr, sizeof(t->addr));
+	}
+	for (int k = 0; !r.err && k < IBP_CK_N; k++) {
+		v = get_u8(&r);
+		if (v != 0 && v != IBP_SEV_WARN && v != IBP_SEV_FAIL)
+			bad(&r);
+		pol->consistency[k] = v ? (int)v : IBP_CONSISTENCY_OFF;
+	}
+	v = get_u8(&r);
+	if (v > 1)
+		bad(&r);
+	p->has_fp = v == 1;
+	if (p->has_fp && !r.err) {
+		uint8_t *fpw = malloc(IBP_FP_WIRE_LEN);
+
+		if (!fpw) {
+			bad(&r);
+		} else {
+			for (size_t i = 0; i < IBP_FP_WIRE_LEN && !r.err; i++)
+				fpw[i] = (uint8_t)get_u8(&r);
+			if (!r.err && ibp_fp_decode(fpw, IBP_FP_WIRE_LEN, &p->fp))
+				bad(&r);
+			free(fpw);
+		}
 	}
 	rc = get_end(&r);
 	if (!rc && !plan_ok(p))

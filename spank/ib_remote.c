@@ -176,10 +176,11 @@ static void drain_reason(const struct ibp_findings *f, char *buf, size_t len)
 		snprintf(buf + w, len - (size_t)w, " (+%zu more)", more);
 }
 
+/* The cross-node test's rails (and the fingerprint's) are the placement's fabric ports. */
 static bool want_placement(const struct spank_ib_opts *e)
 {
 	return e->affinity != SPANK_IB_AFF_OFF || e->env != SPANK_IB_ENV_OFF ||
-	       e->report != SPANK_IB_REPORT_OFF;
+	       e->report != SPANK_IB_REPORT_OFF || e->test != SPANK_IB_TEST_OFF;
 }
 
 void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,

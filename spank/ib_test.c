@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@
 
 #include <slurm/spank.h>
 
+#include "ibprep/env.h"
+#include "ibprep/fingerprint.h"
 #include "ibprep/hca.h"
 #include "ibprep/place.h"
 #include "ibprep/rdmatest.h"
@@ -187,6 +190,105 @@ static size_t test_ports(const struct spank_ib_node *n, struct ibp_tx_port *port
 	return k;
 }
 
+/* The variables the tasks will see: ours when forced, else the user's, else ours. */
+struct fp_env {
+	spank_t sp;
+	const struct ibp_env *env;
+	char buf[2048];
+};
+
+static const char *fp_getenv(void *ctx, const char *name)
+{
+	struct fp_env *e = ctx;
+	const struct ibp_env_var *ours = NULL;
+	spank_err_t rc;
+
+	for (size_t i = 0; e->env && i < e->env->n && !ours; i++)
+		if (!strcmp(e->env->v[i].name, name))
+			ours = &e->env->v[i];
+	if (ours && ours->action == IBP_ENV_FORCED)
+		return ours->value;
+	rc = spank_getenv(e->sp, name, e->buf, sizeof(e->buf));
+	if (rc == ESPANK_SUCCESS)
+		return e->buf;
+	if (rc == ESPANK_NOSPACE)
+		return "(longer than 2 KiB)";
+	return ours ? ours->value : NULL;
+}
+
+static bool consistency_wanted(const struct ibp_policy *p)
+{
+	for (int k = 0; k < IBP_CK_N; k++)
+		if (p->consistency[k] != IBP_CONSISTENCY_OFF)
+			return true;
+	return false;
+}
+
+/*
+ * This node's fingerprint (fingerprint.h): the step's rails (the placement's
+ * healthy fabric ports, whatever the transport), the node's versions read
+ * through sysfs_root, and the variables task 0 will see.  NULL when nothing
+ * is to be compared or on a failure (the test then runs without it).
+ */
+static struct ibp_fp *node_fingerprint(spank_t sp, struct spank_ib_state *st,
+				       struct spank_ib_node *n)
+{
+	struct ibp_tx_port ports[IBP_RDMATEST_MAX_RAILS];
+	struct ibp_fp_rail rails[IBP_RDMATEST_MAX_RAILS];
+	struct ibp_fp_source src;
+	struct ibp_sysfs fs = {.root_fd = -1};
+	struct ibp_findings scratch;
+	struct ibp_env env;
+	struct fp_env *fe;
+	struct ibp_fp *fp;
+	char root[PATH_MAX];
+	size_t nr;
+
+	if (!consistency_wanted(&st->conf.policy))
+		return NULL;
+	fp = calloc(1, sizeof(*fp));
+	fe = calloc(1, sizeof(*fe));
+	if (!fp || !fe) {
+		free(fp);
+		free(fe);
+		return NULL;
+	}
+	nr = test_ports(n, ports, IBP_RDMATEST_MAX_RAILS);
+	for (size_t i = 0; i < nr; i++) {
+		memcpy(rails[i].device, ports[i].device, sizeof(rails[i].device));
+		rails[i].port = ports[i].port;
+		rails[i].gid_index = ports[i].gid_index;
+	}
+	ibp_env_init(&env);
+	ibp_findings_init(&scratch);
+	if (n->have_pl && n->pl.n_tasks && st->eff.env != SPANK_IB_ENV_OFF) {
+		struct ibp_place_view view;
+		struct ibp_env_opts eo = {.force = st->eff.env == SPANK_IB_ENV_FORCE,
+					  .socket_ifname = n->ifname[0] ? n->ifname : NULL};
+
+		if (!ibp_place_view_task(&n->pl, 0, &view))
+			ibp_env_build(&env, &n->topo, &n->pl, &view, &st->conf.policy, &eo,
+				      spank_ib_env_get, sp, &scratch);
+	}
+	fe->sp = sp;
+	fe->env = &env;
+	memset(&src, 0, sizeof(src));
+	src.inv = n->have_in ? &n->in.inv : NULL;
+	src.rails = rails;
+	src.n_rails = nr;
+	if (!spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) &&
+	    !ibp_sysfs_open(&fs, root))
+		src.fs = &fs;
+	src.getenv = fp_getenv;
+	src.getenv_ctx = fe;
+	ibp_fp_collect(fp, &src); /* -ENOSPC: the rest is compared */
+	ibp_sysfs_close(&fs);
+	ibp_findings_release(&scratch);
+	ibp_env_release(&env);
+	free(fe);
+	return fp;
+}
+
 /* Runs the child; its findings (or the reason there are none) go to TF. */
 static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
 		      struct spank_ib_rdmatest *t, struct ibp_findings *tf,
@@ -231,6 +333,15 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 	}
 	if (strcmp(st->conf.policy.test_transport, "socket") != 0)
 		plan->n_ports = test_ports(n, plan->ports, IBP_RDMATEST_MAX_RAILS);
+	{
+		struct ibp_fp *fp = node_fingerprint(sp, st, n);
+
+		if (fp) {
+			plan->fp = *fp;
+			plan->has_fp = true;
+			free(fp);
+		}
+	}
 	spec.listen_fds = bound;
 	spec.n_listen_fds = nb;
 	spec.budget_s = st->conf.policy.test_timeout_s + CHILD_MARGIN_S;

@@ -36,13 +36,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ibprep/fingerprint.h"
 #include "ibprep/finding.h"
 #include "ibprep/policy.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/transport.h"
 
 #define IBP_PIPE_MAGIC        0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION      1
+#define IBP_PIPE_VERSION      2           /* 2: consistency= and the fingerprint */
 #define IBP_PIPE_HDR_LEN      12
 #define IBP_PIPE_FRAME_MAX    (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS 256
@@ -74,6 +75,9 @@ struct ibp_pipe_plan {
 	bool listen_bound[IBP_PIPE_MAX_LISTEN];
 	size_t n_ports; /* rails, 0 = the socket transport's one rail */
 	struct ibp_tx_port ports[IBP_RDMATEST_MAX_RAILS];
+	/* consistency= of the policy travels too; the node's fingerprint when set */
+	bool has_fp;
+	struct ibp_fp fp;
 };
 
 /* Zeroes P and gives it the default policy. */

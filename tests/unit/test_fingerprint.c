@@ -279,6 +279,36 @@ static void test_fp_wire_round_trip_and_checks(void **state)
 	free(s);
 }
 
+static void test_fp_hca_set_in_bracket_form(void **state)
+{
+	static const char *const devs[] = {"mlx5_11", "mlx5_0", "mlx5_3",  "mlx5_4",      "mlx5_5",
+					   "mlx5_6",  "mlx5_9", "mlx5_10", "mlx5_bond_0", "ib07"};
+	struct ibp_fp_rail rails[10];
+	struct ibp_fp *fp = calloc(1, sizeof(*fp));
+	struct ibp_fp_source src;
+	(void)state;
+
+	assert_non_null(fp);
+	memset(rails, 0, sizeof(rails));
+	for (size_t i = 0; i < 10; i++) {
+		snprintf(rails[i].device, sizeof(rails[i].device), "%s", devs[i]);
+		rails[i].port = 1;
+		rails[i].gid_index = -1;
+	}
+	memset(&src, 0, sizeof(src));
+	src.rails = rails;
+	src.n_rails = 8;
+	src.rdma_core = "44.0";
+	assert_int_equal(ibp_fp_collect(fp, &src), 0);
+	assert_int_equal(fp->e[0].field, IBP_FP_HCA_SET);
+	assert_string_equal(fp->e[0].value, "8 rails: mlx5_[0,3-6,9-11]:1");
+	ibp_fp_init(fp);
+	src.n_rails = 10; /* other prefixes, and a leading zero, stay as they are */
+	assert_int_equal(ibp_fp_collect(fp, &src), 0);
+	assert_string_equal(fp->e[0].value, "10 rails: mlx5_[0,3-6,9-11]:1,mlx5_b...");
+	free(fp);
+}
+
 static const char *fake_env(void *ctx, const char *name)
 {
 	(void)ctx;
@@ -375,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(test_fp_missing_rail_fails_on_the_hca_set_only),
 	    cmocka_unit_test(test_fp_long_values_compared_whole),
 	    cmocka_unit_test(test_fp_wire_round_trip_and_checks),
+	    cmocka_unit_test(test_fp_hca_set_in_bracket_form),
 	    cmocka_unit_test(test_fp_collect_from_a_generated_tree),
 	};
 
