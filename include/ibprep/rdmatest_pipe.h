@@ -43,7 +43,7 @@
 #include "ibprep/transport.h"
 
 #define IBP_PIPE_MAGIC        0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION      2           /* 2: consistency= and the fingerprint */
+#define IBP_PIPE_VERSION      1
 #define IBP_PIPE_HDR_LEN      12
 #define IBP_PIPE_FRAME_MAX    (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS 256

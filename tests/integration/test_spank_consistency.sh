@@ -33,9 +33,10 @@ if [ "$CL_HW" != 1 ]; then
 fi
 OUT=$CL_DIR/out
 mkdir -p "$OUT"
+HELPER=$PWD/build/ibprep
 plug() {
 	cluster_plugstack "$(cluster_spank_line min_memlock=0 test_transport=socket test_timeout=4 \
-		test_ports=47200-47299 "munge_socket=$CL_DIR/munge/munge.sock" "$@")"
+		"test_helper=$HELPER" "munge_socket=$CL_DIR/munge/munge.sock" "$@")"
 }
 run() {
 	local name=$1

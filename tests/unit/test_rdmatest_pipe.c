@@ -90,6 +90,40 @@ static void test_pipe_plan_round_trip(void **state)
 	assert_int_equal(ibp_pipe_plan_encode(&p, buf, 20), -ENOSPC);
 }
 
+/* consistency= and the node's fingerprint reach the child as they were. */
+static void test_pipe_plan_carries_consistency_and_fingerprint(void **state)
+{
+	static struct ibp_pipe_plan p, q;
+	int n;
+
+	(void)state;
+	sample_plan(&p);
+	p.policy.consistency[IBP_CK_FIRMWARE] = IBP_SEV_FAIL;
+	p.policy.consistency[IBP_CK_KERNEL] = IBP_CONSISTENCY_OFF;
+	n = ibp_pipe_plan_encode(&p, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), 0);
+	assert_false(q.has_fp);
+	assert_memory_equal(q.policy.consistency, p.policy.consistency,
+			    sizeof(p.policy.consistency));
+	p.has_fp = true;
+	ibp_fp_set(&p.fp, IBP_FP_FIRMWARE, "mlx5_3:1", "28.39.1002");
+	ibp_fp_set(&p.fp, IBP_FP_NCCL_IB_HCA, NULL, "=mlx5_0:1");
+	n = ibp_pipe_plan_encode(&p, buf, sizeof(buf));
+	assert_true(n > IBP_FP_WIRE_LEN);
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), 0);
+	assert_true(q.has_fp);
+	assert_int_equal(q.fp.n, 2);
+	assert_memory_equal(q.fp.e, p.fp.e, 2 * sizeof(q.fp.e[0]));
+	/* a bad level or a damaged fingerprint: the whole plan is refused */
+	buf[n - IBP_FP_WIRE_LEN - 1 - IBP_CK_N] = 7;
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
+	n = ibp_pipe_plan_encode(&p, buf, sizeof(buf));
+	buf[n - IBP_FP_WIRE_LEN] = 0xff; /* the entry count */
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
+	assert_false(q.has_fp);
+}
+
 static void test_pipe_plan_encode_refuses_what_decode_would(void **state)
 {
 	static struct ibp_pipe_plan p;
@@ -321,6 +355,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_pipe_plan_round_trip),
+	    cmocka_unit_test(test_pipe_plan_carries_consistency_and_fingerprint),
 	    cmocka_unit_test(test_pipe_plan_encode_refuses_what_decode_would),
 	    cmocka_unit_test(test_pipe_plan_decoder_refuses_bad_frames),
 	    cmocka_unit_test(test_pipe_result_round_trip_cleans_text),
