@@ -145,6 +145,7 @@ static int check_listener(int fd, uint16_t port, char *err, size_t len)
 	int acc = 0, type = 0;
 	unsigned got = 0;
 
+	memset(&ss, 0, sizeof(ss));
 	ol = sizeof(acc);
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &ol) || !acc ||
 	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &(socklen_t){sizeof(type)}) ||

@@ -383,10 +383,13 @@ int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_
 	plan_p[0] = res_p[1] = -1;
 	(void)fcntl(plan_p[1], F_SETFL, O_NONBLOCK);
 	(void)fcntl(res_p[0], F_SETFL, O_NONBLOCK);
-	rc = write_plan(plan_p[1], buf, (size_t)n, deadline);
+	/*
+	 * A plan that could not be written all (the child died early) ends in a
+	 * child without a result, whose exit status says why: read on.
+	 */
+	(void)write_plan(plan_p[1], buf, (size_t)n, deadline);
 	close(plan_p[1]);
 	plan_p[1] = -1;
-	/* A child that died early still tells why through its status: read on. */
 	got = read_result(res_p[0], buf, IBP_PIPE_FRAME_MAX + 1, deadline);
 	if (got >= 0)
 		reaped = reap_until(pid, deadline, &status);
