@@ -311,6 +311,14 @@ static void answer_no_rail(struct ibp_rt_run *run, struct pending *p, const stru
 	if (!rc)
 		rc = ibp_oob_send(p->fd, &reply,
 				  ibp_deadline_min(run->end, ibp_now_ns() + IBP_NS_PER_S));
+	if (h->round <= ibp_rt_n_rounds(run)) {
+		struct ibp_rt_link *x = ibp_rt_link_at(run, 0, h->round, false);
+
+		pthread_mutex_lock(&run->mu);
+		if (x->peer == h->from && x->no_rail_answered < UINT8_MAX)
+			x->no_rail_answered++;
+		pthread_mutex_unlock(&run->mu);
+	}
 	drop(run, p, "%s asks for rail %u, this node tests %zu%s%s", ibp_rt_node_name(run, h->from),
 	     h->rail, run->n_rails, rc ? ": cannot answer: " : "", rc ? why : "");
 }
@@ -414,6 +422,12 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	}
 	pthread_mutex_lock(&run->mu);
 	mark_missing_rails(run, h->from, h->n_rails);
+	{
+		struct ibp_rt_link *x = ibp_rt_link_at(run, 0, h->round, false);
+
+		if (x->peer == h->from)
+			x->peer_rails = h->n_rails;
+	}
 	l->fd = p->fd;
 	l->seal = seal;
 	l->slot = IBP_RT_SLOT_FILLED;
@@ -447,9 +461,16 @@ static bool all_slots_taken(struct ibp_rt_run *run)
 	bool all = true;
 
 	pthread_mutex_lock(&run->mu);
-	for (size_t i = 0; i < run->n_links; i++)
-		if (!run->links[i].out && run->links[i].slot == IBP_RT_SLOT_EMPTY)
+	for (size_t i = 0; i < run->n_links; i++) {
+		const struct ibp_rt_link *l = &run->links[i];
+
+		if (!l->out && l->slot == IBP_RT_SLOT_EMPTY)
 			all = false;
+		/* A peer with more rails still has HELLOs to send: answer them. */
+		if (!l->out && l->r.rail == 0 && l->peer_rails > run->n_rails &&
+		    l->no_rail_answered < l->peer_rails - run->n_rails)
+			all = false;
+	}
 	pthread_mutex_unlock(&run->mu);
 	return all;
 }

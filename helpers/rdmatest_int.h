@@ -42,6 +42,12 @@ struct ibp_rt_link {
 	char skip[IBP_TEXT_MAX];   /* in-links: the peer has no such rail */
 	uint64_t peer_rate_mbps;
 	bool summary_in;
+	/*
+	 * Rail-0 in-links: the rail count the peer announced in its HELLO
+	 * for this round, and how many of its HELLOs for rails this node has
+	 * not were answered "no such rail": the acceptor stays until they are.
+	 */
+	uint8_t peer_rails, no_rail_answered;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */

@@ -346,10 +346,15 @@ struct node_run {
 	pthread_t th;
 };
 
+/* One node that starts late (the others wait for it), or SIZE_MAX. */
+static size_t late_node = SIZE_MAX;
+
 static void *node_main(void *arg)
 {
 	struct node_run *nr = arg;
 
+	if (nr->cfg.index == late_node)
+		usleep(300 * 1000);
 	nr->rc = ibp_rdmatest_run(&nr->cfg, &nr->out, &nr->res);
 	return NULL;
 }
@@ -1085,8 +1090,13 @@ static void test_accept_flood_from_peer_address_every_link_passes(void **state)
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
 	assert_int_equal(ibp_oob_ports(21, 0, pol.test_port_lo, pol.test_port_hi, &f.port, 1), 1);
 	assert_int_equal(pthread_create(&th, NULL, flood_main, &f), 0);
-	usleep(20000); /* the flood is under way before the test starts */
+	/*
+	 * Node 2, node 0's first peer, starts 300 ms late: node 0 listens
+	 * for it meanwhile and the flood is sure to reach it.
+	 */
+	late_node = 2;
 	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 21);
+	late_node = SIZE_MAX;
 	f.stop = 1;
 	pthread_join(th, NULL);
 	for (size_t i = 0; i < 3; i++) {
