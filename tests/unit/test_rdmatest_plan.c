@@ -346,6 +346,19 @@ struct node_run {
 	pthread_t th;
 };
 
+/*
+ * The defaults, but test ports any user may bind (the default range is
+ * privileged, for the plugin) and below the kernel's ephemeral range (where
+ * the nodes' own outgoing connections would take them).
+ */
+static void test_policy(struct ibp_policy *pol)
+{
+	char err[128];
+
+	ibp_policy_init(pol);
+	assert_int_equal(ibp_policy_set(pol, "test_ports", "30000-30999", err, sizeof(err)), 0);
+}
+
 /* One node that starts late (the others wait for it), or SIZE_MAX. */
 static size_t late_node = SIZE_MAX;
 
@@ -419,7 +432,7 @@ static void test_run_three_nodes_in_threads_pass(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -455,7 +468,7 @@ static void test_run_fingerprints_compared_odd_node_says_it(void **state)
 		ibp_fp_set(&fp[i], IBP_FP_FIRMWARE, "mlx5_3:1",
 			   i == 2 ? "28.39.1002" : "28.41.1000");
 	}
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -516,7 +529,7 @@ static void test_run_missing_node_blamed_by_both_others(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -611,7 +624,7 @@ static void test_run_garbage_connections_dropped_verdict_unchanged(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -643,7 +656,7 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_min_bw", "0.5", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -703,7 +716,7 @@ static void test_run_rail_count_mismatch_named(void **state)
 	bool named = false;
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	/* Generous: the run ends when its links are done; the bound only matters under load. */
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
@@ -764,7 +777,7 @@ static void test_run_munge_unreachable_setup_failure_at_once(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
 	ibp_findings_init(&out);
 	cfg.nodelist = "t[1-2]";
@@ -847,7 +860,7 @@ static void test_run_caller_listeners_used_and_left_open(void **state)
 	int n;
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -908,7 +921,7 @@ static void test_run_no_caller_listener_setup_failure(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
 	ibp_findings_init(&out);
 	cfg.nodelist = "t[1-2]";
@@ -1015,7 +1028,7 @@ static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -1084,7 +1097,7 @@ static void test_accept_flood_from_peer_address_every_link_passes(void **state)
 	char err[128];
 
 	(void)state;
-	ibp_policy_init(&pol);
+	test_policy(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
 	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
