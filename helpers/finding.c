@@ -114,6 +114,8 @@ const char *ibp_class_name(enum ibp_fault_class c)
 		return "node";
 	case IBP_CLASS_JOB:
 		return "job";
+	case IBP_CLASS_FABRIC:
+		return "fabric";
 	}
 	return "unknown";
 }

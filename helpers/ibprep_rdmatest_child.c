@@ -38,6 +38,8 @@
 #include "ibprep/oob.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_pipe.h"
+#include "ibprep/text.h"
+#include "ibprep/topology_conf.h"
 
 struct child_resolve {
 	int64_t deadline; /* every lookup ends by then */
@@ -206,8 +208,40 @@ static int send_setup_failure(const char *why)
 	return rc;
 }
 
+/*
+ * topology_conf= for the blame: read only when root owns the file and
+ * nobody else may write it (an admin path); otherwise a warning, and the
+ * blame goes on without leaves.
+ */
+static int load_topology(const char *path, struct ibp_topology *t, struct ibp_findings *f)
+{
+	char err[512] = "";
+	struct stat sb;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0) {
+		rc = -errno;
+		ibp_format_cut(err, sizeof(err), "%s: %s", path, strerror(-rc));
+	} else if (fstat(fd, &sb) || sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
+		rc = -EPERM;
+		ibp_format_cut(err, sizeof(err), "%s: not root's or writable by others: ignored",
+			       path);
+	} else {
+		rc = ibp_topology_load_fd(t, fd, path, err, sizeof(err));
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		ibp_findings_addf(f, "rdmatest_topology_ignored", IBP_SEV_WARN, IBP_CLASS_NODE,
+				  NULL, 0, "a topology file root owns",
+				  "fix topology_conf= in plugstack.conf", "topology_conf=%s", err);
+	return rc;
+}
+
 int ibprep_rdmatest_child(void)
 {
+	struct ibp_topology topo;
 	static struct ibp_pipe_plan plan;
 	static struct ibp_rdmatest_result res;
 	struct ibp_rdmatest_config cfg = {0};
@@ -255,7 +289,11 @@ int ibprep_rdmatest_child(void)
 		cfg.n_listen_fds = plan.n_listen;
 	}
 	ibp_findings_init(&f);
+	ibp_topology_init(&topo);
+	if (plan.topology_conf[0] && !load_topology(plan.topology_conf, &topo, &f))
+		cfg.topology = &topo;
 	rc = ibp_rdmatest_run(&cfg, &f, &res);
+	ibp_topology_release(&topo);
 	if (rc && !f.n)
 		ibp_findings_addf(&f, "rdmatest_child_setup", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0,
 				  NULL, NULL, "the cross-node test could not run: %s",

@@ -315,11 +315,23 @@ static void expected_text(const struct ibp_rt_run *run, char *buf, size_t len)
 			    run->pol.test_max_lat_us);
 }
 
+/* A suspect node: the topology-aware rule when leaves are known (rdmatest_topo.c). */
+static bool suspect(const struct ibp_rt_run *run, const int *leaf, const int *sus_leaves,
+		    size_t n_sus_leaves, uint32_t node, bool self)
+{
+	if (leaf)
+		return ibp_rdmatest_suspect_topo(run->known, run->n_known, node, self, leaf, run->n,
+						 sus_leaves, n_sus_leaves);
+	return ibp_rdmatest_suspect(run->known, run->n_known, node, self);
+}
+
 void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 		   struct ibp_rdmatest_result *res)
 {
 	uint32_t sus[8];
 	size_t nsus = 0;
+	int *leaf = ibp_rt_topo_leaves(run), sus_leaves[8];
+	size_t n_sus_leaves = 0;
 	char expected[IBP_TEXT_MAX];
 	size_t n_fail = 0, n_hw = 0;
 	bool slow_only;
@@ -332,8 +344,13 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 	slow_only = n_hw && ibp_rdmatest_all_slow(run->known, run->n_known);
 	if (slow_only)
 		inconclusive(run, out, expected);
-	/* Suspects: this node, then each peer of a failed link. */
-	if (n_hw && !slow_only && ibp_rdmatest_suspect(run->known, run->n_known, run->me, true))
+	/* A leaf's uplinks first (with a topology), then this node, then each peer of a failed link. */
+	if (leaf && n_hw && !slow_only) {
+		n_sus_leaves = ibp_rdmatest_uplink_suspects(run->known, run->n_known, leaf, run->n,
+							    sus_leaves, 8);
+		ibp_rt_topo_findings(run, out, leaf, sus_leaves, n_sus_leaves, expected);
+	}
+	if (n_hw && !slow_only && suspect(run, leaf, sus_leaves, n_sus_leaves, run->me, true))
 		sus[nsus++] = run->me;
 	for (size_t i = 0; i < run->n_links && nsus < 8 && !slow_only; i++) {
 		const struct ibp_rt_link *l = &run->links[i];
@@ -343,7 +360,7 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 			continue;
 		for (size_t k = 0; k < nsus; k++)
 			dup |= sus[k] == l->peer;
-		if (!dup && ibp_rdmatest_suspect(run->known, run->n_known, l->peer, false))
+		if (!dup && suspect(run, leaf, sus_leaves, n_sus_leaves, l->peer, false))
 			sus[nsus++] = l->peer;
 	}
 	for (size_t k = 0; k < nsus; k++) {
@@ -398,6 +415,8 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 			continue;
 		for (size_t k = 0; k < nsus; k++)
 			covered |= sus[k] == run->me || sus[k] == l->peer;
+		covered |= ibp_rdmatest_uplink_explains(l->r.from, l->r.to, leaf, run->n,
+							sus_leaves, n_sus_leaves);
 		if (covered)
 			continue;
 		if (ibp_findings_addf(
@@ -452,4 +471,5 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 	res->inconclusive = slow_only && n_hw == n_fail;
 	res->n_suspects = nsus;
 	memcpy(res->suspects, sus, nsus * sizeof(sus[0]));
+	free(leaf);
 }

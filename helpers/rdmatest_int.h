@@ -104,6 +104,10 @@ struct ibp_rt_run {
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *ibp_rt_node_name(const struct ibp_rt_run *run, uint32_t i);
+/* rdmatest_topo.c: the step's nodes' leaves (NULL without a topology; free()), the uplinks' findings. */
+int *ibp_rt_topo_leaves(const struct ibp_rt_run *run);
+void ibp_rt_topo_findings(struct ibp_rt_run *run, struct ibp_findings *out, const int *leaf,
+			  const int *sus, size_t n_sus, const char *expected);
 size_t ibp_rt_n_rounds(const struct ibp_rt_run *run);
 struct ibp_rt_link *ibp_rt_link_at(struct ibp_rt_run *run, size_t rail, unsigned round, bool out);
 int ibp_rt_sockaddr_of(const char *addr, uint16_t port, struct sockaddr_storage *ss,

@@ -918,11 +918,50 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-int ibp_topology_load_file(struct ibp_topology *t, const char *path, char *err, size_t errlen)
+int ibp_topology_load_fd(struct ibp_topology *t, int fd, const char *name, char *err, size_t errlen)
 {
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
+	int rc;
+
+	ibp_topology_init(t);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		fail(err, errlen, "%s: not a regular file", name);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > IBP_TOPOLOGY_MAX_FILE) {
+		fail(err, errlen, "%s: larger than %u bytes", name, IBP_TOPOLOGY_MAX_FILE);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (len < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			free(buf);
+			fail(err, errlen, "%s: %s", name, strerror(-rc));
+			return rc;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (ends_with(name, ".yaml") || ends_with(name, ".yml"))
+		rc = ibp_topology_parse_yaml(t, buf, len, name, NULL, err, errlen);
+	else
+		rc = ibp_topology_parse_conf(t, buf, len, name, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int ibp_topology_load_file(struct ibp_topology *t, const char *path, char *err, size_t errlen)
+{
 	int fd, rc;
 
 	ibp_topology_init(t);
@@ -932,43 +971,8 @@ int ibp_topology_load_file(struct ibp_topology *t, const char *path, char *err, 
 		fail(err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		fail(err, errlen, "%s: not a regular file", path);
-		return -EINVAL;
-	}
-	if ((uint64_t)st.st_size > IBP_TOPOLOGY_MAX_FILE) {
-		close(fd);
-		fail(err, errlen, "%s: larger than %u bytes", path, IBP_TOPOLOGY_MAX_FILE);
-		return -EFBIG;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (len < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = -errno;
-			close(fd);
-			free(buf);
-			fail(err, errlen, "%s: %s", path, strerror(-rc));
-			return rc;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	rc = ibp_topology_load_fd(t, fd, path, err, errlen);
 	close(fd);
-	if (ends_with(path, ".yaml") || ends_with(path, ".yml"))
-		rc = ibp_topology_parse_yaml(t, buf, len, path, NULL, err, errlen);
-	else
-		rc = ibp_topology_parse_conf(t, buf, len, path, err, errlen);
-	free(buf);
 	return rc;
 }
 

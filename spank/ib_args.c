@@ -209,6 +209,9 @@ static int conf_set(struct spank_ib_conf *c, const char *pair, int depth, char *
 	if (!strcmp(key, "munge_socket"))
 		return set_path(c->munge_socket, sizeof(c->munge_socket), key, v, true, err,
 				errlen);
+	if (!strcmp(key, "topology_conf"))
+		return set_path(c->topology_conf, sizeof(c->topology_conf), key, v, true, err,
+				errlen);
 	if (!strcmp(key, "results_log"))
 		return set_path(c->results_log, sizeof(c->results_log), key, v, true, err, errlen);
 	if (!strcmp(key, "results_log_max")) {

@@ -323,6 +323,7 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 	plan->index = n->nodeid;
 	plan->mode = st->eff.test == SPANK_IB_TEST_FULL ? IBP_RDMATEST_FULL : IBP_RDMATEST_QUICK;
 	snprintf(plan->munge_socket, sizeof(plan->munge_socket), "%s", t->munge_socket);
+	snprintf(plan->topology_conf, sizeof(plan->topology_conf), "%s", st->conf.topology_conf);
 	plan->policy = st->conf.policy;
 	plan->n_listen = t->n_listen;
 	for (size_t i = 0; i < t->n_listen; i++) {

@@ -101,19 +101,20 @@ enum spank_ib_enforce {
 };
 
 struct spank_ib_conf {
-	char sysfs_root[PATH_MAX];   /* "/" ; %n = short host name */
-	char topology[PATH_MAX];     /* "" = live hwloc discovery; %n allowed */
-	char cache_dir[PATH_MAX];    /* where verdicts are kept for cache_ttl; %n allowed */
-	char munge_socket[PATH_MAX]; /* "" = slurm.conf's AuthInfo=socket=, else libmunge's */
-	char test_helper[PATH_MAX];  /* "" = SPANK_IB_HELPER, fixed at build time */
-	char results_log[PATH_MAX];  /* "" = off; the tested links, one JSON line each; %n */
-	uint64_t results_log_max;    /* bytes before rotation to .1 (64 MiB) */
-	unsigned enforce;            /* SPANK_IB_ENFORCE_* */
-	bool bind;                   /* apply CPU and memory binding (yes) */
-	bool drain;                  /* drain the node on a node fault (no) */
-	bool prolog_check;           /* check in the job prolog (no) */
-	unsigned cache_ttl;          /* seconds a job's later steps reuse a verdict (60) */
-	struct ibp_policy policy;    /* every other key */
+	char sysfs_root[PATH_MAX];    /* "/" ; %n = short host name */
+	char topology[PATH_MAX];      /* "" = live hwloc discovery; %n allowed */
+	char cache_dir[PATH_MAX];     /* where verdicts are kept for cache_ttl; %n allowed */
+	char munge_socket[PATH_MAX];  /* "" = slurm.conf's AuthInfo=socket=, else libmunge's */
+	char test_helper[PATH_MAX];   /* "" = SPANK_IB_HELPER, fixed at build time */
+	char results_log[PATH_MAX];   /* "" = off; the tested links, one JSON line each; %n */
+	uint64_t results_log_max;     /* bytes before rotation to .1 (64 MiB) */
+	char topology_conf[PATH_MAX]; /* "" = none: Slurm's topology.conf/.yaml for the blame */
+	unsigned enforce;             /* SPANK_IB_ENFORCE_* */
+	bool bind;                    /* apply CPU and memory binding (yes) */
+	bool drain;                   /* drain the node on a node fault (no) */
+	bool prolog_check;            /* check in the job prolog (no) */
+	unsigned cache_ttl;           /* seconds a job's later steps reuse a verdict (60) */
+	struct ibp_policy policy;     /* every other key */
 	char policy_pairs[SPANK_IB_MAX_POLICY][SPANK_IB_PAIR_MAX]; /* as given, for the report */
 	size_t n_policy;
 };

@@ -25,8 +25,9 @@ enum ibp_severity {
 };
 
 enum ibp_fault_class {
-	IBP_CLASS_NODE = 0, /* bad hardware or node setup: may drain */
-	IBP_CLASS_JOB = 1,  /* the user's request or environment: never drains */
+	IBP_CLASS_NODE = 0,   /* bad hardware or node setup: may drain */
+	IBP_CLASS_JOB = 1,    /* the user's request or environment: never drains */
+	IBP_CLASS_FABRIC = 2, /* a switch's links ("leaf07 uplinks"): never drains a node */
 };
 
 #define IBP_CODE_MAX 40
@@ -74,7 +75,7 @@ enum ibp_severity ibp_findings_worst(const struct ibp_findings *f);
 size_t ibp_findings_count(const struct ibp_findings *f, enum ibp_severity sev, int fclass);
 
 const char *ibp_severity_name(enum ibp_severity s); /* "ok", "warn", "fail" */
-const char *ibp_class_name(enum ibp_fault_class c); /* "node", "job" */
+const char *ibp_class_name(enum ibp_fault_class c); /* "node", "job", "fabric" */
 
 /*
  * The one-line text of a finding, DESIGN.md's wording, without "spank-ib: ":

@@ -97,6 +97,7 @@
 #include "ibprep/hostlist.h"
 #include "ibprep/oob.h"
 #include "ibprep/policy.h"
+#include "ibprep/topology_conf.h"
 #include "ibprep/transport.h"
 
 #define IBP_RDMATEST_MAX_RAILS       16
@@ -175,6 +176,12 @@ struct ibp_rdmatest_config {
 	 * of POLICY) go to OUT, class job.
 	 */
 	const struct ibp_fp *fingerprint;
+
+	/*
+	 * Slurm's switch hierarchy (topology_conf.h), or NULL: the blame then
+	 * knows leaves (rdmatest_topo.c).  Must outlive the run.
+	 */
+	const struct ibp_topology *topology;
 };
 
 struct ibp_rdmatest_link {
@@ -243,6 +250,35 @@ int ibp_rdmatest_plan(size_t nnodes, size_t index, struct ibp_rdmatest_plan *pla
  * who may blame itself without confirmation from peers.
  */
 bool ibp_rdmatest_suspect(const struct ibp_oob_link *known, size_t n, uint32_t node, bool self);
+
+/*
+ * Topology-aware blame (rdmatest_topo.c), with LEAF[i] the leaf switch of
+ * node i of the step (-1 unknown) for NNODES nodes.
+ *
+ * A leaf's uplinks are suspect when, over the known links, every link
+ * between the leaf and other leaves failed, at least two of the leaf's
+ * nodes had such a failure (so the leaf needs at least
+ * IBP_RDMATEST_MIN_LEAF_NODES nodes in the step), their far ends are at
+ * least two nodes in at least two other leaves (with two leaves only, a cut
+ * between them is either leaf's uplinks), and the leaf's own links passed
+ * (at least one known, none failed).  Below that the leaf cannot be told
+ * from one of its nodes or from the other leaf: the links are named.  Returns the number of suspect
+ * leaves (switch indices in OUT, at most MAX).
+ *
+ * A node is then suspect by ibp_rdmatest_suspect() over the known links
+ * minus those a suspect leaf's uplinks explain, and only when its failed
+ * links reach its own leaf or at least two leaves: failures towards one
+ * other leaf only could as well be either leaf's uplinks, so the links
+ * are named instead.
+ */
+#define IBP_RDMATEST_MIN_LEAF_NODES 2
+size_t ibp_rdmatest_uplink_suspects(const struct ibp_oob_link *known, size_t n, const int *leaf,
+				    size_t nnodes, int *out, size_t max);
+bool ibp_rdmatest_suspect_topo(const struct ibp_oob_link *known, size_t n, uint32_t node, bool self,
+			       const int *leaf, size_t nnodes, const int *sus_leaves, size_t n_sus);
+/* Whether a link crosses the boundary of one of the suspect leaves. */
+bool ibp_rdmatest_uplink_explains(uint32_t from, uint32_t to, const int *leaf, size_t nnodes,
+				  const int *sus_leaves, size_t n_sus);
 
 /*
  * True when every link in KNOWN that was measured missed its bandwidth or

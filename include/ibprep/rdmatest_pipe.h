@@ -43,7 +43,7 @@
 #include "ibprep/transport.h"
 
 #define IBP_PIPE_MAGIC        0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION      1
+#define IBP_PIPE_VERSION      2
 #define IBP_PIPE_HDR_LEN      12
 #define IBP_PIPE_FRAME_MAX    (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS 256
@@ -63,6 +63,8 @@ struct ibp_pipe_plan {
 	enum ibp_rdmatest_mode mode;
 	char nodelist[IBP_PIPE_NODELIST_MAX]; /* the step's nodes, a Slurm host list */
 	char munge_socket[IBP_PIPE_PATH_MAX]; /* "" = libmunge's default */
+	/* topology_conf=: the child reads it only when root's and writable by nobody else */
+	char topology_conf[IBP_PIPE_PATH_MAX];
 	/* test_timeout_s, test_min_bw, test_max_lat_us, test_ports, test_pairing, test_transport */
 	struct ibp_policy policy;
 	/*

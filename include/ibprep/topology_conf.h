@@ -104,6 +104,9 @@ int ibp_topology_parse_yaml(struct ibp_topology *t, const char *text, size_t len
  * -errno of open/read with ERR naming the file, or the parse error.
  */
 int ibp_topology_load_file(struct ibp_topology *t, const char *path, char *err, size_t errlen);
+/* The same from an open file (the caller checked who owns it); NAME for messages and the format. */
+int ibp_topology_load_fd(struct ibp_topology *t, int fd, const char *name, char *err,
+			 size_t errlen);
 
 /* Index of node NAME in t->nodes, or -1 (O(log n)). */
 long ibp_topology_node(const struct ibp_topology *t, const char *name);

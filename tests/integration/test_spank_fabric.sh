@@ -7,9 +7,10 @@
 #      root-owned file per node) records every tested link, from both ends;
 #   2. leaf1's uplinks cut: nftables in n1..n3's own namespaces drops the
 #      test's ports to and from the other leaves' addresses only (links
-#      inside leaf1 and between leaf2 and leaf3 still pass); after a few
-#      steps `ibprep fabric` names "leaf1 uplinks", not a node, and nothing
-#      is drained.
+#      inside leaf1 and between leaf2 and leaf3 still pass): the step's
+#      findings (topology_conf=) name "leaf1 uplinks" (class fabric), not a
+#      node; nothing is drained; the log records every link; after a few
+#      steps `ibprep fabric` also names "leaf1 uplinks", not a node.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
@@ -48,11 +49,13 @@ SwitchName=leaf1 Nodes=n[1-3]
 SwitchName=leaf2 Nodes=n[4-6]
 SwitchName=leaf3 Nodes=n[7-9]
 TOPO
+chmod 0644 "$CL_DIR/topology.conf"
 
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-	test_transport=socket test_timeout=4 test_ports=47200-47299 \
+	test_transport=socket test_timeout=8 test_max_lat_us=200000 test_ports=47200-47299 \
 	"munge_socket=$CL_DIR/munge/munge.sock" \
-	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M)"
+	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M \
+	"topology_conf=$CL_DIR/topology.conf")"
 
 run() {
 	local name=$1
@@ -124,6 +127,12 @@ if [ $failed -eq 3 ] && grep -q "failing the step: the cross-node test failed" "
 else
 	tap_fail "steps fail with leaf1 cut" "$failed of 3 failed; $(show cut1)"
 fi
+if grep -q "spank-ib: leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/cut1" &&
+	! grep -v "uplinks:" "$OUT/cut1" | grep -qE "rdma test [a-z_]+ on (every|its) link"; then
+	tap_ok "the step's findings name leaf1's uplinks, and no node"
+else
+	tap_fail "step findings name leaf1 uplinks, no node" "$(grep spank-ib "$OUT/cut1" | head -20 | sed 's/^/    /')"
+fi
 drained=
 for i in $(seq 1 9); do
 	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
@@ -131,7 +140,7 @@ done
 if [ -z "$drained" ]; then tap_ok "nothing is drained"; else tap_fail "no drain" "drained:$drained"; fi
 records=$(cat $(logs) | wc -l)
 failed_recs=$(cat $(logs) | grep -c '"ok":false')
-if [ "$records" -eq 144 ] && [ "$failed_recs" -gt 0 ]; then
+if [ "$records" -eq 144 ] && [ "$failed_recs" -gt 0 ]; then # 4 steps x 36
 	tap_ok "the results log records every link of the failing steps too ($records records, $failed_recs failed)"
 else
 	tap_fail "records of the failing steps" "$records records (expected 144), $failed_recs failed"
@@ -144,6 +153,16 @@ if [ $rc -eq 1 ] && [[ "$first" == *'"leaf1 uplinks"'* ]] &&
 	tap_ok "ibprep fabric names leaf1's uplinks first, and no node"
 else
 	tap_fail "ibprep fabric names leaf1 uplinks" "rc=$rc; $(head -60 "$OUT/fabric.json" | sed 's/^/    /')"
+fi
+# topology_conf= is an admin path: a file others may write is ignored, and said.
+chmod 0666 "$CL_DIR/topology.conf"
+run writable cl_srun -N9 --ib-test true
+chmod 0644 "$CL_DIR/topology.conf"
+if grep -q "topology_conf=.*not root's or writable by others: ignored" "$OUT/writable" &&
+	! grep -q "leaf1 uplinks" "$OUT/writable"; then
+	tap_ok "a world-writable topology_conf= is ignored, with a message"
+else
+	tap_fail "writable topology_conf ignored" "$(grep spank-ib "$OUT/writable" | head -5)"
 fi
 "$IBPREP" fabric --topology "$CL_DIR/topology.conf" $(logs) >"$OUT/fabric.txt" 2>&1
 sed 's/^/# /' "$OUT/fabric.txt" | head -12
