@@ -96,9 +96,13 @@ size_t ibp_rdmatest_uplink_suspects(const struct ibp_oob_link *known, size_t n, 
 bool ibp_rdmatest_uplink_explains(uint32_t from, uint32_t to, const int *leaf, size_t nnodes,
 				  const int *sus_leaves, size_t n_sus)
 {
-	int la = leaf_of(leaf, nnodes, from), lb = leaf_of(leaf, nnodes, to);
+	int la, lb;
 
-	if (!leaf || la < 0 || lb < 0 || la == lb)
+	if (!leaf || !n_sus)
+		return false;
+	la = leaf_of(leaf, nnodes, from);
+	lb = leaf_of(leaf, nnodes, to);
+	if (la < 0 || lb < 0 || la == lb)
 		return false;
 	for (size_t k = 0; k < n_sus; k++)
 		if (sus_leaves[k] == la || sus_leaves[k] == lb)

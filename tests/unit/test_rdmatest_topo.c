@@ -167,6 +167,7 @@ static void test_rdmatest_topo_without_leaves_is_todays_rule(void **state)
 
 	(void)state;
 	assert_int_equal(ibp_rdmatest_uplink_suspects(k, n, NULL, 4, sus, 4), 0);
+	assert_false(ibp_rdmatest_uplink_explains(0, 1, NULL, 4, sus, 0));
 	assert_int_equal(ibp_rdmatest_uplink_suspects(k, n, unknown, 4, sus, 4), 0);
 	for (uint32_t i = 0; i < 4; i++) {
 		assert_int_equal(ibp_rdmatest_suspect_topo(k, n, i, i == 0, NULL, 4, sus, 0),

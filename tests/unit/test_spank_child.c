@@ -121,7 +121,8 @@ static int helper_main(void)
 		for (;;)
 			pause();
 	case 3:
-		if (write(1, "IBPC\0\1\0\2garbage", 15) != 15)
+		/* this version (IBP_PIPE_VERSION 2), then a frame the decoder refuses */
+		if (write(1, "IBPC\0\2\0\2garbage", 15) != 15)
 			_exit(8);
 		_exit(0);
 	case 4:
