@@ -6,7 +6,7 @@
 #   1. a healthy srun -N9 --ib-test: the results log (results_log=, one
 #      root-owned file per node) records every tested link, from both ends;
 #   2. leaf1's uplinks cut: nftables in n1..n3's own namespaces drops the
-#      test's ports to and from the other leaves' addresses only (links
+#      test's ports (the default test_ports=230-299) to and from the other leaves' addresses only (links
 #      inside leaf1 and between leaf2 and leaf3 still pass): the step's
 #      findings (topology_conf=) name "leaf1 uplinks" (class fabric), not a
 #      node; nothing is drained; the log records every link; after a few
@@ -52,7 +52,7 @@ TOPO
 chmod 0644 "$CL_DIR/topology.conf"
 
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-	test_transport=socket test_timeout=8 test_max_lat_us=200000 test_ports=47200-47299 \
+	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$PWD/$IBPREP" \
 	"munge_socket=$CL_DIR/munge/munge.sock" \
 	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M \
 	"topology_conf=$CL_DIR/topology.conf")"
@@ -77,8 +77,10 @@ records=$(cat $(logs) 2>/dev/null | wc -l)
 distinct=$(cat $(logs) 2>/dev/null | grep -o '"a":"[^"]*","ar":[0-9]*,"ad":"[^"]*","ap":[0-9]*,"b":"[^"]*"' |
 	sed 's/"ad":"[^"]*","ap":[0-9]*,//' | sort -u | wc -l)
 nlogs=$(logs | wc -l)
-if [ "$nlogs" -eq 9 ] && [ "$records" -eq 36 ] && [ "$distinct" -eq 18 ]; then
-	tap_ok "the results log records every link: 18 links, 36 records from 9 nodes"
+# Every link is recorded (by both ends as a rule; an end that saw a link as
+# untested, under load, leaves it to the other end).
+if [ "$nlogs" -eq 9 ] && [ "$distinct" -eq 18 ] && [ "$records" -ge 18 ] && [ "$records" -le 36 ]; then
+	tap_ok "the results log records every link: 18 links, $records records from 9 nodes"
 else
 	tap_fail "results log complete" "$nlogs logs, $records records, $distinct distinct links; $(head -3 $(logs | head -1) 2>&1)"
 fi
@@ -108,8 +110,8 @@ others="$CL_NET.14, $CL_NET.15, $CL_NET.16, $CL_NET.17, $CL_NET.18, $CL_NET.19"
 for i in 1 2 3; do
 	if ! ip netns exec "$CL_TAG-n$i" nft -f - <<NFT 2>"$OUT/nft"; then
 table inet ibp_leafcut {
-	chain input { type filter hook input priority 0; ip saddr { $others } tcp dport 47200-47299 drop; ip saddr { $others } tcp sport 47200-47299 drop; }
-	chain output { type filter hook output priority 0; ip daddr { $others } tcp dport 47200-47299 drop; ip daddr { $others } tcp sport 47200-47299 drop; }
+	chain input { type filter hook input priority 0; ip saddr { $others } tcp dport 230-299 drop; ip saddr { $others } tcp sport 230-299 drop; }
+	chain output { type filter hook output priority 0; ip daddr { $others } tcp dport 230-299 drop; ip daddr { $others } tcp sport 230-299 drop; }
 }
 NFT
 		tap_skip "leaf1's uplinks cut" "nftables does not work here: $(head -2 "$OUT/nft")"
@@ -140,10 +142,12 @@ done
 if [ -z "$drained" ]; then tap_ok "nothing is drained"; else tap_fail "no drain" "drained:$drained"; fi
 records=$(cat $(logs) | wc -l)
 failed_recs=$(cat $(logs) | grep -c '"ok":false')
-if [ "$records" -eq 144 ] && [ "$failed_recs" -gt 0 ]; then # 4 steps x 36
-	tap_ok "the results log records every link of the failing steps too ($records records, $failed_recs failed)"
+links=$(cat $(logs) | grep -o '"job":[0-9]*,"step":[0-9]*,.*"a":"[^"]*","ar":[0-9]*,"ad":"[^"]*","ap":[0-9]*,"b":"[^"]*"' |
+	sed 's/"by":"[^"]*",//; s/"ad":"[^"]*","ap":[0-9]*,//' | sort -u | wc -l)
+if [ "$links" -eq 72 ] && [ "$failed_recs" -gt 0 ]; then # 4 steps x 18 links
+	tap_ok "the results log records every link of the failing steps too ($links links, $records records, $failed_recs failed)"
 else
-	tap_fail "records of the failing steps" "$records records (expected 144), $failed_recs failed"
+	tap_fail "records of the failing steps" "$links links (expected 72), $records records, $failed_recs failed"
 fi
 "$IBPREP" fabric --topology "$CL_DIR/topology.conf" --json $(logs) >"$OUT/fabric.json" 2>&1
 rc=$?
