@@ -222,7 +222,7 @@ static void rail_list(const struct ibp_fp_rail *r, size_t n, char *buf, size_t l
 		for (k = i; k < n && nums < IBP_FP_MAX_ENTRIES; k++) {
 			const char *d = r[k].device;
 
-			if (done[k] || r[k].port != r[i].port || strncmp(d, r[i].device, pl) ||
+			if (done[k] || r[k].port != r[i].port || strncmp(d, r[i].device, pl) != 0 ||
 			    !d[pl] || strspn(d + pl, "0123456789") != strlen(d + pl) ||
 			    (d[pl] == '0' && d[pl + 1]))
 				continue;
