@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ibprep/finding.h"
+#include "ibprep/text.h"
 
 void ibp_findings_init(struct ibp_findings *f)
 {
@@ -140,6 +141,13 @@ int ibp_finding_format(const struct ibp_finding *x, const char *default_node, ch
 		return snprintf(dummy, sizeof(dummy), "%s%s%s%s%s%s", node, node[0] ? ": " : "",
 				where, x->observed, exp, fix);
 	}
-	return snprintf(buf, len, "%s%s%s%s%s%s", node, node[0] ? ": " : "", where, x->observed,
-			exp, fix);
+	{
+		char raw[IBP_NODE_MAX + sizeof(where) + 3 * IBP_TEXT_MAX + 64];
+		int n = snprintf(raw, sizeof(raw), "%s%s%s%s%s%s", node, node[0] ? ": " : "", where,
+				 x->observed, exp, fix);
+
+		/* fields carry user and sysfs text: made safe for a log or a terminal */
+		ibp_text_escape(raw, buf, len);
+		return n;
+	}
 }

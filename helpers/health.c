@@ -875,6 +875,16 @@ static void check_counters(struct ctx *c)
 	cagg_release(&a);
 }
 
+int ibp_health_check_job(const struct ibp_health_input *in, const struct ibp_policy *p,
+			 struct ibp_findings *out)
+{
+	struct ctx c = {.in = in, .p = p, .out = out, .err = 0};
+
+	if (in->memlock_source == IBP_MEMLOCK_USER)
+		check_memlock(&c);
+	return c.err;
+}
+
 int ibp_health_check(const struct ibp_health_input *in, const struct ibp_policy *p,
 		     struct ibp_findings *out)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ibprep/json.h"
+#include "ibprep/text.h"
 
 void ibp_json_init_file(struct ibp_json *j, FILE *fp, unsigned flags)
 {
@@ -132,40 +133,6 @@ static int after_value(struct ibp_json *j)
 	return j->err;
 }
 
-/*
- * Length of the well-formed UTF-8 sequence at S (Unicode table 3-7), 0 when
- * the bytes there are not one.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f; /* no UTF-16 surrogates */
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f; /* nothing above U+10FFFF */
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 /* The quoted, escaped string; no grammar state touched. */
 static int write_quoted(struct ibp_json *j, const char *str, size_t n)
 {
@@ -185,7 +152,7 @@ static int write_quoted(struct ibp_json *j, const char *str, size_t n)
 			continue;
 		}
 		if (c >= 0x80) {
-			size_t u = utf8_len(s + i, n - i);
+			size_t u = ibp_utf8_len(s + i, n - i);
 			if (u) {
 				i += u;
 				continue;

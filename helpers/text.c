@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,4 +27,95 @@ int ibp_format_cut(char *buf, size_t len, const char *fmt, ...)
 	n = ibp_vformat_cut(buf, len, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+/*
+ * Length of the well-formed UTF-8 sequence at S (Unicode table 3-7), 0 when
+ * the bytes there are not one.
+ */
+size_t ibp_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f; /* no UTF-16 surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f; /* nothing above U+10FFFF */
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+int ibp_text_escape(const char *in, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)in;
+	size_t n = strlen(in), o = 0;
+	bool cut = false;
+
+	if (!out || !len)
+		return -EINVAL;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		char esc[8];
+		size_t elen, adv = 1;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			esc[0] = (char)c;
+			elen = 1;
+		} else if (c == '\\') {
+			memcpy(esc, "\\\\", 2);
+			elen = 2;
+		} else if (c >= 0x80 && (adv = ibp_utf8_len(s + i, n - i)) &&
+			   !(c == 0xc2 && s[i + 1] < 0xa0)) {
+			/* well-formed and not a C1 control (U+0080..U+009F): as it is */
+			elen = adv;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			esc[0] = ' '; /* one line stays one line, still readable */
+			elen = 1;
+			adv = 1;
+		} else {
+			/* controls, DEL, C1 controls and bytes that are not UTF-8: one at a time */
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[c >> 4];
+			esc[3] = hex[c & 0xf];
+			elen = 4;
+			adv = 1;
+		}
+		if (o + elen >= len) {
+			cut = true;
+			break;
+		}
+		memcpy(out + o, elen == adv && c >= 0x80 ? in + i : esc, elen);
+		o += elen;
+		i += adv;
+	}
+	out[o] = '\0';
+	if (cut && len > 4) {
+		size_t at = o + 4 <= len - 1 ? o : len - 4;
+
+		/* cut only between whole characters or escapes: step back over a partial one */
+		while (at > 0 && ((unsigned char)out[at] & 0xc0) == 0x80)
+			at--;
+		memcpy(out + at, "...", 4);
+	}
+	return cut ? -ENOSPC : (int)o;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ibprep/results_log.h"
+#include "ibprep/rootpath.h"
 
 #include "spank_ib.h"
 
@@ -239,6 +240,8 @@ static int conf_set(struct spank_ib_conf *c, const char *pair, int depth, char *
 			snprintf(err, errlen, "bad value '%s' for key 'config': path too long", v);
 			return -EINVAL;
 		}
+		if (c->no_config_files)
+			return 0; /* srun, sbatch: nothing in it is theirs to use */
 		return read_config(c, path, depth + 1, err, errlen);
 	}
 	if (!strcmp(key, "enforce"))
@@ -295,13 +298,14 @@ static char *trim(char *s)
 
 /*
  * A config file: one KEY=VALUE per line, '#' comments, blank lines.  It must
- * be a regular file not writable by others (it steers a root process).
+ * be a regular file only root can change (rootpath.h): owned by root, not
+ * writable by group or others, in directories that are the same.
  */
 static int read_config(struct spank_ib_conf *c, const char *path, int depth, char *err,
 		       size_t errlen)
 {
 	struct stat st;
-	char *buf = NULL, *line, *next;
+	char *buf = NULL, *line, *next, bad[PATH_MAX + 512];
 	ssize_t n;
 	size_t got = 0;
 	int fd, rc = 0, lineno = 0;
@@ -311,19 +315,14 @@ static int read_config(struct spank_ib_conf *c, const char *path, int depth, cha
 			 CONFIG_MAX_DEPTH);
 		return -EINVAL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* It steers a root process: only root may be able to change it. */
+	fd = ibp_rootpath_open(path, O_RDONLY, 0, bad, sizeof(bad));
 	if (fd < 0) {
-		snprintf(err, errlen, "config %s: cannot open: %s", path, strerror(errno));
+		snprintf(err, errlen, "config: %s", bad);
 		return -EINVAL;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "config %s: not a regular file", path);
-		close(fd);
-		return -EINVAL;
-	}
-	if (st.st_mode & S_IWOTH) {
-		snprintf(err, errlen, "config %s: writable by every user: fix: chmod o-w %s", path,
-			 path);
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "config %s: %s", path, strerror(errno));
 		close(fd);
 		return -EINVAL;
 	}

@@ -3,12 +3,19 @@
  * ib_cache.c: a node's health verdict, kept for the job's later steps.
  *
  * A job with many short steps should not pay for the same checks each time:
- * slurmstepd (as root, in init_post_opt) keeps the findings of the health
- * checks in CACHE_DIR/job.<id> for cache_ttl seconds.  Never across jobs:
- * the file name and its content carry the job id, the job epilog removes
- * it, and stale files are ignored.  The directory is root's (0700); files
- * are opened with O_NOFOLLOW and must be root's regular files, so a job's
- * user cannot plant or alter a verdict.
+ * slurmstepd (as root, in init_post_opt) keeps the node-class findings of
+ * the health checks in CACHE_DIR/job.<id>.<host> for cache_ttl seconds.
+ * Job-class findings (the user's memlock limit ...) are never kept: they are
+ * the step's own and judged for every step.
+ *
+ * The directory must be root's and grant nothing to others (0700), on a path
+ * only root can change (rootpath.h); it is opened once (O_DIRECTORY,
+ * O_NOFOLLOW on every component) and every file operation is an *at() call
+ * on that fd, so a user cannot redirect root's writes or unlinks.  Each
+ * record names the host and the job (id and uid: ids restart after a
+ * rebuilt slurmctld state, and a cache directory may be shared between
+ * nodes) and is ignored when either differs; stale and foreign files are
+ * misses, never errors.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,44 +26,86 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ibprep/rootpath.h"
+
 #include "spank_ib.h"
 
-#define CACHE_MAGIC        0x69626331u /* "ibc1" */
+#define CACHE_MAGIC        0x69626332u /* "ibc2" */
 #define CACHE_MAX_FINDINGS 256
 
 struct cache_head {
 	unsigned magic;
 	unsigned size_of_finding; /* a build with another layout is a miss */
 	uint32_t job_id;
+	uint32_t uid;
+	char host[IBP_NODE_MAX];
 	uint32_t n;
+	uint32_t pad;
 	int64_t written; /* CLOCK_REALTIME seconds */
 };
 
-static int cache_path(const char *dir, uint32_t job_id, char *buf, size_t len)
+int spank_ib_cache_open(const char *dir, bool create, char *why, size_t len)
 {
-	int n = snprintf(buf, len, "%s/job.%u", dir, job_id);
+	char base[NAME_MAX + 1];
+	int fd, pfd;
 
+	fd = ibp_rootpath_open(dir, O_RDONLY,
+			       IBP_ROOTPATH_DIR | IBP_ROOTPATH_PRIVATE | IBP_ROOTPATH_NOFOLLOW, why,
+			       len);
+	if (fd != -ENOENT || !create)
+		return fd;
+	pfd = ibp_rootpath_open_parent(dir, base, sizeof(base), why, len);
+	if (pfd < 0)
+		return pfd;
+	if (mkdirat(pfd, base, 0700) && errno != EEXIST) {
+		int e = errno;
+
+		close(pfd);
+		snprintf(why, len, "%s: cannot create: %s", dir, strerror(e));
+		return -e;
+	}
+	close(pfd);
+	return ibp_rootpath_open(dir, O_RDONLY,
+				 IBP_ROOTPATH_DIR | IBP_ROOTPATH_PRIVATE | IBP_ROOTPATH_NOFOLLOW,
+				 why, len);
+}
+
+/* "job.<id>.<host>": a host name that is not a plain name is not cached. */
+static int cache_name(const struct spank_ib_cache_key *k, char *buf, size_t len)
+{
+	int n;
+
+	if (!k->host[0] || k->host[0] == '.' || strlen(k->host) >= IBP_NODE_MAX ||
+	    strspn(k->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		strlen(k->host))
+		return -EINVAL;
+	n = snprintf(buf, len, "job.%u.%s", k->job_id, k->host);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int spank_ib_cache_load(const char *dir, uint32_t job_id, unsigned ttl, struct ibp_findings *f)
+int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+			struct ibp_findings *f)
 {
-	char path[PATH_MAX];
+	char name[128];
 	struct cache_head h;
 	struct stat st;
+	size_t before = f->n;
 	int fd, rc = -ENOENT;
 
-	if (!ttl || cache_path(dir, job_id, path, sizeof(path)))
+	if (dfd < 0 || !ttl || cache_name(k, name, sizeof(name)))
 		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077))
 		goto out;
 	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.magic != CACHE_MAGIC ||
-	    h.size_of_finding != sizeof(struct ibp_finding) || h.job_id != job_id ||
-	    h.n > CACHE_MAX_FINDINGS)
+	    h.size_of_finding != sizeof(struct ibp_finding) || h.job_id != k->job_id ||
+	    h.uid != k->uid || h.n > CACHE_MAX_FINDINGS)
 		goto out;
+	h.host[sizeof(h.host) - 1] = '\0';
+	if (strcmp(h.host, k->host) != 0)
+		goto out; /* another node's verdict (a shared directory) */
 	if (h.written > time(NULL) || time(NULL) - h.written > (int64_t)ttl)
 		goto out; /* stale */
 	for (uint32_t i = 0; i < h.n; i++) {
@@ -70,6 +119,8 @@ int spank_ib_cache_load(const char *dir, uint32_t job_id, unsigned ttl, struct i
 		x.code[sizeof(x.code) - 1] = x.node[sizeof(x.node) - 1] = '\0';
 		x.device[sizeof(x.device) - 1] = x.observed[sizeof(x.observed) - 1] = '\0';
 		x.expected[sizeof(x.expected) - 1] = x.fix[sizeof(x.fix) - 1] = '\0';
+		if (x.fclass != IBP_CLASS_NODE)
+			continue; /* never written; never believed either */
 		if (ibp_findings_add(f, &x)) {
 			rc = -ENOMEM;
 			goto out;
@@ -77,49 +128,62 @@ int spank_ib_cache_load(const char *dir, uint32_t job_id, unsigned ttl, struct i
 	}
 	rc = 0;
 out:
+	if (rc)
+		f->n = before; /* all or nothing */
 	close(fd);
 	return rc;
 }
 
-int spank_ib_cache_store(const char *dir, uint32_t job_id, unsigned ttl,
+int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			 const struct ibp_findings *f)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 16];
-	struct cache_head h = {CACHE_MAGIC, sizeof(struct ibp_finding), job_id, 0, 0};
+	char name[128], tmp[160];
+	struct cache_head h;
 	int fd, rc = 0;
-	size_t n = f->n < CACHE_MAX_FINDINGS ? f->n : CACHE_MAX_FINDINGS;
+	uint32_t n = 0;
 
-	if (!ttl || geteuid() != 0)
+	if (dfd < 0 || !ttl || geteuid() != 0)
 		return 0; /* only root writes verdicts */
-	if (cache_path(dir, job_id, path, sizeof(path)))
-		return -ENAMETOOLONG;
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (cache_name(k, name, sizeof(name)))
+		return -EINVAL;
+	memset(&h, 0, sizeof(h));
+	h.magic = CACHE_MAGIC;
+	h.size_of_finding = sizeof(struct ibp_finding);
+	h.job_id = k->job_id;
+	h.uid = k->uid;
+	snprintf(h.host, sizeof(h.host), "%s", k->host);
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].fclass == IBP_CLASS_NODE && n < CACHE_MAX_FINDINGS)
+			n++;
+	h.n = n;
+	h.written = time(NULL);
+	snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	h.n = (uint32_t)n;
-	h.written = time(NULL);
 	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
 		rc = -EIO;
-	for (size_t i = 0; !rc && i < n; i++)
+	for (size_t i = 0, w = 0; !rc && i < f->n && w < n; i++) {
+		if (f->v[i].fclass != IBP_CLASS_NODE)
+			continue; /* a job fault is the step's, not the node's */
 		if (write(fd, &f->v[i], sizeof(f->v[i])) != (ssize_t)sizeof(f->v[i]))
 			rc = -EIO;
+		w++;
+	}
 	if (close(fd) && !rc)
 		rc = -errno;
-	if (!rc && rename(tmp, path))
+	if (!rc && renameat(dfd, tmp, dfd, name))
 		rc = -errno;
 	if (rc)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	return rc;
 }
 
-int spank_ib_cache_drop(const char *dir, uint32_t job_id)
+int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k)
 {
-	char path[PATH_MAX];
+	char name[128];
 
-	if (cache_path(dir, job_id, path, sizeof(path)))
-		return -ENAMETOOLONG;
-	return unlink(path) && errno != ENOENT ? -errno : 0;
+	if (dfd < 0 || cache_name(k, name, sizeof(name)))
+		return -EINVAL;
+	return unlinkat(dfd, name, 0) && errno != ENOENT ? -errno : 0;
 }

@@ -11,6 +11,8 @@
 
 #include <slurm/spank.h>
 
+#include "ibprep/text.h"
+
 #include "spank_ib.h"
 
 static const char *local_getenv(void *ctx, const char *name)
@@ -33,7 +35,10 @@ int spank_ib_local_post_opt(spank_t sp, struct spank_ib_state *st)
 	(void)sp;
 	if (spank_ib_effective(spank_ib_user_opts(), &st->conf, local_getenv, NULL, &st->eff,
 			       &st->active, err, sizeof(err))) {
-		slurm_error("spank-ib: %s", err);
+		char safe[2048];
+
+		ibp_text_escape(err, safe, sizeof(safe)); /* holds the user's value */
+		slurm_error("spank-ib: %s", safe);
 		return -1;
 	}
 	return 0;

@@ -14,6 +14,8 @@
 
 #include <slurm/spank.h>
 
+#include "ibprep/text.h"
+
 #include "spank_ib.h"
 
 static const struct {
@@ -188,10 +190,11 @@ int spank_ib_opts_from_env(struct spank_ib_opts *o, spank_ib_getenv_fn get, void
 /* One callback for every option: VAL says which. */
 static int opt_cb(int val, const char *optarg, int remote)
 {
-	char err[512];
+	char err[512], safe[1024];
 
 	if (spank_ib_opt_parse(&user_opts, (enum spank_ib_opt)val, optarg, err, sizeof(err))) {
-		slurm_error("spank-ib: %s", err);
+		ibp_text_escape(err, safe, sizeof(safe)); /* holds the user's value */
+		slurm_error("spank-ib: %s", safe);
 		return -1;
 	}
 	return 0;

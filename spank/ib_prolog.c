@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/spank.h>
 
@@ -31,6 +32,21 @@ static uint32_t prolog_job_id(spank_t sp)
 	return 0;
 }
 
+/* The job's uid (part of the cache key): Slurm's item, else slurmd's SLURM_JOB_UID. */
+static uint32_t prolog_job_uid(spank_t sp)
+{
+	uid_t uid = 0;
+	const char *v;
+	uint64_t x;
+
+	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+		return (uint32_t)uid;
+	v = getenv("SLURM_JOB_UID");
+	if (v && !ibp_parse_u64(v, &x) && x <= UINT32_MAX)
+		return (uint32_t)x;
+	return 0;
+}
+
 int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 {
 	struct spank_ib_node *n;
@@ -47,6 +63,7 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 	}
 	ibp_findings_init(&n->findings);
 	n->job_id = prolog_job_id(sp);
+	n->uid = prolog_job_uid(sp);
 	memset(&st->eff, 0, sizeof(st->eff));
 	st->eff.check = SPANK_IB_CHECK_FAIL;
 	if (spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
@@ -71,11 +88,18 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 
 int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st)
 {
-	char cache_dir[PATH_MAX];
-	uint32_t id = prolog_job_id(sp);
+	char cache_dir[PATH_MAX], why[PATH_MAX + 512];
+	struct spank_ib_cache_key key = {.host = st->host, .job_id = prolog_job_id(sp)};
+	int cfd;
 
-	if (id &&
-	    !spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
-		spank_ib_cache_drop(cache_dir, id);
+	if (!key.job_id ||
+	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+		return 0;
+	/* Only in a directory that passes the same checks as for storing. */
+	cfd = spank_ib_cache_open(cache_dir, false, why, sizeof(why));
+	if (cfd < 0)
+		return 0;
+	spank_ib_cache_drop(cfd, &key);
+	close(cfd);
 	return 0;
 }

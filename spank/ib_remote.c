@@ -24,6 +24,7 @@
  * at most one RPC (drain).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -40,8 +42,10 @@
 #include "ibprep/hca.h"
 #include "ibprep/health.h"
 #include "ibprep/place.h"
+#include "ibprep/rootpath.h"
 #include "ibprep/sysfs.h"
 #include "ibprep/topo.h"
+#include "ibprep/text.h"
 
 #include "spank_ib.h"
 
@@ -183,16 +187,40 @@ static bool want_placement(const struct spank_ib_opts *e)
 	       e->report != SPANK_IB_REPORT_OFF || e->test != SPANK_IB_TEST_OFF;
 }
 
+/*
+ * sysfs_root steers root's reads (and, with drain=yes, whether the node is
+ * drained): only root may be able to change it.  0, or a setup finding.
+ */
+static int check_root_only_dir(struct spank_ib_state *st, struct spank_ib_node *n, const char *key,
+			       const char *path)
+{
+	char why[PATH_MAX + 512];
+	int fd = ibp_rootpath_open(path, O_RDONLY, IBP_ROOTPATH_DIR, why, sizeof(why));
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd == -ENOENT)
+		return 0; /* said by the open that follows ("cannot open") */
+	spank_ib_setup_finding(n, st->eff.check == SPANK_IB_CHECK_OFF ? IBP_SEV_WARN : IBP_SEV_FAIL,
+			       "%s: %s", key, why);
+	return fd;
+}
+
 void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 			  struct spank_ib_job_env *je, const char *root, const char *cache_dir)
 {
 	struct ibp_sysfs fs = {.root_fd = -1};
 	struct ibp_findings scratch;
-	int rc;
+	struct spank_ib_cache_key key = {.host = st->host, .job_id = n->job_id, .uid = n->uid};
+	int rc, cfd = -1;
 
 	ibp_findings_init(&scratch);
 	ibp_health_input_init(&n->in);
 	n->have_in = true;
+	if (check_root_only_dir(st, n, "sysfs_root", root))
+		return;
 	rc = ibp_sysfs_open(&fs, root);
 	if (rc) {
 		spank_ib_setup_finding(
@@ -200,11 +228,23 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 		    "sysfs_root %s: cannot open: %s", root, strerror(-rc));
 		return;
 	}
-	if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.cache_ttl &&
-	    !spank_ib_cache_load(cache_dir, n->job_id, st->conf.cache_ttl, &n->findings)) {
-		/* A fresh verdict of this job: only the inventory for the placement. */
+	if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.cache_ttl) {
+		char why[PATH_MAX + 512];
+
+		cfd = spank_ib_cache_open(cache_dir, geteuid() == 0, why, sizeof(why));
+		if (cfd < 0)
+			spank_ib_setup_finding(
+			    n, IBP_SEV_WARN, "cache_dir: %s; verdicts are not cached for this step",
+			    why);
+	}
+	if (cfd >= 0 && !spank_ib_cache_load(cfd, &key, st->conf.cache_ttl, &n->findings)) {
+		/* A fresh verdict of this node for this job: the inventory for the placement. */
 		n->cached = true;
 		rc = want_placement(&st->eff) ? ibp_inventory_load(&n->in.inv, &fs, &scratch) : 0;
+		/* The step's own faults (the user's memlock limit) are judged every step. */
+		memlock_from_env(n, je);
+		if (!rc)
+			rc = ibp_health_check_job(&n->in, &st->conf.policy, &n->findings);
 	} else {
 		size_t before = n->findings.n;
 
@@ -214,12 +254,14 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 			memlock_from_env(n, je);
 			rc = ibp_health_check(&n->in, &st->conf.policy, &n->findings);
 		}
-		if (!rc && st->eff.check != SPANK_IB_CHECK_OFF && st->conf.cache_ttl) {
+		if (!rc && cfd >= 0) {
 			struct ibp_findings mine = {.v = n->findings.v + before,
 						    .n = n->findings.n - before};
-			spank_ib_cache_store(cache_dir, n->job_id, st->conf.cache_ttl, &mine);
+			spank_ib_cache_store(cfd, &key, st->conf.cache_ttl, &mine);
 		}
 	}
+	if (cfd >= 0)
+		close(cfd);
 	if (rc)
 		spank_ib_setup_finding(n, IBP_SEV_FAIL, "reading %s: %s", root, strerror(-rc));
 	ibp_findings_release(&scratch);
@@ -308,6 +350,18 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 
 	ibp_topo_init(&n->topo);
 	n->have_topo = true;
+	if (topo_path[0]) {
+		/* an XML file steers root's placement: only root may be able to change it */
+		char why[PATH_MAX + 512];
+		int fd = ibp_rootpath_open(topo_path, O_RDONLY, 0, why, sizeof(why));
+
+		if (fd < 0 && fd != -ENOENT) { /* a missing file: "cannot load" below */
+			spank_ib_setup_finding(n, IBP_SEV_WARN, "topology: %s; no placement", why);
+			return;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 	rc = topo_path[0] ? ibp_topo_load_xml(&n->topo, topo_path) : ibp_topo_load_live(&n->topo);
 	if (rc) {
 		spank_ib_setup_finding(n, IBP_SEV_WARN,
@@ -483,7 +537,10 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	if (spank_ib_effective(spank_ib_user_opts(), &st->conf, job_getenv, &je, &st->eff,
 			       &st->active, err, sizeof(err))) {
 		/* A job fault: fail the user's own step, never drain. */
-		spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, err);
+		char safe[2048];
+
+		ibp_text_escape(err, safe, sizeof(safe)); /* holds the user's value */
+		spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, safe);
 		n->verdict = -1;
 		st->active = true;
 		return 0;
@@ -491,6 +548,7 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	if (!st->active)
 		return 0; /* no flag, no enforce: cost nothing */
 	spank_get_item(sp, S_JOB_ID, &n->job_id);
+	spank_get_item(sp, S_JOB_UID, &n->uid);
 	spank_get_item(sp, S_JOB_STEPID, &n->step_id);
 	spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &n->ntasks);
 	spank_get_item(sp, S_JOB_NODEID, &n->nodeid);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -18,6 +19,7 @@
 #include "ibprep/place.h"
 #include "ibprep/report.h"
 #include "ibprep/topo.h"
+#include "ibprep/text.h"
 
 #include "spank_ib.h"
 
@@ -52,16 +54,17 @@ static void task_row(const struct spank_ib_node *n, size_t r, char *buf, size_t 
 
 static void report_text(FILE *fp, const struct spank_ib_state *st, const struct spank_ib_node *n)
 {
-	char row[512];
+	char row[512], how[1024];
 
 	fprintf(fp,
 		"spank-ib: %s: job %u step %u: %zu HCAs, %zu GPUs, %zu findings, %s (%.1f ms%s)\n",
 		st->host, n->job_id, n->step_id, n->have_in ? n->in.inv.n_hcas : 0,
 		n->have_topo ? n->topo.n_gpus : 0, n->findings.n, n->verdict ? "fail" : "pass",
 		n->work_ms, n->cached ? ", cached verdict" : "");
+	ibp_text_escape(n->ifname_how, how, sizeof(how)); /* node names from the job's env */
 	if (n->ifname_how[0])
 		fprintf(fp, "spank-ib: %s: NCCL_SOCKET_IFNAME %s: %s\n", st->host,
-			n->ifname[0] ? n->ifname : "-", n->ifname_how);
+			n->ifname[0] ? n->ifname : "-", how);
 	if (n->have_step_gpus)
 		fprintf(fp, "spank-ib: %s: step GPUs from %s (%zu)\n", st->host, n->gpus_from,
 			n->n_step_gpus);
@@ -138,40 +141,105 @@ static void report_json(FILE *fp, const struct spank_ib_state *st, const struct 
 	fputc('\n', fp);
 }
 
-/* Runs as the job's user: the report file is the user's to write. */
+/*
+ * The user's --ib-report file, opened as the job's user (user_init: Slurm
+ * dropped to the job's uid): never root writing into a user's path.  Opened
+ * non-blocking and checked after the open: a FIFO, a device or a directory
+ * is refused with a message (O_NOFOLLOW alone would let a FIFO block
+ * slurmstepd before the tasks start).  The fd, or -1 after saying why.
+ */
+static int open_report(const struct spank_ib_state *st, const struct spank_ib_node *n,
+		       const char *path)
+{
+	struct stat sb;
+	char safe[PATH_MAX * 2];
+	int fd;
+
+	ibp_text_escape(path, safe, sizeof(safe));
+	if (geteuid() != (uid_t)n->uid) {
+		slurm_error("spank-ib: %s: --ib-report file %s: not written: this process runs as "
+			    "uid %u, not the job's uid %u",
+			    st->host, safe, (unsigned)geteuid(), (unsigned)n->uid);
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0) {
+		slurm_error("spank-ib: %s: --ib-report file %s: %s%s; the step goes on", st->host,
+			    safe, strerror(errno),
+			    errno == ENXIO ? " (a FIFO: give a regular file)" : "");
+		return -1;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		slurm_error("spank-ib: %s: --ib-report file %s: not a regular file (a FIFO, a "
+			    "device ...): give a file path; the step goes on",
+			    st->host, safe);
+		close(fd);
+		return -1;
+	}
+	if (ftruncate(fd, 0)) {
+		slurm_error("spank-ib: %s: --ib-report file %s: %s; the step goes on", st->host,
+			    safe, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Runs as the job's user.  The report is built in memory, then written once, bounded. */
 void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_ib_node *n)
 {
 	char path[PATH_MAX], job[16];
-	FILE *fp = stderr;
+	char *text = NULL;
+	size_t len = 0, off = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int fd = STDERR_FILENO;
 
-	if (st->eff.report_file[0]) {
-		int fd;
-
-		snprintf(job, sizeof(job), "%u", n->job_id);
-		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
-			slurm_error("spank-ib: %s: --ib-report file '%s': only %%n, %%j and %%%% "
-				    "may follow '%%'",
-				    st->host, st->eff.report_file);
-			return;
-		}
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-		fp = fd < 0 ? NULL : fdopen(fd, "w");
-		if (!fp) {
-			slurm_error("spank-ib: %s: --ib-report file %s: %s", st->host, path,
-				    strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
+	if (!mem) {
+		slurm_error("spank-ib: %s: --ib-report: out of memory", st->host);
+		return;
 	}
 	if (st->eff.report == SPANK_IB_REPORT_JSON)
-		report_json(fp, st, n);
+		report_json(mem, st, n);
 	else
-		report_text(fp, st, n);
-	if (fp != stderr)
-		fclose(fp);
-	else
+		report_text(mem, st, n);
+	if (fclose(mem) || !text) {
+		free(text);
+		return;
+	}
+	if (len > SPANK_IB_REPORT_MAX)
+		len = SPANK_IB_REPORT_MAX; /* bounded: no step pays for a huge report */
+	if (st->eff.report_file[0]) {
+		snprintf(job, sizeof(job), "%u", n->job_id);
+		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
+			char safe[PATH_MAX * 2];
+
+			ibp_text_escape(st->eff.report_file, safe, sizeof(safe));
+			slurm_error("spank-ib: %s: --ib-report file '%s': only %%n, %%j and %%%% "
+				    "may follow '%%'",
+				    st->host, safe);
+			free(text);
+			return;
+		}
+		fd = open_report(st, n, path);
+		if (fd < 0) {
+			free(text);
+			return;
+		}
+	} else {
 		fflush(stderr);
+	}
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* EAGAIN on a full pipe (stderr): the rest is dropped, not waited for */
+		off += (size_t)w;
+	}
+	if (fd != STDERR_FILENO)
+		close(fd);
+	free(text);
 }
 
 int spank_ib_remote_user_init(spank_t sp, struct spank_ib_state *st)

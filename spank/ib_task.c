@@ -19,6 +19,7 @@
 #include "ibprep/finding.h"
 #include "ibprep/place.h"
 #include "ibprep/topo.h"
+#include "ibprep/text.h"
 
 #include "spank_ib.h"
 
@@ -162,7 +163,7 @@ static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct sp
 			  const struct ibp_place_view *deal, int task, struct seen_view *sv)
 {
 	unsigned gpus[IBP_PLACE_MAX_GPUS];
-	char cvd[1024], err[512];
+	char cvd[1024], err[512], safe[1024];
 	int c;
 
 	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)) != ESPANK_SUCCESS)
@@ -170,11 +171,12 @@ static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct sp
 	c = spank_ib_map_cvd(cvd, n->step_gpus, n->have_step_gpus ? n->n_step_gpus : 0, n->cvd_mode,
 			     n->topo.n_gpus, gpus, IBP_PLACE_MAX_GPUS, err, sizeof(err));
 	if (c < 0) {
+		ibp_text_escape(err, safe, sizeof(safe)); /* the user's CUDA_VISIBLE_DEVICES */
 		fprintf(stderr,
 			"spank-ib: %s: warning: task %d: %s: its IBPREP_*, HCA and CPUs follow the "
 			"plugin's PCI-order deal, which may not be the GPU it uses; fix: let "
 			"Slurm set CUDA_VISIBLE_DEVICES, or give indices of the step's GPUs\n",
-			st->host, task, err);
+			st->host, task, safe);
 		return 0;
 	}
 	if (c == 0)

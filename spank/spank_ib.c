@@ -42,15 +42,19 @@ static int register_options(spank_t sp)
 	return 0;
 }
 
-int slurm_spank_init(spank_t sp, int ac, char **av)
+/*
+ * The plugstack.conf arguments, parsed once per process (init, or the job
+ * prolog where Slurm calls no init).  srun, sbatch and salloc run as the user
+ * and need nothing from config=: it is not read there (a 0600 root file).
+ */
+static int load_conf(spank_context_t ctx, int ac, char **av)
 {
-	spank_context_t ctx = spank_context();
 	char err[1024];
 
-	spank_ib_opts_init(spank_ib_user_opts());
+	if (state.conf_ok)
+		return 0;
 	spank_ib_conf_init(&state.conf);
-	state.conf_ok = false;
-	state.active = false;
+	state.conf.no_config_files = ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR;
 	if (spank_ib_short_hostname(state.host, sizeof(state.host)))
 		strcpy(state.host, "localhost");
 	if (spank_ib_conf_parse(&state.conf, ac, av, err, sizeof(err))) {
@@ -58,6 +62,18 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		return -1;
 	}
 	state.conf_ok = true;
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	spank_ib_opts_init(spank_ib_user_opts());
+	state.conf_ok = false;
+	state.active = false;
+	if (load_conf(ctx, ac, av))
+		return -1;
 	if (ctx == S_CTX_LOCAL || ctx == S_CTX_REMOTE || ctx == S_CTX_ALLOCATOR) {
 		if (register_options(sp))
 			return -1;
@@ -99,18 +115,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)
 		return 0;
-	if (!state.conf_ok) {
-		char err[1024];
-
-		spank_ib_conf_init(&state.conf);
-		if (spank_ib_short_hostname(state.host, sizeof(state.host)))
-			strcpy(state.host, "localhost");
-		if (spank_ib_conf_parse(&state.conf, ac, av, err, sizeof(err))) {
-			slurm_error("spank-ib: %s: plugstack.conf: %s", state.host, err);
-			return -1;
-		}
-		state.conf_ok = true;
-	}
+	if (load_conf(S_CTX_JOB_SCRIPT, ac, av))
+		return -1;
 	return spank_ib_job_prolog(sp, &state);
 }
 

@@ -117,6 +117,13 @@ struct spank_ib_conf {
 	struct ibp_policy policy;     /* every other key */
 	char policy_pairs[SPANK_IB_MAX_POLICY][SPANK_IB_PAIR_MAX]; /* as given, for the report */
 	size_t n_policy;
+	/*
+	 * Set before parsing in srun/sbatch/salloc (the user's process): config=
+	 * is checked for syntax but not read.  Nothing the local context does
+	 * needs the admin's settings (it validates the user's options and
+	 * environment defaults), so a root-only 0600 file works there.
+	 */
+	bool no_config_files;
 };
 
 void spank_ib_conf_init(struct spank_ib_conf *c);
@@ -125,7 +132,9 @@ void spank_ib_conf_init(struct spank_ib_conf *c);
  * Parses the plugstack.conf arguments (and, for config=FILE, the file's
  * KEY=VALUE lines, '#' comments).  Unknown keys and bad values are -EINVAL
  * with ERR naming the key (and the file and line).  Later keys override
- * earlier ones; config= is read where it appears.
+ * earlier ones; config= is read where it appears (not with no_config_files),
+ * and only when root alone can change it (rootpath.h): else -EINVAL with ERR
+ * naming the file, its owner and mode.
  */
 int spank_ib_conf_parse(struct spank_ib_conf *c, int ac, char **av, char *err, size_t errlen);
 
@@ -147,12 +156,26 @@ int spank_ib_parse_bool(const char *s, bool *out);
 
 /* ---- the verdict cache (ib_cache.c) and draining (ib_drain.c) ---- */
 
-/* Appends the cached findings of JOB_ID when younger than TTL s.  0, -ENOENT (miss). */
-int spank_ib_cache_load(const char *dir, uint32_t job_id, unsigned ttl, struct ibp_findings *f);
-/* Root only (a no-op otherwise).  0 or -errno. */
-int spank_ib_cache_store(const char *dir, uint32_t job_id, unsigned ttl,
+/* Whose verdict a record is: this host, the job's id and uid (ids may be reused). */
+struct spank_ib_cache_key {
+	const char *host; /* a plain name ([A-Za-z0-9._-]); anything else is not cached */
+	uint32_t job_id;
+	uint32_t uid;
+};
+
+/*
+ * Opens the cache directory DIR (root's, 0700, on a root-only path:
+ * rootpath.h), creating it 0700 when missing and CREATE.  The fd, or -errno
+ * with WHY naming what is wrong (then: no caching for this step).
+ */
+int spank_ib_cache_open(const char *dir, bool create, char *why, size_t len);
+/* Appends the cached node findings of K when younger than TTL s.  0, -ENOENT (miss). */
+int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+			struct ibp_findings *f);
+/* Keeps F's node-class findings only.  Root only (a no-op otherwise).  0 or -errno. */
+int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			 const struct ibp_findings *f);
-int spank_ib_cache_drop(const char *dir, uint32_t job_id);
+int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k);
 
 /* This host's Slurm NodeName from slurm.conf (not the job's env).  0 or -errno. */
 int spank_ib_node_name(const char *host, char *buf, size_t len);
@@ -248,7 +271,8 @@ const char *spank_ib_slurm_conf_path(void);
 
 /* ---- the plugin's state across callbacks (one per process) ---- */
 
-#define SPANK_IB_MSG_MAX 8192
+#define SPANK_IB_MSG_MAX    8192
+#define SPANK_IB_REPORT_MAX (1024 * 1024) /* bytes of one --ib-report */
 
 struct spank_ib_lw; /* ib_linkwatch.c: the ports as the step started */
 
@@ -295,6 +319,7 @@ struct spank_ib_node {
 	bool cached;  /* the health findings came from the cache */
 	bool drained; /* this step drained the node */
 	uint32_t job_id, step_id, ntasks, nodeid, nnodes;
+	uint32_t uid;                /* the job's (S_JOB_UID): part of the cache key */
 	char nodename[IBP_NODE_MAX]; /* Slurm NodeName ("" when not needed) */
 	char msg[SPANK_IB_MSG_MAX];  /* lines to print once per node */
 	size_t msg_len;

@@ -80,8 +80,10 @@ const char *ibp_class_name(enum ibp_fault_class c); /* "node", "job", "fabric" *
 /*
  * The one-line text of a finding, DESIGN.md's wording, without "spank-ib: ":
  * "NODE: DEVICE port P: OBSERVED, expected EXPECTED: FIX".  NODE is the
- * finding's node, or DEFAULT_NODE when that is empty.  Returns the length
- * snprintf would have written (the caller may detect truncation).
+ * finding's node, or DEFAULT_NODE when that is empty.  The fields hold user
+ * and sysfs text: the line is escaped for a log or a terminal
+ * (ibp_text_escape).  Returns the length snprintf would have written for the
+ * unescaped line (the caller may detect truncation).
  */
 int ibp_finding_format(const struct ibp_finding *x, const char *default_node, char *buf,
 		       size_t len);

@@ -79,6 +79,14 @@ int ibp_health_gather(struct ibp_health_input *in, const struct ibp_sysfs *fs,
 int ibp_health_check(const struct ibp_health_input *in, const struct ibp_policy *p,
 		     struct ibp_findings *out);
 
+/*
+ * Only the checks whose findings are the job's (IBP_CLASS_JOB: the user's
+ * own memlock limit), for a step whose node findings came from a cache:
+ * they are never cached.  0 or -ENOMEM.
+ */
+int ibp_health_check_job(const struct ibp_health_input *in, const struct ibp_policy *p,
+			 struct ibp_findings *out);
+
 /* True when DEV is named by LIST ("mlx5_0", "mlx5_[0-1,4-9],mlx5_bond_0"). */
 bool ibp_health_device_matches(const char *list, const char *dev);
 

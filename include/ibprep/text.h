@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * vsnprintf into BUF (LEN bytes, may be 0); a cut text ends in "...".
@@ -18,5 +19,22 @@ int ibp_vformat_cut(char *buf, size_t len, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 int ibp_format_cut(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * Length of the well-formed UTF-8 sequence at S (N bytes available; Unicode
+ * table 3-7), 0 when the bytes there are not one.  Shared with the JSON writer.
+ */
+size_t ibp_utf8_len(const unsigned char *s, size_t n);
+
+/*
+ * IN made safe for a log line or a terminal (user- or hardware-controlled
+ * text: NCCL_IB_HCA, sysfs strings ...), the JSON writer's rules for text:
+ * '\\' doubled, newline, tab and CR as a space (one line stays one), other
+ * control bytes (ESC: terminal sequences), DEL,
+ * C1 controls and bytes that are not UTF-8 as \xNN; well-formed UTF-8 kept.
+ * Always NUL-terminated; a cut text ends in "...".  Its length, -ENOSPC
+ * (cut) or -EINVAL (no buffer).
+ */
+int ibp_text_escape(const char *in, char *out, size_t len);
 
 #endif

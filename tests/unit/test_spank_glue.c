@@ -522,6 +522,60 @@ static void test_conf_file_world_writable_refused(void **state)
 	free(path);
 }
 
+/* Only root may be able to change it: another owner or group write is refused, named. */
+static void test_conf_file_not_root_only_refused_with_owner_and_mode(void **state)
+{
+	struct spank_ib_conf c;
+	char pair[PATH_MAX + 16], err[1024] = "";
+	char *av[1] = {pair};
+	char *path;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skip: not root (chown)\n");
+		skip();
+	}
+	path = write_tmp("drain=yes\n", 0644);
+	snprintf(pair, sizeof(pair), "config=%s", path);
+	assert_int_equal(chown(path, 65534, 0), 0);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "uid 65534"));
+	assert_non_null(strstr(err, "mode 0644"));
+	assert_false(c.drain);
+	assert_int_equal(chown(path, 0, 0), 0);
+	assert_int_equal(chmod(path, 0664), 0);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mode 0664"));
+	assert_false(c.drain);
+	/* root's 0600: read by root */
+	assert_int_equal(chmod(path, 0600), 0);
+	spank_ib_conf_init(&c);
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), 0);
+	assert_true(c.drain);
+	unlink(path);
+	free(path);
+}
+
+/* srun/sbatch (no_config_files): config= checked for syntax, never opened. */
+static void test_conf_file_not_read_in_local_context(void **state)
+{
+	struct spank_ib_conf c;
+	char err[512] = "";
+	char pair[] = "config=/nonexistent/spank_ib.conf", bad[] = "config=relative.conf";
+	char *av[1] = {pair};
+
+	(void)state;
+	spank_ib_conf_init(&c);
+	c.no_config_files = true;
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), 0);
+	av[0] = bad;
+	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "absolute"));
+}
+
 static void test_conf_file_recursion_bounded(void **state)
 {
 	char *path = write_tmp("", 0644);
@@ -564,39 +618,149 @@ static void test_expand_cases(void **state)
 
 /* ---- verdict cache ---- */
 
-static void test_cache_roundtrip_per_job_only(void **state)
+static int cache_tmpdir(char *dir)
+{
+	char why[512] = "";
+	int fd;
+
+	assert_non_null(mkdtemp(dir)); /* root's, 0700, in /tmp (root's, sticky) */
+	fd = spank_ib_cache_open(dir, false, why, sizeof(why));
+	if (fd < 0)
+		fail_msg("%s: %s", dir, why);
+	return fd;
+}
+
+static void test_cache_roundtrip_per_host_and_job_only(void **state)
 {
 	char dir[] = "/tmp/test_spank_cache.XXXXXX", path[PATH_MAX];
+	struct spank_ib_cache_key k = {.host = "n1", .job_id = 7, .uid = 1000};
+	struct spank_ib_cache_key other = k;
 	struct ibp_findings f, got;
+	int dfd;
 
 	(void)state;
 	if (geteuid() != 0)
 		skip(); /* only root writes verdicts */
-	assert_non_null(mkdtemp(dir));
+	dfd = cache_tmpdir(dir);
 	ibp_findings_init(&f);
 	ibp_findings_init(&got);
 	assert_int_equal(ibp_findings_addf(&f, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE,
 					   "mlx5_3", 1, "4X", "reseat", "link width %dX", 1),
 			 0);
-	assert_int_equal(spank_ib_cache_store(dir, 7, 60, &f), 0);
-	assert_int_equal(spank_ib_cache_load(dir, 7, 60, &got), 0);
+	assert_int_equal(ibp_findings_addf(&f, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_JOB, NULL, 0,
+					   "unlimited", "ulimit -l", "locked-memory limit 64 KiB"),
+			 0);
+	assert_int_equal(spank_ib_cache_store(dfd, &k, 60, &f), 0);
+	assert_int_equal(spank_ib_cache_load(dfd, &k, 60, &got), 0);
+	/* the node's finding only: a job fault is never cached */
 	assert_int_equal(got.n, 1);
 	assert_string_equal(got.v[0].code, "width_degraded");
 	assert_string_equal(got.v[0].device, "mlx5_3");
 	assert_int_equal(got.v[0].port, 1);
-	/* Another job, or no cache, is a miss. */
-	assert_int_not_equal(spank_ib_cache_load(dir, 8, 60, &got), 0);
-	assert_int_not_equal(spank_ib_cache_load(dir, 7, 0, &got), 0);
+	/* Another job, a reused id of another user, another host, or no cache: a miss. */
+	other.job_id = 8;
+	assert_int_not_equal(spank_ib_cache_load(dfd, &other, 60, &got), 0);
+	other = k;
+	other.uid = 1001;
+	assert_int_not_equal(spank_ib_cache_load(dfd, &other, 60, &got), 0);
+	other = k;
+	other.host = "n2";
+	assert_int_not_equal(spank_ib_cache_load(dfd, &other, 60, &got), 0);
+	assert_int_not_equal(spank_ib_cache_load(dfd, &k, 0, &got), 0);
 	assert_int_equal(got.n, 1);
+	/* n1's record renamed to n2's name: the record says n1, so n2 ignores it. */
+	snprintf(path, sizeof(path), "%s/job.7.n1", dir);
+	{
+		char to[PATH_MAX];
+
+		snprintf(to, sizeof(to), "%s/job.7.n2", dir);
+		assert_int_equal(link(path, to), 0);
+		assert_int_not_equal(spank_ib_cache_load(dfd, &other, 60, &got), 0);
+		assert_int_equal(unlink(to), 0);
+	}
 	/* A file others could have written is not trusted. */
-	snprintf(path, sizeof(path), "%s/job.7", dir);
 	assert_int_equal(chmod(path, 0666), 0);
-	assert_int_not_equal(spank_ib_cache_load(dir, 7, 60, &got), 0);
-	assert_int_equal(spank_ib_cache_drop(dir, 7), 0);
-	assert_int_equal(spank_ib_cache_drop(dir, 7), 0); /* gone is fine */
+	assert_int_not_equal(spank_ib_cache_load(dfd, &k, 60, &got), 0);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(spank_ib_cache_drop(dfd, &k), 0);
+	assert_int_equal(spank_ib_cache_drop(dfd, &k), 0); /* gone is fine */
+	/* a host name that is not a plain name is not cached */
+	other.host = "../x";
+	assert_int_equal(spank_ib_cache_store(dfd, &other, 60, &f), -EINVAL);
+	close(dfd);
 	assert_int_equal(rmdir(dir), 0);
 	ibp_findings_release(&f);
 	ibp_findings_release(&got);
+}
+
+/* Each refusal of the cache directory, named; a refused directory is never written. */
+static void test_cache_dir_not_root_private_refused(void **state)
+{
+	char dir[] = "/tmp/test_spank_cache.XXXXXX", sub[PATH_MAX], link_[PATH_MAX], why[1024] = "";
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	close(cache_tmpdir(dir));
+	snprintf(sub, sizeof(sub), "%s/c", dir);
+	/* missing: created 0700 */
+	fd = spank_ib_cache_open(sub, true, why, sizeof(why));
+	if (fd < 0)
+		fail_msg("%s", why);
+	close(fd);
+	/* readable by others: refused, mode named */
+	assert_int_equal(chmod(sub, 0755), 0);
+	assert_int_equal(spank_ib_cache_open(sub, true, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "mode 0755"));
+	/* a user's directory (a user could plant symlinks in it): refused, owner named */
+	assert_int_equal(chmod(sub, 0700), 0);
+	assert_int_equal(chown(sub, 65534, 65534), 0);
+	assert_int_equal(spank_ib_cache_open(sub, true, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "uid 65534"));
+	assert_int_equal(chown(sub, 0, 0), 0);
+	/* a symbolic link to it: refused */
+	snprintf(link_, sizeof(link_), "%s/l", dir);
+	assert_int_equal(symlink(sub, link_), 0);
+	assert_int_equal(spank_ib_cache_open(link_, true, why, sizeof(why)), -ELOOP);
+	/* in a directory others can write: refused */
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(spank_ib_cache_open(sub, true, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "the directory"));
+	assert_int_equal(chmod(dir, 0700), 0);
+	assert_int_equal(unlink(link_), 0);
+	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A symlink planted under the record's name: never followed, and dropping it spares the target. */
+static void test_cache_planted_symlink_not_followed(void **state)
+{
+	char dir[] = "/tmp/test_spank_cache.XXXXXX", victim[] = "/tmp/test_spank_victim.XXXXXX";
+	char name[PATH_MAX];
+	struct spank_ib_cache_key k = {.host = "n1", .job_id = 9, .uid = 1000};
+	struct ibp_findings got;
+	struct stat st;
+	int dfd, vfd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	dfd = cache_tmpdir(dir);
+	vfd = mkstemp(victim);
+	assert_true(vfd >= 0);
+	close(vfd);
+	snprintf(name, sizeof(name), "%s/job.9.n1", dir);
+	assert_int_equal(symlink(victim, name), 0);
+	ibp_findings_init(&got);
+	assert_int_not_equal(spank_ib_cache_load(dfd, &k, 60, &got), 0);
+	assert_int_equal(spank_ib_cache_drop(dfd, &k), 0);
+	assert_int_equal(stat(victim, &st), 0); /* the target is still there */
+	assert_int_equal(lstat(name, &st), -1); /* the link is gone */
+	ibp_findings_release(&got);
+	close(dfd);
+	unlink(victim);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 /* ---- dispatch ---- */
@@ -728,9 +892,13 @@ int main(void)
 	    cmocka_unit_test(test_conf_bad_args_named),
 	    cmocka_unit_test(test_conf_file_read_with_comments),
 	    cmocka_unit_test(test_conf_file_world_writable_refused),
+	    cmocka_unit_test(test_conf_file_not_root_only_refused_with_owner_and_mode),
+	    cmocka_unit_test(test_conf_file_not_read_in_local_context),
 	    cmocka_unit_test(test_conf_file_recursion_bounded),
 	    cmocka_unit_test(test_expand_cases),
-	    cmocka_unit_test(test_cache_roundtrip_per_job_only),
+	    cmocka_unit_test(test_cache_roundtrip_per_host_and_job_only),
+	    cmocka_unit_test(test_cache_dir_not_root_private_refused),
+	    cmocka_unit_test(test_cache_planted_symlink_not_followed),
 	    cmocka_unit_test_setup_teardown(test_init_registers_options_in_each_context, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_init_bad_plugstack_arg_fails_with_message, setup,

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# test_spank_rootonly.sh: what the plugin (root in slurmstepd) takes from others, in a real
+# Slurm cluster (tests/integration/lib/cluster.sh), three simulated nodes:
+#   n1, n2  healthy
+#   n3      mlx5_3 port 1 trained at 1X (degraded width)
+# Cases: a config= file only root can change (else refused, naming owner and mode; a root
+# 0600 file works for a user's srun); job faults never cached (a batch job whose first step
+# has a lowered memlock limit); --ib-report=json:FIFO; a cache_dir a user can write; two
+# nodes sharing one cache_dir.  A second user is created with useradd and removed in a trap.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+. tests/integration/lib/cluster.sh
+
+if ! cluster_prereqs "spank plugin: root-only inputs"; then
+	tap_done
+	exit
+fi
+
+TEST_USER=spankro$$
+USER_CREATED=0
+cleanup_user() {
+	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$TEST_USER" 2>/dev/null
+	USER_CREATED=0
+}
+
+errf=$(mktemp)
+if ! cluster_start 3 n3:mlx5_3/1:width=1X 2>"$errf"; then
+	tap_fail "cluster starts" "$(cat "$errf")"
+	rm -f "$errf"
+	tap_done
+	exit
+fi
+rm -f "$errf"
+trap 'cleanup_user; cluster_stop' EXIT
+if [ "$CL_HW" != 1 ]; then
+	tap_skip "root-only inputs" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
+	tap_done
+	exit
+fi
+OUT=$CL_DIR/out
+mkdir -p "$OUT"
+chmod 0777 "$OUT"
+
+BASE_KEYS="min_memlock=4096"
+plug() { cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" $BASE_KEYS "$@")"; }
+run() {
+	local name=$1
+	shift
+	"$@" >"$OUT/$name" 2>&1
+	RC=$?
+}
+has() { grep -qF -- "$2" "$OUT/$1"; }
+show() { sed 's/^/    /' "$OUT/$1" | head -40; }
+logs() { cat "$CL_LOG"/slurmd.*.log 2>/dev/null; }
+
+if ! $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1 && $CL_CLIENT_PREFIX useradd -M -s /bin/sh "$TEST_USER" 2>/dev/null; then
+	USER_CREATED=1
+fi
+HAVE_USER=0
+if $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1; then
+	HAVE_USER=1
+	TEST_UID=$($CL_CLIENT_PREFIX id -u "$TEST_USER")
+	asuser() { (cd /tmp && $CL_CLIENT_PREFIX setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups env SLURM_CONF="$CL_CONF" timeout 60 "$@"); }
+fi
+
+# ---- config=: only root may be able to change it ----
+CONF_DIR=$CL_DIR/etc
+mkdir -p "$CONF_DIR"
+chmod 0755 "$CONF_DIR"
+conf=$CONF_DIR/spank_ib.conf
+printf 'min_memlock=4096\ncache_ttl=0\n' >"$conf"
+chmod 0644 "$conf"
+if [ "$HAVE_USER" = 1 ]; then
+	chown "$TEST_USER" "$conf"
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" "config=$conf")"
+	run cf_owner cl_srun -N1 -w n1 --ib-check true
+	if [ $RC -ne 0 ] && logs | grep -qF "$conf is owned by $TEST_USER (uid $TEST_UID) with mode 0644"; then
+		tap_ok "config= owned by another user: refused, the message names the file, owner and mode"
+	else
+		tap_fail "config= owned by another user" "rc=$RC; $(show cf_owner); $(logs | grep -F spank-ib | tail -5)"
+	fi
+	chown root:root "$conf"
+else
+	tap_skip "config= owned by another user" "cannot create a user (useradd)"
+fi
+chmod 0664 "$conf"
+cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" "config=$conf")"
+run cf_group cl_srun -N1 -w n1 --ib-check true
+if [ $RC -ne 0 ] && logs | grep -qF "$conf is owned by root (uid 0) with mode 0664"; then
+	tap_ok "config= writable by its group: refused, naming owner and mode 0664"
+else
+	tap_fail "config= group-writable" "rc=$RC; $(show cf_group); $(logs | grep -F spank-ib | tail -5)"
+fi
+chmod 0600 "$conf"
+if [ "$HAVE_USER" = 1 ]; then
+	run cf_0600 asuser "$SLURM_BIN/srun" -N1 -w n1 --ib-check true
+	if [ $RC -eq 0 ] && ! has cf_0600 "spank-ib"; then
+		tap_ok "config= root's 0600, plugin required: a user's srun works (config is read by root only)"
+	else
+		tap_fail "config= 0600 for a user's srun" "rc=$RC; $(show cf_0600)"
+	fi
+else
+	tap_skip "config= 0600 for a user's srun" "cannot create a user (useradd)"
+fi
+
+# ---- job faults are the step's: never cached ----
+plug cache_ttl=60
+cat >"$OUT/memlock.sh" <<'EOF'
+#!/bin/bash
+(ulimit -S -l 1024; srun --ib-check true) && echo "STEP0 ok" || echo "STEP0 failed"
+srun --ib-check true && echo "STEP1 ok" || echo "STEP1 failed"
+EOF
+run ml_sub cl_sbatch --parsable -N1 -w n1 -o "$OUT/memlock.out" "$OUT/memlock.sh"
+jid=$(grep -Eo '^[0-9]+' "$OUT/ml_sub" | head -1)
+[ -n "$jid" ] && cluster_wait_job "$jid" 90
+if has memlock.out "STEP0 failed" && has memlock.out "locked-memory limit 1024 KiB"; then
+	if has memlock.out "STEP1 ok" && ! grep -q "verdict of an earlier step" "$OUT/memlock.out"; then
+		tap_ok "batch job: step 0 with memlock 1024 KiB fails (job fault), step 1 with the normal limit passes"
+	else
+		tap_fail "memlock: step 1 passes" "$(show memlock.out)"
+	fi
+else
+	tap_fail "memlock: step 0 fails on the user's limit" "$(show ml_sub; show memlock.out)"
+fi
+
+# ---- --ib-report=json:FIFO ----
+plug
+mkfifo "$OUT/fifo"
+chmod 0666 "$OUT/fifo"
+start=$SECONDS
+CL_CMD_TIMEOUT=60 run fifo cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
+el=$((SECONDS - start))
+if [ $RC -eq 0 ] && has fifo "--ib-report file $OUT/fifo" && has fifo "FIFO"; then
+	tap_ok "--ib-report=json:FIFO: the step completes (${el}s, bound 60 s) with a message naming the file"
+else
+	tap_fail "--ib-report=json:FIFO" "rc=$RC after ${el}s; $(show fifo)"
+fi
+# a reader waiting on it changes nothing: still not a regular file
+(timeout 30 cat "$OUT/fifo" >/dev/null 2>&1 &)
+sleep 0.2
+CL_CMD_TIMEOUT=60 run fifo2 cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
+if [ $RC -eq 0 ] && has fifo2 "not a regular file"; then
+	tap_ok "--ib-report=json:FIFO with a reader: refused after the open (fstat), the step goes on"
+else
+	tap_fail "--ib-report FIFO with a reader" "rc=$RC; $(show fifo2)"
+fi
+echo x >"$OUT/fifo" 2>/dev/null &
+sleep 0.2
+
+# ---- a cache_dir a user can write: not used, nothing outside touched ----
+if [ "$HAVE_USER" = 1 ]; then
+	UC=$CL_DIR/ucache
+	mkdir -p "$UC"
+	chown "$TEST_USER" "$UC"
+	chmod 0700 "$UC"
+	victim=$CL_DIR/victim
+	echo "root's file" >"$victim"
+	chmod 0600 "$victim"
+	# the user's race attempt: every record name of the next job ids points at root's file
+	for i in $(seq 1 40); do ln -sf "$victim" "$UC/job.$i.n1"; done
+	chown -h "$TEST_USER" "$UC"/job.*
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$UC" "$BASE_KEYS" cache_ttl=60)"
+	run uc1 cl_srun -N1 -w n1 --ib-check true
+	run uc2 cl_srun -N1 -w n1 --ib-check true
+	n_after=$(ls -A "$UC" | wc -l)
+	if [ "$(cat "$victim")" = "root's file" ] && [ "$n_after" -eq 40 ] &&
+		! find "$UC" -user root | grep -q . && has uc1 "cache_dir: $UC" &&
+		has uc1 "owned by $TEST_USER" && has uc1 "not cached"; then
+		tap_ok "a cache_dir the user owns: not used (one warning per step), its symlinks never followed, nothing written"
+	else
+		tap_fail "user-writable cache_dir" "victim=$(cat "$victim"); entries=$n_after; $(show uc1)"
+	fi
+	cleanup_user
+else
+	tap_skip "user-writable cache_dir" "cannot create a user (useradd)"
+fi
+
+# ---- two nodes sharing one cache_dir ----
+SC=$CL_DIR/shared-cache
+cluster_plugstack "$(cluster_spank_line "cache_dir=$SC" "$BASE_KEYS" cache_ttl=60)"
+jid=$(cl_salloc --no-shell -N2 -w n1,n3 2>&1 | grep -Eo '[0-9]+' | head -1)
+run sh1 cl_srun --jobid="$jid" --overlap -N2 --ib-check=warn true
+run sh2 cl_srun --jobid="$jid" --overlap -N2 --ib-check true
+rc2=$RC
+# n3's record copied over n1's: the record names n3, so n1 must not believe it
+cp -p "$SC/job.$jid.n3" "$SC/job.$jid.n1" 2>/dev/null
+run sh3 cl_srun --jobid="$jid" --overlap -N1 -w n1 --ib-check true
+rc3=$RC
+cl_scancel "$jid" 2>/dev/null
+if [ -f "$SC/job.$jid.n3" ] && [ $rc2 -ne 0 ] && grep -q "n3: failing the step.*verdict of an earlier step" "$OUT/sh2" &&
+	! grep -q "n1: .*width" "$OUT/sh2" && [ $rc3 -eq 0 ] && ! has sh3 "spank-ib"; then
+	tap_ok "two nodes sharing one cache_dir: each reads only its own verdict (n3's record under n1's name ignored)"
+else
+	tap_fail "shared cache_dir" "rc2=$rc2 rc3=$rc3; $(ls -la "$SC" 2>&1); $(show sh2; show sh3)"
+fi
+
+tap_done

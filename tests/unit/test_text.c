@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* test_text: escaping user- and hardware-controlled text for logs and terminals. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ibprep/finding.h"
+#include "ibprep/text.h"
+
+static const struct {
+	const char *in, *out;
+} cases[] = {
+    {"mlx5_0:1", "mlx5_0:1"},
+    {"\x1b[2J\x1b]0;owned\x07", "\\x1b[2J\\x1b]0;owned\\x07"}, /* terminal sequences */
+    {"a\nb\tc\rd", "a b c d"},                                 /* one line stays one */
+    {"back\\slash", "back\\\\slash"},
+    {"del\x7f", "del\\x7f"},
+    {"c1\xc2\x9b"
+     "2J",
+     "c1\\xc2\\x9b2J"},                                       /* U+009B (CSI) is a control */
+    {"bad\xff\xfe", "bad\\xff\\xfe"},                         /* not UTF-8 */
+    {"caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac"}, /* well-formed UTF-8 kept */
+};
+
+static void test_text_escape_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[128];
+		int n = ibp_text_escape(cases[i].in, out, sizeof(out));
+
+		if (strcmp(out, cases[i].out) != 0)
+			fail_msg("case %zu: '%s', expected '%s'", i, out, cases[i].out);
+		assert_int_equal(n, (int)strlen(cases[i].out));
+	}
+}
+
+static void test_text_escape_cut_is_marked_and_terminated(void **state)
+{
+	char out[8];
+
+	(void)state;
+	assert_int_equal(ibp_text_escape("\x1b\x1b\x1b\x1b", out, sizeof(out)), -ENOSPC);
+	assert_true(strlen(out) < sizeof(out));
+	assert_non_null(strstr(out, "..."));
+	assert_int_equal(ibp_text_escape("x", NULL, 0), -EINVAL);
+}
+
+/* A finding that carries a user's value is printed escaped. */
+static void test_finding_format_escapes_user_text(void **state)
+{
+	struct ibp_findings f;
+	char line[512];
+
+	(void)state;
+	ibp_findings_init(&f);
+	assert_int_equal(ibp_findings_addf(&f, "env_hca_unknown", IBP_SEV_WARN, IBP_CLASS_JOB, NULL,
+					   0, NULL, "unset it", "NCCL_IB_HCA=%s names no HCA",
+					   "mlx5_0\x1b[31m"),
+			 0);
+	ibp_finding_format(&f.v[0], "n1", line, sizeof(line));
+	assert_null(strchr(line, '\x1b'));
+	assert_non_null(strstr(line, "mlx5_0\\x1b[31m"));
+	ibp_findings_release(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_text_escape_cases),
+	    cmocka_unit_test(test_text_escape_cut_is_marked_and_terminated),
+	    cmocka_unit_test(test_finding_format_escapes_user_text),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
