@@ -6,7 +6,6 @@
  * prints, binds and execs.
  */
 #include <errno.h>
-#include <numa.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "ibprep/cpulist.h"
 #include "ibprep/env.h"
 #include "ibprep/health.h"
+#include "ibprep/bind.h"
 #include "ibprep/json.h"
 #include "ibprep/place.h"
 #include "ibprep/policy.h"
@@ -809,44 +809,25 @@ out:
 	return rc;
 }
 
-/* Binds this process: CPUs (sched_setaffinity), then memory (libnuma). */
-static int apply(const struct run *r, const struct ibp_place_view *view)
+/* Binds this process the way the plugin binds a task (bind.h). */
+static int apply(const struct ibp_place_view *view)
 {
-	cpu_set_t *set;
-	size_t sz;
-	int max = hwloc_bitmap_last(view->cpus), node;
+	char cpus[1024] = "";
+	int rc = ibp_place_bind(view, NULL);
 
-	if (max < 0) {
-		fprintf(stderr, "ibprep exec: the placement has no CPU for this task\n");
-		return 1;
-	}
-	set = CPU_ALLOC((size_t)max + 1);
-	if (!set)
-		return 2;
-	sz = CPU_ALLOC_SIZE((size_t)max + 1);
-	CPU_ZERO_S(sz, set);
-	hwloc_bitmap_foreach_begin(node, view->cpus)
-	{
-		CPU_SET_S((size_t)node, sz, set);
-	}
-	hwloc_bitmap_foreach_end();
-	if (sched_setaffinity(0, sz, set) < 0) {
-		char cpus[1024];
-
+	if (!rc)
+		return 0;
+	if (view->cpus)
 		ibp_cpulist_format(view->cpus, cpus, sizeof(cpus));
-		fprintf(stderr, "ibprep exec: cannot bind to CPUs %s: %s\n", cpus, strerror(errno));
-		CPU_FREE(set);
-		return 1;
-	}
-	CPU_FREE(set);
-	/* one memory node: prefer it (falls back instead of OOM); several: first touch */
-	if (hwloc_bitmap_weight(view->mems) == 1 && numa_available() >= 0) {
-		node = hwloc_bitmap_first(view->mems);
-		if (node <= numa_max_node())
-			numa_set_preferred(node);
-	}
-	(void)r;
-	return 0;
+	if (rc == -ENOENT)
+		fprintf(stderr, "ibprep exec: the placement has no CPU for this task\n");
+	else if (rc == -EXDEV)
+		fprintf(stderr,
+			"ibprep exec: the planned CPUs %s are outside this process's CPU mask\n",
+			cpus);
+	else
+		fprintf(stderr, "ibprep exec: cannot bind to CPUs %s: %s\n", cpus, strerror(-rc));
+	return rc == -ENOMEM ? 2 : 1;
 }
 
 int ibprep_cmd_exec(int argc, char **argv)
@@ -862,7 +843,7 @@ int ibprep_cmd_exec(int argc, char **argv)
 	rc = finish_status(&r);
 	if (rc)
 		goto out;
-	rc = apply(&r, &view);
+	rc = apply(&view);
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < r.env.n; i++)

@@ -5,16 +5,14 @@
  * placement made in init_post_opt; returns the node's verdict.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <hwloc.h>
-#include <hwloc/glibc-sched.h>
-#include <numaif.h>
 #include <slurm/spank.h>
 
+#include "ibprep/bind.h"
 #include "ibprep/env.h"
 #include "ibprep/finding.h"
 #include "ibprep/place.h"
@@ -201,40 +199,19 @@ static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct sp
 	return 1;
 }
 
-/* CPU and memory binding, within the mask Slurm already gave the task. */
-static void apply_binding(struct spank_ib_state *st, struct spank_ib_node *n,
-			  const struct ibp_place_view *view, int task)
+/* CPU and memory binding, within the mask Slurm already gave the task (bind.h: as ibprep exec). */
+static void apply_binding(struct spank_ib_state *st, const struct ibp_place_view *view, int task)
 {
-	cpu_set_t have, want, both;
-	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	int rc = ibp_place_bind(view, NULL);
 
-	if (!set || !view->cpus)
-		goto out;
-	if (sched_getaffinity(0, sizeof(have), &have) ||
-	    hwloc_cpuset_to_glibc_sched_affinity(n->topo.t, view->cpus, &want, sizeof(want)))
-		goto out;
-	CPU_AND(&both, &have, &want);
-	if (!CPU_COUNT(&both)) {
+	if (rc == -EXDEV)
 		fprintf(stderr,
 			"spank-ib: %s: task %d: planned CPUs are outside the task's CPU mask from "
 			"Slurm: not binding\n",
 			st->host, task);
-		goto out;
-	}
-	if (sched_setaffinity(0, sizeof(both), &both))
-		fprintf(stderr, "spank-ib: %s: task %d: sched_setaffinity: %s\n", st->host, task,
-			strerror(errno));
-	if (view->mems && !hwloc_bitmap_iszero(view->mems)) {
-		int first = hwloc_bitmap_first(view->mems);
-		unsigned long mask =
-		    first >= 0 && first < (int)(8 * sizeof(unsigned long)) ? 1UL << first : 0;
-		/* Preferred, not bound: a full node spills over instead of failing. */
-		if (mask && set_mempolicy(MPOL_PREFERRED, &mask, 8 * sizeof(mask)))
-			fprintf(stderr, "spank-ib: %s: task %d: set_mempolicy: %s\n", st->host,
-				task, strerror(errno));
-	}
-out:
-	hwloc_bitmap_free(set);
+	else if (rc && rc != -ENOENT)
+		fprintf(stderr, "spank-ib: %s: task %d: binding: %s\n", st->host, task,
+			strerror(-rc));
 }
 
 int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
@@ -263,7 +240,7 @@ int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 			apply_gpus(sp, n, view);
 	}
 	if (st->eff.affinity != SPANK_IB_AFF_OFF && st->conf.bind)
-		apply_binding(st, n, view, task);
+		apply_binding(st, view, task);
 	if (st->eff.affinity == SPANK_IB_AFF_VERBOSE) {
 		char row[512];
 

@@ -74,8 +74,8 @@ chmod 0644 "$conf"
 if [ "$HAVE_USER" = 1 ]; then
 	chown "$TEST_USER" "$conf"
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" "config=$conf")"
-	run cf_owner cl_srun -N1 -w n1 --ib-check true
-	if [ $RC -ne 0 ] && logs | grep -qF "$conf is owned by $TEST_USER (uid $TEST_UID) with mode 0644"; then
+	run cf_owner cl_srun -N1 -w n1 --ib-check echo RAN
+	if ! has cf_owner RAN && has cf_owner "Plugin initialization failed" && logs | grep -qF "$conf is owned by $TEST_USER (uid $TEST_UID) with mode 0644"; then
 		tap_ok "config= owned by another user: refused, the message names the file, owner and mode"
 	else
 		tap_fail "config= owned by another user" "rc=$RC; $(show cf_owner); $(logs | grep -F spank-ib | tail -5)"
@@ -86,8 +86,8 @@ else
 fi
 chmod 0664 "$conf"
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" "config=$conf")"
-run cf_group cl_srun -N1 -w n1 --ib-check true
-if [ $RC -ne 0 ] && logs | grep -qF "$conf is owned by root (uid 0) with mode 0664"; then
+run cf_group cl_srun -N1 -w n1 --ib-check echo RAN
+if ! has cf_group RAN && has cf_group "Plugin initialization failed" && logs | grep -qF "$conf is owned by root (uid 0) with mode 0664"; then
 	tap_ok "config= writable by its group: refused, naming owner and mode 0664"
 else
 	tap_fail "config= group-writable" "rc=$RC; $(show cf_group); $(logs | grep -F spank-ib | tail -5)"
@@ -129,21 +129,21 @@ plug
 mkfifo "$OUT/fifo"
 chmod 0666 "$OUT/fifo"
 start=$SECONDS
-CL_CMD_TIMEOUT=60 run fifo cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
+CL_CMD_TIMEOUT=60 run rep_fifo cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
 el=$((SECONDS - start))
-if [ $RC -eq 0 ] && has fifo "--ib-report file $OUT/fifo" && has fifo "FIFO"; then
+if [ $RC -eq 0 ] && has rep_fifo "--ib-report file $OUT/fifo" && has rep_fifo "FIFO"; then
 	tap_ok "--ib-report=json:FIFO: the step completes (${el}s, bound 60 s) with a message naming the file"
 else
-	tap_fail "--ib-report=json:FIFO" "rc=$RC after ${el}s; $(show fifo)"
+	tap_fail "--ib-report=json:FIFO" "rc=$RC after ${el}s; $(show rep_fifo)"
 fi
 # a reader waiting on it changes nothing: still not a regular file
 (timeout 30 cat "$OUT/fifo" >/dev/null 2>&1 &)
 sleep 0.2
-CL_CMD_TIMEOUT=60 run fifo2 cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
-if [ $RC -eq 0 ] && has fifo2 "not a regular file"; then
+CL_CMD_TIMEOUT=60 run rep_fifo2 cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
+if [ $RC -eq 0 ] && has rep_fifo2 "not a regular file"; then
 	tap_ok "--ib-report=json:FIFO with a reader: refused after the open (fstat), the step goes on"
 else
-	tap_fail "--ib-report FIFO with a reader" "rc=$RC; $(show fifo2)"
+	tap_fail "--ib-report FIFO with a reader" "rc=$RC; $(show rep_fifo2)"
 fi
 echo x >"$OUT/fifo" 2>/dev/null &
 sleep 0.2
