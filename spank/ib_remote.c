@@ -233,9 +233,8 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 
 		cfd = spank_ib_cache_open(cache_dir, geteuid() == 0, why, sizeof(why));
 		if (cfd < 0)
-			spank_ib_setup_finding(
-			    n, IBP_SEV_WARN, "cache_dir: %s; verdicts are not cached for this step",
-			    why);
+			spank_ib_setup_finding(n, IBP_SEV_WARN,
+					       "not caching verdicts: cache_dir %s", why);
 	}
 	if (cfd >= 0 && !spank_ib_cache_load(cfd, &key, st->conf.cache_ttl, &n->findings)) {
 		/* A fresh verdict of this node for this job: the inventory for the placement. */
