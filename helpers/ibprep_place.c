@@ -596,36 +596,13 @@ static int print_json(const struct run *r, const struct opts *o)
 	ibp_json_key(&j, "tasks");
 	ibp_json_array_begin(&j);
 	for (size_t i = 0; i < r->pl.n_tasks; i++) {
-		const struct ibp_place_task *tk = &r->pl.tasks[i];
+		struct ibp_place_view view;
 
 		if (o->mode == MODE_PLACE && r->shown >= 0 && !r->worker && (long)i != r->shown)
 			continue;
-		ibp_json_object_begin(&j);
-		ibp_json_kv_uint(&j, "local_rank", tk->local_rank);
-		ibp_json_key(&j, "gpus");
-		ibp_json_array_begin(&j);
-		for (size_t g = 0; g < tk->n_gpus; g++)
-			ibp_json_string(&j, t->gpus[tk->gpus[g]].d.pci);
-		ibp_json_array_end(&j);
-		/* the GPU indices too: partitions share a bus ID */
-		ibp_json_key(&j, "gpu_indices");
-		ibp_json_array_begin(&j);
-		for (size_t g = 0; g < tk->n_gpus; g++)
-			ibp_json_uint(&j, t->gpus[tk->gpus[g]].index);
-		ibp_json_array_end(&j);
-		ibp_json_key(&j, "hcas");
-		ibp_json_array_begin(&j);
-		for (size_t n = 0; n < tk->n_nics; n++)
-			json_nic(&j, t, &tk->nics[n]);
-		ibp_json_array_end(&j);
-		ibp_json_key(&j, "distances");
-		ibp_json_array_begin(&j);
-		for (size_t n = 0; n < tk->n_nics; n++)
-			ibp_json_string(&j, ibp_dist_name(tk->nics[n].dist));
-		ibp_json_array_end(&j);
-		json_set(&j, "cpus", tk->cpus);
-		json_set(&j, "mems", tk->mems);
-		ibp_json_object_end(&j);
+		/* the plugin's --ib-report=json writes the same rows */
+		if (!ibp_place_view_task(&r->pl, i, &view))
+			ibp_report_task_json(&j, t, &view);
 	}
 	ibp_json_array_end(&j);
 	ibp_json_key(&j, "env");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ibprep/cpulist.h"
 #include "ibprep/report.h"
 
 const char *ibp_report_verdict(const struct ibp_findings *f)
@@ -333,4 +334,57 @@ int ibp_report_findings_json(struct ibp_json *j, const struct ibp_findings *f,
 		ibp_json_object_end(j);
 	}
 	return ibp_json_array_end(j);
+}
+
+static void json_set(struct ibp_json *j, const char *key, hwloc_const_bitmap_t set)
+{
+	char buf[4096];
+
+	if (!set || hwloc_bitmap_iszero(set) || ibp_cpulist_format(set, buf, sizeof(buf)) < 0)
+		ibp_json_kv_null(j, key);
+	else
+		ibp_json_kv_string(j, key, buf);
+}
+
+int ibp_report_task_json(struct ibp_json *j, const struct ibp_topo *t,
+			 const struct ibp_place_view *v)
+{
+	ibp_json_object_begin(j);
+	ibp_json_kv_uint(j, "local_rank", v->local_rank);
+	ibp_json_key(j, "gpus");
+	ibp_json_array_begin(j);
+	for (size_t g = 0; g < v->n_gpus; g++)
+		if (v->gpus[g] < t->n_gpus)
+			ibp_json_string(j, t->gpus[v->gpus[g]].d.pci);
+	ibp_json_array_end(j);
+	/* the GPU indices too: partitions share a bus ID */
+	ibp_json_key(j, "gpu_indices");
+	ibp_json_array_begin(j);
+	for (size_t g = 0; g < v->n_gpus; g++)
+		if (v->gpus[g] < t->n_gpus)
+			ibp_json_uint(j, t->gpus[v->gpus[g]].index);
+	ibp_json_array_end(j);
+	ibp_json_key(j, "hcas");
+	ibp_json_array_begin(j);
+	for (size_t n = 0; n < v->n_nics; n++) {
+		const struct ibp_place_nic *nic = &v->nics[n];
+		char name[96] = "";
+
+		if (nic->hca >= 0 && (size_t)nic->hca < t->n_hcas &&
+		    t->hcas[nic->hca].kind != IBP_NIC_RDMA)
+			ibp_json_string(j, t->hcas[nic->hca].name);
+		else if (ibp_place_nic_name(t, nic, name, sizeof(name)) > 0)
+			ibp_json_string(j, name);
+		else
+			ibp_json_null(j);
+	}
+	ibp_json_array_end(j);
+	ibp_json_key(j, "distances");
+	ibp_json_array_begin(j);
+	for (size_t n = 0; n < v->n_nics; n++)
+		ibp_json_string(j, ibp_dist_name(v->nics[n].dist));
+	ibp_json_array_end(j);
+	json_set(j, "cpus", v->cpus);
+	json_set(j, "mems", v->mems);
+	return ibp_json_object_end(j);
 }

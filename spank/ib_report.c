@@ -108,31 +108,11 @@ static void report_json(FILE *fp, const struct spank_ib_state *st, const struct 
 	ibp_json_key(&j, "tasks");
 	ibp_json_array_begin(&j);
 	for (size_t r = 0; n->have_pl && r < n->pl.n_tasks; r++) {
-		const struct ibp_place_task *t = &n->pl.tasks[r];
-		char buf[256];
+		struct ibp_place_view v;
 
-		ibp_json_object_begin(&j);
-		ibp_json_kv_uint(&j, "local_rank", t->local_rank);
-		ibp_json_key(&j, "gpus");
-		ibp_json_array_begin(&j);
-		for (size_t g = 0; g < t->n_gpus; g++)
-			ibp_json_uint(&j, t->gpus[g]);
-		ibp_json_array_end(&j);
-		ibp_json_key(&j, "hcas");
-		ibp_json_array_begin(&j);
-		for (size_t k = 0; k < t->n_nics; k++)
-			if (ibp_place_nic_name(&n->topo, &t->nics[k], buf, sizeof(buf)) > 0)
-				ibp_json_string(&j, buf);
-		ibp_json_array_end(&j);
-		buf[0] = '\0';
-		if (t->cpus)
-			hwloc_bitmap_list_snprintf(buf, sizeof(buf), t->cpus);
-		ibp_json_kv_string(&j, "cpus", buf);
-		buf[0] = '\0';
-		if (t->mems)
-			hwloc_bitmap_list_snprintf(buf, sizeof(buf), t->mems);
-		ibp_json_kv_string(&j, "mems", buf);
-		ibp_json_object_end(&j);
+		/* the rows as `ibprep place --json` writes them: one schema (docs/json.md) */
+		if (!ibp_place_view_task(&n->pl, r, &v))
+			ibp_report_task_json(&j, &n->topo, &v);
 	}
 	ibp_json_array_end(&j);
 	ibp_json_object_end(&j);

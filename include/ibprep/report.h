@@ -15,7 +15,9 @@
 #include "ibprep/finding.h"
 #include "ibprep/health.h"
 #include "ibprep/json.h"
+#include "ibprep/place.h"
 #include "ibprep/policy.h"
+#include "ibprep/topo.h"
 
 #define IBP_REPORT_SCHEMA 1
 
@@ -43,6 +45,16 @@ int ibp_report_json(struct ibp_json *j, const struct ibp_health_input *in,
  */
 int ibp_report_findings_json(struct ibp_json *j, const struct ibp_findings *f,
 			     const char *default_node);
+
+/*
+ * One task's row as a JSON object with J: the one schema of `ibprep place
+ * --json` and the plugin's --ib-report=json (docs/json.md): local_rank,
+ * gpus (PCI bus IDs), gpu_indices (PCI bus order: partitions share a bus
+ * ID), hcas ("mlx5_0:1", or a Slingshot interface name), distances (one per
+ * HCA), cpus and mems (lists, null when the row has none).
+ */
+int ibp_report_task_json(struct ibp_json *j, const struct ibp_topo *t,
+			 const struct ibp_place_view *v);
 
 /* "fail gpu017: mlx5_3 port 1: ...": the severity word, then ibp_finding_format. */
 int ibp_report_finding_line(const struct ibp_finding *x, const char *default_node, char *buf,
