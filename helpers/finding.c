@@ -151,3 +151,14 @@ int ibp_finding_format(const struct ibp_finding *x, const char *default_node, ch
 		return n;
 	}
 }
+
+bool ibp_finding_counts(const struct ibp_finding *x, bool health)
+{
+	return health || x->fclass != IBP_CLASS_NODE || !strcmp(x->code, IBP_SETUP_CODE);
+}
+
+bool ibp_finding_drainable(const struct ibp_finding *x)
+{
+	return x->severity == IBP_SEV_FAIL && x->fclass == IBP_CLASS_NODE &&
+	       strcmp(x->code, IBP_SETUP_CODE) != 0;
+}

@@ -880,3 +880,69 @@ int ibp_place_view_worker(const struct ibp_placement *pl, size_t r, size_t w,
 	v->mems = t->n_gpus > 1 && g->mems ? g->mems : t->mems;
 	return 0;
 }
+
+static int uint_cmp(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int ibp_place_view_seen(struct ibp_place_seen *sv, const struct ibp_topo *t,
+			const struct ibp_placement *pl, unsigned task, const unsigned *gpus,
+			size_t n_gpus)
+{
+	memset(sv, 0, sizeof(*sv));
+	if (n_gpus > IBP_PLACE_MAX_GPUS)
+		return -E2BIG;
+	for (size_t i = 0; i < n_gpus; i++)
+		if (gpus[i] >= t->n_gpus || gpus[i] >= pl->n_gpus)
+			return -EINVAL;
+	sv->cpus = hwloc_bitmap_alloc();
+	sv->mems = hwloc_bitmap_alloc();
+	if (!sv->cpus || !sv->mems)
+		return -ENOMEM;
+	memcpy(sv->gpus, gpus, n_gpus * sizeof(*gpus));
+	qsort(sv->gpus, n_gpus, sizeof(*sv->gpus), uint_cmp);
+	sv->v.local_rank = task;
+	sv->v.gpus = sv->gpus;
+	sv->v.n_gpus = n_gpus;
+	for (size_t i = 0; i < n_gpus; i++) {
+		const struct ibp_place_gpu *pg = &pl->gpus[sv->gpus[i]];
+		bool dup = false;
+
+		if (pg->cpus)
+			hwloc_bitmap_or(sv->cpus, sv->cpus, pg->cpus);
+		else if (t->gpus[sv->gpus[i]].d.cpuset) /* not in the placed step */
+			hwloc_bitmap_or(sv->cpus, sv->cpus, t->gpus[sv->gpus[i]].d.cpuset);
+		if (pg->mems)
+			hwloc_bitmap_or(sv->mems, sv->mems, pg->mems);
+		if (pg->nic.hca < 0)
+			continue;
+		for (size_t k = 0; k < sv->v.n_nics && !dup; k++)
+			dup = sv->nics[k].hca == pg->nic.hca && sv->nics[k].port == pg->nic.port;
+		if (!dup)
+			sv->nics[sv->v.n_nics++] = pg->nic;
+	}
+	/* nearest first, stable */
+	for (size_t i = 1; i < sv->v.n_nics; i++)
+		for (size_t k = i; k > 0 && sv->nics[k].dist < sv->nics[k - 1].dist; k--) {
+			struct ibp_place_nic tmp = sv->nics[k];
+
+			sv->nics[k] = sv->nics[k - 1];
+			sv->nics[k - 1] = tmp;
+		}
+	if (hwloc_bitmap_iszero(sv->mems) && !hwloc_bitmap_iszero(sv->cpus))
+		ibp_topo_host_nodes(t, sv->cpus, sv->mems);
+	sv->v.nics = sv->nics;
+	sv->v.cpus = sv->cpus;
+	sv->v.mems = sv->mems;
+	return 0;
+}
+
+void ibp_place_seen_release(struct ibp_place_seen *sv)
+{
+	hwloc_bitmap_free(sv->cpus);
+	hwloc_bitmap_free(sv->mems);
+	sv->cpus = sv->mems = NULL;
+}

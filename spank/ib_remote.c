@@ -142,12 +142,6 @@ static void memlock_from_env(struct spank_ib_node *n, struct spank_ib_job_env *j
 	}
 }
 
-static bool is_drainable(const struct ibp_finding *x)
-{
-	return x->severity == IBP_SEV_FAIL && x->fclass == IBP_CLASS_NODE &&
-	       strcmp(x->code, SPANK_IB_SETUP_CODE) != 0;
-}
-
 /* "spank-ib: mlx5_3 port 1: width 1X, expected 4X (+2 more)" */
 static void drain_reason(const struct ibp_findings *f, char *buf, size_t len)
 {
@@ -156,7 +150,7 @@ static void drain_reason(const struct ibp_findings *f, char *buf, size_t len)
 	int w;
 
 	for (size_t i = 0; i < f->n; i++) {
-		if (!is_drainable(&f->v[i]))
+		if (!ibp_finding_drainable(&f->v[i]))
 			continue;
 		if (!first)
 			first = &f->v[i];
@@ -450,26 +444,23 @@ static void set_mellanox_visible(struct spank_ib_state *st, struct spank_ib_node
 void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 {
 	size_t fails = 0, node_fails = 0, job_fails = 0;
-	bool drain = false;
+	bool drain = false, health = st->eff.check != SPANK_IB_CHECK_OFF;
 	char line[1024];
 
 	for (size_t i = 0; i < n->findings.n; i++) {
 		const struct ibp_finding *x = &n->findings.v[i];
 
-		if (x->severity != IBP_SEV_FAIL)
+		if (x->severity != IBP_SEV_FAIL || !ibp_finding_counts(x, health))
 			continue;
-		if (st->eff.check == SPANK_IB_CHECK_OFF && x->fclass == IBP_CLASS_NODE &&
-		    strcmp(x->code, SPANK_IB_SETUP_CODE) != 0)
-			continue; /* health not asked for */
 		fails++;
 		if (x->fclass == IBP_CLASS_JOB)
 			job_fails++;
 		else
 			node_fails++;
-		if (is_drainable(x))
+		if (ibp_finding_drainable(x))
 			drain = true;
 	}
-	drain = drain && st->conf.drain && st->eff.check != SPANK_IB_CHECK_OFF;
+	drain = drain && st->conf.drain && health;
 	if (drain && !n->cached) {
 		char reason[256], err[256];
 		int rc = spank_ib_node_name(st->host, n->nodename, sizeof(n->nodename));
@@ -496,16 +487,13 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 		for (size_t i = 0; i < n->findings.n; i++) {
 			const struct ibp_finding *x = &n->findings.v[i];
 
-			if (x->severity != want)
-				continue;
-			if (st->eff.check == SPANK_IB_CHECK_OFF && x->fclass == IBP_CLASS_NODE &&
-			    strcmp(x->code, SPANK_IB_SETUP_CODE) != 0)
+			if (x->severity != want || !ibp_finding_counts(x, health))
 				continue;
 			ibp_finding_format(x, st->host, line, sizeof(line));
-			spank_ib_node_say(n, "spank-ib: %s%s%s%s\n",
-					  want == IBP_SEV_WARN ? "warning: " : "", line,
-					  n->drained && is_drainable(x) ? "; draining " : "",
-					  n->drained && is_drainable(x) ? n->nodename : "");
+			spank_ib_node_say(
+			    n, "spank-ib: %s%s%s%s\n", want == IBP_SEV_WARN ? "warning: " : "",
+			    line, n->drained && ibp_finding_drainable(x) ? "; draining " : "",
+			    n->drained && ibp_finding_drainable(x) ? n->nodename : "");
 		}
 	}
 	if (fails && st->eff.check == SPANK_IB_CHECK_FAIL) {
@@ -513,7 +501,8 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 		spank_ib_node_say(
 		    n, "spank-ib: %s: failing the step: %zu node fault%s, %zu job fault%s%s\n",
 		    st->host, node_fails, node_fails == 1 ? "" : "s", job_fails,
-		    job_fails == 1 ? "" : "s", n->cached ? " (verdict of an earlier step)" : "");
+		    job_fails == 1 ? "" : "s",
+		    n->cached && node_fails ? " (verdict of an earlier step)" : "");
 	}
 }
 

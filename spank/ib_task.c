@@ -76,80 +76,6 @@ static void apply_gpus(spank_t sp, const struct spank_ib_node *n, const struct i
 	spank_setenv(sp, "CUDA_VISIBLE_DEVICES", buf, 0);
 }
 
-/* A task's row built from the GPUs it really sees (owned copies). */
-struct seen_view {
-	struct ibp_place_view v;
-	unsigned gpus[IBP_PLACE_MAX_GPUS];
-	struct ibp_place_nic nics[IBP_PLACE_MAX_GPUS];
-	hwloc_bitmap_t cpus, mems;
-};
-
-static int uint_cmp(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * The row of a task that sees GPUS (node indices, from its
- * CUDA_VISIBLE_DEVICES): each GPU's nearest healthy port and its share of
- * CPUs from the placement's per-GPU rows (the same shares the PCI-order deal
- * hands out, so tasks that see different GPUs never overlap).  0 or -ENOMEM.
- */
-static int seen_view_build(struct seen_view *sv, const struct spank_ib_node *n, unsigned task,
-			   const unsigned *gpus, size_t n_gpus)
-{
-	memset(sv, 0, sizeof(*sv));
-	sv->cpus = hwloc_bitmap_alloc();
-	sv->mems = hwloc_bitmap_alloc();
-	if (!sv->cpus || !sv->mems)
-		return -ENOMEM;
-	memcpy(sv->gpus, gpus, n_gpus * sizeof(*gpus));
-	qsort(sv->gpus, n_gpus, sizeof(*sv->gpus), uint_cmp);
-	sv->v.local_rank = task;
-	sv->v.gpus = sv->gpus;
-	sv->v.n_gpus = n_gpus;
-	for (size_t i = 0; i < n_gpus; i++) {
-		const struct ibp_place_gpu *pg = &n->pl.gpus[sv->gpus[i]];
-		bool dup = false;
-
-		if (pg->cpus)
-			hwloc_bitmap_or(sv->cpus, sv->cpus, pg->cpus);
-		else /* not in the placed step: the GPU's local CPUs */
-			hwloc_bitmap_or(sv->cpus, sv->cpus, n->topo.gpus[sv->gpus[i]].d.cpuset);
-		if (pg->mems)
-			hwloc_bitmap_or(sv->mems, sv->mems, pg->mems);
-		if (pg->nic.hca < 0)
-			continue;
-		for (size_t k = 0; k < sv->v.n_nics && !dup; k++)
-			dup = sv->nics[k].hca == pg->nic.hca && sv->nics[k].port == pg->nic.port;
-		if (!dup)
-			sv->nics[sv->v.n_nics++] = pg->nic;
-	}
-	/* nearest first, stable */
-	for (size_t i = 1; i < sv->v.n_nics; i++)
-		for (size_t k = i; k > 0 && sv->nics[k].dist < sv->nics[k - 1].dist; k--) {
-			struct ibp_place_nic t = sv->nics[k];
-
-			sv->nics[k] = sv->nics[k - 1];
-			sv->nics[k - 1] = t;
-		}
-	if (hwloc_bitmap_iszero(sv->mems) && !hwloc_bitmap_iszero(sv->cpus))
-		ibp_topo_host_nodes(&n->topo, sv->cpus, sv->mems);
-	sv->v.nics = sv->nics;
-	sv->v.cpus = sv->cpus;
-	sv->v.mems = sv->mems;
-	return 0;
-}
-
-static void seen_view_release(struct seen_view *sv)
-{
-	hwloc_bitmap_free(sv->cpus);
-	hwloc_bitmap_free(sv->mems);
-	sv->cpus = sv->mems = NULL;
-}
-
 /*
  * The GPU(s) the task really sees: Slurm's per-task CUDA_VISIBLE_DEVICES
  * (--gpus-per-task, --gpu-bind) or the user's, mapped through the step's
@@ -158,7 +84,7 @@ static void seen_view_release(struct seen_view *sv)
  * One that does not is placed by the GPUs it sees: 1, SV holds its row.
  */
 static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct spank_ib_node *n,
-			  const struct ibp_place_view *deal, int task, struct seen_view *sv)
+			  const struct ibp_place_view *deal, int task, struct ibp_place_seen *sv)
 {
 	unsigned gpus[IBP_PLACE_MAX_GPUS];
 	char cvd[1024], err[512], safe[1024];
@@ -192,8 +118,8 @@ static int task_seen_gpus(spank_t sp, struct spank_ib_state *st, const struct sp
 		if (have == deal->n_gpus)
 			return 0;
 	}
-	if (seen_view_build(sv, n, (unsigned)task, gpus, (size_t)c)) {
-		seen_view_release(sv);
+	if (ibp_place_view_seen(sv, &n->topo, &n->pl, (unsigned)task, gpus, (size_t)c)) {
+		ibp_place_seen_release(sv);
 		return 0;
 	}
 	return 1;
@@ -219,7 +145,7 @@ int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 	struct spank_ib_node *n = st->node;
 	struct ibp_place_view deal;
 	const struct ibp_place_view *view = &deal;
-	struct seen_view sv = {0};
+	struct ibp_place_seen sv = {0};
 	bool seen;
 	int task = -1;
 
@@ -250,6 +176,6 @@ int spank_ib_remote_task_init(spank_t sp, struct spank_ib_state *st)
 			st->conf.bind ? "" : " (not bound: bind=no)");
 	}
 	if (seen)
-		seen_view_release(&sv);
+		ibp_place_seen_release(&sv);
 	return n->verdict;
 }

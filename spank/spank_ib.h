@@ -311,7 +311,7 @@ int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st);
 /* ---- the remote context's node (shared by ib_remote/report/test/task/prolog.c) ---- */
 
 /* Code of the plugin's own trouble (a bad path, an unreadable topology): never drains. */
-#define SPANK_IB_SETUP_CODE "spank_ib_setup"
+#define SPANK_IB_SETUP_CODE IBP_SETUP_CODE
 
 struct spank_ib_node {
 	int verdict;  /* 0 pass, -1 fail the step */

@@ -16,6 +16,7 @@
 #ifndef IBPREP_FINDING_H
 #define IBPREP_FINDING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum ibp_severity {
@@ -73,6 +74,22 @@ enum ibp_severity ibp_findings_worst(const struct ibp_findings *f);
 
 /* Count of findings of severity >= SEV and, when FCLASS >= 0, of that class. */
 size_t ibp_findings_count(const struct ibp_findings *f, enum ibp_severity sev, int fclass);
+
+/*
+ * The code of a finding about the tool's own setup (a path it may not use,
+ * a topology it cannot load): it counts toward the verdict but never drains.
+ */
+#define IBP_SETUP_CODE "spank_ib_setup"
+
+/*
+ * The one filter of what a verdict counts and what drains (the plugin's
+ * step, its prolog, and the node check share it):
+ *   counts     job faults and setup findings always; the node's own findings
+ *              only when the health check was asked for (HEALTH)
+ *   drainable  a failure of the node's own (class node, not setup)
+ */
+bool ibp_finding_counts(const struct ibp_finding *x, bool health);
+bool ibp_finding_drainable(const struct ibp_finding *x);
 
 const char *ibp_severity_name(enum ibp_severity s); /* "ok", "warn", "fail" */
 const char *ibp_class_name(enum ibp_fault_class c); /* "node", "job", "fabric" */

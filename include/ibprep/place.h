@@ -135,4 +135,28 @@ int ibp_place_view_worker(const struct ibp_placement *pl, size_t r, size_t w,
 int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *nic, char *buf,
 		       size_t len);
 
+/*
+ * A task's row built from the GPUs it really sees rather than from the
+ * deal (Slurm bound it to other GPUs, or the user chose): GPUS are node
+ * indices (its CUDA_VISIBLE_DEVICES mapped).  Each GPU brings its nearest
+ * healthy port and its share of CPUs and memory from the placement's per-GPU
+ * rows (the shares the PCI-order deal hands out, so tasks that see different
+ * GPUs never overlap); a GPU outside the placed step brings its local CPUs.
+ * Ports nearest first, duplicates once.  SV owns its copies: release it.
+ * 0, -EINVAL (a GPU index out of range), -E2BIG (more than
+ * IBP_PLACE_MAX_GPUS), -ENOMEM.
+ */
+struct ibp_place_seen {
+	struct ibp_place_view v; /* points into the fields below */
+	unsigned gpus[IBP_PLACE_MAX_GPUS];
+	struct ibp_place_nic nics[IBP_PLACE_MAX_GPUS];
+	hwloc_bitmap_t cpus, mems;
+};
+
+int ibp_place_view_seen(struct ibp_place_seen *sv, const struct ibp_topo *t,
+			const struct ibp_placement *pl, unsigned task, const unsigned *gpus,
+			size_t n_gpus);
+/* Safe on a zeroed or half-built SV. */
+void ibp_place_seen_release(struct ibp_place_seen *sv);
+
 #endif

@@ -121,6 +121,33 @@ static void test_findings_worst_count_and_names(void **state)
 	ibp_findings_release(&f); /* safe twice */
 }
 
+/* The one filter: what counts toward a verdict, what drains. */
+static void test_finding_counts_and_drainable(void **state)
+{
+	struct ibp_finding node = {.severity = IBP_SEV_FAIL, .fclass = IBP_CLASS_NODE};
+	struct ibp_finding job = {.severity = IBP_SEV_FAIL, .fclass = IBP_CLASS_JOB};
+	struct ibp_finding setup = {.severity = IBP_SEV_FAIL, .fclass = IBP_CLASS_NODE};
+	struct ibp_finding warn = {.severity = IBP_SEV_WARN, .fclass = IBP_CLASS_NODE};
+
+	(void)state;
+	strcpy(node.code, "width_degraded");
+	strcpy(job.code, "memlock_low");
+	strcpy(setup.code, IBP_SETUP_CODE);
+	strcpy(warn.code, "counter_high");
+	/* health asked for: everything counts */
+	assert_true(ibp_finding_counts(&node, true));
+	assert_true(ibp_finding_counts(&job, true));
+	/* not asked for: the node's findings do not, job faults and setup do */
+	assert_false(ibp_finding_counts(&node, false));
+	assert_true(ibp_finding_counts(&job, false));
+	assert_true(ibp_finding_counts(&setup, false));
+	/* only a node failure of the node's own drains */
+	assert_true(ibp_finding_drainable(&node));
+	assert_false(ibp_finding_drainable(&job));
+	assert_false(ibp_finding_drainable(&setup));
+	assert_false(ibp_finding_drainable(&warn));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +155,7 @@ int main(void)
 	    cmocka_unit_test(test_finding_format_optional_parts),
 	    cmocka_unit_test(test_findings_long_text_cut_with_ellipsis),
 	    cmocka_unit_test(test_findings_worst_count_and_names),
+	    cmocka_unit_test(test_finding_counts_and_drainable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
