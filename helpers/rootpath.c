@@ -82,7 +82,7 @@ static int check(const struct stat *st, const char *shown, const char *path, boo
 /* OUT = A + "/" + B (B may be empty), or -ENAMETOOLONG. */
 static int join(char *out, size_t len, const char *a, const char *b)
 {
-	int n = snprintf(out, len, "%s%s%s", a, *b && strcmp(a, "/") ? "/" : "", b);
+	int n = snprintf(out, len, "%s%s%s", a, *b && strcmp(a, "/") != 0 ? "/" : "", b);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -112,7 +112,7 @@ static int follow(int dfd, const char *dir, const char *name, const struct stat 
 
 	if (!trusted_uid(lst->st_uid))
 		return say(-EPERM, why, len, "%s: the symbolic link %s/%s is owned by uid %u", path,
-			   strcmp(dir, "/") ? dir : "", name, (unsigned)lst->st_uid);
+			   strcmp(dir, "/") != 0 ? dir : "", name, (unsigned)lst->st_uid);
 	n = readlinkat(dfd, name, target, sizeof(target) - 1);
 	if (n <= 0)
 		return say(n < 0 ? -errno : -EINVAL, why, len, "%s: cannot read the link %s", path,
@@ -196,7 +196,7 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 
 			close(fd);
 			return say(-e, why, len, "%s: directory %s%s%s: %s", path,
-				   strcmp(dir, "/") ? dir : "", "/", p, strerror(e));
+				   strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
 		}
 		if (S_ISLNK(lst.st_mode)) {
 			rc = follow(fd, dir, p, &lst, rest, path, next, PATH_MAX, why, len);
@@ -209,7 +209,7 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 
 			close(fd);
 			return say(-e, why, len, "%s: directory %s%s%s: %s", path,
-				   strcmp(dir, "/") ? dir : "", "/", p, strerror(e));
+				   strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
 		}
 		close(fd);
 		fd = nfd;
@@ -217,7 +217,7 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 			close(fd);
 			return say(-ENAMETOOLONG, why, len, "%s: path too long", path);
 		}
-		if (strcmp(dir, "/"))
+		if (strcmp(dir, "/") != 0)
 			strcat(dir, "/");
 		strcat(dir, p);
 		if (fstat(fd, &st)) {

@@ -81,7 +81,7 @@ int ibp_text_escape(const char *in, char *out, size_t len)
 			esc[0] = (char)c;
 			elen = 1;
 		} else if (c == '\\') {
-			memcpy(esc, "\\\\", 2);
+			esc[0] = esc[1] = '\\';
 			elen = 2;
 		} else if (c >= 0x80 && (adv = ibp_utf8_len(s + i, n - i)) &&
 			   !(c == 0xc2 && s[i + 1] < 0xa0)) {
