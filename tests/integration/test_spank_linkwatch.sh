@@ -173,10 +173,12 @@ if ! $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1 && $CL_CLIENT_PREFIX user
 fi
 if $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1; then
 	asuser() { (cd /tmp && $CL_CLIENT_PREFIX setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups env SLURM_CONF="$CL_CONF" timeout 60 "$@"); }
-	mkdir -p "$OUT/mine" "$OUT/rootonly"
-	chown "$TEST_USER" "$OUT/mine"
-	chmod 0755 "$OUT/rootonly"
+	# The user exists where the clients run (a release's chroot in the
+	# matrix): chown by its uid there, not by a name the host may not know.
 	uid=$($CL_CLIENT_PREFIX id -u "$TEST_USER")
+	mkdir -p "$OUT/mine" "$OUT/rootonly"
+	chown "$uid" "$OUT/mine"
+	chmod 0755 "$OUT/rootonly"
 	l1=$(($(loglen n1) + 1))
 	asuser "$SLURM_BIN/srun" -N1 -w n1 --ib-report=text:"$OUT/mine/r" true >"$OUT/u1" 2>&1
 	wait_end n1 "$l1"
