@@ -33,7 +33,7 @@ if [ "$CL_HW" != 1 ]; then
 fi
 OUT=$CL_DIR/out
 mkdir -p "$OUT"
-HELPER=$PWD/build/ibprep
+HELPER=$(cluster_test_helper)
 plug() {
 	cluster_plugstack "$(cluster_spank_line min_memlock=0 test_transport=socket test_timeout=4 \
 		"test_helper=$HELPER" "munge_socket=$CL_DIR/munge/munge.sock" "$@")"

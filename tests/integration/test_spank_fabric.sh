@@ -52,7 +52,7 @@ TOPO
 chmod 0644 "$CL_DIR/topology.conf"
 
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$PWD/$IBPREP" \
+	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$(cluster_test_helper)" \
 	"munge_socket=$CL_DIR/munge/munge.sock" \
 	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M \
 	"topology_conf=$CL_DIR/topology.conf")"

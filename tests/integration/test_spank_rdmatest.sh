@@ -33,7 +33,7 @@ trap cluster_stop EXIT
 OUT=$CL_DIR/out
 mkdir -p "$OUT"
 
-HELPER=$PWD/build/ibprep
+HELPER=$(cluster_test_helper)
 plug() {
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
 		test_transport=socket test_timeout=4 "test_helper=$HELPER" \
@@ -90,7 +90,7 @@ if [ $RC -eq 0 ] && grep -q "n3" "$OUT/warn"; then tap_ok "--ib-check=warn: the 
 plug enforce=test
 run enf_warn cl_srun -N4 --ib-check=warn true
 rc1=$RC
-run enf_env env SPANK_IB_CHECK=warn SLURM_CONF="$CL_CONF" timeout 60 "$SLURM_BIN/srun" -N4 true
+run enf_env $CL_CLIENT_PREFIX env SPANK_IB_CHECK=warn SLURM_CONF="$CL_CONF" timeout 60 "$SLURM_BIN/srun" -N4 true
 if [ $rc1 -ne 0 ] && [ $RC -ne 0 ] && grep -q "failing the step: the cross-node test failed" "$OUT/enf_warn" &&
 	grep -q "failing the step: the cross-node test failed" "$OUT/enf_env"; then
 	tap_ok "enforce=test: --ib-check=warn and SPANK_IB_CHECK=warn still fail the step (exit $rc1, $RC)"

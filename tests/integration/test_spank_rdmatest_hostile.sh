@@ -84,7 +84,7 @@ HUID=$(id -u "$HOSTILE")
 
 OUT=$CL_DIR/out
 mkdir -p "$OUT"
-HELPER=$PWD/build/ibprep
+HELPER=$(cluster_test_helper)
 PY=$PWD/tests/integration/lib/hostile.py
 plug() {
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \

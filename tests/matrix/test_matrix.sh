@@ -444,6 +444,15 @@ leg_integration()
 		name=$(basename "$suite" .sh)
 		[[ "$name" =~ ${IBP_MATRIX_SUITE_FILTER:-.} ]] || continue
 		found=1
+		# These drive a second local user, its processes and a second munged
+		# from the host side (host uids, the host's srun and munged): they
+		# run on the host's release (check-integration), not yet in a chroot.
+		case "$name" in
+		test_spank_rdmatest_hostile | test_spank_rootonly)
+			tap_skip "$t: $name" "its second user and hostile processes are the host's; check-integration runs it on the host release"
+			continue
+			;;
+		esac
 		log=$LEG_BASE/$name.tap
 		SPANK_IB_SO=$so IBP_SLURM_VERSION=$LEG_VERSION \
 			bash "$suite" > "$log" 2>&1

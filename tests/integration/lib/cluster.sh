@@ -74,6 +74,18 @@ CL_HW=0
 
 cl_log() { echo "# cluster: $*" >&2; }
 
+# The ibprep the plugin runs the cross-node test in (test_helper=): the
+# build's, or in a release chroot (CL_DAEMON_PREFIX set: the matrix) that
+# release's packaged one, since slurmstepd there sees nothing of the build.
+cluster_test_helper()
+{
+	if [ -n "$CL_DAEMON_PREFIX" ]; then
+		echo /usr/bin/ibprep
+	else
+		echo "$CL_SRC/build/ibprep"
+	fi
+}
+
 # The client commands: SLURM_CONF always exported (notes: without it a client
 # looks the controller up in DNS).
 cl_cmd() {
