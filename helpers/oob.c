@@ -338,6 +338,7 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 	case IBP_OOB_SUMMARY:
 		put32(&w, m->u.summary.node);
 		put32(&w, m->u.summary.nnodes);
+		put64(&w, m->u.summary.plan);
 		put8(&w, m->u.summary.n_links);
 		for (size_t i = 0; i < IBP_OOB_MAX_LINKS; i++) {
 			const struct ibp_oob_link *l = &m->u.summary.links[i];
@@ -435,6 +436,7 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 	case IBP_OOB_SUMMARY:
 		m->u.summary.node = get32(&r);
 		m->u.summary.nnodes = get32(&r);
+		m->u.summary.plan = get64(&r);
 		m->u.summary.n_links = get8(&r);
 		for (size_t i = 0; i < IBP_OOB_MAX_LINKS; i++) {
 			struct ibp_oob_link *l = &m->u.summary.links[i];

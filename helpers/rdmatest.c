@@ -687,16 +687,23 @@ static void link_sender(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, i
 		goto abort;
 	}
 	l->r.gbps = ns ? (double)run->burst * 8.0 / (double)ns : 0;
-	if (send_ctrl(l, fd, IBP_CTRL_BW_RESULT, 0, run->burst, ns, deadline))
+	rc = send_ctrl(l, fd, IBP_CTRL_BW_RESULT, 0, run->burst, ns, deadline);
+	if (rc) {
+		/* Without an outcome the link would stay untested: no record, no blame. */
+		link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
 		goto done;
+	}
 	rc = run->ops->lat_ping(tx, IBP_RDMATEST_LAT_ITERS, deadline, &ns);
 	if (rc) {
 		link_fail(l, status_of(rc), rc, "latency: %s", err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	l->r.lat_us = (double)ns / 1000.0;
-	if (send_ctrl(l, fd, IBP_CTRL_LAT_RESULT, 0, IBP_RDMATEST_LAT_ITERS, ns, deadline))
+	rc = send_ctrl(l, fd, IBP_CTRL_LAT_RESULT, 0, IBP_RDMATEST_LAT_ITERS, ns, deadline);
+	if (rc) {
+		link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
 		goto done;
+	}
 	if (run->rails[l->r.rail].rate_gbps > 0 && l->peer_rate_mbps) {
 		double slower = run->rails[l->r.rail].rate_gbps;
 
@@ -759,8 +766,11 @@ static void link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 		link_fail(l, status_of(rc), rc, "pattern: %s", err[0] ? err : strerror(-rc));
 		goto abort;
 	}
-	if (send_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, 0, 0, 0, deadline))
+	rc = send_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, 0, 0, 0, deadline);
+	if (rc) {
+		link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
 		goto done;
+	}
 	rc = run->ops->bw_recv(tx, ready.a, deadline);
 	if (rc) {
 		link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
@@ -909,6 +919,7 @@ static void own_links(struct ibp_rt_run *run, struct ibp_oob_summary *s)
 	memset(s, 0, sizeof(*s));
 	s->node = run->me;
 	s->nnodes = run->n;
+	s->plan = run->plan.digest;
 	for (size_t i = 0; i < run->n_links && s->n_links < IBP_OOB_MAX_LINKS; i++) {
 		const struct ibp_rt_link *l = &run->links[i];
 		struct ibp_oob_link *x = &s->links[s->n_links++];
@@ -1042,6 +1053,11 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				continue;
 			}
 			run->n_summaries++;
+			if (m->u.summary.plan != run->plan.digest && !run->plan_mismatch) {
+				run->plan_mismatch = true;
+				run->mismatch_node = l->peer;
+				run->mismatch_digest = m->u.summary.plan;
+			}
 			for (size_t k = 0; k < m->u.summary.n_links; k++)
 				known_add(run, &m->u.summary.links[k]);
 			free(m);
@@ -1117,7 +1133,12 @@ static int setup_nodes(struct ibp_rt_run *run, struct ibp_findings *out)
 	}
 	run->n = (uint32_t)run->nodes->n;
 	run->me = (uint32_t)cfg->index;
-	return ibp_rdmatest_plan(run->n, run->me, &run->plan);
+	/* The same inputs on every node, the same plan (rdmatest_plan.c). */
+	run->leaf = ibp_rt_topo_leaves(run);
+	rc = ibp_rdmatest_plan_topo(run->n, run->me, run->leaf, &run->plan);
+	if (rc == -ENOMEM)
+		rc = ibp_rdmatest_plan(run->n, run->me, &run->plan);
+	return rc;
 }
 
 static int setup_rails(struct ibp_rt_run *run, struct ibp_findings *out)
@@ -1402,6 +1423,7 @@ out_free:
 	fill_result(run, res);
 	ibp_rt_close_listeners(run);
 	ibp_hostlist_release(&run->own_nodes);
+	free(run->leaf);
 	free(run);
 	return rc;
 }

@@ -325,12 +325,30 @@ static bool suspect(const struct ibp_rt_run *run, const int *leaf, const int *su
 	return ibp_rdmatest_suspect(run->known, run->n_known, node, self);
 }
 
+static size_t distinct_peers(const struct ibp_rt_run *run)
+{
+	uint32_t seen[2 * 2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->n_links; i++) {
+		size_t k;
+
+		for (k = 0; k < n && seen[k] != run->links[i].peer; k++)
+			;
+		if (k == n && n < sizeof(seen) / sizeof(seen[0]))
+			seen[n++] = run->links[i].peer;
+	}
+	return n;
+}
+
 void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 		   struct ibp_rdmatest_result *res)
 {
 	uint32_t sus[8];
 	size_t nsus = 0;
-	int *leaf = ibp_rt_topo_leaves(run), sus_leaves[8];
+	/* Nodes that planned differently: no leaves, no node blamed (the pairs may not have met). */
+	const int *leaf = run->plan_mismatch ? NULL : run->leaf;
+	int sus_leaves[8];
 	size_t n_sus_leaves = 0;
 	char expected[IBP_TEXT_MAX];
 	size_t n_fail = 0, n_hw = 0;
@@ -350,9 +368,12 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 							    sus_leaves, 8);
 		ibp_rt_topo_findings(run, out, leaf, sus_leaves, n_sus_leaves, expected);
 	}
-	if (n_hw && !slow_only && suspect(run, leaf, sus_leaves, n_sus_leaves, run->me, true))
+	if (run->plan_mismatch)
+		ibp_rt_plan_mismatch(run, out);
+	if (n_hw && !slow_only && !run->plan_mismatch &&
+	    suspect(run, leaf, sus_leaves, n_sus_leaves, run->me, true))
 		sus[nsus++] = run->me;
-	for (size_t i = 0; i < run->n_links && nsus < 8 && !slow_only; i++) {
+	for (size_t i = 0; i < run->n_links && nsus < 8 && !slow_only && !run->plan_mismatch; i++) {
 		const struct ibp_rt_link *l = &run->links[i];
 		bool dup = false;
 
@@ -459,11 +480,7 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 		    run->n_rails ? (int)run->rails[0].port : 0, expected, NULL,
 		    "%zu links with %zu peers over %zu rail%s passed%s: min %.2f Gb/s, "
 		    "max round trip %.0f us",
-		    n_pass,
-		    (size_t)(run->n <= 2   ? run->n - 1
-			     : run->n == 3 ? 2
-					   : 4),
-		    run->n_rails, run->n_rails == 1 ? "" : "s",
+		    n_pass, distinct_peers(run), run->n_rails, run->n_rails == 1 ? "" : "s",
 		    n_pass < run->n_links ? " (the rest not tested: rails only one side has)" : "",
 		    min_bw, max_lat);
 	}
@@ -471,5 +488,4 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 	res->inconclusive = slow_only && n_hw == n_fail;
 	res->n_suspects = nsus;
 	memcpy(res->suspects, sus, nsus * sizeof(sus[0]));
-	free(leaf);
 }

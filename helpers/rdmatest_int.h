@@ -67,6 +67,14 @@ struct ibp_rt_run {
 	const struct ibp_hostlist *nodes;
 	uint32_t n, me;
 	struct ibp_rdmatest_plan plan;
+	int *leaf; /* every node's leaf switch (NULL without a topology), owned */
+	/*
+	 * A peer whose summary carried another plan digest: the nodes did not
+	 * derive the same plan (their topologies differ or one has none).
+	 */
+	bool plan_mismatch;
+	uint32_t mismatch_node;
+	uint64_t mismatch_digest;
 	struct ibp_tx_port rails[IBP_RDMATEST_MAX_RAILS];
 	size_t n_rails;
 	char my_addr[IBP_RT_ADDR_MAX];
@@ -104,10 +112,14 @@ struct ibp_rt_run {
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *ibp_rt_node_name(const struct ibp_rt_run *run, uint32_t i);
-/* rdmatest_topo.c: the step's nodes' leaves (NULL without a topology; free()), the uplinks' findings. */
+/*
+ * rdmatest_topo.c: the step's nodes' leaves (NULL without a topology;
+ * free()), the uplinks' findings, the plan mismatch's finding.
+ */
 int *ibp_rt_topo_leaves(const struct ibp_rt_run *run);
 void ibp_rt_topo_findings(struct ibp_rt_run *run, struct ibp_findings *out, const int *leaf,
 			  const int *sus, size_t n_sus, const char *expected);
+void ibp_rt_plan_mismatch(struct ibp_rt_run *run, struct ibp_findings *out);
 size_t ibp_rt_n_rounds(const struct ibp_rt_run *run);
 struct ibp_rt_link *ibp_rt_link_at(struct ibp_rt_run *run, size_t rail, unsigned round, bool out);
 int ibp_rt_sockaddr_of(const char *addr, uint16_t port, struct sockaddr_storage *ss,

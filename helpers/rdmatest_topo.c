@@ -159,6 +159,22 @@ bool ibp_rdmatest_suspect_topo(const struct ibp_oob_link *known, size_t n, uint3
 
 /* ---- in the run (rdmatest_blame.c's report) ---- */
 
+void ibp_rt_plan_mismatch(struct ibp_rt_run *run, struct ibp_findings *out)
+{
+	ibp_findings_addf(
+	    out, "rdmatest_plan_mismatch", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+	    "every node of the step pairing links from the same leaf assignment",
+	    "give every node the same topology_conf= file (root's, readable)",
+	    "%s planned the test %s (digest %016llx), %s %s (digest %016llx): their "
+	    "topologies differ or one has none, so some pairs did not meet; failed links "
+	    "are named as links, no node or switch is blamed",
+	    ibp_rt_node_name(run, run->mismatch_node),
+	    run->mismatch_digest ? "from a topology" : "without a topology",
+	    (unsigned long long)run->mismatch_digest, ibp_rt_node_name(run, run->me),
+	    run->plan.topo ? "from its topology" : "without one",
+	    (unsigned long long)run->plan.digest);
+}
+
 int *ibp_rt_topo_leaves(const struct ibp_rt_run *run)
 {
 	int *leaf;

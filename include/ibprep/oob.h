@@ -32,7 +32,7 @@
 #include "ibprep/transport.h"
 
 #define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION 3           /* 2: sealed frames after the HELLOs; 3: FINGERPRINT */
+#define IBP_OOB_VERSION 4 /* 2: sealed frames after the HELLOs; 3: FINGERPRINT; 4: summary plan */
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
@@ -120,6 +120,7 @@ struct ibp_oob_link {
 
 struct ibp_oob_summary {
 	uint32_t node, nnodes;
+	uint64_t plan; /* the sender's plan digest (ibp_rdmatest_plan), 0 = plain */
 	uint8_t n_links;
 	struct ibp_oob_link links[IBP_OOB_MAX_LINKS];
 };
@@ -147,7 +148,7 @@ struct ibp_oob_msg {
 #define IBP_OOB_ENDPOINT_LEN    (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN)
 #define IBP_OOB_CTRL_LEN        (1 + 4 + 8 + 8)
 #define IBP_OOB_LINK_LEN        (4 + 4 + 1 + 1 + 2)
-#define IBP_OOB_SUMMARY_LEN     (4 + 4 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
+#define IBP_OOB_SUMMARY_LEN     (4 + 4 + 8 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
 #define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
 #define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_LEN
 #define IBP_OOB_FRAME_MAX       (IBP_OOB_HDR_LEN + IBP_OOB_FINGERPRINT_LEN) /* the largest */

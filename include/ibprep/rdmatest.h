@@ -240,9 +240,28 @@ struct ibp_rdmatest_plan {
 	unsigned n_rounds;   /* 0 (N = 1), 1 (N = 2), 2 */
 	uint32_t send_to[2]; /* per round */
 	uint32_t recv_from[2];
+	bool topo;         /* the topology-aware plan (else the plain one) */
+	uint64_t digest;   /* of the leaf partition the plan used; 0 for the plain plan */
+	uint32_t n_leaves; /* leaves among the step's nodes (topo only) */
 };
 
+/* The plain plan: ring and second shift in node order.  0 or -EINVAL. */
 int ibp_rdmatest_plan(size_t nnodes, size_t index, struct ibp_rdmatest_plan *plan);
+
+/*
+ * The topology-aware plan (rdmatest_plan.c has the construction): LEAF[i]
+ * is node i's leaf switch (any id, -1 unknown).  Round 1 pairs nodes
+ * inside their leaf, round 2 across leaves; every round is a permutation
+ * without a fixed point (each node sends once and receives once), so a
+ * node has at most 2 peers per round, as in the plain plan.  It needs at
+ * least 4 nodes, every node's leaf known and at least 2 leaves; otherwise
+ * it is the plain plan (PLAN->topo false, digest 0).  DIGEST depends only
+ * on NNODES and the partition of the nodes into leaves (not on the ids or
+ * switch names): nodes whose topologies give the same partition compute
+ * the same plan.  0, -EINVAL, -ENOMEM.
+ */
+int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
+			   struct ibp_rdmatest_plan *plan);
 
 /*
  * Blame over the links a node knows (its own and its peers' summaries):
