@@ -66,23 +66,49 @@ run() {
 show() { sed 's/^/    /' "$OUT/$1" | head -30; }
 logs() { ls "$CL_DIR"/nodes/n*/log/links.jsonl 2>/dev/null; }
 
+# The records are written from slurm_spank_exit, which slurmstepd runs after
+# the tasks' exit has reached srun: srun may return before the last node has
+# written.  Wait (bounded) for WANT records before counting.
+wait_records() {
+	local want=$1 t=0
+	while [ "$(cat $(logs) 2>/dev/null | wc -l)" -lt "$want" ] && [ $t -lt 150 ]; do
+		sleep 0.2
+		t=$((t + 1))
+	done
+}
+# leafN of node nK: the topology above (n1-n3 leaf1, n4-n6 leaf2, n7-n9 leaf3)
+leaf_of() { echo $(((${1#n} - 1) / 3 + 1)); }
+
 run healthy cl_srun -N9 --ib-test --ib-report true
 if [ $RC -eq 0 ]; then
 	tap_ok "srun -N9 --ib-test passes"
 else
 	tap_fail "srun -N9 --ib-test healthy" "rc=$RC; $(show healthy)"
 fi
-# Ring and second shift over 9 nodes: 18 links on rail 0, each written by both ends.
+# Two rounds over 9 nodes: 18 links on rail 0, each written by both ends.
+wait_records 36
 records=$(cat $(logs) 2>/dev/null | wc -l)
 distinct=$(cat $(logs) 2>/dev/null | grep -o '"a":"[^"]*","ar":[0-9]*,"ad":"[^"]*","ap":[0-9]*,"b":"[^"]*"' |
 	sed 's/"ad":"[^"]*","ap":[0-9]*,//' | sort -u | wc -l)
 nlogs=$(logs | wc -l)
-# Every link is recorded (by both ends as a rule; an end that saw a link as
-# untested, under load, leaves it to the other end).
-if [ "$nlogs" -eq 9 ] && [ "$distinct" -eq 18 ] && [ "$records" -ge 18 ] && [ "$records" -le 36 ]; then
-	tap_ok "the results log records every link: 18 links, $records records from 9 nodes"
+if [ "$nlogs" -eq 9 ] && [ "$distinct" -eq 18 ] && [ "$records" -eq 36 ]; then
+	tap_ok "the results log records every link from both ends: 18 links, 36 records from 9 nodes"
 else
-	tap_fail "results log complete" "$nlogs logs, $records records, $distinct distinct links; $(head -3 $(logs | head -1) 2>&1)"
+	tap_fail "results log complete" "$nlogs logs, $records records (expected 36), $distinct distinct links; $(head -3 $(logs | head -1) 2>&1)"
+fi
+# The plan follows the topology: round 1 inside the leaves, round 2 across.
+intra1=0 cross2=0 other=0
+while read -r round a b; do
+	if [ "$(leaf_of "$a")" = "$(leaf_of "$b")" ]; then
+		[ "$round" = 1 ] && intra1=$((intra1 + 1)) || other=$((other + 1))
+	else
+		[ "$round" = 2 ] && cross2=$((cross2 + 1)) || other=$((other + 1))
+	fi
+done < <(cat $(logs) 2>/dev/null | sed -n 's/.*"round":\([0-9]*\),"a":"\([^"]*\)".*"b":"\([^"]*\)".*/\1 \2 \3/p')
+if [ $intra1 -eq 18 ] && [ $cross2 -eq 18 ] && [ $other -eq 0 ]; then
+	tap_ok "the plan follows topology_conf=: round 1 inside each leaf, round 2 across leaves"
+else
+	tap_fail "topology-aware plan" "$intra1 intra-leaf round-1 records, $cross2 cross-leaf round-2, $other other; $(head -2 $(logs | head -1))"
 fi
 bad=0
 for f in $(logs); do
@@ -140,12 +166,13 @@ for i in $(seq 1 9); do
 	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
 done
 if [ -z "$drained" ]; then tap_ok "nothing is drained"; else tap_fail "no drain" "drained:$drained"; fi
+wait_records 144
 records=$(cat $(logs) | wc -l)
 failed_recs=$(cat $(logs) | grep -c '"ok":false')
 links=$(cat $(logs) | grep -o '"job":[0-9]*,"step":[0-9]*,.*"a":"[^"]*","ar":[0-9]*,"ad":"[^"]*","ap":[0-9]*,"b":"[^"]*"' |
 	sed 's/"by":"[^"]*",//; s/"ad":"[^"]*","ap":[0-9]*,//' | sort -u | wc -l)
-if [ "$links" -eq 72 ] && [ "$failed_recs" -gt 0 ]; then # 4 steps x 18 links
-	tap_ok "the results log records every link of the failing steps too ($links links, $records records, $failed_recs failed)"
+if [ "$links" -eq 72 ] && [ "$records" -eq 144 ] && [ "$failed_recs" -gt 0 ]; then # 4 steps x 18 links x 2 ends
+	tap_ok "the results log records every link of the failing steps too, from both ends ($links links, $records records, $failed_recs failed)"
 else
 	tap_fail "records of the failing steps" "$links links (expected 72), $records records, $failed_recs failed"
 fi
