@@ -96,8 +96,9 @@ cl_srun -N1 -w n1 -n1 --ib-affinity env | grep -E '^(NCCL|UCX|OMPI|CUDA_DEVICE|I
 echo
 echo "n3 stays drained until an admin has fixed its cable and resumes it:"
 echo "    scontrol update nodename=n3 state=resume"
-echo "spank-ib's drains are the ones whose reason starts with 'spank-ib:':"
-echo "    sinfo -R -h -o '%N %E' | grep ' spank-ib:'"
+echo "spank-ib's drains are the ones whose reason starts with 'spank-ib:' (the plugin's)"
+echo "or 'spank-ib check:' (ibprep check --slurm's):"
+echo "    sinfo -R -h -o '%N %E' | grep -E ' spank-ib( check)?:'"
 
 echo
 echo "=============== 3. the cross-node test (--ib-test) on the healthy nodes ==============="

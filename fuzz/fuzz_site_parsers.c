@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strnlen(st.state, sizeof(st.state)) == sizeof(st.state) ||
 		    strnlen(st.reason, sizeof(st.reason)) == sizeof(st.reason))
 			abort();
-		(void)ibp_drain_decide(&st, size & 1, "spank-ib: x");
+		(void)ibp_drain_decide(&st, size & 1, "spank-ib check: x");
 	}
 	(void)ibp_proc_parse_memlock(s, &kb);
 	int n = ibp_slurm_conf_get(s, "SlurmdPidFile", out, sizeof(out));

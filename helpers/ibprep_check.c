@@ -379,7 +379,7 @@ int ibprep_cmd_check(int argc, char **argv)
 			rc = -EIO;
 	}
 	int status = ibp_findings_worst(&f) == IBP_SEV_FAIL ? 1 : 0;
-	if (!rc && slurm && ibprep_slurm_apply(&f, in.node) != 0)
+	if (!rc && slurm && ibprep_slurm_apply(&f) != 0)
 		out_status = 2;
 	ibp_findings_release(&f);
 	ibp_health_input_release(&in);

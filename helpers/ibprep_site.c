@@ -304,7 +304,7 @@ static const char *last_line(char *out)
 	return nl ? nl + 1 : out;
 }
 
-int ibprep_slurm_apply(const struct ibp_findings *f, const char *default_node)
+int ibprep_slurm_apply(const struct ibp_findings *f)
 {
 	char scontrol[PATH_MAX], conf[PATH_MAX], node[256], out[16384];
 	char reason[IBP_DRAIN_REASON_MAX], arg_node[300], arg_reason[IBP_DRAIN_REASON_MAX + 16];
@@ -343,7 +343,7 @@ int ibprep_slurm_apply(const struct ibp_findings *f, const char *default_node)
 		    node, node, what);
 		return 2;
 	}
-	bool fault = ibp_drain_reason(f, default_node, reason, sizeof(reason));
+	bool fault = ibp_drain_reason(f, IBP_DRAIN_PREFIX_CHECK, reason, sizeof(reason));
 	enum ibp_drain_action a = ibp_drain_decide(&st, fault, reason);
 	if (a == IBP_DRAIN_NOTHING) {
 		printf("slurm: %s: state %s%s%s: nothing to change\n", node, st.state,

@@ -52,7 +52,7 @@ int ibprep_slurm_ready(void);
  * scontrol call bounded.  Prints what it did.  0, or 2 when Slurm could
  * not be asked or refused.
  */
-int ibprep_slurm_apply(const struct ibp_findings *f, const char *default_node);
+int ibprep_slurm_apply(const struct ibp_findings *f);
 
 struct ibprep_prom_opts {
 	bool to_stdout;         /* --prometheus */

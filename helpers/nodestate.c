@@ -83,20 +83,32 @@ int ibp_node_state_parse(const char *line, const char *node, struct ibp_node_sta
 	return 0;
 }
 
-bool ibp_drain_reason_ours(const char *reason)
+bool ibp_drain_reason_ours(const char *reason, const char *node)
 {
-	return reason && !strncmp(reason, IBP_DRAIN_PREFIX, strlen(IBP_DRAIN_PREFIX));
+	size_t pl = strlen(IBP_DRAIN_PREFIX), nl = node ? strlen(node) : 0;
+
+	if (!reason)
+		return false;
+	if (!strncmp(reason, IBP_DRAIN_PREFIX_CHECK, strlen(IBP_DRAIN_PREFIX_CHECK)))
+		return true;
+	/*
+	 * The previous version's check wrote "spank-ib: NODE: ...".  The plugin's
+	 * reasons after the same prefix start with a device ("mlx5_3 port 1: ")
+	 * or a finding's text, never with the node's own name and ": ".
+	 */
+	return nl && !strncmp(reason, IBP_DRAIN_PREFIX, pl) && !strncmp(reason + pl, node, nl) &&
+	       reason[pl + nl] == ':' && reason[pl + nl + 1] == ' ';
 }
 
 enum ibp_drain_action ibp_drain_decide(const struct ibp_node_state *st, bool node_fault,
 				       const char *our_reason)
 {
-	bool ours = ibp_drain_reason_ours(st->reason);
+	bool ours = ibp_drain_reason_ours(st->reason, st->name);
 
 	if (!node_fault)
 		return st->drain && ours ? IBP_DRAIN_RESUME : IBP_DRAIN_NOTHING;
 	if (st->reason[0] && !ours)
-		return IBP_DRAIN_NOTHING; /* an admin's, NHC's or Slurm's own */
+		return IBP_DRAIN_NOTHING; /* an admin's, NHC's, the plugin's or Slurm's own */
 	if (!st->drain)
 		return IBP_DRAIN_SET;
 	if (!ours)
@@ -105,36 +117,40 @@ enum ibp_drain_action ibp_drain_decide(const struct ibp_node_state *st, bool nod
 								 : IBP_DRAIN_NOTHING;
 }
 
-bool ibp_drain_reason(const struct ibp_findings *f, const char *default_node, char *buf, size_t len)
+bool ibp_drain_reason(const struct ibp_findings *f, const char *prefix, char *buf, size_t len)
 {
 	const struct ibp_finding *first = NULL;
+	struct ibp_finding one;
 	size_t more = 0;
 	char line[1024];
 
 	if (!buf || !len)
 		return false;
 	buf[0] = '\0';
-	for (size_t i = 0; i < f->n; i++) {
-		const struct ibp_finding *x = &f->v[i];
-		if (x->severity != IBP_SEV_FAIL || x->fclass != IBP_CLASS_NODE)
+	for (size_t i = 0; f && i < f->n; i++) {
+		if (!ibp_finding_drainable(&f->v[i]))
 			continue;
 		if (!first)
-			first = x;
+			first = &f->v[i];
 		else
 			more++;
 	}
 	if (!first)
 		return false;
-	ibp_finding_format(first, default_node, line, sizeof(line));
-	/* one line: Slurm shows the reason's first line only */
-	for (char *c = line; *c; c++)
-		if (*c == '\n' || *c == '\r' || *c == '\t')
-			*c = ' ';
+	/*
+	 * The finding's one-line text (escaped: one line, no control bytes)
+	 * without the node, which is the drained node, nor the fix, which the
+	 * message and the report carry.
+	 */
+	one = *first;
+	one.node[0] = '\0';
+	one.fix[0] = '\0';
+	ibp_finding_format(&one, NULL, line, sizeof(line));
 	size_t cap = len < IBP_DRAIN_REASON_MAX ? len : IBP_DRAIN_REASON_MAX;
 	if (more)
-		ibp_format_cut(buf, cap, "%s%s (+%zu more)", IBP_DRAIN_PREFIX, line, more);
+		ibp_format_cut(buf, cap, "%s%s (+%zu more)", prefix ? prefix : "", line, more);
 	else
-		ibp_format_cut(buf, cap, "%s%s", IBP_DRAIN_PREFIX, line);
+		ibp_format_cut(buf, cap, "%s%s", prefix ? prefix : "", line);
 	return true;
 }
 

@@ -36,6 +36,7 @@
 #include "ibprep/finding.h"
 #include "ibprep/json.h"
 #include "ibprep/linkwatch.h"
+#include "ibprep/nodestate.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 
@@ -104,38 +105,6 @@ void spank_ib_lw_free(struct spank_ib_state *st)
 {
 	free(st->lw);
 	st->lw = NULL;
-}
-
-static bool drainable(const struct ibp_finding *x)
-{
-	return x->severity == IBP_SEV_FAIL && x->fclass == IBP_CLASS_NODE;
-}
-
-/* "spank-ib: mlx5_3 port 1: link went down 2 times during job 1234.0 (+1 more)" */
-static void reason_of(const struct ibp_findings *f, char *buf, size_t len)
-{
-	const struct ibp_finding *first = NULL;
-	size_t more = 0;
-	int w;
-
-	for (size_t i = 0; i < f->n; i++) {
-		if (!drainable(&f->v[i]))
-			continue;
-		if (first)
-			more++;
-		else
-			first = &f->v[i];
-	}
-	if (!first) {
-		snprintf(buf, len, "spank-ib: link fault during the step");
-		return;
-	}
-	w = more ? snprintf(buf, len, "spank-ib: %s port %d: %s (+%zu more)", first->device,
-			    first->port, first->observed, more)
-		 : snprintf(buf, len, "spank-ib: %s port %d: %s", first->device, first->port,
-			    first->observed);
-	if (w >= (int)len && len > 4)
-		memcpy(buf + len - 4, "...", 4); /* Slurm keeps a reason of any length; we do not */
 }
 
 /*
@@ -373,7 +342,7 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 	struct ibp_sysfs fs = {.root_fd = -1};
 	struct ibp_findings f;
 	struct ibp_linkwatch_opts o;
-	char during[64], line[2048], drained[320] = "";
+	char during[64], line[2048], drained[320] = "", reason[IBP_DRAIN_REASON_MAX];
 	bool did_drain = false;
 	double elapsed_s;
 	int rc;
@@ -402,10 +371,10 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 			    lw->step);
 		goto out;
 	}
-	if (st->conf.drain && ibp_findings_count(&f, IBP_SEV_FAIL, IBP_CLASS_NODE)) {
-		char node[IBP_NODE_MAX], reason[256], err[256];
+	/* "spank-ib: mlx5_3 port 1: link went down 2 times during job 1234.0 (+1 more)" */
+	if (st->conf.drain && ibp_drain_reason(&f, IBP_DRAIN_PREFIX, reason, sizeof(reason))) {
+		char node[IBP_NODE_MAX], err[256];
 
-		reason_of(&f, reason, sizeof(reason));
 		rc = spank_ib_node_name(st->host, node, sizeof(node));
 		if (rc) {
 			snprintf(drained, sizeof(drained),

@@ -41,6 +41,7 @@
 #include "ibprep/finding.h"
 #include "ibprep/hca.h"
 #include "ibprep/health.h"
+#include "ibprep/nodestate.h"
 #include "ibprep/place.h"
 #include "ibprep/rootpath.h"
 #include "ibprep/sysfs.h"
@@ -140,38 +141,6 @@ static void memlock_from_env(struct spank_ib_node *n, struct spank_ib_job_env *j
 		n->in.memlock_source = IBP_MEMLOCK_SLURMD;
 		n->in.memlock_kb = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur / 1024;
 	}
-}
-
-/* "spank-ib: mlx5_3 port 1: width 1X, expected 4X (+2 more)" */
-static void drain_reason(const struct ibp_findings *f, char *buf, size_t len)
-{
-	const struct ibp_finding *first = NULL;
-	size_t more = 0;
-	int w;
-
-	for (size_t i = 0; i < f->n; i++) {
-		if (!ibp_finding_drainable(&f->v[i]))
-			continue;
-		if (!first)
-			first = &f->v[i];
-		else
-			more++;
-	}
-	if (!first) {
-		snprintf(buf, len, "spank-ib: node fault");
-		return;
-	}
-	w = snprintf(buf, len, "spank-ib: ");
-	if (first->device[0] && first->port)
-		w += snprintf(buf + w, len - (size_t)w, "%s port %d: ", first->device, first->port);
-	else if (first->device[0])
-		w += snprintf(buf + w, len - (size_t)w, "%s: ", first->device);
-	if ((size_t)w < len)
-		w += snprintf(buf + w, len - (size_t)w, "%s", first->observed);
-	if ((size_t)w < len && first->expected[0])
-		w += snprintf(buf + w, len - (size_t)w, ", expected %s", first->expected);
-	if ((size_t)w < len && more)
-		snprintf(buf + w, len - (size_t)w, " (+%zu more)", more);
 }
 
 /* The cross-node test's rails (and the fingerprint's) are the placement's fabric ports. */
@@ -462,10 +431,10 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 	}
 	drain = drain && st->conf.drain && health;
 	if (drain && !n->cached) {
-		char reason[256], err[256];
+		char reason[IBP_DRAIN_REASON_MAX], err[256];
 		int rc = spank_ib_node_name(st->host, n->nodename, sizeof(n->nodename));
 
-		drain_reason(&n->findings, reason, sizeof(reason));
+		ibp_drain_reason(&n->findings, IBP_DRAIN_PREFIX, reason, sizeof(reason));
 		if (rc) {
 			spank_ib_node_say(
 			    n,

@@ -6,14 +6,15 @@
  * The rules:
  *  - a node fault (a finding of severity fail and class node) on a node
  *    that is not drained and has no reason: drain it, reason
- *    "spank-ib: <the first such finding>";
- *  - drained by spank-ib (reason starting "spank-ib: ") and still faulty
- *    with another first finding: update the reason; with the same one:
- *    nothing;
- *  - drained by spank-ib and healthy again: resume;
- *  - a reason that is not spank-ib's (an admin's, NHC's "NHC: ...", Slurm's
- *    own "Not responding"): never touched, healthy or not;
- *  - healthy and not drained by spank-ib: nothing.
+ *    "spank-ib check: <the first such finding>";
+ *  - drained by the check (its own reason, ibp_drain_reason_ours()) and
+ *    still faulty with another first finding: update the reason; with the
+ *    same one: nothing;
+ *  - drained by the check and healthy again: resume;
+ *  - a reason that is not the check's (the plugin's drain=yes "spank-ib: ...",
+ *    which may stand for a fault only a step sees, an admin's, NHC's
+ *    "NHC: ...", Slurm's own "Not responding"): never touched, healthy or not;
+ *  - healthy and not drained by the check: nothing.
  * "Nothing" means no call to Slurm at all: an unchanged node costs one
  * query.
  *
@@ -27,7 +28,8 @@
 
 #include "ibprep/finding.h"
 
-#define IBP_DRAIN_PREFIX "spank-ib: "
+#define IBP_DRAIN_PREFIX       "spank-ib: "       /* the plugin's drain=yes */
+#define IBP_DRAIN_PREFIX_CHECK "spank-ib check: " /* ibprep check --slurm */
 /* Longest reason spank-ib writes (Slurm keeps more; scontrol's listing stays readable). */
 #define IBP_DRAIN_REASON_MAX 256
 
@@ -52,25 +54,33 @@ enum ibp_drain_action {
 	IBP_DRAIN_RESUME, /* scontrol update nodename=N state=resume */
 };
 
-/* True when REASON is spank-ib's own. */
-bool ibp_drain_reason_ours(const char *reason);
+/*
+ * True when REASON is a drain of `ibprep check --slurm` on NODE (the node's
+ * Slurm name): it starts with IBP_DRAIN_PREFIX_CHECK, or it is the previous
+ * version's "spank-ib: NODE: ..." (the plugin's reasons never name the node).
+ */
+bool ibp_drain_reason_ours(const char *reason, const char *node);
 
 /*
- * The action for node state ST given the check: NODE_FAULT (a node-class
- * failure was found) and the reason spank-ib would write, OUR_REASON
- * (ibp_drain_reason() of the findings; ignored when healthy).
+ * The action for node state ST (its name and reason) given the check:
+ * NODE_FAULT (a node-class failure was found) and the reason the check
+ * would write, OUR_REASON (ibp_drain_reason() of the findings with
+ * IBP_DRAIN_PREFIX_CHECK; ignored when healthy).
  */
 enum ibp_drain_action ibp_drain_decide(const struct ibp_node_state *st, bool node_fault,
 				       const char *our_reason);
 
 /*
- * The reason spank-ib writes for F: "spank-ib: " + the first node-class
- * failure's one-line text (ibp_finding_format, DEFAULT_NODE for its node)
- * + " (+N more)" when there are others, cut to IBP_DRAIN_REASON_MAX - 1 with
- * "...".  Returns false (BUF "") when F has no node-class failure.
+ * The one drain reason of spank-ib (the plugin's verdict, its link watch and
+ * the check): PREFIX + the first drainable finding (ibp_finding_drainable)
+ * as "DEVICE port P: OBSERVED, expected EXPECTED" (ibp_finding_format without
+ * the node, which is the drained one, nor the fix; escaped, one line) +
+ * " (+N more)" when there are other drainable findings, cut to
+ * IBP_DRAIN_REASON_MAX - 1 with "...":
+ *   "spank-ib: mlx5_3 port 1: link width 1X, expected 4X (+1 more)"
+ * Returns false (BUF "") when F has no drainable finding.
  */
-bool ibp_drain_reason(const struct ibp_findings *f, const char *default_node, char *buf,
-		      size_t len);
+bool ibp_drain_reason(const struct ibp_findings *f, const char *prefix, char *buf, size_t len);
 
 const char *ibp_drain_action_name(enum ibp_drain_action a); /* "nothing", "drain" ... */
 

@@ -4,8 +4,11 @@
 # netns cluster (tests/integration/lib/cluster.sh), two DGX-H100-like nodes:
 #   - healthy nodes stay idle and Slurm is only asked (scontrol show node),
 #     never updated;
+#   - n1 drained by the plugin (reason "spank-ib: ...", a fault only a step
+#     sees) and healthy: never resumed; drained by the previous version's
+#     check ("spank-ib: n1: ..."): resumed;
 #   - n1's tree broken (mlx5_4 down, cluster_hw): drained with a
-#     "spank-ib: n1: mlx5_4 port 1: ..." reason, then left alone (no
+#     "spank-ib check: mlx5_4 port 1: ..." reason, then left alone (no
 #     further updates while nothing changes); repaired: resumed;
 #   - n2 drained by an admin ("maintenance"), then broken and repaired:
 #     its drain and reason are never touched;
@@ -115,17 +118,37 @@ else
 	tap_fail "slurmd runs the HealthCheckProgram every 2 s" "$(summary; tail -5 "$CL_LOG"/slurmd.n1.log)"
 fi
 
-# n1 broken: drained with spank-ib's reason
+# n1 drained by the plugin (drain=yes after a link flap during a step), its
+# node check passing: the plugin's drain is not the health check's to resume
+plugin_reason="spank-ib: mlx5_3 port 1: link went down 2 times during job 7.0, DOWN now"
+cl_scontrol update nodename=n1 state=drain reason="$plugin_reason" >/dev/null
+before=$(updates n1)
+wait_runs n1 3
+if [ "$(updates n1)" = "$before" ] && wait_for n1 "*DRAIN* $plugin_reason" 1; then
+	tap_ok "n1 drained by the plugin and healthy: 3 checks, not resumed, reason kept"
+else
+	tap_fail "n1 drained by the plugin: not resumed by the health check" "$(summary)"
+fi
+# drained by the previous version's check ("spank-ib: NODE: ..."): its own, resumed
+cl_scontrol update nodename=n1 state=drain \
+	reason="spank-ib: n1: mlx5_4 port 1: port state DOWN, expected ACTIVE: check the cable" >/dev/null
+if wait_for n1 "IDLE *" 30 && [[ "$(cluster_node_state n1)" != *DRAIN* ]]; then
+	tap_ok "n1 drained by the previous version's check and healthy: resumed"
+else
+	tap_fail "n1 drained by the previous check: resumed" "$(summary)"
+fi
+
+# n1 broken: drained with the check's reason
 hw n1 mlx5_4:down
-if wait_for n1 "*DRAIN* spank-ib: n1: mlx5_4 port 1: port state DOWN*" 30; then
+if wait_for n1 "*DRAIN* spank-ib check: mlx5_4 port 1: port state DOWN*" 30; then
 	tap_ok "n1 mlx5_4 down: drained by the health check, reason '$(cluster_node_reason n1 | cut -c1-60)...'"
 else
-	tap_fail "n1 mlx5_4 down: drained with the spank-ib reason" "$(summary)"
+	tap_fail "n1 mlx5_4 down: drained with the check's reason" "$(summary)"
 fi
 before=$(updates n1)
 wait_runs n1 3
 if [ "$(updates n1)" = "$before" ]; then
-	tap_ok "n1 still faulty, already drained by spank-ib: 3 more checks, no further update"
+	tap_ok "n1 still faulty, already drained by the check: 3 more checks, no further update"
 else
 	tap_fail "n1 unchanged: no further update" "$(summary)"
 fi

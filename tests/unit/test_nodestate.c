@@ -63,8 +63,10 @@ static void test_node_state_parse_scontrol_lines(void **state)
 	}
 }
 
-#define OURS "spank-ib: n1: mlx5_4 port 1: port state DOWN"
-#define NEW  "spank-ib: n1: mlx5_3 port 1: link width 1X, expected 4X"
+#define OURS   "spank-ib check: mlx5_4 port 1: port state DOWN"
+#define NEW    "spank-ib check: mlx5_3 port 1: link width 1X, expected 4X"
+#define LEGACY "spank-ib: n1: mlx5_4 port 1: port state DOWN" /* the previous check's */
+#define PLUGIN "spank-ib: mlx5_3 port 1: link went down 2 times during job 7.0, DOWN now"
 
 static const struct {
 	bool drain;
@@ -92,19 +94,88 @@ static const struct {
     {false, OURS, true, OURS, IBP_DRAIN_SET},
     /* "spank-ib:" without the space is not the prefix */
     {true, "spank-ib:x", false, NULL, IBP_DRAIN_NOTHING},
+    {true, "spank-ib check:x", false, NULL, IBP_DRAIN_NOTHING},
+    /* the previous version's check drains are the check's: resumed, updated */
+    {true, LEGACY, false, NULL, IBP_DRAIN_RESUME},
+    {true, LEGACY, true, NEW, IBP_DRAIN_UPDATE},
+    /* another node's name is not this node's (n1) */
+    {true, "spank-ib: n10: mlx5_4 port 1: port state DOWN", false, NULL, IBP_DRAIN_NOTHING},
+    {true, "spank-ib: n1 mlx5_4", false, NULL, IBP_DRAIN_NOTHING},
+    /* the plugin's drains (a step's link flap, the cross-node test): never touched */
+    {true, PLUGIN, false, NULL, IBP_DRAIN_NOTHING},
+    {true, PLUGIN, true, NEW, IBP_DRAIN_NOTHING},
+    {true, "spank-ib: mlx5_3 port 1: link width 1X, expected 4X", false, NULL, IBP_DRAIN_NOTHING},
 };
 
 static void test_drain_decide_table(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(decisions) / sizeof(decisions[0]); i++) {
-		struct ibp_node_state st = {.drain = decisions[i].drain};
+		struct ibp_node_state st = {.name = "n1", .drain = decisions[i].drain};
 		snprintf(st.reason, sizeof(st.reason), "%s", decisions[i].reason);
 		enum ibp_drain_action a =
 		    ibp_drain_decide(&st, decisions[i].fault, decisions[i].ours);
 		if (a != decisions[i].want)
 			fail_msg("case %zu: %s, want %s", i, ibp_drain_action_name(a),
 				 ibp_drain_action_name(decisions[i].want));
+	}
+}
+
+static void test_drain_reason_ours_needs_the_node(void **state)
+{
+	(void)state;
+	assert_true(ibp_drain_reason_ours(OURS, NULL));
+	assert_true(ibp_drain_reason_ours(LEGACY, "n1"));
+	assert_false(ibp_drain_reason_ours(LEGACY, NULL));
+	assert_false(ibp_drain_reason_ours(LEGACY, ""));
+	assert_false(ibp_drain_reason_ours(LEGACY, "n"));
+	assert_false(ibp_drain_reason_ours(PLUGIN, "n1"));
+	assert_false(ibp_drain_reason_ours(NULL, "n1"));
+	assert_false(ibp_drain_reason_ours("spank-ib: n1", "n1"));
+}
+
+/* The one formatter: the plugin's prefix and the check's, the same text after it. */
+static const struct {
+	const char *prefix;
+	const char *device;
+	int port;
+	const char *expected;
+	const char *observed;
+	const char *want;
+} reasons[] = {
+    {IBP_DRAIN_PREFIX, "mlx5_3", 1, "4X", "link width 1X",
+     "spank-ib: mlx5_3 port 1: link width 1X, expected 4X"},
+    {IBP_DRAIN_PREFIX_CHECK, "mlx5_3", 1, "4X", "link width 1X",
+     "spank-ib check: mlx5_3 port 1: link width 1X, expected 4X"},
+    /* the link watch's findings have no expected value */
+    {IBP_DRAIN_PREFIX, "mlx5_3", 1, NULL, "link went down 2 times during job 7.0, DOWN now",
+     "spank-ib: mlx5_3 port 1: link went down 2 times during job 7.0, DOWN now"},
+    {IBP_DRAIN_PREFIX, "mlx5_3", 0, NULL, "gone", "spank-ib: mlx5_3: gone"},
+    {IBP_DRAIN_PREFIX, NULL, 0, "8 rails", "HCA set 7 rails",
+     "spank-ib: HCA set 7 rails, expected 8 rails"},
+    /* sysfs and user text: one line, control bytes escaped */
+    {IBP_DRAIN_PREFIX_CHECK, "mlx5_4", 1, "ACTIVE", "port state DOWN\n(\x1b[2J)",
+     "spank-ib check: mlx5_4 port 1: port state DOWN (\\x1b[2J), expected ACTIVE"},
+};
+
+static void test_drain_reason_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		struct ibp_findings f;
+		char buf[IBP_DRAIN_REASON_MAX];
+
+		ibp_findings_init(&f);
+		assert_int_equal(ibp_findings_addf(&f, "x_code", IBP_SEV_FAIL, IBP_CLASS_NODE,
+						   reasons[i].device, reasons[i].port,
+						   reasons[i].expected, "the fix is not in it",
+						   "%s", reasons[i].observed),
+				 0);
+		strcpy(f.v[0].node, "n1"); /* the drained node is not named either */
+		assert_true(ibp_drain_reason(&f, reasons[i].prefix, buf, sizeof(buf)));
+		if (strcmp(buf, reasons[i].want) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, buf, reasons[i].want);
+		ibp_findings_release(&f);
 	}
 }
 
@@ -115,42 +186,50 @@ static void test_drain_reason_first_node_failure(void **state)
 	(void)state;
 
 	ibp_findings_init(&f);
-	assert_false(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_false(ibp_drain_reason(&f, IBP_DRAIN_PREFIX_CHECK, buf, sizeof(buf)));
 	assert_string_equal(buf, "");
-	/* warnings and job faults never drain */
+	/* warnings, job faults and setup findings never drain */
 	assert_int_equal(ibp_findings_addf(&f, "counter_high", IBP_SEV_WARN, IBP_CLASS_NODE,
 					   "mlx5_0", 1, NULL, NULL, "symbol_error 12"),
 			 0);
 	assert_int_equal(ibp_findings_addf(&f, "memlock_low", IBP_SEV_FAIL, IBP_CLASS_JOB, NULL, 0,
 					   "unlimited", NULL, "64 KiB"),
 			 0);
-	assert_false(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_int_equal(ibp_findings_addf(&f, IBP_SETUP_CODE, IBP_SEV_FAIL, IBP_CLASS_NODE, NULL,
+					   0, NULL, NULL, "topology= not root's"),
+			 0);
+	assert_false(ibp_drain_reason(&f, IBP_DRAIN_PREFIX_CHECK, buf, sizeof(buf)));
 	assert_int_equal(ibp_findings_addf(&f, "port_not_active", IBP_SEV_FAIL, IBP_CLASS_NODE,
 					   "mlx5_4", 1, "ACTIVE", "check the cable",
 					   "port state DOWN\n(physical state Polling)"),
 			 0);
-	assert_true(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
-	assert_string_equal(buf, "spank-ib: n1: mlx5_4 port 1: port state DOWN (physical state "
-				 "Polling), expected ACTIVE: check the cable");
-	assert_true(ibp_drain_reason_ours(buf));
+	assert_true(ibp_drain_reason(&f, IBP_DRAIN_PREFIX_CHECK, buf, sizeof(buf)));
+	assert_string_equal(buf, "spank-ib check: mlx5_4 port 1: port state DOWN (physical state "
+				 "Polling), expected ACTIVE");
+	assert_true(ibp_drain_reason_ours(buf, "n1"));
 	char fix[200];
 	memset(fix, 'x', sizeof(fix) - 1);
 	fix[sizeof(fix) - 1] = '\0';
 	assert_int_equal(ibp_findings_addf(&f, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE,
 					   "mlx5_3", 1, "4X", fix, "link width 1X"),
 			 0);
-	assert_true(ibp_drain_reason(&f, "n1", buf, sizeof(buf)));
+	assert_true(ibp_drain_reason(&f, IBP_DRAIN_PREFIX_CHECK, buf, sizeof(buf)));
 	assert_non_null(strstr(buf, "(+1 more)"));
 	/* cut, never longer than the limit */
 	struct ibp_findings g;
 	ibp_findings_init(&g);
 	assert_int_equal(ibp_findings_addf(&g, "width_degraded", IBP_SEV_FAIL, IBP_CLASS_NODE,
-					   "mlx5_3", 1, "4X", fix, "%s", fix),
+					   "mlx5_3", 1, fix, fix, "%s", fix),
 			 0);
 	char big[1024];
-	assert_true(ibp_drain_reason(&g, "n1", big, sizeof(big)));
+	assert_true(ibp_drain_reason(&g, IBP_DRAIN_PREFIX, big, sizeof(big)));
 	assert_int_equal(strlen(big), IBP_DRAIN_REASON_MAX - 1);
 	assert_string_equal(big + strlen(big) - 3, "...");
+	/* a smaller buffer: cut to it */
+	char small[40];
+	assert_true(ibp_drain_reason(&g, IBP_DRAIN_PREFIX, small, sizeof(small)));
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_string_equal(small + strlen(small) - 3, "...");
 	ibp_findings_release(&g);
 	ibp_findings_release(&f);
 }
@@ -160,6 +239,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_node_state_parse_scontrol_lines),
 	    cmocka_unit_test(test_drain_decide_table),
+	    cmocka_unit_test(test_drain_reason_ours_needs_the_node),
+	    cmocka_unit_test(test_drain_reason_table),
 	    cmocka_unit_test(test_drain_reason_first_node_failure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
