@@ -49,9 +49,9 @@ B         := build
 # name another with the plugstack key test_helper=; never the user).
 SPANK_IB_HELPER ?= $(BINDIR)/ibprep
 
-PKGS      := hwloc libibverbs numa libcrypto
+PKGS      := hwloc libibverbs numa libsodium
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhwloc -libverbs -lnuma -lcrypto)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lhwloc -libverbs -lnuma -lsodium)
 LIBS      := $(PKG_LIBS) -lmunge -lm
 
 WARN      := -Wall -Wextra -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
@@ -134,6 +134,9 @@ asan: $(B)/asan/ibprep $(TEST_BINS)
 $(B)/spank_ib.so: $(SPANK_OBJS) $(B)/libibprep.a spank/spank_ib.lds
 	$(CC) $(CFLAGS) -shared $(LDHARDEN) $(LDFLAGS) -Wl,--version-script=spank/spank_ib.lds -o $@ \
 		$(SPANK_OBJS) $(B)/libibprep.a $(LIBS)
+
+# test_seal checks seal.c (libsodium) against OpenSSL, an independent implementation.
+TEST_LDFLAGS_test_seal := -lcrypto
 
 # One cmocka binary per test file, against the sanitized library; test_spank*
 # tests also get the plugin's objects (linked with the fake spank_* calls).

@@ -16,7 +16,7 @@ RUNS=${RUNS:-5}
 SIZES=${SIZES:-"2 16 64 256"}
 tmp=$(mktemp -d /tmp/ibp-bench-consistency.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-libs="$B/libibprep.a $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) -lmunge -lm -lpthread"
+libs="$B/libibprep.a $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread"
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/sim" tests/tools/rdmatest-sim.c $libs &&
 	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/lwb" tests/tools/linkwatch-bench.c $libs ||
 	{ echo "bench_consistency: cannot build the tools (run make first)" >&2; exit 1; }

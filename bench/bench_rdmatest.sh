@@ -30,7 +30,7 @@ trap cleanup EXIT
 
 sim=$tmp/rdmatest-sim
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$sim" tests/tools/rdmatest-sim.c \
-	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) -lmunge -lm -lpthread ||
+	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread ||
 	{ echo "bench_rdmatest: cannot build the simulator (run make first)" >&2; exit 1; }
 
 auth=(--insecure) mode="insecure (not root or no munged)"
@@ -101,7 +101,7 @@ done
 if [ "$(id -u)" -eq 0 ] && [ -f "$B/obj/spank/ib_child.o" ]; then
 	cb=$tmp/child-bench
 	if ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$cb" tests/tools/child-bench.c \
-		"$B/obj/spank/ib_child.o" "$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) \
+		"$B/obj/spank/ib_child.o" "$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) \
 		-lmunge -lm -lpthread; then
 		sock=
 		[ "$mode" = munge ] && sock=$d/munge.sock

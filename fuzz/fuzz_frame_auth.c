@@ -17,8 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <sodium.h>
 
 #include "ibprep/seal.h"
 
@@ -67,12 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* Seal whatever the input is, as a sender holding the key would. */
 	{
-		uint8_t seq[IBP_SEAL_SEQ_LEN] = {0}, md[EVP_MAX_MD_SIZE];
-		unsigned mdlen = 0;
+		uint8_t seq[IBP_SEAL_SEQ_LEN] = {0}, md[crypto_auth_hmacsha256_BYTES];
+		crypto_auth_hmacsha256_state st;
 
 		memcpy(frame + len, seq, sizeof(seq));
-		if (!HMAC(EVP_sha256(), tx.tx_key, IBP_SEAL_KEY_LEN, frame, len + sizeof(seq), md,
-			  &mdlen))
+		if (crypto_auth_hmacsha256_init(&st, tx.tx_key, IBP_SEAL_KEY_LEN) ||
+		    crypto_auth_hmacsha256_update(&st, frame, len + sizeof(seq)) ||
+		    crypto_auth_hmacsha256_final(&st, md))
 			abort();
 		memcpy(frame + len + sizeof(seq), md, IBP_SEAL_TAG_LEN);
 		len += IBP_SEAL_OVERHEAD;

@@ -4,7 +4,7 @@
  */
 #include <errno.h>
 #include <munge.h>
-#include <openssl/crypto.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +143,7 @@ int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, cha
 	memcpy(cred, out, n + 1);
 	rc = (int)n;
 out:
-	OPENSSL_cleanse(payload, sizeof(payload));
+	sodium_memzero(payload, sizeof(payload));
 	free(out);
 	munge_ctx_destroy(ctx);
 	return rc;
@@ -226,9 +226,9 @@ int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
 	if (!rc && secret)
 		memcpy(secret, got.secret, IBP_AUTH_SECRET_LEN);
 out:
-	OPENSSL_cleanse(&got, sizeof(got));
+	sodium_memzero(&got, sizeof(got));
 	if (payload && plen > 0)
-		OPENSSL_cleanse(payload, (size_t)plen);
+		sodium_memzero(payload, (size_t)plen);
 	free(payload);
 	munge_ctx_destroy(ctx);
 	return rc;

@@ -29,7 +29,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
+#include <sodium.h>
 
 #include "ibprep/text.h"
 #include "rdmatest_int.h"
@@ -207,7 +207,7 @@ int ibp_rt_hello_make(struct ibp_rt_run *run, struct ibp_oob_msg *m, uint32_t to
 	}
 	memcpy(c.secret, secret, IBP_AUTH_SECRET_LEN);
 	n = ibp_auth_sign(&run->auth, &c, h->cred, sizeof(h->cred), err, errlen);
-	OPENSSL_cleanse(&c, sizeof(c));
+	sodium_memzero(&c, sizeof(c));
 	if (n < 0)
 		return n;
 	h->cred_len = (uint16_t)n;
@@ -302,7 +302,7 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 	if (rc)
 		return TRY_UNAUTH;
 	if (got.flags & IBP_HELLO_NO_RAIL) {
-		OPENSSL_cleanse(theirs, sizeof(theirs));
+		sodium_memzero(theirs, sizeof(theirs));
 		ibp_rt_setf(why, whylen,
 			    "%s tests %u rail%s, %s %zu: no rail %u there: the nodes have "
 			    "different numbers of ports to test",
@@ -312,9 +312,9 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 		return TRY_NO_RAIL;
 	}
 	rc = ibp_seal_derive(&l->seal, mine, theirs, hello->u.hello.nonce, h->nonce, &sl, true);
-	OPENSSL_cleanse(theirs, sizeof(theirs));
+	sodium_memzero(theirs, sizeof(theirs));
 	if (rc) {
-		ibp_rt_setf(why, whylen, "cannot derive the link's keys (libcrypto)");
+		ibp_rt_setf(why, whylen, "cannot derive the link's keys (libsodium)");
 		return TRY_LOCAL;
 	}
 	return TRY_OK;
@@ -394,7 +394,7 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 		fd = -1;
 	}
 out:
-	OPENSSL_cleanse(mine, sizeof(mine));
+	sodium_memzero(mine, sizeof(mine));
 	if (fd >= 0)
 		close(fd);
 	return out;

@@ -39,7 +39,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
+#include <sodium.h>
 
 #include "ibprep/text.h"
 #include "rdmatest_int.h"
@@ -409,8 +409,8 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	if (!rc)
 		rc =
 		    ibp_seal_derive(&seal, theirs, mine, h->nonce, reply.u.hello.nonce, &sl, false);
-	OPENSSL_cleanse(theirs, sizeof(theirs));
-	OPENSSL_cleanse(mine, sizeof(mine));
+	sodium_memzero(theirs, sizeof(theirs));
+	sodium_memzero(mine, sizeof(mine));
 	if (rc) {
 		refuse_drop(run, p, "cannot answer: %s", why[0] ? why : strerror(-rc));
 		return;

@@ -5,7 +5,8 @@
  *
  * The HELLO of each end carries, inside its munge credential (auth.h), a
  * fresh 32-byte random secret that only the job's uid can decode.  Both
- * ends then derive two keys with HKDF-SHA256 (RFC 5869, OpenSSL libcrypto):
+ * ends then derive two keys with HKDF-SHA256 (RFC 5869 over libsodium's
+ * HMAC-SHA-256):
  *
  *   IKM  = connector's secret || listener's secret
  *   salt = connector's nonce (u64 BE) || listener's nonce (u64 BE)
@@ -25,7 +26,7 @@
  * SEQ counts the frames of one direction from 0.  The receiver checks the
  * header's type and length (fixed per type: a stranger cannot make it read
  * more), reads exactly one frame, compares the tag in constant time
- * (CRYPTO_memcmp) and the sequence number, and only then decodes the
+ * (sodium_memcmp) and the sequence number, and only then decodes the
  * payload: nothing a frame says is used before its tag is checked.  A bad
  * tag, a replayed, dropped or reordered frame (wrong seq) is -EKEYREJECTED:
  * the link fails closed ("frames failed authentication") and blames
@@ -70,12 +71,19 @@ struct ibp_seal {
 
 /*
  * Derives both keys (above) for the end CONNECTOR (true: this end connected
- * and sent the first HELLO).  0, or -EIO when libcrypto fails (S is then
+ * and sent the first HELLO).  0, or -EIO when libsodium fails (S is then
  * cleared and not ready).
  */
 int ibp_seal_derive(struct ibp_seal *s, const uint8_t conn_secret[IBP_AUTH_SECRET_LEN],
 		    const uint8_t lst_secret[IBP_AUTH_SECRET_LEN], uint64_t conn_nonce,
 		    uint64_t lst_nonce, const struct ibp_seal_link *link, bool connector);
+
+/*
+ * HKDF-SHA256 (RFC 5869): OUT_LEN bytes (at most 255 * 32) from IKM, SALT
+ * (none: 32 zero bytes) and INFO.  0, -EINVAL, or -EIO (OUT is then zeroed).
+ */
+int ibp_seal_hkdf_sha256(const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+			 const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len);
 
 /* Wipes the keys. */
 void ibp_seal_clear(struct ibp_seal *s);
@@ -86,7 +94,7 @@ size_t ibp_seal_frame_len(unsigned type);
 /*
  * Encodes M as the next frame of S (its sequence number, its tag) into BUF.
  * Frame length, -EBADMSG (M invalid or not a sealed type), -ENOSPC, -EINVAL
- * (S not ready), -EIO (libcrypto).  Advances S's send sequence on success.
+ * (S not ready), -EIO (libsodium).  Advances S's send sequence on success.
  */
 int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
 

@@ -64,7 +64,7 @@ if [ ! -f "$B/libibprep.a" ]; then
 fi
 sim=$tmp/rdmatest-sim
 if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$sim" tests/tools/rdmatest-sim.c \
-	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libcrypto 2>/dev/null) -lmunge -lm -lpthread 2>"$tmp/cc.err"; then
+	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread 2>"$tmp/cc.err"; then
 	tap_fail "build rdmatest-sim" "$(cat "$tmp/cc.err")"
 	tap_done
 	exit

@@ -86,7 +86,7 @@ else
 	tap_fail "Requires pins Slurm $rel" "$(grep -i slurm <<<"$req")"
 fi
 miss=""
-for l in libhwloc libibverbs libnuma libmunge libcrypto; do
+for l in libhwloc libibverbs libnuma libmunge libsodium; do
 	grep -q "^$l\.so" <<<"$req" || miss+=" $l"
 done
 if [ -z "$miss" ]; then tap_ok "Requires the libraries it links (from rpm's dependency generator)"; else
@@ -94,10 +94,10 @@ if [ -z "$miss" ]; then tap_ok "Requires the libraries it links (from rpm's depe
 
 breq=$(rpm -qp --requires "$src" 2>/dev/null)
 miss=""
-for p in slurm-devel rdma-core-devel hwloc-devel numactl-devel munge-devel openssl-devel; do
+for p in slurm-devel rdma-core-devel hwloc-devel numactl-devel munge-devel libsodium-devel; do
 	grep -q "^$p\b" <<<"$breq" || miss+=" $p"
 done
-if [ -z "$miss" ]; then tap_ok "BuildRequires: slurm-devel rdma-core-devel hwloc-devel numactl-devel munge-devel openssl-devel"; else
+if [ -z "$miss" ]; then tap_ok "BuildRequires: slurm-devel rdma-core-devel hwloc-devel numactl-devel munge-devel libsodium-devel"; else
 	tap_fail "BuildRequires" "missing:$miss"; fi
 
 got=$(rpm -qp --qf '%{VERSION}-%{RELEASE}' "$bin" 2>/dev/null)

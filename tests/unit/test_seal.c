@@ -5,12 +5,17 @@
  * HMAC-SHA256 over the frame as seal.h says, and the decoder refuses a
  * truncated or overlong frame, any flipped bit, a replayed, dropped or
  * reordered frame and an unsealed type, before it decodes the payload.
+ * OpenSSL's libcrypto is linked here only, as an independent reference:
+ * seal.c's HKDF and tags (libsodium) must equal what OpenSSL computes, and
+ * the keys of a fixed link must equal the ones the OpenSSL-based build
+ * derived, so nodes on either build interoperate.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +23,9 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 
 #include "ibprep/seal.h"
 
@@ -303,9 +311,122 @@ static void test_seal_recv_unsealed_frame_is_auth_failure(void **state)
 	close(sv[1]);
 }
 
+static void unhex(const char *hex, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned v;
+
+		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+		out[i] = (uint8_t)v;
+	}
+	assert_int_equal(strlen(hex), 2 * len);
+}
+
+/* RFC 5869, appendix A.1-A.3 (SHA-256): basic, long inputs, no salt and no info. */
+static void test_seal_hkdf_rfc5869_vectors(void **state)
+{
+	static const struct {
+		uint8_t ikm_from, ikm_len, salt_from, salt_len, info_from, info_len, okm_len;
+		bool ikm_0b;
+		const char *okm;
+	} v[] = {
+	    {0, 22, 0x00, 13, 0xf0, 10, 42, true,
+	     "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b88718586"
+	     "5"},
+	    {0x00, 80, 0x60, 80, 0xb0, 80, 82, false,
+	     "b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c59045a99cac7827271cb4"
+	     "1"
+	     "c65e590e09da3275600c2f09b8367793a9aca3db71cc30c58179ec3e87c14c01d5c1f3434f1d87"},
+	    {0, 22, 0, 0, 0, 0, 42, true,
+	     "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c"
+	     "8"},
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		uint8_t ikm[80], salt[80], info[80], okm[82], want[82];
+
+		for (int i = 0; i < 80; i++) {
+			ikm[i] = v[k].ikm_0b ? 0x0b : (uint8_t)(v[k].ikm_from + i);
+			salt[i] = (uint8_t)(v[k].salt_from + i);
+			info[i] = (uint8_t)(v[k].info_from + i);
+		}
+		unhex(v[k].okm, want, v[k].okm_len);
+		assert_int_equal(ibp_seal_hkdf_sha256(ikm, v[k].ikm_len, salt, v[k].salt_len, info,
+						      v[k].info_len, okm, v[k].okm_len),
+				 0);
+		assert_memory_equal(okm, want, v[k].okm_len);
+	}
+}
+
+/* The same function as OpenSSL's HKDF over many lengths, and its bound. */
+static void test_seal_hkdf_equals_openssl(void **state)
+{
+	uint8_t ikm[100], salt[70], info[90], a[200], b[200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ikm); i++)
+		ikm[i] = (uint8_t)(i * 31 + 7);
+	for (size_t i = 0; i < sizeof(salt); i++)
+		salt[i] = (uint8_t)(i * 13 + 1);
+	for (size_t i = 0; i < sizeof(info); i++)
+		info[i] = (uint8_t)(i * 5 + 3);
+	for (size_t len = 1; len <= sizeof(a); len += 13) {
+		size_t il = len % sizeof(ikm) + 1, sl = len % sizeof(salt) + 1,
+		       nl = len % sizeof(info);
+		EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+		EVP_KDF_CTX *ctx = EVP_KDF_CTX_new(kdf);
+		OSSL_PARAM p[] = {
+		    OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, ikm, il),
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt, sl),
+		    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, nl),
+		    OSSL_PARAM_construct_end()};
+
+		assert_non_null(ctx);
+		assert_int_equal(EVP_KDF_derive(ctx, b, len, p), 1);
+		EVP_KDF_CTX_free(ctx);
+		EVP_KDF_free(kdf);
+		assert_int_equal(ibp_seal_hkdf_sha256(ikm, il, salt, sl, info, nl, a, len), 0);
+		assert_memory_equal(a, b, len);
+	}
+	assert_int_equal(ibp_seal_hkdf_sha256(ikm, 1, salt, 1, info, 1, a, 255 * 32 + 1), -EINVAL);
+}
+
+/* The keys of one fixed link, as the OpenSSL-based build derived them. */
+static void test_seal_keys_match_previous_build(void **state)
+{
+	static const struct ibp_seal_link link = {
+	    .job = 1234, .step = 5, .uid = 1000, .from = 3, .to = 4, .round = 2, .rail = 1};
+	static const uint8_t tx[IBP_SEAL_KEY_LEN] = {
+	    0x76, 0x7b, 0x79, 0x18, 0x09, 0xb6, 0xe1, 0xc7, 0x99, 0xa1, 0x22,
+	    0x63, 0x1e, 0x57, 0x89, 0x31, 0x8d, 0xee, 0x1e, 0x1a, 0xf0, 0x86,
+	    0xb0, 0xce, 0x8d, 0x23, 0x3c, 0xda, 0x6f, 0x1b, 0x9d, 0xd8};
+	static const uint8_t rx[IBP_SEAL_KEY_LEN] = {
+	    0x64, 0xf3, 0x9b, 0x33, 0xa3, 0x88, 0xe6, 0xd9, 0x60, 0x64, 0xab,
+	    0x9f, 0xbf, 0xde, 0x84, 0xa1, 0xc0, 0xa4, 0xc2, 0x4f, 0x78, 0x6c,
+	    0xa3, 0xd9, 0x24, 0x8b, 0xdb, 0xbc, 0x27, 0x38, 0xd3, 0x31};
+	uint8_t a[IBP_AUTH_SECRET_LEN], b[IBP_AUTH_SECRET_LEN];
+	struct ibp_seal s;
+
+	(void)state;
+	for (int i = 0; i < IBP_AUTH_SECRET_LEN; i++) {
+		a[i] = (uint8_t)i;
+		b[i] = (uint8_t)(0xa0 + i);
+	}
+	assert_int_equal(
+	    ibp_seal_derive(&s, a, b, 0x0102030405060708ULL, 0x1112131415161718ULL, &link, true),
+	    0);
+	assert_memory_equal(s.tx_key, tx, sizeof(tx));
+	assert_memory_equal(s.rx_key, rx, sizeof(rx));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_seal_hkdf_rfc5869_vectors),
+	    cmocka_unit_test(test_seal_hkdf_equals_openssl),
+	    cmocka_unit_test(test_seal_keys_match_previous_build),
 	    cmocka_unit_test(test_seal_derive_ends_agree_directions_differ),
 	    cmocka_unit_test(test_seal_derive_every_input_binds),
 	    cmocka_unit_test(test_seal_roundtrip_and_tag_is_hmac_sha256),

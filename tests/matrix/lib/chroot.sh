@@ -32,6 +32,10 @@ IBP_MATRIX_CACHE=${IBP_MATRIX_CACHE:-/var/tmp/spank-ib-matrix}
 MATRIX_BASE=slurm-wlm,slurmctld,slurmd,slurm-client,munge,libslurm-dev,gcc,libc6-dev,iproute2
 MATRIX_BUILD="make pkg-config libhwloc-dev libnuma-dev libibverbs-dev libmunge-dev libssl-dev dpkg-dev procps"
 MATRIX_PACKAGES="$MATRIX_BASE $MATRIX_BUILD"
+# Build dependencies added after a chroot's list was fixed: installed into a
+# complete chroot that lacks them (apt, a few seconds) instead of rebuilding
+# it, so the stamp above, and every cached chroot, stays valid.
+MATRIX_ADDED="libsodium-dev"
 MATRIX_STAMP=.spank-ib-chroot-complete
 
 # The first http(s) mirror of Debian's main archive in the host's apt
@@ -135,7 +139,8 @@ matrix_chroot_build_locked()
 	# the old one stays in use until a new one is complete.
 	if matrix_chroot_ready "$suite" &&
 		[ -z "$(find "$dir/$MATRIX_STAMP" -mtime +"${IBP_MATRIX_MAX_AGE:-7}" 2> /dev/null)" ]; then
-		return 0
+		matrix_chroot_added "$suite" "$dir" "$log" && return 0
+		# could not add them: rebuild from nothing below
 	fi
 	if ! mirror=$(matrix_mirror); then
 		echo "no Debian mirror in the host's apt sources" > "$IBP_MATRIX_CACHE/$suite.reason"
@@ -179,6 +184,30 @@ matrix_chroot_build_locked()
 	echo "$MATRIX_PACKAGES" > "$dir/$MATRIX_STAMP"
 }
 
+# matrix_chroot_added SUITE DIR LOG: MATRIX_ADDED's packages present in the
+# complete chroot DIR (installed when missing).  1 when apt failed.
+matrix_chroot_added()
+{
+	local suite=$1 dir=$2 log=$3 p missing=()
+	for p in $MATRIX_ADDED; do
+		chroot "$dir" dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "adding ${missing[*]} to the $suite chroot" >&2
+	# apt reaches the mirror with the host's resolver for this one call;
+	# the chroot's files-only name service is written back right after.
+	rm -f "$dir/etc/resolv.conf"
+	cp /etc/resolv.conf /etc/nsswitch.conf "$dir/etc/" 2> /dev/null
+	MATRIX_APT_PACKAGES="${missing[*]}" matrix_chroot_apt "$dir" >> "$log" 2>&1 || {
+		matrix_chroot_write_netfiles "$dir"
+		echo "adding ${missing[*]} to the $suite chroot failed (log: $log)" >&2
+		return 1
+	}
+	matrix_chroot_write_netfiles "$dir"
+	rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*_Packages
+}
+
 # The build dependencies, with apt inside the new chroot (name lookups still
 # use the host's resolv.conf, copied by debootstrap, to reach the mirror).
 # No daemon may start: policy-rc.d says so to the maintainer scripts.
@@ -190,7 +219,7 @@ matrix_chroot_apt()
 	mount --bind /proc "$root/proc" || return 1
 	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 		sh -c "apt-get -q -o Acquire::Check-Valid-Until=false update &&
-			apt-get -q -y --no-install-recommends install $MATRIX_BUILD &&
+			apt-get -q -y --no-install-recommends install ${MATRIX_APT_PACKAGES:-$MATRIX_BUILD $MATRIX_ADDED} &&
 			apt-get clean" || rc=1
 	umount "$root/proc"
 	return $rc
