@@ -39,6 +39,7 @@
 #include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_pipe.h"
 #include "ibprep/text.h"
+#include "ibprep/rootpath.h"
 #include "ibprep/topology_conf.h"
 
 struct child_resolve {
@@ -209,29 +210,28 @@ static int send_setup_failure(const char *why)
 }
 
 /*
- * topology_conf= for the blame: read only when root owns the file and
- * nobody else may write it (an admin path); otherwise a warning, and the
- * blame goes on without leaves.
+ * topology_conf= for the blame: read only when root owns the file and every
+ * directory on its way and nobody else may write them (rootpath.h; this
+ * child runs as the job's user, whose own files are not trusted either);
+ * otherwise a warning, and the blame goes on without leaves.
  */
 static int load_topology(const char *path, struct ibp_topology *t, struct ibp_findings *f)
 {
-	char err[512] = "";
-	struct stat sb;
+	char err[512] = "", why[480] = "";
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-	if (fd < 0) {
-		rc = -errno;
-		ibp_format_cut(err, sizeof(err), "%s: %s", path, strerror(-rc));
-	} else if (fstat(fd, &sb) || sb.st_uid != 0 || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
-		rc = -EPERM;
-		ibp_format_cut(err, sizeof(err), "%s: not root's or writable by others: ignored",
-			       path);
+	fd = ibp_rootpath_open(path, O_RDONLY, IBP_ROOTPATH_ROOT, why, sizeof(why));
+	if (fd == -EPERM) {
+		rc = fd;
+		ibp_format_cut(err, sizeof(err), "not root's or writable by others: ignored (%s)",
+			       why);
+	} else if (fd < 0) {
+		rc = fd;
+		ibp_format_cut(err, sizeof(err), "%s", why);
 	} else {
 		rc = ibp_topology_load_fd(t, fd, path, err, sizeof(err));
-	}
-	if (fd >= 0)
 		close(fd);
+	}
 	if (rc)
 		ibp_findings_addf(f, "rdmatest_topology_ignored", IBP_SEV_WARN, IBP_CLASS_NODE,
 				  NULL, 0, "a topology file root owns",

@@ -20,6 +20,7 @@
 
 #include "ibprep/json.h"
 #include "ibprep/results_log.h"
+#include "ibprep/rootpath.h"
 #include "ibprep/text.h"
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
@@ -136,100 +137,34 @@ int ibp_results_log_parse_size(const char *s, uint64_t *out)
 
 /* ---- the place check ---- */
 
-static int check_dir(int fd, const char *shown, uid_t owner, bool last, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (st.st_uid != 0 && st.st_uid != owner)
-		return deny(err, errlen, "the directory %s is owned by uid %u, not by root", shown,
-			    (unsigned)st.st_uid);
-	if ((st.st_mode & S_IWGRP) && st.st_gid != 0)
-		return deny(err, errlen, "the directory %s is writable by group %u", shown,
-			    (unsigned)st.st_gid);
-	if (st.st_mode & S_IWOTH) {
-		if (last || !(st.st_mode & S_ISVTX))
-			return deny(err, errlen, "the directory %s is writable by others", shown);
-	}
-	return 0;
-}
-
 /*
- * Opens the directory of PATH component by component (no symbolic links),
- * checking each; returns its fd and the file's name in BASE.
+ * The directory PATH's file is in, through rootpath.h (every directory on
+ * the way root's or OWNER's and not writable by group or others; the log's
+ * own directory not a link and never world-writable, not even sticky): its
+ * fd, and the file's name in BASE.
  */
 static int open_safe_dir(const char *path, uid_t owner, char *base, size_t baselen, char *err,
 			 size_t errlen)
 {
-	char buf[PATH_MAX], shown[PATH_MAX];
-	char *p, *slash;
-	int fd, rc;
+	char dir[PATH_MAX];
+	const char *slash;
 
 	if (!path || path[0] != '/')
 		return fail(err, errlen, "%s: not an absolute path", path ? path : "(null)");
-	if (strlen(path) >= sizeof(buf))
+	if (strlen(path) >= sizeof(dir))
 		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	slash = strrchr(buf, '/');
+	slash = strrchr(path, '/');
 	if (!slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
 		return fail(err, errlen, "%s: not a file name", path);
 	if (strlen(slash + 1) >= baselen)
 		return -ENAMETOOLONG;
 	strcpy(base, slash + 1);
-	*slash = '\0';
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	strcpy(shown, "/");
-	p = buf + 1;
-	for (;;) {
-		char *next;
-		int nfd;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		next = strchr(p, '/');
-		if (next)
-			*next = '\0';
-		rc = check_dir(fd, shown, owner, false, err, errlen);
-		if (rc) {
-			close(fd);
-			return rc;
-		}
-		if (!strcmp(p, "..") || !strcmp(p, ".")) {
-			close(fd);
-			return fail(err, errlen, "%s: '.' or '..' in the path", path);
-		}
-		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0) {
-			rc = -errno;
-			close(fd);
-			if (rc == -ELOOP || rc == -ENOTDIR)
-				return fail(err, errlen,
-					    "%s: '%s' is a symbolic link or not a directory: give "
-					    "the real path",
-					    path, p);
-			fail(err, errlen, "%s: directory '%s': %s", path, p, strerror(-rc));
-			return rc;
-		}
-		close(fd);
-		fd = nfd;
-		if (strlen(shown) > 1)
-			strcat(shown, "/");
-		strcat(shown, p);
-		if (!next)
-			break;
-		p = next + 1;
-	}
-	rc = check_dir(fd, shown, owner, true, err, errlen);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	return fd;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash == path ? 1 : slash - path] = '\0';
+	return ibp_rootpath_open(dir, O_RDONLY,
+				 IBP_ROOTPATH_DIR | IBP_ROOTPATH_NOFOLLOW |
+				     (owner == 0 ? IBP_ROOTPATH_ROOT : 0),
+				 err, errlen);
 }
 
 static int64_t now_ms(void)
@@ -259,16 +194,15 @@ static int lock_bounded(int fd, int64_t deadline)
 static int check_file(int fd, uid_t owner, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	int rc;
 
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return fail(err, errlen, "%s: not a regular file", path);
-	if (st.st_uid != owner)
-		return deny(err, errlen, "%s: owned by uid %u, expected %u", path,
-			    (unsigned)st.st_uid, (unsigned)owner);
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return deny(err, errlen, "%s: writable by group or others", path);
+	rc = ibp_rootpath_check_fd(fd, path, owner == 0 ? IBP_ROOTPATH_ROOT : 0, err, errlen);
+	if (rc)
+		return rc;
 	if (st.st_nlink != 1)
 		return deny(err, errlen, "%s: has %lu links, expected 1", path,
 			    (unsigned long)st.st_nlink);

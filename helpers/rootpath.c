@@ -28,9 +28,10 @@ __attribute__((format(printf, 4, 5))) static int say(int rc, char *why, size_t l
 	return rc;
 }
 
-static bool trusted_uid(uid_t u)
+/* IBP_ROOTPATH_ROOT: root only, not even the caller (a job user's euid). */
+static bool trusted_uid(uid_t u, unsigned flags)
 {
-	return u == 0 || u == geteuid();
+	return u == 0 || (!(flags & IBP_ROOTPATH_ROOT) && u == geteuid());
 }
 
 static void owner_name(uid_t u, char *buf, size_t len)
@@ -58,9 +59,9 @@ static int check(const struct stat *st, const char *shown, const char *path, boo
 	unsigned bad = last && (flags & IBP_ROOTPATH_PRIVATE) ? 077u : 022u;
 
 	owner_name(st->st_uid, who, sizeof(who));
-	if (!trusted_uid(st->st_uid) || (mode & bad)) {
+	if (!trusted_uid(st->st_uid, flags) || (mode & bad)) {
 		/* /tmp: root's, sticky; a root-owned entry in it cannot be replaced */
-		if (dir && !last && trusted_uid(st->st_uid) && (mode & S_ISVTX))
+		if (dir && !last && trusted_uid(st->st_uid, flags) && (mode & S_ISVTX))
 			return 0;
 		if (last)
 			return say(-EPERM, why, len,
@@ -104,13 +105,13 @@ static void parent_of(char *real)
  * NEXT becomes the path it stands for, followed by REST.  -EAGAIN: go on at NEXT.
  */
 static int follow(int dfd, const char *dir, const char *name, const struct stat *lst,
-		  const char *rest, const char *path, char *next, size_t nextlen, char *why,
-		  size_t len)
+		  const char *rest, const char *path, unsigned flags, char *next, size_t nextlen,
+		  char *why, size_t len)
 {
 	char target[PATH_MAX], head[PATH_MAX];
 	ssize_t n;
 
-	if (!trusted_uid(lst->st_uid))
+	if (!trusted_uid(lst->st_uid, flags))
 		return say(-EPERM, why, len, "%s: the symbolic link %s/%s is owned by uid %u", path,
 			   strcmp(dir, "/") != 0 ? dir : "", name, (unsigned)lst->st_uid);
 	n = readlinkat(dfd, name, target, sizeof(target) - 1);
@@ -133,8 +134,8 @@ static int follow(int dfd, const char *dir, const char *name, const struct stat 
  * ".." on the way: -EAGAIN with the path to go on at in NEXT (DIR is real,
  * so ".." is its parent).  PATH is the caller's, for messages.
  */
-static int walk(const char *path, const char *cur, char *dir, char *base, size_t baselen,
-		char *next, char *why, size_t len)
+static int walk(const char *path, const char *cur, unsigned flags, char *dir, char *base,
+		size_t baselen, char *next, char *why, size_t len)
 {
 	char buf[PATH_MAX];
 	struct stat st;
@@ -165,7 +166,7 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 		close(fd);
 		return -e;
 	}
-	if (check(&st, dir, path, false, 0, why, len)) {
+	if (check(&st, dir, path, false, flags & IBP_ROOTPATH_ROOT, why, len)) {
 		close(fd);
 		return -EPERM;
 	}
@@ -199,7 +200,7 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 				   strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
 		}
 		if (S_ISLNK(lst.st_mode)) {
-			rc = follow(fd, dir, p, &lst, rest, path, next, PATH_MAX, why, len);
+			rc = follow(fd, dir, p, &lst, rest, path, flags, next, PATH_MAX, why, len);
 			close(fd);
 			return rc;
 		}
@@ -226,7 +227,7 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 			close(fd);
 			return -e;
 		}
-		if (check(&st, dir, path, false, 0, why, len)) {
+		if (check(&st, dir, path, false, flags & IBP_ROOTPATH_ROOT, why, len)) {
 			close(fd);
 			return -EPERM;
 		}
@@ -240,8 +241,8 @@ static int walk(const char *path, const char *cur, char *dir, char *base, size_t
 #define MAX_HOPS 40 /* links and ".." followed, as the kernel's MAXSYMLINKS */
 
 /* The directory PATH's last name is in, after every link and "..": fd, its real path, BASE. */
-static int resolve_parent(const char *path, char *dir, char *base, size_t baselen, char *cur,
-			  char *why, size_t len)
+static int resolve_parent(const char *path, unsigned flags, char *dir, char *base, size_t baselen,
+			  char *cur, char *why, size_t len)
 {
 	char next[PATH_MAX];
 
@@ -249,7 +250,7 @@ static int resolve_parent(const char *path, char *dir, char *base, size_t basele
 		return say(-ENAMETOOLONG, why, len, "path too long");
 	strcpy(cur, path);
 	for (int hop = 0; hop <= MAX_HOPS; hop++) {
-		int fd = walk(path, cur, dir, base, baselen, next, why, len);
+		int fd = walk(path, cur, flags, dir, base, baselen, next, why, len);
 
 		if (fd != -EAGAIN)
 			return fd;
@@ -262,7 +263,7 @@ int ibp_rootpath_open_parent(const char *path, char *base, size_t baselen, char 
 {
 	char dir[PATH_MAX], cur[PATH_MAX];
 
-	return resolve_parent(path, dir, base, baselen, cur, why, len);
+	return resolve_parent(path, 0, dir, base, baselen, cur, why, len);
 }
 
 int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, size_t len)
@@ -278,7 +279,8 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 		if (hop > MAX_HOPS)
 			return say(-ELOOP, why, len, "%s: more than %d symbolic links", path,
 				   MAX_HOPS);
-		dfd = resolve_parent(hop ? next : path, dir, base, sizeof(base), cur, why, len);
+		dfd = resolve_parent(hop ? next : path, flags, dir, base, sizeof(base), cur, why,
+				     len);
 		if (dfd < 0)
 			return dfd;
 		if (!strcmp(base, "..")) {
@@ -293,7 +295,8 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 				return say(-ELOOP, why, len,
 					   "%s is a symbolic link: give the real path", path);
 			}
-			rc = follow(dfd, dir, base, &st, "", path, next, sizeof(next), why, len);
+			rc = follow(dfd, dir, base, &st, "", path, flags, next, sizeof(next), why,
+				    len);
 			close(dfd);
 			if (rc != -EAGAIN)
 				return rc;
@@ -325,4 +328,16 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 		return rc;
 	}
 	return fd;
+}
+
+int ibp_rootpath_check_fd(int fd, const char *path, unsigned flags, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		return say(-e, why, len, "%s: %s", path, strerror(e));
+	}
+	return check(&st, path, path, true, flags, why, len);
 }

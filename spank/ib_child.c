@@ -45,6 +45,8 @@
 
 #include "ibprep/deadline.h"
 #include "ibprep/rdmatest_pipe.h"
+#include "ibprep/rootpath.h"
+#include "ibprep/text.h"
 
 #include "spank_ib.h"
 
@@ -68,45 +70,31 @@ const char *spank_ib_helper_default(void)
 
 int spank_ib_helper_check(const char *path, char *err, size_t errlen)
 {
-	char dir[PATH_MAX];
+	char why[PATH_MAX + 256] = "";
 	struct stat st;
-	char *slash;
+	int fd, rc = 0;
 
 	if (!path || path[0] != '/') {
 		snprintf(err, errlen, "test helper '%s': not an absolute path", path ? path : "");
 		return -EINVAL;
 	}
-	if (stat(path, &st)) {
-		snprintf(err, errlen, "test helper %s: %s", path, strerror(errno));
-		return -errno;
+	/* root's, every directory on the way too (rootpath.h), not even the job user's */
+	fd = ibp_rootpath_open(path, O_PATH, IBP_ROOTPATH_ROOT, why, sizeof(why));
+	if (fd < 0) {
+		ibp_format_cut(err, errlen, "test helper %s", why);
+		return fd == -EINVAL && path[0] == '/' ? -EACCES : fd;
 	}
-	if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH)) {
+	if (fstat(fd, &st))
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH))
+		rc = -EACCES;
+	close(fd);
+	if (rc == -EACCES)
 		snprintf(err, errlen, "test helper %s: not a regular file every user may run",
 			 path);
-		return -EACCES;
-	}
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(err, errlen,
-			 "test helper %s: must be owned by root and writable by nobody else "
-			 "(owner uid %u, mode %04o)",
-			 path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-		return -EPERM;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	if (stat(dir, &st) || st.st_uid != 0 ||
-	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
-		snprintf(err, errlen,
-			 "test helper %s: its directory %s must be owned by root and writable by "
-			 "nobody else",
-			 path, dir);
-		return -EPERM;
-	}
-	return 0;
+	else if (rc)
+		snprintf(err, errlen, "test helper %s: %s", path, strerror(-rc));
+	return rc;
 }
 
 /* ---- the child, between fork and exec: async-signal-safe only ---- */

@@ -15,12 +15,15 @@
  * records (a failure seen by either end is a failure).
  *
  * Writer (ibp_results_log_append): only into a place nobody but OWNER (root
- * in the plugin) can change: the path is absolute, no component is a
- * symbolic link, every directory on it is owned by root or OWNER and
- * writable by nobody else (group write only for group 0; an ancestor may
- * be world-writable only with the sticky bit, like /tmp, and the log's own
- * directory never), and the file, when it exists, is a regular file owned
- * by OWNER, with one link, writable by nobody else.  It is opened with
+ * in the plugin; else the caller's own uid) can change, checked by
+ * rootpath.h: the path is absolute, every directory on it is owned by root
+ * (or OWNER when it is not root) and writable by neither group nor others
+ * (an ancestor may be world-writable only with the sticky bit, like /tmp;
+ * a root-owned link on the way is followed as rootpath.h says), the log's
+ * own directory is not a symbolic link and never world-writable, and the
+ * file, when it exists, is a regular file owned the same way, with one
+ * link, writable by nobody else.  Refusals use rootpath.h's wording (the
+ * object, its owner and mode, the fix).  It is opened with
  * O_APPEND | O_NOFOLLOW | O_CLOEXEC, locked with flock() (bounded: at most
  * IBP_RESULTS_LOG_LOCK_MS, then -EWOULDBLOCK, never an unbounded wait), and
  * each record is one write().  When the file would grow past MAX_BYTES it

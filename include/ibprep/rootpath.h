@@ -28,6 +28,7 @@
 #define IBP_ROOTPATH_DIR      1u /* PATH is a directory (else a regular file) */
 #define IBP_ROOTPATH_PRIVATE  2u /* and it grants nothing to group or others (0700, 0600) */
 #define IBP_ROOTPATH_NOFOLLOW 4u /* the last component itself may not be a link (-ELOOP) */
+#define IBP_ROOTPATH_ROOT     8u /* root only: not the caller's own uid either (a job user's) */
 
 /*
  * Opens PATH (absolute) with OFLAGS for its last component (O_NOFOLLOW,
@@ -44,5 +45,13 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
  * with the *at() calls); its last component goes to BASE.  The fd or -errno.
  */
 int ibp_rootpath_open_parent(const char *path, char *base, size_t baselen, char *why, size_t len);
+
+/*
+ * The check of the object itself for a file opened otherwise (created with
+ * openat() in a checked directory): its owner and mode as FLAGS
+ * (IBP_ROOTPATH_PRIVATE, IBP_ROOTPATH_ROOT) ask, the same wording.  0 or
+ * -EPERM with WHY set; its type is the caller's to check.
+ */
+int ibp_rootpath_check_fd(int fd, const char *path, unsigned flags, char *why, size_t len);
 
 #endif

@@ -222,6 +222,55 @@ static void test_rootpath_parent_opened_for_create(void **state)
 	assert_int_equal(fd, -EPERM);
 }
 
+/* ROOT: the caller's own files are trusted only without it (a job user's euid). */
+static void test_rootpath_root_flag_refuses_the_callers_own(void **state)
+{
+	struct tree *t = *state;
+	char why[512] = "";
+	int fd;
+
+	skip_unless_root();
+	assert_int_equal(chmod(t->dir, 0755), 0);
+	assert_int_equal(chown(t->file, OTHER_UID, 0), 0);
+	assert_int_equal(seteuid(OTHER_UID), 0);
+	fd = ibp_rootpath_open(t->file, O_RDONLY, 0, why, sizeof(why));
+	int fd_root = ibp_rootpath_open(t->file, O_RDONLY, IBP_ROOTPATH_ROOT, why, sizeof(why));
+	assert_int_equal(seteuid(0), 0);
+	if (fd < 0)
+		fail_msg("the caller's own file refused: %s", why);
+	close(fd);
+	if (fd_root >= 0)
+		close(fd_root);
+	assert_int_equal(fd_root, -EPERM);
+	assert_non_null(strstr(why, "(uid 65534) with mode 0644"));
+}
+
+/* The object check for a file opened otherwise: the same rule and wording. */
+static void test_rootpath_check_fd_same_wording(void **state)
+{
+	struct tree *t = *state;
+	char why[512] = "";
+	int fd;
+
+	skip_unless_root();
+	fd = open(t->file, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ibp_rootpath_check_fd(fd, t->file, 0, why, sizeof(why)), 0);
+	assert_int_equal(fchmod(fd, 0666), 0);
+	assert_int_equal(ibp_rootpath_check_fd(fd, t->file, 0, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "is owned by root (uid 0) with mode 0666"));
+	assert_int_equal(fchmod(fd, 0640), 0);
+	assert_int_equal(ibp_rootpath_check_fd(fd, t->file, IBP_ROOTPATH_PRIVATE, why, sizeof(why)),
+			 -EPERM);
+	assert_non_null(strstr(why, "go-rwx"));
+	assert_int_equal(fchown(fd, OTHER_UID, 0), 0);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	assert_int_equal(ibp_rootpath_check_fd(fd, t->file, IBP_ROOTPATH_ROOT, why, sizeof(why)),
+			 -EPERM);
+	assert_non_null(strstr(why, "(uid 65534) with mode 0644"));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +286,9 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rootpath_parent_opened_for_create, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rootpath_root_flag_refuses_the_callers_own, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_rootpath_check_fd_same_wording, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
