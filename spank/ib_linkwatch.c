@@ -42,8 +42,7 @@
 
 #include "spank_ib.h"
 
-#define LW_WRITE_TIMEOUT_MS 2000
-#define LW_MAX_GROUPS       64
+#define LW_MAX_GROUPS 64
 
 struct spank_ib_lw {
 	char root[PATH_MAX];
@@ -140,139 +139,6 @@ static void log_line(const struct spank_ib_state *st, const struct spank_ib_lw *
 		snprintf(buf + o, len - o, " %s", drained);
 	if (o >= len && len > 4)
 		memcpy(buf + len - 4, "...", 4);
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * In the child: DATA (",MEMBER}\n") replaces the final '}' of the JSON
- * object in FD, so the file stays one document.  An empty file gets
- * "{MEMBER}\n".  Only async-signal-safe calls.  0, or the exit code.
- */
-static int json_insert(int fd, off_t size, const char *data, size_t len)
-{
-	char tail[256];
-	off_t from = size > (off_t)sizeof(tail) ? size - (off_t)sizeof(tail) : 0, at = -1;
-	ssize_t n;
-
-	if (size == 0) {
-		if (write(fd, "{", 1) != 1)
-			return 13;
-		data++; /* the comma */
-		len--;
-		at = 1;
-	} else {
-		n = pread(fd, tail, (size_t)(size - from), from);
-		if (n != size - from)
-			return 13;
-		for (ssize_t i = n - 1; i >= 0 && at < 0; i--) {
-			if (tail[i] == '}')
-				at = from + i;
-			else if (tail[i] != '\n' && tail[i] != ' ' && tail[i] != '\t' &&
-				 tail[i] != '\r')
-				return 14;
-		}
-		if (at < 0)
-			return 14;
-	}
-	while (len) {
-		ssize_t w = pwrite(fd, data, len, at);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return 13;
-		data += w;
-		len -= (size_t)w;
-		at += w;
-	}
-	return ftruncate(fd, at) ? 13 : 0;
-}
-
-int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
-			   int n_groups, bool json_member, const char *data, size_t len, char *err,
-			   size_t errlen)
-{
-	int64_t deadline;
-	int status = 0;
-	pid_t pid, r;
-
-	if (uid == (uid_t)-1 || gid == (gid_t)-1) {
-		snprintf(err, errlen, "the job's user is unknown: not writing %s", path);
-		return -EPERM;
-	}
-	if (json_member && (len < 3 || data[0] != ',')) {
-		snprintf(err, errlen, "%s: not a JSON member", path);
-		return -EINVAL;
-	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		return -errno;
-	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls from here: slurmstepd has threads. */
-		struct stat sb;
-		int fd, code = 0;
-
-		if (n_groups >= 0 ? setgroups((size_t)n_groups, groups) : setgroups(1, &gid))
-			_exit(10);
-		if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
-		    geteuid() != uid)
-			_exit(10);
-		fd = open(path,
-			  (json_member ? O_RDWR : O_WRONLY | O_APPEND) | O_CREAT | O_NOFOLLOW |
-			      O_NONBLOCK | O_CLOEXEC,
-			  0644);
-		if (fd < 0)
-			_exit(11);
-		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
-			_exit(12);
-		if (json_member)
-			code = json_insert(fd, sb.st_size, data, len);
-		while (!json_member && len) {
-			ssize_t w = write(fd, data, len);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				_exit(13);
-			data += w;
-			len -= (size_t)w;
-		}
-		if (close(fd) && !code)
-			code = 13;
-		_exit(code);
-	}
-	deadline = mono_ms() + LW_WRITE_TIMEOUT_MS;
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && mono_ms() < deadline) {
-		struct timespec ts = {0, 5 * 1000 * 1000};
-
-		nanosleep(&ts, NULL);
-	}
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		snprintf(err, errlen, "%s: not written within %d ms", path, LW_WRITE_TIMEOUT_MS);
-		return -ETIMEDOUT;
-	}
-	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		static const char *const why[] = {
-		    "cannot become the job's user", "cannot open it as the job's user",
-		    "not a regular file", "write failed", "not a JSON object: left as it was"};
-		int code = r > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-
-		snprintf(err, errlen, "%s: %s", path,
-			 code >= 10 && code <= 14 ? why[code - 10] : "the writer died");
-		return -EIO;
-	}
-	return 0;
 }
 
 /* The step-end section of the --ib-report file, text or one JSON line. */
@@ -405,8 +271,10 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 			goto out; /* user_init already said why */
 		sec = report_section(st, lw, &f, elapsed_s, did_drain, &len);
 		if (sec && spank_ib_write_as_user(path, lw->uid, lw->gid, lw->groups, lw->n_groups,
-						  st->eff.report == SPANK_IB_REPORT_JSON, sec, len,
-						  err, sizeof(err)))
+						  st->eff.report == SPANK_IB_REPORT_JSON
+						      ? SPANK_IB_WRITE_JSON_MEMBER
+						      : SPANK_IB_WRITE_APPEND,
+						  sec, len, err, sizeof(err)))
 			slurm_error("spank-ib: %s: --ib-report step end: %s", st->host, err);
 		free(sec);
 	}

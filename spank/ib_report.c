@@ -122,57 +122,17 @@ static void report_json(FILE *fp, const struct spank_ib_state *st, const struct 
 }
 
 /*
- * The user's --ib-report file, opened as the job's user (user_init: Slurm
- * dropped to the job's uid): never root writing into a user's path.  Opened
- * non-blocking and checked after the open: a FIFO, a device or a directory
- * is refused with a message (O_NOFOLLOW alone would let a FIFO block
- * slurmstepd before the tasks start).  The fd, or -1 after saying why.
+ * Runs as the job's user (user_init: Slurm dropped to the job's uid).  The
+ * report is built in memory, then written once, bounded: to stderr, or to
+ * the user's file through the one as-user writer (a FIFO, a device or a
+ * directory refused with a message; the step goes on).
  */
-static int open_report(const struct spank_ib_state *st, const struct spank_ib_node *n,
-		       const char *path)
-{
-	struct stat sb;
-	char safe[PATH_MAX * 2];
-	int fd;
-
-	ibp_text_escape(path, safe, sizeof(safe));
-	if (geteuid() != (uid_t)n->uid) {
-		slurm_error("spank-ib: %s: --ib-report file %s: not written: this process runs as "
-			    "uid %u, not the job's uid %u",
-			    st->host, safe, (unsigned)geteuid(), (unsigned)n->uid);
-		return -1;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
-	if (fd < 0) {
-		slurm_error("spank-ib: %s: --ib-report file %s: %s%s; the step goes on", st->host,
-			    safe, strerror(errno),
-			    errno == ENXIO ? " (a FIFO: give a regular file)" : "");
-		return -1;
-	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		slurm_error("spank-ib: %s: --ib-report file %s: not a regular file (a FIFO, a "
-			    "device ...): give a file path; the step goes on",
-			    st->host, safe);
-		close(fd);
-		return -1;
-	}
-	if (ftruncate(fd, 0)) {
-		slurm_error("spank-ib: %s: --ib-report file %s: %s; the step goes on", st->host,
-			    safe, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Runs as the job's user.  The report is built in memory, then written once, bounded. */
 void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_ib_node *n)
 {
-	char path[PATH_MAX], job[16];
+	char path[PATH_MAX], job[16], err[PATH_MAX * 2 + 128];
 	char *text = NULL;
 	size_t len = 0, off = 0;
 	FILE *mem = open_memstream(&text, &len);
-	int fd = STDERR_FILENO;
 
 	if (!mem) {
 		slurm_error("spank-ib: %s: --ib-report: out of memory", st->host);
@@ -186,8 +146,6 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 		free(text);
 		return;
 	}
-	if (len > SPANK_IB_REPORT_MAX)
-		len = SPANK_IB_REPORT_MAX; /* bounded: no step pays for a huge report */
 	if (st->eff.report_file[0]) {
 		snprintf(job, sizeof(job), "%u", n->job_id);
 		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
@@ -197,19 +155,20 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 			slurm_error("spank-ib: %s: --ib-report file '%s': only %%n, %%j and %%%% "
 				    "may follow '%%'",
 				    st->host, safe);
-			free(text);
-			return;
+		} else if (spank_ib_write_as_user(path, (uid_t)n->uid, getegid(), NULL, -1,
+						  SPANK_IB_WRITE_REPLACE, text, len, err,
+						  sizeof(err))) {
+			slurm_error("spank-ib: %s: --ib-report file %s; the step goes on", st->host,
+				    err);
 		}
-		fd = open_report(st, n, path);
-		if (fd < 0) {
-			free(text);
-			return;
-		}
-	} else {
-		fflush(stderr);
+		free(text);
+		return;
 	}
+	if (len > SPANK_IB_REPORT_MAX)
+		len = SPANK_IB_REPORT_MAX; /* bounded: no step pays for a huge report */
+	fflush(stderr);
 	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
+		ssize_t w = write(STDERR_FILENO, text + off, len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -217,8 +176,6 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 			break; /* EAGAIN on a full pipe (stderr): the rest is dropped, not waited for */
 		off += (size_t)w;
 	}
-	if (fd != STDERR_FILENO)
-		close(fd);
 	free(text);
 }
 

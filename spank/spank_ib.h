@@ -407,16 +407,25 @@ void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, 
 void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st);
 void spank_ib_lw_free(struct spank_ib_state *st);
 
+enum spank_ib_write_how {
+	SPANK_IB_WRITE_REPLACE,     /* the file's content becomes DATA */
+	SPANK_IB_WRITE_APPEND,      /* DATA appended */
+	SPANK_IB_WRITE_JSON_MEMBER, /* DATA ',"key":value}\n' replaces the object's final '}' */
+};
+
 /*
- * Writes DATA to PATH (created 0644 if missing) from a child that has become
- * UID/GID/GROUPS for good (N_GROUPS -1: the primary group only): root never
- * opens a path the user chose.  Appends, or with JSON_MEMBER, DATA is
- * ',"key":value}\n' and replaces the final '}' of the JSON object in the
- * file, which stays one document.  Regular files only, O_NOFOLLOW,
- * non-blocking, bounded by 2 s.  0 or -errno with ERR set.
+ * The one writer of the user's --ib-report file (ib_userfile.c): DATA to
+ * PATH (created 0644 if missing) as the job's user UID/GID/GROUPS (N_GROUPS
+ * -1: the primary group only), never as root on a path the user chose: in
+ * this process when it already runs as that user (user_init), else from a
+ * child that has become the user for good, bounded by 2 s (exit).  HOW:
+ * replace, append, or insert a JSON member so the file stays one document.
+ * Regular files only (checked after the open), O_NOFOLLOW, non-blocking (a
+ * FIFO never blocks the step), at most SPANK_IB_REPORT_MAX bytes.  0 or
+ * -errno with ERR "PATH: why" (PATH escaped).
  */
 int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
-			   int n_groups, bool json_member, const char *data, size_t len, char *err,
-			   size_t errlen);
+			   int n_groups, enum spank_ib_write_how how, const char *data, size_t len,
+			   char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_userfile.c: the one writer of the user's --ib-report file, for the
+ * report at user_init and the step-end section at exit (spank_ib.h).
+ *
+ * The path is the user's: root never opens it.  At user_init the process
+ * already runs as the job's user (effective uid and groups, Slurm's drop)
+ * and writes itself; at exit (root) a child becomes the job's user for good
+ * and writes, bounded in time.  Either way: O_NOFOLLOW, O_NONBLOCK (a FIFO
+ * never blocks the step), regular files only (checked after the open),
+ * at most SPANK_IB_REPORT_MAX bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ibprep/text.h"
+
+#include "spank_ib.h"
+
+#define WRITE_TIMEOUT_MS 2000
+
+/* Outcomes, also the child's exit codes. */
+enum {
+	UF_OK = 0,
+	UF_DROP = 10,    /* cannot become the job's user */
+	UF_OPEN = 11,    /* cannot open it */
+	UF_NOTREG = 12,  /* not a regular file */
+	UF_WRITE = 13,   /* write failed */
+	UF_NOTJSON = 14, /* not a JSON object: left as it was */
+	UF_FIFO = 15,    /* a FIFO without a reader (ENXIO) */
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int write_at(int fd, const char *data, size_t len, off_t at)
+{
+	while (len) {
+		ssize_t w = at < 0 ? write(fd, data, len) : pwrite(fd, data, len, at);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return UF_WRITE;
+		data += w;
+		len -= (size_t)w;
+		if (at >= 0)
+			at += w;
+	}
+	return UF_OK;
+}
+
+/*
+ * DATA (",MEMBER}\n") replaces the final '}' of the JSON object in FD, so
+ * the file stays one document.  An empty file gets "{MEMBER}\n".
+ */
+static int json_insert(int fd, off_t size, const char *data, size_t len)
+{
+	char tail[256];
+	off_t from = size > (off_t)sizeof(tail) ? size - (off_t)sizeof(tail) : 0, at = -1;
+	ssize_t n;
+
+	if (size == 0) {
+		if (write(fd, "{", 1) != 1)
+			return UF_WRITE;
+		data++; /* the comma */
+		len--;
+		at = 1;
+	} else {
+		n = pread(fd, tail, (size_t)(size - from), from);
+		if (n != size - from)
+			return UF_WRITE;
+		for (ssize_t i = n - 1; i >= 0 && at < 0; i--) {
+			if (tail[i] == '}')
+				at = from + i;
+			else if (tail[i] != '\n' && tail[i] != ' ' && tail[i] != '\t' &&
+				 tail[i] != '\r')
+				return UF_NOTJSON;
+		}
+		if (at < 0)
+			return UF_NOTJSON;
+	}
+	if (write_at(fd, data, len, at))
+		return UF_WRITE;
+	return ftruncate(fd, at + (off_t)len) ? UF_WRITE : UF_OK;
+}
+
+/* Open, check, write: as whoever runs it.  Only async-signal-safe calls (a child's). */
+static int write_file(const char *path, enum spank_ib_write_how how, const char *data, size_t len)
+{
+	static const int oflags[] = {
+	    [SPANK_IB_WRITE_REPLACE] = O_WRONLY,
+	    [SPANK_IB_WRITE_APPEND] = O_WRONLY | O_APPEND,
+	    [SPANK_IB_WRITE_JSON_MEMBER] = O_RDWR,
+	};
+	struct stat sb;
+	int fd, code;
+
+	fd = open(path, oflags[how] | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+		  0644);
+	if (fd < 0)
+		return errno == ENXIO ? UF_FIFO : UF_OPEN;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+		code = UF_NOTREG;
+	else if (how == SPANK_IB_WRITE_JSON_MEMBER)
+		code = json_insert(fd, sb.st_size, data, len);
+	else if (how == SPANK_IB_WRITE_REPLACE && ftruncate(fd, 0))
+		code = UF_WRITE;
+	else
+		code = write_at(fd, data, len, -1);
+	if (close(fd) && !code)
+		code = UF_WRITE;
+	return code;
+}
+
+/* The child's way to the job's user, for good; from root or from user_init's euid. */
+static int drop_to(uid_t uid, gid_t gid, const gid_t *groups, int n_groups)
+{
+	if (geteuid() != 0 && seteuid(0))
+		return UF_DROP;
+	if (n_groups >= 0 ? setgroups((size_t)n_groups, groups) : setgroups(1, &gid))
+		return UF_DROP;
+	if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid) || getuid() != uid ||
+	    geteuid() != uid)
+		return UF_DROP;
+	return UF_OK;
+}
+
+static int write_in_child(const char *path, uid_t uid, gid_t gid, const gid_t *groups, int n_groups,
+			  enum spank_ib_write_how how, const char *data, size_t len, char *err,
+			  size_t errlen, const char *safe)
+{
+	int64_t deadline;
+	int status = 0;
+	pid_t pid, r;
+
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: fork: %s", safe, strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls from here: slurmstepd has threads. */
+		int code = drop_to(uid, gid, groups, n_groups);
+
+		_exit(code ? code : write_file(path, how, data, len));
+	}
+	deadline = mono_ms() + WRITE_TIMEOUT_MS;
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && mono_ms() < deadline) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		snprintf(err, errlen, "%s: not written within %d ms", safe, WRITE_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	if (r < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
+			   int n_groups, enum spank_ib_write_how how, const char *data, size_t len,
+			   char *err, size_t errlen)
+{
+	static const char *const why[] = {
+	    [UF_DROP - UF_DROP] = "cannot become the job's user",
+	    [UF_OPEN - UF_DROP] = "cannot open it as the job's user",
+	    [UF_NOTREG - UF_DROP] = "not a regular file (a FIFO, a device ...): give a file path",
+	    [UF_WRITE - UF_DROP] = "write failed",
+	    [UF_NOTJSON - UF_DROP] = "not a JSON object: left as it was",
+	    [UF_FIFO - UF_DROP] = "a FIFO without a reader: give a regular file",
+	};
+	char safe[PATH_MAX * 2];
+	int code;
+
+	ibp_text_escape(path, safe, sizeof(safe)); /* the user's text, for slurmd's log */
+	if (uid == (uid_t)-1 || gid == (gid_t)-1) {
+		snprintf(err, errlen, "%s: the job's user is unknown: not written", safe);
+		return -EPERM;
+	}
+	if (how == SPANK_IB_WRITE_JSON_MEMBER && (len < 3 || data[0] != ',')) {
+		snprintf(err, errlen, "%s: not a JSON member", safe);
+		return -EINVAL;
+	}
+	if (len > SPANK_IB_REPORT_MAX)
+		len = SPANK_IB_REPORT_MAX; /* bounded: no step pays for a huge report */
+	/* user_init: already the job's user (Slurm's drop); root at exit: a child */
+	if (getuid() == uid || (geteuid() == uid && uid != 0))
+		code = write_file(path, how, data, len);
+	else
+		code = write_in_child(path, uid, gid, groups, n_groups, how, data, len, err, errlen,
+				      safe);
+	if (code == -ETIMEDOUT || code < -1)
+		return code;
+	if (code == UF_OK)
+		return 0;
+	snprintf(err, errlen, "%s: %s", safe,
+		 code >= UF_DROP && code <= UF_FIFO ? why[code - UF_DROP] : "the writer died");
+	return -EIO;
+}
