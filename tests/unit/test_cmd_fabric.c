@@ -43,6 +43,8 @@ struct scenario {
 	int uplinks_rail;
 };
 
+static const struct scenario none = {-1, -1, -1, -1, -1};
+
 static bool fails(const struct scenario *s, int a, int b, int rail)
 {
 	bool cross = a / PER != b / PER;
@@ -154,111 +156,138 @@ static const struct ibp_fabric_part *solve(struct ibp_fabric *f, size_t *n, size
 	return parts;
 }
 
-static const struct scenario none = {-1, -1, -1, -1, -1};
-
-static void test_fabric_dead_node_is_the_node(void **state)
+/* What each scenario's first suspects must also show. */
+static void dead_node_more(const struct ibp_fabric_part *p, size_t n)
 {
-	struct scenario s = none;
-	struct ibp_fabric *f;
-	const struct ibp_fabric_part *p;
-	size_t n, sus;
-
-	(void)state;
-	s.dead_node = 9;
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
-	gen(&s, NULL, f, 6, 1764547200);
-	gen(&s, NULL, f, 8, 1764547200 + 86400);
-	p = solve(f, &n, &sus);
-	assert_int_equal(sus, 1);
-	assert_string_equal(p[0].name, "n09");
-	assert_int_equal(p[0].kind, IBP_PART_NODE);
+	(void)n;
 	assert_true(p[0].p_fail > 0.9);
 	assert_true(p[0].peers_fail >= 4);
 	assert_int_equal(p[0].days, 2);
 	assert_true(p[0].jobs_fail >= 2);
 	assert_int_equal(p[0].links_pass, 0);
-	ibp_fabric_free(f);
 }
 
-static void test_fabric_bad_cable_is_the_cable_not_the_node(void **state)
+static void bad_cable_more(const struct ibp_fabric_part *p, size_t n)
 {
-	struct scenario s = none;
-	struct ibp_fabric *f;
-	const struct ibp_fabric_part *p;
-	size_t n, sus;
-
-	(void)state;
-	s.cable_node = 14;
-	s.cable_rail = 1;
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
-	gen(&s, NULL, f, 6, 1764547200);
-	gen(&s, NULL, f, 8, 1764547200);
-	p = solve(f, &n, &sus);
-	assert_int_equal(sus, 1);
-	assert_string_equal(p[0].name, "n14 rail 1");
-	assert_int_equal(p[0].kind, IBP_PART_CABLE);
 	assert_string_equal(p[0].device, "mlx5_1");
 	/* Both ends of the cable: the node's other rail passes, so not the node. */
 	for (size_t i = 0; i < n; i++)
 		assert_string_not_equal(p[i].name, "n14");
-	ibp_fabric_free(f);
 }
 
-static void test_fabric_lossy_uplinks_are_the_leaf_uplinks(void **state)
+static void uplinks_more(const struct ibp_fabric_part *p, size_t n)
 {
-	struct scenario s = none;
-	struct ibp_fabric *f;
-	const struct ibp_fabric_part *p;
-	size_t n, sus;
-
-	(void)state;
-	s.uplinks_leaf = 2; /* leaf3: n12..n17 */
-	s.uplinks_rail = 0;
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
-	gen(&s, NULL, f, 8, 1764547200);
-	gen(&s, NULL, f, 12, 1764547200);
-	p = solve(f, &n, &sus);
-	assert_true(sus >= 1);
-	assert_string_equal(p[0].name, "leaf3 uplinks rail 0");
-	assert_int_equal(p[0].kind, IBP_PART_UPLINKS);
 	assert_string_equal(p[0].sw, "leaf3");
 	for (size_t i = 0; i < n; i++)
 		if (p[i].verdict == IBP_PART_SUSPECT)
 			assert_true(p[i].kind == IBP_PART_UPLINKS);
-	ibp_fabric_free(f);
 }
 
-static void test_fabric_two_faults_at_once(void **state)
-{
-	struct scenario s = none;
-	struct ibp_fabric *f;
-	const struct ibp_fabric_part *p;
-	size_t n, sus;
+#define DAY 86400
 
+/*
+ * Generated fabrics (gen(): steps of two sizes, from two start times) and
+ * the suspects ibprep fabric must name, in this order (NAMES: either order).
+ */
+static const struct {
+	const char *name;
+	struct scenario s;
+	int sizes[2];
+	int64_t second_after; /* seconds from the first steps to the second */
+	size_t suspects;
+	bool at_least; /* SUSPECTS or more */
+	const char *names[2];
+	int kind; /* of the first, or -1 */
+	void (*more)(const struct ibp_fabric_part *p, size_t n);
+} scenarios[] = {
+    {"a dead node is the node",
+     {9, -1, -1, -1, -1},
+     {6, 8},
+     DAY,
+     1,
+     false,
+     {"n09", NULL},
+     IBP_PART_NODE,
+     dead_node_more},
+    {"a bad cable is the cable, not the node",
+     {-1, 14, 1, -1, -1},
+     {6, 8},
+     0,
+     1,
+     false,
+     {"n14 rail 1", NULL},
+     IBP_PART_CABLE,
+     bad_cable_more},
+    {"lossy uplinks are the leaf's uplinks",
+     {-1, -1, -1, 2 /* leaf3: n12..n17 */, 0},
+     {8, 12},
+     0,
+     1,
+     true,
+     {"leaf3 uplinks rail 0", NULL},
+     IBP_PART_UPLINKS,
+     uplinks_more},
+    {"two faults at once, both named",
+     {3, -1, -1, 3 /* leaf4 */, 1},
+     {8, 12},
+     0,
+     2,
+     false,
+     {"n03", "leaf4 uplinks rail 1"},
+     -1,
+     NULL},
+    {"a healthy fabric has no suspect",
+     {-1, -1, -1, -1, -1},
+     {8, 0},
+     0,
+     0,
+     false,
+     {NULL, NULL},
+     -1,
+     NULL},
+};
+
+static void test_fabric_scenarios_table(void **state)
+{
 	(void)state;
-	s.dead_node = 3;
-	s.uplinks_leaf = 3; /* leaf4 */
-	s.uplinks_rail = 1;
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
-	gen(&s, NULL, f, 8, 1764547200);
-	gen(&s, NULL, f, 12, 1764547200);
-	p = solve(f, &n, &sus);
-	assert_int_equal(sus, 2);
-	assert_true((!strcmp(p[0].name, "n03") && !strcmp(p[1].name, "leaf4 uplinks rail 1")) ||
-		    (!strcmp(p[1].name, "n03") && !strcmp(p[0].name, "leaf4 uplinks rail 1")));
-	ibp_fabric_free(f);
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		struct ibp_fabric *f;
+		const struct ibp_fabric_part *p;
+		const char *const *want = scenarios[i].names;
+		size_t n, sus;
+
+		print_message("# %s\n", scenarios[i].name);
+		assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+		gen(&scenarios[i].s, NULL, f, scenarios[i].sizes[0], 1764547200);
+		if (scenarios[i].sizes[1])
+			gen(&scenarios[i].s, NULL, f, scenarios[i].sizes[1],
+			    1764547200 + scenarios[i].second_after);
+		p = solve(f, &n, &sus);
+		if (scenarios[i].at_least ? sus < scenarios[i].suspects
+					  : sus != scenarios[i].suspects)
+			fail_msg("%s: %zu suspects, want %s%zu", scenarios[i].name, sus,
+				 scenarios[i].at_least ? ">= " : "", scenarios[i].suspects);
+		if (!scenarios[i].suspects)
+			assert_int_equal(n, 0);
+		if (want[0] && want[1])
+			assert_true((!strcmp(p[0].name, want[0]) && !strcmp(p[1].name, want[1])) ||
+				    (!strcmp(p[1].name, want[0]) && !strcmp(p[0].name, want[1])));
+		else if (want[0])
+			assert_string_equal(p[0].name, want[0]);
+		if (scenarios[i].kind >= 0)
+			assert_int_equal(p[0].kind, scenarios[i].kind);
+		if (scenarios[i].more)
+			scenarios[i].more(p, n);
+		ibp_fabric_free(f);
+	}
 }
 
-static void test_fabric_one_sided_evidence_is_not_enough(void **state)
+/* Records that blame no part: too little to tell which end, or too little traffic. */
+static void not_enough_one_sided(struct ibp_fabric *f)
 {
-	struct ibp_fabric *f;
 	struct ibp_link_record r;
-	const struct ibp_fabric_part *p;
-	size_t n, sus;
 
-	(void)state;
 	/* Two-node steps n04-n05 that always fail: which end is bad cannot be told. */
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
 	for (uint32_t job = 1; job <= 12; job++)
 		for (int rail = 0; rail < RAILS; rail++) {
 			rec(&r, 4, 4, 5, rail, false, job, 1764547200 + job);
@@ -266,33 +295,44 @@ static void test_fabric_one_sided_evidence_is_not_enough(void **state)
 			rec(&r, 0, 0, 1, rail, true, job, 1764547200 + job);
 			assert_int_equal(ibp_fabric_add(f, &r), 0);
 		}
-	p = solve(f, &n, &sus);
-	assert_int_equal(sus, 0);
-	assert_true(n >= 1);
-	assert_int_equal(p[0].verdict, IBP_PART_NOT_ENOUGH);
-	assert_non_null(strstr(p[0].reason, "node(s) only"));
-	ibp_fabric_free(f);
 }
 
-static void test_fabric_little_traffic_is_not_enough(void **state)
+static void not_enough_little_traffic(struct ibp_fabric *f)
 {
-	struct ibp_fabric *f;
 	struct ibp_link_record r;
-	const struct ibp_fabric_part *p;
-	size_t n, sus;
 
-	(void)state;
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
 	rec(&r, 0, 0, 1, 0, false, 1, 1764547200);
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
 	rec(&r, 0, 0, 2, 0, false, 1, 1764547200);
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
-	p = solve(f, &n, &sus);
-	assert_int_equal(sus, 0);
-	assert_true(n >= 1);
-	assert_int_equal(p[0].verdict, IBP_PART_NOT_ENOUGH);
-	assert_non_null(strstr(p[0].reason, "links crossed it"));
-	ibp_fabric_free(f);
+}
+
+static const struct {
+	void (*records)(struct ibp_fabric *f);
+	const char *reason;
+} not_enough[] = {
+    {not_enough_one_sided, "node(s) only"},
+    {not_enough_little_traffic, "links crossed it"},
+};
+
+static void test_fabric_not_enough_evidence_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(not_enough) / sizeof(not_enough[0]); i++) {
+		struct ibp_fabric *f;
+		const struct ibp_fabric_part *p;
+		size_t n, sus;
+
+		assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
+		not_enough[i].records(f);
+		p = solve(f, &n, &sus);
+		assert_int_equal(sus, 0);
+		assert_true(n >= 1);
+		assert_int_equal(p[0].verdict, IBP_PART_NOT_ENOUGH);
+		if (!strstr(p[0].reason, not_enough[i].reason))
+			fail_msg("case %zu: '%s' lacks '%s'", i, p[0].reason, not_enough[i].reason);
+		ibp_fabric_free(f);
+	}
 }
 
 static void test_fabric_both_ends_joined_failure_wins(void **state)
@@ -318,20 +358,6 @@ static void test_fabric_both_ends_joined_failure_wins(void **state)
 	assert_int_equal(st.joined, 1);
 	assert_int_equal(st.failed, 2);
 	assert_int_equal(st.not_fabric, 1);
-	ibp_fabric_free(f);
-}
-
-static void test_fabric_healthy_fabric_has_no_suspect(void **state)
-{
-	struct ibp_fabric *f;
-	size_t n, sus;
-
-	(void)state;
-	assert_int_equal(ibp_fabric_new(&f, &topo, NULL), 0);
-	gen(&none, NULL, f, 8, 1764547200);
-	solve(f, &n, &sus);
-	assert_int_equal(n, 0);
-	assert_int_equal(sus, 0);
 	ibp_fabric_free(f);
 }
 
@@ -482,14 +508,9 @@ static void test_cmd_fabric_bad_input_exit_2(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fabric_dead_node_is_the_node),
-	    cmocka_unit_test(test_fabric_bad_cable_is_the_cable_not_the_node),
-	    cmocka_unit_test(test_fabric_lossy_uplinks_are_the_leaf_uplinks),
-	    cmocka_unit_test(test_fabric_two_faults_at_once),
-	    cmocka_unit_test(test_fabric_one_sided_evidence_is_not_enough),
-	    cmocka_unit_test(test_fabric_little_traffic_is_not_enough),
+	    cmocka_unit_test(test_fabric_scenarios_table),
+	    cmocka_unit_test(test_fabric_not_enough_evidence_table),
 	    cmocka_unit_test(test_fabric_both_ends_joined_failure_wins),
-	    cmocka_unit_test(test_fabric_healthy_fabric_has_no_suspect),
 	    cmocka_unit_test(test_cmd_fabric_names_the_uplinks_from_two_logs),
 	    cmocka_unit_test(test_cmd_fabric_bad_input_exit_2),
 	};

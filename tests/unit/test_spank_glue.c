@@ -171,75 +171,112 @@ static const char *tbl_getenv(void *ctx, const char *name)
 	return NULL;
 }
 
-static void test_env_default_used_when_no_flag(void **state)
-{
-	const char *env[] = {"SPANK_IB_CHECK", "warn", "SPANK_IB_AFFINITY", "1", NULL};
-	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
+#define ANY (-1) /* a field the case does not check */
+
+/* The job's SPANK_IB_* variables, the user's flags, and what takes effect. */
+static const struct {
+	const char *name;
+	const char *env[5];
+	struct {
+		enum spank_ib_opt which;
+		const char *arg;
+	} flags[2];
+	size_t n_flags;
+	int rc;
+	const char *err; /* in the message, when rc != 0 */
 	bool active;
-	char err[256];
+	int check, affinity, env_mode;
+} effective_cases[] = {
+    {"SPANK_IB_* used when no flag",
+     {"SPANK_IB_CHECK", "warn", "SPANK_IB_AFFINITY", "1", NULL},
+     {{0}},
+     0,
+     0,
+     NULL,
+     true,
+     SPANK_IB_CHECK_WARN,
+     SPANK_IB_AFF_ON,
+     SPANK_IB_ENV_ON /* on by default with affinity */},
+    {"the command line wins",
+     {"SPANK_IB_CHECK", "warn", "SPANK_IB_ENV", "force", NULL},
+     {{SPANK_IB_OPT_CHECK, "off"}, {SPANK_IB_OPT_ENV, "off"}},
+     2,
+     0,
+     NULL,
+     false,
+     SPANK_IB_CHECK_OFF,
+     ANY,
+     SPANK_IB_ENV_OFF},
+    {"a bad value names the variable",
+     {"SPANK_IB_AFFINITY", "sideways", NULL},
+     {{0}},
+     0,
+     -EINVAL,
+     "SPANK_IB_AFFINITY=sideways",
+     false,
+     ANY,
+     ANY,
+     ANY},
+    {"empty and 0 mean off: a step without flags costs nothing",
+     {"SPANK_IB_CHECK", "", "SPANK_IB_AFFINITY", "0", NULL},
+     {{0}},
+     0,
+     0,
+     NULL,
+     false,
+     ANY,
+     ANY,
+     ANY},
+    {"--ib-report alone implies a warn check",
+     {NULL},
+     {{SPANK_IB_OPT_REPORT, "json"}},
+     1,
+     0,
+     NULL,
+     true,
+     SPANK_IB_CHECK_WARN,
+     ANY,
+     SPANK_IB_ENV_OFF},
+};
 
-	(void)state;
-	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
-	assert_int_equal(
-	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), 0);
-	assert_true(active);
-	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
-	assert_int_equal(eff.affinity, SPANK_IB_AFF_ON);
-	assert_int_equal(eff.env, SPANK_IB_ENV_ON); /* on by default with affinity */
-}
-
-static void test_env_command_line_wins(void **state)
+static void test_effective_table(void **state)
 {
-	const char *env[] = {"SPANK_IB_CHECK", "warn", "SPANK_IB_ENV", "force", NULL};
-	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
-	bool active;
-	char err[256];
-
 	(void)state;
-	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_CHECK, "off", err, sizeof(err)), 0);
-	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_ENV, "off", err, sizeof(err)), 0);
-	assert_int_equal(
-	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), 0);
-	assert_int_equal(eff.check, SPANK_IB_CHECK_OFF);
-	assert_int_equal(eff.env, SPANK_IB_ENV_OFF);
-	assert_false(active);
-}
+	for (size_t i = 0; i < sizeof(effective_cases) / sizeof(effective_cases[0]); i++) {
+		const char *name = effective_cases[i].name;
+		struct spank_ib_opts u, eff;
+		struct spank_ib_conf c;
+		bool active = !effective_cases[i].active;
+		char err[256] = "";
+		int rc;
 
-static void test_env_bad_value_names_variable(void **state)
-{
-	const char *env[] = {"SPANK_IB_AFFINITY", "sideways", NULL};
-	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
-	bool active;
-	char err[256] = "";
-
-	(void)state;
-	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
-	assert_int_equal(
-	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "SPANK_IB_AFFINITY=sideways"));
-}
-
-static void test_env_empty_and_zero_mean_off(void **state)
-{
-	const char *env[] = {"SPANK_IB_CHECK", "", "SPANK_IB_AFFINITY", "0", NULL};
-	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
-	bool active;
-	char err[256];
-
-	(void)state;
-	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
-	assert_int_equal(
-	    spank_ib_effective(&u, &c, tbl_getenv, env, &eff, &active, err, sizeof(err)), 0);
-	assert_false(active); /* a step without flags costs nothing */
+		spank_ib_opts_init(&u);
+		spank_ib_conf_init(&c);
+		for (size_t k = 0; k < effective_cases[i].n_flags; k++)
+			if (spank_ib_opt_parse(&u, effective_cases[i].flags[k].which,
+					       effective_cases[i].flags[k].arg, err, sizeof(err)))
+				fail_msg("%s: flag %zu: %s", name, k, err);
+		rc = spank_ib_effective(&u, &c, tbl_getenv, (void *)effective_cases[i].env, &eff,
+					&active, err, sizeof(err));
+		if (rc != effective_cases[i].rc)
+			fail_msg("%s: rc %d (%s), expected %d", name, rc, err,
+				 effective_cases[i].rc);
+		if (rc) {
+			if (!strstr(err, effective_cases[i].err))
+				fail_msg("%s: '%s' lacks '%s'", name, err, effective_cases[i].err);
+			continue;
+		}
+		if (active != effective_cases[i].active)
+			fail_msg("%s: active %d", name, active);
+		if ((effective_cases[i].check != ANY &&
+		     (int)eff.check != effective_cases[i].check) ||
+		    (effective_cases[i].affinity != ANY &&
+		     (int)eff.affinity != effective_cases[i].affinity) ||
+		    (effective_cases[i].env_mode != ANY &&
+		     (int)eff.env != effective_cases[i].env_mode))
+			fail_msg("%s: check %d affinity %d env %d", name, eff.check, eff.affinity,
+				 eff.env);
+	}
 }
 
 static void test_enforce_is_a_floor(void **state)
@@ -296,24 +333,6 @@ static void test_enforced_test_not_lowered_by_warn(void **state)
 			 0);
 	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
 	assert_false(eff.check_warn_by_user);
-}
-
-static void test_report_alone_implies_warn_check(void **state)
-{
-	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
-	bool active;
-	char err[256];
-
-	(void)state;
-	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_REPORT, "json", err, sizeof(err)), 0);
-	assert_int_equal(
-	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
-	assert_true(active);
-	assert_int_equal(eff.check, SPANK_IB_CHECK_WARN);
-	assert_int_equal(eff.env, SPANK_IB_ENV_OFF);
 }
 
 /* ---- slurm.conf's AuthInfo=socket= ---- */
@@ -878,15 +897,11 @@ int main(void)
 	    cmocka_unit_test(test_opt_parse_table_matches),
 	    cmocka_unit_test(test_opt_parse_twice_last_wins),
 	    cmocka_unit_test(test_opt_report_file_too_long_rejected),
-	    cmocka_unit_test(test_env_default_used_when_no_flag),
-	    cmocka_unit_test(test_env_command_line_wins),
-	    cmocka_unit_test(test_env_bad_value_names_variable),
-	    cmocka_unit_test(test_env_empty_and_zero_mean_off),
+	    cmocka_unit_test(test_effective_table),
 	    cmocka_unit_test(test_enforce_is_a_floor),
 	    cmocka_unit_test(test_enforced_test_not_lowered_by_warn),
 	    cmocka_unit_test(test_authinfo_socket_table),
 	    cmocka_unit_test(test_authinfo_socket_file_checks),
-	    cmocka_unit_test(test_report_alone_implies_warn_check),
 	    cmocka_unit_test(test_conf_defaults),
 	    cmocka_unit_test(test_conf_keys_applied),
 	    cmocka_unit_test(test_conf_bad_args_named),
