@@ -239,6 +239,49 @@ static int load_topology(const char *path, struct ibp_topology *t, struct ibp_fi
 	return rc;
 }
 
+/*
+ * This node's leaf switch from SLURM_TOPOLOGY_ADDR (the last switch of its
+ * path), or NULL: no switch in it (no topology/tree), or an address that
+ * is not this node's or does not parse (a warning says so).
+ */
+static const char *addr_leaf(const struct ibp_pipe_plan *p, char *leaf, size_t len,
+			     struct ibp_findings *f)
+{
+	char sw[IBP_TOPOLOGY_MAX_DEPTH][IBP_NODE_MAX], node[IBP_NODE_MAX], err[256] = "";
+	struct ibp_hostlist hl = {0};
+	size_t n_sw = 0;
+	bool mine;
+
+	if (ibp_topology_parse_addr(p->topology_addr, p->topology_pattern, sw,
+				    IBP_TOPOLOGY_MAX_DEPTH, &n_sw, node, sizeof(node), err,
+				    sizeof(err))) {
+		ibp_findings_addf(f, "rdmatest_topology_addr_ignored", IBP_SEV_WARN, IBP_CLASS_JOB,
+				  NULL, 0, "a SLURM_TOPOLOGY_ADDR that matches its pattern",
+				  "set topology_conf= in plugstack.conf",
+				  "SLURM_TOPOLOGY_ADDR=%s: %s: the blame knows no leaves",
+				  p->topology_addr, err);
+		return NULL;
+	}
+	if (n_sw == 0)
+		return NULL; /* "node": no switches configured */
+	if (ibp_hostlist_expand(p->nodelist, 0, &hl, err, sizeof(err)))
+		return NULL; /* the run says what is wrong with the list */
+	mine = p->index < hl.n && !strcmp(hl.names[p->index], node);
+	if (!mine)
+		ibp_findings_addf(
+		    f, "rdmatest_topology_addr_ignored", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+		    "this node's own path", "set topology_conf= in plugstack.conf",
+		    "SLURM_TOPOLOGY_ADDR=%s names %s, this node is %s: the blame knows "
+		    "no leaves",
+		    p->topology_addr, node,
+		    p->index < hl.n ? hl.names[p->index] : "not in the node list");
+	ibp_hostlist_release(&hl);
+	if (!mine)
+		return NULL;
+	snprintf(leaf, len, "%s", sw[n_sw - 1]);
+	return leaf;
+}
+
 int ibprep_rdmatest_child(void)
 {
 	struct ibp_topology topo;
@@ -250,6 +293,7 @@ int ibprep_rdmatest_child(void)
 	int fds[IBP_PIPE_MAX_LISTEN];
 	char err[256];
 	int next_fd = IBP_PIPE_LISTEN_FD0, rc;
+	char leaf[IBP_NODE_MAX];
 
 	if (no_capabilities(err, sizeof(err)) || read_plan(&plan, err, sizeof(err)))
 		return send_setup_failure(err) ? 2 : 0;
@@ -292,6 +336,8 @@ int ibprep_rdmatest_child(void)
 	ibp_topology_init(&topo);
 	if (plan.topology_conf[0] && !load_topology(plan.topology_conf, &topo, &f))
 		cfg.topology = &topo;
+	else if (!plan.topology_conf[0] && plan.topology_addr[0])
+		cfg.own_leaf = addr_leaf(&plan, leaf, sizeof(leaf), &f);
 	rc = ibp_rdmatest_run(&cfg, &f, &res);
 	ibp_topology_release(&topo);
 	if (rc && !f.n)

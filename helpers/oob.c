@@ -67,6 +67,15 @@ static int check_text(const char *s, size_t len)
 	return 0;
 }
 
+/* Padding after the NUL must be zero: one encoding per message. */
+static bool zero_padded(const char *s, size_t len)
+{
+	for (size_t i = strnlen(s, len); i < len; i++)
+		if (s[i])
+			return false;
+	return true;
+}
+
 static int check_endpoint(const struct ibp_endpoint *ep)
 {
 	if (ep->kind != IBP_TX_SOCKET && ep->kind != IBP_TX_VERBS)
@@ -126,7 +135,8 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 		return 0;
 	}
 	case IBP_OOB_ENDPOINT:
-		if (m->u.endpoint.port > 255 || check_text(m->u.endpoint.device, IBP_DEV_MAX))
+		if (m->u.endpoint.port > 255 || check_text(m->u.endpoint.device, IBP_DEV_MAX) ||
+		    check_text(m->u.endpoint.leaf, IBP_OOB_LEAF_MAX))
 			return -EBADMSG;
 		return check_endpoint(&m->u.endpoint.ep);
 	case IBP_OOB_CTRL:
@@ -139,8 +149,20 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 		const struct ibp_oob_summary *s = &m->u.summary;
 
 		if (s->nnodes == 0 || s->nnodes > IBP_OOB_MAX_NODES || s->node >= s->nnodes ||
-		    s->n_links > IBP_OOB_MAX_LINKS)
+		    s->n_links > IBP_OOB_MAX_LINKS || s->n_leaves > IBP_OOB_MAX_LEAVES)
 			return -EBADMSG;
+		for (size_t i = 0; i < IBP_OOB_MAX_LEAVES; i++) {
+			const struct ibp_oob_leaf *f = &s->leaves[i];
+
+			if (i >= s->n_leaves) {
+				if (f->node || f->name[0])
+					return -EBADMSG;
+				continue;
+			}
+			if (f->node >= s->nnodes || !f->name[0] ||
+			    check_text(f->name, IBP_OOB_LEAF_MAX))
+				return -EBADMSG;
+		}
 		for (size_t i = 0; i < IBP_OOB_MAX_LINKS; i++) {
 			const struct ibp_oob_link *l = &s->links[i];
 
@@ -328,6 +350,7 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 		put32(&w, m->u.endpoint.port);
 		puts_field(&w, m->u.endpoint.device, IBP_DEV_MAX);
 		put_ep(&w, &m->u.endpoint.ep);
+		puts_field(&w, m->u.endpoint.leaf, IBP_OOB_LEAF_MAX);
 		break;
 	case IBP_OOB_CTRL:
 		put8(&w, m->u.ctrl.op);
@@ -348,6 +371,11 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 			put8(&w, l->round);
 			put8(&w, l->status);
 			put16(&w, l->rail);
+		}
+		put8(&w, m->u.summary.n_leaves);
+		for (size_t i = 0; i < IBP_OOB_MAX_LEAVES; i++) {
+			put32(&w, m->u.summary.leaves[i].node);
+			puts_field(&w, m->u.summary.leaves[i].name, IBP_OOB_LEAF_MAX);
 		}
 		break;
 	case IBP_OOB_FINGERPRINT:
@@ -426,6 +454,7 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		m->u.endpoint.port = get32(&r);
 		getn(&r, m->u.endpoint.device, IBP_DEV_MAX);
 		get_ep(&r, &m->u.endpoint.ep, &reserved);
+		getn(&r, m->u.endpoint.leaf, IBP_OOB_LEAF_MAX);
 		break;
 	case IBP_OOB_CTRL:
 		m->u.ctrl.op = get8(&r);
@@ -447,6 +476,11 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 			l->status = get8(&r);
 			l->rail = get16(&r);
 		}
+		m->u.summary.n_leaves = get8(&r);
+		for (size_t i = 0; i < IBP_OOB_MAX_LEAVES; i++) {
+			m->u.summary.leaves[i].node = get32(&r);
+			getn(&r, m->u.summary.leaves[i].name, IBP_OOB_LEAF_MAX);
+		}
 		break;
 	case IBP_OOB_FINGERPRINT:
 		if (ibp_fp_decode(r.p + r.off, IBP_FP_WIRE_LEN, &m->u.fingerprint))
@@ -463,13 +497,13 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 				return -EBADMSG;
 		break;
 	}
-	if (type == IBP_OOB_ENDPOINT) {
-		const char *d = m->u.endpoint.device;
-
-		for (size_t i = strnlen(d, IBP_DEV_MAX); i < IBP_DEV_MAX; i++)
-			if (d[i])
+	if (type == IBP_OOB_ENDPOINT && (!zero_padded(m->u.endpoint.device, IBP_DEV_MAX) ||
+					 !zero_padded(m->u.endpoint.leaf, IBP_OOB_LEAF_MAX)))
+		return -EBADMSG;
+	if (type == IBP_OOB_SUMMARY)
+		for (size_t i = 0; i < IBP_OOB_MAX_LEAVES; i++)
+			if (!zero_padded(m->u.summary.leaves[i].name, IBP_OOB_LEAF_MAX))
 				return -EBADMSG;
-	}
 	if (reserved || r.off != IBP_OOB_HDR_LEN + plen || ibp_oob_msg_check(m))
 		return -EBADMSG;
 	return (int)r.off;

@@ -555,6 +555,11 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	mine.u.endpoint.rail = l->r.rail;
 	mine.u.endpoint.port = port->port;
 	ibp_rt_setf(mine.u.endpoint.device, sizeof(mine.u.endpoint.device), "%s", port->device);
+	pthread_mutex_lock(&run->mu);
+	for (size_t i = 0; i < run->n_addr_leaves; i++)
+		if (run->addr_leaves[i].node == run->me)
+			memcpy(mine.u.endpoint.leaf, run->addr_leaves[i].name, IBP_OOB_LEAF_MAX);
+	pthread_mutex_unlock(&run->mu);
 	rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
 	if (!rc)
 		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
@@ -579,6 +584,11 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 		return -EPROTO;
 	}
 	ibp_rt_setf(l->r.peer_device, sizeof(l->r.peer_device), "%s", theirs.u.endpoint.device);
+	if (theirs.u.endpoint.leaf[0] && !run->cfg->topology) {
+		pthread_mutex_lock(&run->mu);
+		ibp_rt_addr_leaf_add(run, l->peer, theirs.u.endpoint.leaf);
+		pthread_mutex_unlock(&run->mu);
+	}
 	l->r.peer_port = theirs.u.endpoint.port;
 	l->peer_rate_mbps = theirs.u.endpoint.ep.rate_mbps;
 	*peer = theirs.u.endpoint.ep;
@@ -931,6 +941,9 @@ static void own_links(struct ibp_rt_run *run, struct ibp_oob_summary *s)
 		x->status = (uint8_t)l->r.status;
 		known_add(run, x);
 	}
+	/* This node's leaf and its peers' (SLURM_TOPOLOGY_ADDR), this node first. */
+	for (size_t i = 0; i < run->n_addr_leaves && s->n_leaves < IBP_OOB_MAX_LEAVES; i++)
+		s->leaves[s->n_leaves++] = run->addr_leaves[i];
 }
 
 /*
@@ -1060,6 +1073,9 @@ static void exchange_summaries(struct ibp_rt_run *run)
 			}
 			for (size_t k = 0; k < m->u.summary.n_links; k++)
 				known_add(run, &m->u.summary.links[k]);
+			for (size_t k = 0; k < m->u.summary.n_leaves && !run->cfg->topology; k++)
+				ibp_rt_addr_leaf_add(run, m->u.summary.leaves[k].node,
+						     m->u.summary.leaves[k].name);
 			free(m);
 		}
 	}
@@ -1355,6 +1371,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 		rc = 0;
 		goto out_free;
 	}
+	if (!cfg->topology && cfg->own_leaf)
+		ibp_rt_addr_leaf_add(run, run->me, cfg->own_leaf);
 	setup_links(run, out);
 	rc = ibp_rt_peers_init(run);
 	if (rc)

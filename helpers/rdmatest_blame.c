@@ -347,7 +347,8 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 	uint32_t sus[8];
 	size_t nsus = 0;
 	/* Nodes that planned differently: no leaves, no node blamed (the pairs may not have met). */
-	const int *leaf = run->plan_mismatch ? NULL : run->leaf;
+	int *addr_leaf = run->leaf ? NULL : ibp_rt_addr_leaves(run);
+	const int *leaf = run->plan_mismatch ? NULL : run->leaf ? run->leaf : addr_leaf;
 	int sus_leaves[8];
 	size_t n_sus_leaves = 0;
 	char expected[IBP_TEXT_MAX];
@@ -488,4 +489,7 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 	res->inconclusive = slow_only && n_hw == n_fail;
 	res->n_suspects = nsus;
 	memcpy(res->suspects, sus, nsus * sizeof(sus[0]));
+	free(addr_leaf);
+	free(run->addr_names);
+	run->addr_names = NULL;
 }

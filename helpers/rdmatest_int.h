@@ -58,6 +58,8 @@ struct ibp_rt_peer {
 };
 
 #define IBP_RT_MAX_PEERS 4
+/* this node, its peers, and their summaries' tables */
+#define IBP_RT_MAX_ADDR_LEAVES (1 + IBP_RT_MAX_PEERS * (1 + IBP_OOB_MAX_LEAVES))
 
 struct ibp_rt_run {
 	const struct ibp_rdmatest_config *cfg;
@@ -73,6 +75,14 @@ struct ibp_rt_run {
 	 * derive the same plan (their topologies differ or one has none).
 	 */
 	bool plan_mismatch;
+	/*
+	 * Leaves learned from SLURM_TOPOLOGY_ADDR (cfg->own_leaf, the peers'
+	 * ENDPOINTs and summaries; no topology file): node and name, under mu.
+	 */
+	struct ibp_oob_leaf addr_leaves[IBP_RT_MAX_ADDR_LEAVES];
+	size_t n_addr_leaves;
+	/* the blame's view of them: leaf id -> name (ibp_rt_leaf_name) */
+	char (*addr_names)[IBP_OOB_LEAF_MAX];
 	uint32_t mismatch_node;
 	uint64_t mismatch_digest;
 	struct ibp_tx_port rails[IBP_RDMATEST_MAX_RAILS];
@@ -120,6 +130,10 @@ int *ibp_rt_topo_leaves(const struct ibp_rt_run *run);
 void ibp_rt_topo_findings(struct ibp_rt_run *run, struct ibp_findings *out, const int *leaf,
 			  const int *sus, size_t n_sus, const char *expected);
 void ibp_rt_plan_mismatch(struct ibp_rt_run *run, struct ibp_findings *out);
+/* SLURM_TOPOLOGY_ADDR's leaves: keep one (first wins), and the step's leaves from them (free()). */
+void ibp_rt_addr_leaf_add(struct ibp_rt_run *run, uint32_t node, const char *name);
+int *ibp_rt_addr_leaves(struct ibp_rt_run *run);
+const char *ibp_rt_leaf_name(const struct ibp_rt_run *run, int leaf);
 size_t ibp_rt_n_rounds(const struct ibp_rt_run *run);
 struct ibp_rt_link *ibp_rt_link_at(struct ibp_rt_run *run, size_t rail, unsigned round, bool out);
 int ibp_rt_sockaddr_of(const char *addr, uint16_t port, struct sockaddr_storage *ss,

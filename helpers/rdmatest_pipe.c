@@ -300,6 +300,8 @@ int ibp_pipe_plan_encode(const struct ibp_pipe_plan *p, uint8_t *buf, size_t len
 	put_str(&w, p->nodelist, sizeof(p->nodelist), false);
 	put_str(&w, p->munge_socket, sizeof(p->munge_socket), false);
 	put_str(&w, p->topology_conf, sizeof(p->topology_conf), false);
+	put_str(&w, p->topology_addr, sizeof(p->topology_addr), false);
+	put_str(&w, p->topology_pattern, sizeof(p->topology_pattern), false);
 	put_f64(&w, pol->test_timeout_s);
 	put_f64(&w, pol->test_min_bw);
 	put_u32(&w, pol->test_max_lat_us);
@@ -363,6 +365,8 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 	get_str(&r, p->nodelist, sizeof(p->nodelist));
 	get_str(&r, p->munge_socket, sizeof(p->munge_socket));
 	get_str(&r, p->topology_conf, sizeof(p->topology_conf));
+	get_str(&r, p->topology_addr, sizeof(p->topology_addr));
+	get_str(&r, p->topology_pattern, sizeof(p->topology_pattern));
 	pol->test_timeout_s = get_f64(&r, 1e-9, 600);
 	pol->test_min_bw = get_f64(&r, 0, 1);
 	pol->test_max_lat_us = get_u32_max(&r, 10000000);

@@ -159,6 +159,66 @@ bool ibp_rdmatest_suspect_topo(const struct ibp_oob_link *known, size_t n, uint3
 
 /* ---- in the run (rdmatest_blame.c's report) ---- */
 
+void ibp_rt_addr_leaf_add(struct ibp_rt_run *run, uint32_t node, const char *name)
+{
+	struct ibp_oob_leaf *x;
+
+	if (node >= run->n || !name || !name[0] || strlen(name) >= IBP_OOB_LEAF_MAX)
+		return;
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
+			return;
+	for (size_t i = 0; i < run->n_addr_leaves; i++)
+		if (run->addr_leaves[i].node == node)
+			return; /* what a node said of itself, or heard first, wins */
+	if (run->n_addr_leaves == IBP_RT_MAX_ADDR_LEAVES)
+		return;
+	x = &run->addr_leaves[run->n_addr_leaves++];
+	memset(x, 0, sizeof(*x));
+	x->node = node;
+	memcpy(x->name, name, strlen(name));
+}
+
+int *ibp_rt_addr_leaves(struct ibp_rt_run *run)
+{
+	int *leaf;
+	size_t n_names = 0;
+
+	if (run->cfg->topology || !run->n_addr_leaves || !run->n)
+		return NULL;
+	leaf = malloc(run->n * sizeof(*leaf));
+	run->addr_names = calloc(run->n_addr_leaves, sizeof(*run->addr_names));
+	if (!leaf || !run->addr_names) {
+		free(leaf);
+		free(run->addr_names);
+		run->addr_names = NULL;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < run->n; i++)
+		leaf[i] = -1;
+	for (size_t i = 0; i < run->n_addr_leaves; i++) {
+		const struct ibp_oob_leaf *x = &run->addr_leaves[i];
+		size_t id;
+
+		for (id = 0; id < n_names && strcmp(run->addr_names[id], x->name); id++)
+			;
+		if (id == n_names)
+			memcpy(run->addr_names[n_names++], x->name, sizeof(x->name));
+		leaf[x->node] = (int)id;
+	}
+	return leaf;
+}
+
+const char *ibp_rt_leaf_name(const struct ibp_rt_run *run, int leaf)
+{
+	if (leaf < 0)
+		return "?";
+	if (run->cfg->topology)
+		return (size_t)leaf < run->cfg->topology->n_sw ? run->cfg->topology->sw[leaf].name
+							       : "?";
+	return run->addr_names && (size_t)leaf < run->n_addr_leaves ? run->addr_names[leaf] : "?";
+}
+
 void ibp_rt_plan_mismatch(struct ibp_rt_run *run, struct ibp_findings *out)
 {
 	ibp_findings_addf(
@@ -192,9 +252,8 @@ int *ibp_rt_topo_leaves(const struct ibp_rt_run *run)
 void ibp_rt_topo_findings(struct ibp_rt_run *run, struct ibp_findings *out, const int *leaf,
 			  const int *sus, size_t n_sus, const char *expected)
 {
-	const struct ibp_topology *t = run->cfg->topology;
-
 	for (size_t k = 0; k < n_sus; k++) {
+		const char *name = ibp_rt_leaf_name(run, sus[k]);
 		char mine[IBP_TEXT_MAX] = "", far[IBP_TEXT_MAX] = "";
 		size_t om = 0, of = 0;
 		uint32_t seen[64];
@@ -231,9 +290,9 @@ void ibp_rt_topo_findings(struct ibp_rt_run *run, struct ibp_findings *out, cons
 			"at fault",
 			"rdma test failed on every link between %s (%s) and other "
 			"leaves (%s) while links inside %s passed",
-			t->sw[sus[k]].name, mine, far, t->sw[sus[k]].name))
+			name, mine, far, name))
 			continue;
 		f = &out->v[out->n - 1];
-		ibp_rt_setf(f->node, sizeof(f->node), "%s uplinks", t->sw[sus[k]].name);
+		ibp_rt_setf(f->node, sizeof(f->node), "%s uplinks", name);
 	}
 }

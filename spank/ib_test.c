@@ -289,6 +289,15 @@ static struct ibp_fp *node_fingerprint(spank_t sp, struct spank_ib_state *st,
 	return fp;
 }
 
+/* Only what the pipe's encoder takes (printable ASCII). */
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return false;
+	return true;
+}
+
 /* Runs the child; its findings (or the reason there are none) go to TF. */
 static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
 		      struct spank_ib_rdmatest *t, struct ibp_findings *tf,
@@ -324,6 +333,20 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 	plan->mode = st->eff.test == SPANK_IB_TEST_FULL ? IBP_RDMATEST_FULL : IBP_RDMATEST_QUICK;
 	snprintf(plan->munge_socket, sizeof(plan->munge_socket), "%s", t->munge_socket);
 	snprintf(plan->topology_conf, sizeof(plan->topology_conf), "%s", st->conf.topology_conf);
+	/*
+	 * No topology file: this node's own path as slurmd set it in the job's
+	 * environment (it overwrites what srun passed).  Read as data: the
+	 * child parses it; too long or absent, it is simply not used.
+	 */
+	if (!plan->topology_conf[0] &&
+	    (spank_getenv(sp, "SLURM_TOPOLOGY_ADDR", plan->topology_addr,
+			  sizeof(plan->topology_addr)) != ESPANK_SUCCESS ||
+	     spank_getenv(sp, "SLURM_TOPOLOGY_ADDR_PATTERN", plan->topology_pattern,
+			  sizeof(plan->topology_pattern)) != ESPANK_SUCCESS ||
+	     !printable(plan->topology_addr) || !printable(plan->topology_pattern))) {
+		plan->topology_addr[0] = '\0';
+		plan->topology_pattern[0] = '\0';
+	}
 	plan->policy = st->conf.policy;
 	plan->n_listen = t->n_listen;
 	for (size_t i = 0; i < t->n_listen; i++) {

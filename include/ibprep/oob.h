@@ -32,14 +32,16 @@
 #include "ibprep/transport.h"
 
 #define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION 4 /* 2: sealed frames after the HELLOs; 3: FINGERPRINT; 4: summary plan */
+#define IBP_OOB_VERSION 4 /* 2: sealed frames after the HELLOs; 3: FINGERPRINT; 4: plan, leaves */
 #define IBP_OOB_HDR_LEN 12
 
-#define IBP_OOB_CRED_MAX  640 /* a munge credential for our payload is ~250 chars */
-#define IBP_OOB_MAX_LINKS 64  /* links one node reports: 2 rounds x 2 directions x 16 rails */
-#define IBP_OOB_TEXT_MAX  96
-#define IBP_OOB_MAX_RAILS 16
-#define IBP_OOB_MAX_NODES 65536
+#define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
+#define IBP_OOB_MAX_LINKS  64  /* links one node reports: 2 rounds x 2 directions x 16 rails */
+#define IBP_OOB_TEXT_MAX   96
+#define IBP_OOB_MAX_RAILS  16
+#define IBP_OOB_MAX_NODES  65536
+#define IBP_OOB_LEAF_MAX   64 /* a leaf switch's name with its NUL (IBP_NODE_MAX) */
+#define IBP_OOB_MAX_LEAVES 5  /* a summary's leaf table: the sender and its 4 peers */
 
 enum ibp_oob_type {
 	IBP_OOB_HELLO = 1,    /* who I am, with my credential (both directions) */
@@ -92,6 +94,8 @@ struct ibp_oob_endpoint {
 	uint32_t port;            /* HCA port number, for messages */
 	char device[IBP_DEV_MAX]; /* NUL-terminated, printable */
 	struct ibp_endpoint ep;
+	/* the sender's leaf switch from its SLURM_TOPOLOGY_ADDR, "" unknown */
+	char leaf[IBP_OOB_LEAF_MAX];
 };
 
 enum ibp_oob_ctrl_op {
@@ -118,11 +122,19 @@ struct ibp_oob_link {
 	uint16_t rail;
 };
 
+/* A node's leaf switch as the sender of a summary knows it (from the node's own ENDPOINT). */
+struct ibp_oob_leaf {
+	uint32_t node;
+	char name[IBP_OOB_LEAF_MAX]; /* NUL-terminated, printable, not empty */
+};
+
 struct ibp_oob_summary {
 	uint32_t node, nnodes;
 	uint64_t plan; /* the sender's plan digest (ibp_rdmatest_plan), 0 = plain */
 	uint8_t n_links;
 	struct ibp_oob_link links[IBP_OOB_MAX_LINKS];
+	uint8_t n_leaves;
+	struct ibp_oob_leaf leaves[IBP_OOB_MAX_LEAVES];
 };
 
 struct ibp_oob_error {
@@ -143,15 +155,21 @@ struct ibp_oob_msg {
 };
 
 /* Payload sizes on the wire. */
-#define IBP_OOB_HELLO_LEN       (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
-#define IBP_OOB_EP_LEN          (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
-#define IBP_OOB_ENDPOINT_LEN    (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN)
-#define IBP_OOB_CTRL_LEN        (1 + 4 + 8 + 8)
-#define IBP_OOB_LINK_LEN        (4 + 4 + 1 + 1 + 2)
-#define IBP_OOB_SUMMARY_LEN     (4 + 4 + 8 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN)
+#define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
+#define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
+#define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN + IBP_OOB_LEAF_MAX)
+#define IBP_OOB_CTRL_LEN     (1 + 4 + 8 + 8)
+#define IBP_OOB_LINK_LEN     (4 + 4 + 1 + 1 + 2)
+#define IBP_OOB_SUMMARY_LEN                                                                        \
+	(4 + 4 + 8 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN + 1 +                                \
+	 IBP_OOB_MAX_LEAVES * (4 + IBP_OOB_LEAF_MAX))
 #define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
 #define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_LEN
-#define IBP_OOB_FRAME_MAX       (IBP_OOB_HDR_LEN + IBP_OOB_FINGERPRINT_LEN) /* the largest */
+/* the largest */
+#define IBP_OOB_FRAME_MAX                                                                          \
+	(IBP_OOB_HDR_LEN + (IBP_OOB_FINGERPRINT_LEN > IBP_OOB_SUMMARY_LEN                          \
+				? IBP_OOB_FINGERPRINT_LEN                                          \
+				: IBP_OOB_SUMMARY_LEN))
 
 /* Payload length of TYPE, 0 for an unknown type. */
 size_t ibp_oob_payload_len(unsigned type);

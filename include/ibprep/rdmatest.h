@@ -182,6 +182,19 @@ struct ibp_rdmatest_config {
 	 * knows leaves (rdmatest_topo.c).  Must outlive the run.
 	 */
 	const struct ibp_topology *topology;
+
+	/*
+	 * Without TOPOLOGY: this node's own leaf switch, the last switch of
+	 * its SLURM_TOPOLOGY_ADDR (the plugin reads it from the job's
+	 * environment, which slurmd sets), or NULL.  A node knows only its own
+	 * leaf this way, so the plan stays the plain one; the leaf travels in
+	 * the ENDPOINT frames and the summaries (each node's table of itself
+	 * and its peers), and the blame knows the leaves of the nodes it hears
+	 * of.  Each node says its own leaf: a job's user can make their own
+	 * step's nodes claim any leaf, which changes only that step's blame
+	 * (class fabric and node findings of the test never drain).
+	 */
+	const char *own_leaf;
 };
 
 struct ibp_rdmatest_link {

@@ -42,15 +42,16 @@
 #include "ibprep/rdmatest.h"
 #include "ibprep/transport.h"
 
-#define IBP_PIPE_MAGIC        0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION      2
-#define IBP_PIPE_HDR_LEN      12
-#define IBP_PIPE_FRAME_MAX    (256 * 1024)
-#define IBP_PIPE_MAX_FINDINGS 256
-#define IBP_PIPE_MAX_LISTEN   IBP_RDMATEST_MAX_LISTEN
-#define IBP_PIPE_NODELIST_MAX 8192
-#define IBP_PIPE_PATH_MAX     4096
-#define IBP_PIPE_LISTEN_FD0   3 /* the child's first listening socket */
+#define IBP_PIPE_MAGIC         0x49425043u /* "IBPC" */
+#define IBP_PIPE_VERSION       3           /* 3: SLURM_TOPOLOGY_ADDR */
+#define IBP_PIPE_HDR_LEN       12
+#define IBP_PIPE_FRAME_MAX     (256 * 1024)
+#define IBP_PIPE_MAX_FINDINGS  256
+#define IBP_PIPE_MAX_LISTEN    IBP_RDMATEST_MAX_LISTEN
+#define IBP_PIPE_NODELIST_MAX  8192
+#define IBP_PIPE_PATH_MAX      4096
+#define IBP_PIPE_TOPO_ADDR_MAX 1024
+#define IBP_PIPE_LISTEN_FD0    3 /* the child's first listening socket */
 
 enum ibp_pipe_type {
 	IBP_PIPE_PLAN = 1,
@@ -65,6 +66,13 @@ struct ibp_pipe_plan {
 	char munge_socket[IBP_PIPE_PATH_MAX]; /* "" = libmunge's default */
 	/* topology_conf=: the child reads it only when root's and writable by nobody else */
 	char topology_conf[IBP_PIPE_PATH_MAX];
+	/*
+	 * Without topology_conf=: the step's SLURM_TOPOLOGY_ADDR and _PATTERN
+	 * as slurmd set them in the job's environment ("" none); the child
+	 * takes this node's leaf from them (rdmatest.h, own_leaf).
+	 */
+	char topology_addr[IBP_PIPE_TOPO_ADDR_MAX];
+	char topology_pattern[IBP_PIPE_TOPO_ADDR_MAX];
 	/* test_timeout_s, test_min_bw, test_max_lat_us, test_ports, test_pairing, test_transport */
 	struct ibp_policy policy;
 	/*

@@ -48,6 +48,7 @@ static struct ibp_oob_msg endpoint(void)
 	m.u.endpoint.rail = 1;
 	m.u.endpoint.port = 1;
 	strcpy(m.u.endpoint.device, "mlx5_3");
+	strcpy(m.u.endpoint.leaf, "leaf07");
 	m.u.endpoint.ep.kind = IBP_TX_VERBS;
 	m.u.endpoint.ep.link_layer = IBP_LL_ETH;
 	m.u.endpoint.ep.qpn = 0x123456;
@@ -72,6 +73,12 @@ static struct ibp_oob_msg summary(void)
 	m.u.summary.n_links = 2;
 	m.u.summary.links[0] = (struct ibp_oob_link){7, 8, 1, IBP_LINK_PASS, 0};
 	m.u.summary.links[1] = (struct ibp_oob_link){5, 7, 2, IBP_LINK_CORRUPT, 0};
+	m.u.summary.plan = 0x1234567890abcdefull;
+	m.u.summary.n_leaves = 2;
+	m.u.summary.leaves[0].node = 7;
+	strcpy(m.u.summary.leaves[0].name, "leaf07");
+	m.u.summary.leaves[1].node = 5;
+	strcpy(m.u.summary.leaves[1].name, "leaf03");
 	return m;
 }
 
@@ -165,6 +172,14 @@ MUT(e_gid_index, m->u.endpoint.ep.gid_index = 70000)
 MUT(e_port, m->u.endpoint.port = 256)
 MUT(e_dev_nonul, memset(m->u.endpoint.device, 'a', IBP_DEV_MAX))
 MUT(e_dev_ctrl, m->u.endpoint.device[1] = 0x1b)
+MUT(e_leaf_nonul, memset(m->u.endpoint.leaf, 'a', IBP_OOB_LEAF_MAX))
+MUT(e_leaf_ctrl, m->u.endpoint.leaf[2] = '\n')
+MUT(s_nleaves, m->u.summary.n_leaves = IBP_OOB_MAX_LEAVES + 1)
+MUT(s_leaf_range, m->u.summary.leaves[1].node = 10)
+MUT(s_leaf_empty, m->u.summary.leaves[1].name[0] = 0)
+MUT(s_leaf_ctrl, m->u.summary.leaves[0].name[0] = 0x7f)
+MUT(s_leaf_unused, m->u.summary.leaves[3].node = 1)
+MUT(s_leaf_unused_name, m->u.summary.leaves[4].name[0] = 'x')
 MUT(c_op0, m->u.ctrl.op = 0)
 MUT(c_op_big, m->u.ctrl.op = IBP_CTRL_OP_COUNT)
 MUT(c_status_pos, m->u.ctrl.status = 5)
@@ -212,6 +227,14 @@ static const struct mutation mutations[] = {
     {"endpoint port 256", endpoint, e_port},
     {"endpoint device without NUL", endpoint, e_dev_nonul},
     {"endpoint device with ESC", endpoint, e_dev_ctrl},
+    {"endpoint leaf without NUL", endpoint, e_leaf_nonul},
+    {"endpoint leaf with newline", endpoint, e_leaf_ctrl},
+    {"summary too many leaves", summary, s_nleaves},
+    {"summary leaf node out of range", summary, s_leaf_range},
+    {"summary leaf without a name", summary, s_leaf_empty},
+    {"summary leaf name with DEL", summary, s_leaf_ctrl},
+    {"summary unused leaf with a node", summary, s_leaf_unused},
+    {"summary unused leaf with a name", summary, s_leaf_unused_name},
     {"ctrl op 0", ctrl, c_op0},
     {"ctrl op past the last", ctrl, c_op_big},
     {"ctrl positive status", ctrl, c_status_pos},

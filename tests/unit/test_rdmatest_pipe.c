@@ -30,6 +30,8 @@ static void sample_plan(struct ibp_pipe_plan *p)
 	p->mode = IBP_RDMATEST_FULL;
 	snprintf(p->nodelist, sizeof(p->nodelist), "n[1-4]");
 	snprintf(p->munge_socket, sizeof(p->munge_socket), "/run/munge/munge.socket.2");
+	snprintf(p->topology_addr, sizeof(p->topology_addr), "spine.leaf07.gpu001");
+	snprintf(p->topology_pattern, sizeof(p->topology_pattern), "switch.switch.node");
 	p->policy.test_timeout_s = 2.5;
 	p->policy.test_min_bw = 0.25;
 	p->policy.test_max_lat_us = 700;
@@ -69,6 +71,8 @@ static void test_pipe_plan_round_trip(void **state)
 	assert_int_equal(q.mode, IBP_RDMATEST_FULL);
 	assert_string_equal(q.nodelist, "n[1-4]");
 	assert_string_equal(q.munge_socket, "/run/munge/munge.socket.2");
+	assert_string_equal(q.topology_addr, "spine.leaf07.gpu001");
+	assert_string_equal(q.topology_pattern, "switch.switch.node");
 	assert_true(q.policy.test_timeout_s == 2.5 && q.policy.test_min_bw == 0.25);
 	assert_int_equal(q.policy.test_max_lat_us, 700);
 	assert_int_equal(q.policy.test_port_lo, 230);
@@ -131,6 +135,9 @@ static void test_pipe_plan_encode_refuses_what_decode_would(void **state)
 	(void)state;
 	sample_plan(&p);
 	snprintf(p.munge_socket, sizeof(p.munge_socket), "/tmp/a\nb");
+	assert_int_equal(ibp_pipe_plan_encode(&p, buf, sizeof(buf)), -EBADMSG);
+	sample_plan(&p);
+	snprintf(p.topology_addr, sizeof(p.topology_addr), "spine.le\taf.n1");
 	assert_int_equal(ibp_pipe_plan_encode(&p, buf, sizeof(buf)), -EBADMSG);
 	sample_plan(&p);
 	p.n_listen = IBP_PIPE_MAX_LISTEN + 1;

@@ -455,31 +455,33 @@ static bool has_code(const struct ibp_findings *f, const char *code)
 }
 
 /*
- * Runs t[1-4], node I with TOPO[I] (NULL: none).  Addresses 127.A.B.1-4
- * from the PID, ports any user may bind: other copies of the test at the
- * same time do not meet.
+ * Runs t[1-N], node I with TOPO[I] (NULL: none) and OWN_LEAF[I] (NULL, or
+ * a NULL array), over TX.  Addresses 127.A.B.11.. from the PID, ports any
+ * user may bind: other copies of the test at the same time do not meet.
  */
-static void run4(struct node_run *nr, const struct ibp_topology **topo, uint32_t job)
+static void run_n(struct node_run *nr, size_t n, const struct ibp_topology **topo,
+		  const char *const *own_leaf, const struct ibp_transport_ops *tx, uint32_t job)
 {
-	static char addr_buf[4][24];
-	static const char *addrs[4];
+	static char addr_buf[MAXN][24];
+	static const char *addrs[MAXN];
 	static struct ibp_policy pol;
 	static struct ibp_hostlist hl;
 	unsigned pid = (unsigned)getpid();
-	char err[128];
+	char err[128], list[32];
 
 	ibp_policy_init(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_ports", "31000-31999", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "500000", err, sizeof(err)), 0);
 	ibp_hostlist_release(&hl);
-	assert_int_equal(ibp_hostlist_expand("t[1-4]", 0, &hl, err, sizeof(err)), 0);
-	for (int i = 0; i < 4; i++) {
-		snprintf(addr_buf[i], sizeof(addr_buf[i]), "127.%u.%u.%d", 64 + pid % 128,
+	snprintf(list, sizeof(list), "t[1-%zu]", n);
+	assert_int_equal(ibp_hostlist_expand(list, 0, &hl, err, sizeof(err)), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(addr_buf[i], sizeof(addr_buf[i]), "127.%u.%u.%zu", 64 + pid % 128,
 			 (pid / 128) % 250, i + 11);
 		addrs[i] = addr_buf[i];
 	}
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < n; i++) {
 		memset(&nr[i], 0, sizeof(nr[i]));
 		ibp_findings_init(&nr[i].out);
 		nr[i].cfg.nodes = &hl;
@@ -487,16 +489,77 @@ static void run4(struct node_run *nr, const struct ibp_topology **topo, uint32_t
 		nr[i].cfg.job = job;
 		nr[i].cfg.uid = 1000;
 		nr[i].cfg.policy = &pol;
-		nr[i].cfg.transport = &ibp_transport_socket;
+		nr[i].cfg.transport = tx;
 		nr[i].cfg.insecure = true;
 		nr[i].cfg.addrs = addrs;
 		nr[i].cfg.buf_len = 4096;
 		nr[i].cfg.burst_bytes = 65536;
-		nr[i].cfg.topology = topo[i];
+		nr[i].cfg.topology = topo ? topo[i] : NULL;
+		nr[i].cfg.own_leaf = own_leaf ? own_leaf[i] : NULL;
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
 	}
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < n; i++)
 		pthread_join(nr[i].th, NULL);
+}
+
+static void run4(struct node_run *nr, const struct ibp_topology **topo, uint32_t job)
+{
+	run_n(nr, 4, topo, NULL, &ibp_transport_socket, job);
+}
+
+/*
+ * The socket transport with leaf A (nodes 127.x.y.11-13) cut off from the
+ * others on the data path: the connect of such a link fails on both ends.
+ */
+static struct ibp_transport_ops cut_ops;
+
+static int node_of(const struct ibp_endpoint *ep)
+{
+	return ep->gid[15] - 11; /* v4-mapped: the address's last byte */
+}
+
+static int cut_connect(struct ibp_tx *tx, const struct ibp_endpoint *peer, enum ibp_tx_role role,
+		       int64_t deadline)
+{
+	struct ibp_endpoint mine;
+
+	if (ibp_transport_socket.endpoint(tx, &mine) == 0 &&
+	    (node_of(&mine) < 3) != (node_of(peer) < 3))
+		return -EHOSTUNREACH;
+	return ibp_transport_socket.connect(tx, peer, role, deadline);
+}
+
+/*
+ * No topology file: every node knows its own leaf only (SLURM_TOPOLOGY_ADDR),
+ * so the plan is the plain one; the leaves travel in the ENDPOINTs and the
+ * summaries' tables, and leaf A's cut is still named as its uplinks, by
+ * name, and no node is blamed.
+ */
+static void test_run_addr_leaves_name_cut_uplinks(void **state)
+{
+	static const char *const leaves[9] = {"leafA", "leafA", "leafA", "leafB", "leafB",
+					      "leafB", "leafC", "leafC", "leafC"};
+	struct node_run nr[9];
+	size_t naming = 0;
+
+	(void)state;
+	cut_ops = ibp_transport_socket;
+	cut_ops.connect = cut_connect;
+	run_n(nr, 9, NULL, leaves, &cut_ops, 143);
+	for (size_t i = 0; i < 9; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_int_equal(nr[i].res.pass, i == 5 || i == 6); /* no link to leaf A */
+		assert_false(has_code(&nr[i].out, "rdmatest_node_failed"));
+		assert_int_equal(nr[i].res.n_suspects, 0);
+		for (size_t k = 0; k < nr[i].out.n; k++)
+			if (!strcmp(nr[i].out.v[k].code, "rdmatest_uplinks_failed")) {
+				assert_string_equal(nr[i].out.v[k].node, "leafA uplinks");
+				assert_int_equal(nr[i].out.v[k].fclass, IBP_CLASS_FABRIC);
+				naming++;
+			}
+		ibp_findings_release(&nr[i].out);
+	}
+	assert_true(naming >= 1);
 }
 
 static const char topo_text[] = "SwitchName=s Switches=la,lb\n"
@@ -579,6 +642,7 @@ int main(void)
 	    cmocka_unit_test(test_blame_plan_two_faults),
 	    cmocka_unit_test(test_run_same_topology_plan_used),
 	    cmocka_unit_test(test_run_topology_mismatch_said_nobody_blamed),
+	    cmocka_unit_test(test_run_addr_leaves_name_cut_uplinks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
