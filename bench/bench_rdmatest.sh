@@ -10,7 +10,8 @@
 #            costs per node: the nodes' extra CPU (credentials, HKDF, a MAC
 #            per frame) plus munged's own CPU, per node
 # and what the plugin's unprivileged test child adds per node and step
-# (tests/tools/child-bench.c; target < 5 ms).
+# (tests/tools/child-bench.c; target < 5 ms).  Then the same with a
+# topology of TOPO_LEAVES (4) leaves: the topology-aware plan.
 # On a machine with fewer cores than simulated nodes, the nodes share the
 # cores: verdict time then grows with N / cores while the work per node
 # (cpu) stays flat; that column is the one the O(1) claim is about.
@@ -94,6 +95,25 @@ for n in $SIZES; do
 	[ -z "$first" ] && first=$v firstc=$c
 	last=$v lastc=$c
 done
+
+# The same runs with a topology (TOPO_LEAVES leaves of contiguous nodes, one
+# spine): the topology-aware plan (round 1 inside leaves, round 2 across).
+# It keeps two rounds of one send and one receive per node: the same time
+# to verdict is the claim this table checks.
+TOPO_LEAVES=${TOPO_LEAVES:-4}
+if [ "$TOPO_LEAVES" -ge 2 ]; then
+	echo "with a topology of $TOPO_LEAVES leaves (topology-aware plan), $mode, $RUNS runs each:"
+	printf '%6s  %10s  %8s  %12s  %s\n' nodes verdict_s wall_s cpu_node_ms passed
+	for n in $SIZES; do
+		[ "$n" -ge 4 ] || continue
+		: >"$tmp/t"
+		for r in $(seq 1 "$RUNS"); do
+			sim "$n" $((3000 + r)) "${auth[@]}" --leaves "$TOPO_LEAVES" >>"$tmp/t"
+		done
+		printf '%6s  %10s  %8s  %12s  %s/%s\n' "$n" "$(col 1 "$tmp/t")" "$(col 2 "$tmp/t")" \
+			"$(col 3 "$tmp/t")" "$(col 4 "$tmp/t")" "$n"
+	done
+fi
 
 # The plugin's test child: fork, drop to a user, exec ibprep rdmatest --child,
 # plan and result over pipes (spank/ib_child.c), against the same one-node

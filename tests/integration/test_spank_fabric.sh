@@ -27,6 +27,14 @@ if ! cluster_prereqs "results log and ibprep fabric in a Slurm cluster"; then
 	exit
 fi
 [ -x "$IBPREP" ] || skip_all "$IBPREP missing: run make first"
+# Slurm knows the same tree (topology/tree): slurmd then sets each task's
+# SLURM_TOPOLOGY_ADDR (spine.leafN.nK), the source without topology_conf=.
+CL_TOPOLOGY_CONF='# three leaves of three nodes under one spine
+SwitchName=spine Switches=leaf[1-3]
+SwitchName=leaf1 Nodes=n[1-3]
+SwitchName=leaf2 Nodes=n[4-6]
+SwitchName=leaf3 Nodes=n[7-9]'
+CL_EXTRA_CONF="TopologyPlugin=topology/tree"
 errf=$(mktemp)
 if ! cluster_start 9 2>"$errf"; then
 	tap_fail "cluster starts" "$(cat "$errf")"
@@ -42,13 +50,7 @@ mkdir -p "$OUT"
 for i in $(seq 1 9); do
 	install -d -m 0755 -o root -g root "$CL_DIR/nodes/n$i/log"
 done
-cat >"$CL_DIR/topology.conf" <<'TOPO'
-# three leaves of three nodes under one spine
-SwitchName=spine Switches=leaf[1-3]
-SwitchName=leaf1 Nodes=n[1-3]
-SwitchName=leaf2 Nodes=n[4-6]
-SwitchName=leaf3 Nodes=n[7-9]
-TOPO
+# topology_conf= reads the file Slurm reads (written by cluster_start)
 chmod 0644 "$CL_DIR/topology.conf"
 
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
@@ -197,4 +199,47 @@ else
 fi
 "$IBPREP" fabric --topology "$CL_DIR/topology.conf" $(logs) >"$OUT/fabric.txt" 2>&1
 sed 's/^/# /' "$OUT/fabric.txt" | head -12
+
+# Without topology_conf=: each node's leaf from SLURM_TOPOLOGY_ADDR (slurmd
+# sets it with topology/tree), exchanged in the test's frames; the plan is
+# the plain one, the blame still names leaf1's uplinks, and no node.
+addr=$(cl_srun -N1 -w n2 printenv SLURM_TOPOLOGY_ADDR 2>/dev/null)
+if [ "$addr" != "spine.leaf1.n2" ]; then
+	tap_skip "leaf1's uplinks named from SLURM_TOPOLOGY_ADDR" "this Slurm sets SLURM_TOPOLOGY_ADDR=$addr with topology/tree"
+	tap_done
+	exit
+fi
+# Leaves learned this way travel over the test's control connections: a
+# node learns the leaf of a node it (or a peer) exchanged frames with.  So
+# this case cuts leaf1's data path only (the socket transport's data
+# connections, ephemeral ports at both ends), as an RDMA fabric fault does
+# while the control network still passes; the total cut above leaves each
+# side knowing nothing of the other's leaves (docs/fabric.md).
+for i in 1 2 3; do
+	range=$(ip netns exec "$CL_TAG-n$i" cat /proc/sys/net/ipv4/ip_local_port_range | tr -s '\t ' '-')
+	if ! ip netns exec "$CL_TAG-n$i" nft -f - <<NFT 2>"$OUT/nft"; then
+delete table inet ibp_leafcut
+table inet ibp_leafcut {
+	chain input { type filter hook input priority 0; ip saddr { $others } tcp sport $range tcp dport $range drop; }
+	chain output { type filter hook output priority 0; ip daddr { $others } tcp sport $range tcp dport $range drop; }
+}
+NFT
+		tap_fail "leaf1's data path cut" "$(head -3 "$OUT/nft")"
+	fi
+done
+cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
+	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$(cluster_test_helper)" \
+	"munge_socket=$CL_DIR/munge/munge.sock")"
+run addr cl_srun -N9 --ib-test true
+if [ $RC -ne 0 ] && grep -q "spank-ib: leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/addr" &&
+	! grep -v "uplinks:" "$OUT/addr" | grep -qE "rdma test [a-z_]+ on (every|its) link"; then
+	tap_ok "without topology_conf=, SLURM_TOPOLOGY_ADDR ($addr) names leaf1's uplinks, and no node"
+else
+	tap_fail "leaf1 uplinks from SLURM_TOPOLOGY_ADDR" "rc=$RC; $(grep spank-ib "$OUT/addr" | head -20 | sed 's/^/    /')"
+fi
+drained=
+for i in $(seq 1 9); do
+	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
+done
+if [ -z "$drained" ]; then tap_ok "nothing is drained (SLURM_TOPOLOGY_ADDR)"; else tap_fail "no drain (SLURM_TOPOLOGY_ADDR)" "drained:$drained"; fi
 tap_done

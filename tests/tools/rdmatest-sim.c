@@ -22,6 +22,9 @@
  *            sender's HELLO (issue 9, test b): the links into the node
  *            must fail closed as an authentication failure, blaming nobody
  *
+ * --leaves K gives the nodes a topology of K leaves of contiguous nodes
+ * under one spine: the topology-aware plan (rdmatest_plan.c).
+ *
  * A test tool, not part of the library: it may exit and print.  Every child
  * is waited for under a deadline and killed by its recorded PID after it.
  */
@@ -46,6 +49,7 @@
 #include "ibprep/policy.h"
 #include "ibprep/fingerprint.h"
 #include "ibprep/rdmatest.h"
+#include "ibprep/topology_conf.h"
 
 #define MAX_NODES 4096
 
@@ -221,7 +225,8 @@ static void usage(void)
 		"       [--insecure] [--fingerprint] [--fault I:KIND]... [--job J] [--step S] "
 		"[--ports A-B]\n"
 		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... [--hostile I] "
-		"--outdir DIR\n");
+		"[--leaves K]\n"
+		"       --outdir DIR\n");
 	exit(2);
 }
 
@@ -484,6 +489,9 @@ static pid_t relay(const char *addr, uint32_t job, uint32_t step, const struct i
 }
 
 static bool with_fp; /* --fingerprint: every node sends and compares a fingerprint */
+/* --leaves K: a topology of K leaves of contiguous nodes: the topology-aware plan */
+static struct ibp_topology sim_topo;
+static bool with_topo;
 
 static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		 const struct ibp_policy *pol, const char *munge, const char *bad_munge,
@@ -518,6 +526,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	cfg.munge_socket = my_fault == F_BADCRED ? bad_munge : munge;
 	cfg.insecure = insecure;
 	cfg.addrs = addrs;
+	cfg.topology = with_topo ? &sim_topo : NULL;
 	cfg.buf_len = buf;
 	cfg.burst_bytes = burst;
 	if (with_fp) {
@@ -601,6 +610,7 @@ int main(int argc, char **argv)
 	    {"hostile", required_argument, NULL, 'H'},
 	    {"auth-check", no_argument, NULL, 'A'},
 	    {"fingerprint", no_argument, NULL, 'F'},
+	    {"leaves", required_argument, NULL, 'L'},
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
@@ -613,7 +623,7 @@ int main(int argc, char **argv)
 	bool insecure = false;
 	long hostile = -1;
 	pid_t hostile_pid = 0;
-	size_t n = 0, buf = 64 << 10;
+	size_t n = 0, buf = 64 << 10, n_leaves = 0;
 	uint64_t burst = 256 << 10;
 	uint32_t job = 4242, step = 0;
 	char err[256], spec[64];
@@ -630,6 +640,9 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			n = strtoul(optarg, NULL, 10);
+			break;
+		case 'L':
+			n_leaves = strtoul(optarg, NULL, 10);
 			break;
 		case 't':
 			if (ibp_policy_set(&pol, "test_timeout", optarg, err, sizeof(err)))
@@ -701,6 +714,26 @@ int main(int argc, char **argv)
 	if (ibp_hostlist_expand(spec, 0, &hl, err, sizeof(err))) {
 		fprintf(stderr, "rdmatest-sim: %s\n", err);
 		return 2;
+	}
+	if (n_leaves >= 1 && n_leaves <= n) {
+		/* K leaves of contiguous nodes under one spine, as topology/tree places them */
+		static char text[64 * 1024];
+		size_t off = 0, per = (n + n_leaves - 1) / n_leaves;
+
+		ibp_topology_init(&sim_topo);
+		off += (size_t)snprintf(text + off, sizeof(text) - off,
+					"SwitchName=spine Switches=leaf[0-%zu]\n", n_leaves - 1);
+		for (size_t k = 0; k < n_leaves && k * per < n; k++)
+			off += (size_t)snprintf(text + off, sizeof(text) - off,
+						"SwitchName=leaf%zu Nodes=sim[%04zu-%04zu]\n", k,
+						k * per,
+						(k + 1) * per < n ? (k + 1) * per - 1 : n - 1);
+		if (off >= sizeof(text) ||
+		    ibp_topology_parse_conf(&sim_topo, text, off, "leaves", err, sizeof(err))) {
+			fprintf(stderr, "rdmatest-sim: --leaves: %s\n", err);
+			return 2;
+		}
+		with_topo = true;
 	}
 	for (size_t i = 0; i < n; i++) {
 		snprintf(addrbuf[i], sizeof(addrbuf[i]), "127.100.%zu.%zu", i / 200, i % 200 + 1);

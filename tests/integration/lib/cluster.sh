@@ -41,6 +41,8 @@
 #   CL_EXTRA_CONF  extra lines appended to slurm.conf
 #   CL_GRES_CONF   lines of gres.conf (written beside slurm.conf before the
 #                  daemons start; "" = no gres.conf)
+#   CL_TOPOLOGY_CONF  lines of topology.conf, the same way; set
+#                  CL_EXTRA_CONF=TopologyPlugin=topology/tree to use it
 #   CL_NO_CGROUP=1 leave out the 22.05 keys that newer releases dropped
 #                  (task/none, switch/none) and set CgroupPlugin=disabled
 #   CL_KEEP=1      keep the state directory after stop (for debugging)
@@ -342,6 +344,8 @@ cluster_start() {
 	[ "$CL_SPANK_AT_START" = 1 ] && cluster_plugstack "$(cluster_spank_line)"
 	cl_write_conf
 	[ -n "${CL_GRES_CONF:-}" ] && printf '%s\n' "$CL_GRES_CONF" >"$(dirname "$CL_CONF")/gres.conf"
+	[ -n "${CL_TOPOLOGY_CONF:-}" ] &&
+		printf '%s\n' "$CL_TOPOLOGY_CONF" >"$(dirname "$CL_CONF")/topology.conf"
 	local i
 	for i in ctl $CL_NODES; do
 		mkdir -p "$CL_DIR/spool/$i"
