@@ -9,7 +9,8 @@
 # accuracy at 20 affected jobs, affected jobs until the fault is ranked
 # first, healthy parts called suspect, and the naive rule "the node that
 # failed most often".  Deterministic for a seed.
-#   TRIALS (default 20), SEED (default 1), AFFECTED (default 40)
+#   TRIALS (default 20), SEED (default 1), AFFECTED (default 40),
+#   PLAN (topo, the default: the plan with topology_conf=; plain: without)
 # Targets (issue 14): top-1 >= 95% for dead nodes, bad cables and lossy
 # uplinks within 20 affected jobs; no healthy part ranked above a fault.
 set -u
@@ -27,7 +28,7 @@ ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$sim" tests/tools/fabric-si
 	{ echo "bench_fabric: cannot build the simulator (run make first)" >&2; exit 1; }
 echo "bench_fabric: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $(uname -m)"
 out=$tmp/out
-"$sim" --trials "$TRIALS" --seed "$SEED" --affected "$AFFECTED" | tee "$out" || exit 1
+"$sim" --trials "$TRIALS" --seed "$SEED" --affected "$AFFECTED" --plan "${PLAN:-topo}" | tee "$out" || exit 1
 # The targets: rows 1-3 (dead node, bad cable, lossy uplinks) top-1 >= 95%,
 # and no trial with a healthy part above a fault in any single-fault row.
 awk '

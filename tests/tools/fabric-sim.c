@@ -23,11 +23,13 @@
  * Jobs: sizes 2..64 nodes; placed as Slurm's topology/tree does, in as few
  * leaves as possible, contiguous (sizes up to a leaf start at a random
  * offset inside one leaf, 15% of them straddle two); every step runs the
- * cross-node test in full mode (every rail) with the library's plan.  Both
- * ends write their JSON-lines records; they are read back with the
- * library's log reader into the same fabric code `ibprep fabric` uses.
+ * cross-node test in full mode (every rail) with the library's plan: the
+ * topology-aware one (as with topology_conf=), or with --plan plain the
+ * ring and second shift in node order.  Both ends write their JSON-lines
+ * records; they are read back with the library's log reader into the same
+ * fabric code `ibprep fabric` uses.
  *
- *   fabric-sim [--trials N] [--seed S] [--jobs-max N] [--verbose]
+ *   fabric-sim [--trials N] [--seed S] [--affected N] [--plan topo|plain] [--verbose]
  */
 #include <errno.h>
 #include <math.h>
@@ -236,9 +238,13 @@ static void record(struct ibp_link_record *r, int by, int a, int b, int rail, bo
  * the fabric directly, which is the same (parse(format(r)) == r, tested in
  * test_results_log) and thirty times faster.
  */
+/* --plan plain: the ring and second shift in node order, as without topology_conf= */
+static bool plain_plan;
+
 static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t nf, uint32_t job)
 {
 	int size = job_size(), first = job_place(size);
+	int leaf[NODES];
 	int64_t t = 1764547200 + (int64_t)job * 600; /* a job every ten minutes */
 	bool affected = false;
 	struct ibp_results_log_stats st = {0};
@@ -246,10 +252,13 @@ static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t n
 	if (first + size > NODES)
 		first = NODES - size;
 	n_recs = 0;
+	for (int i = 0; i < size; i++)
+		leaf[i] = (first + i) / LEAF_SIZE;
 	for (int i = 0; i < size; i++) {
 		struct ibp_rdmatest_plan plan;
 
-		if (ibp_rdmatest_plan((size_t)size, (size_t)i, &plan))
+		if (plain_plan ? ibp_rdmatest_plan((size_t)size, (size_t)i, &plan)
+			       : ibp_rdmatest_plan_topo((size_t)size, (size_t)i, leaf, &plan))
 			abort();
 		for (unsigned round = 0; round < plan.n_rounds; round++) {
 			int a = first + i, b = first + (int)plan.send_to[round];
@@ -499,9 +508,12 @@ int main(int argc, char **argv)
 			max_affected = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--verbose"))
 			verbose = true;
+		else if (!strcmp(argv[i], "--plan") && i + 1 < argc &&
+			 (!strcmp(argv[i + 1], "plain") || !strcmp(argv[i + 1], "topo")))
+			plain_plan = !strcmp(argv[++i], "plain");
 		else {
 			fprintf(stderr, "usage: fabric-sim [--trials N] [--seed S] [--affected N] "
-					"[--verbose]\n");
+					"[--plan topo|plain] [--verbose]\n");
 			return 2;
 		}
 	}
@@ -515,9 +527,9 @@ int main(int argc, char **argv)
 	if (build_topology(&topo))
 		return 1;
 	printf("fabric-sim: %d nodes, %d leaves of %d, %d rails, %d spines per rail; background "
-	       "%.1f%% of links fail; seed %llu, %u trials per row\n",
+	       "%.1f%% of links fail; seed %llu, %u trials per row; %s plan\n",
 	       NODES, LEAVES, LEAF_SIZE, RAILS, SPINES, 100 * NOISE, (unsigned long long)seed,
-	       trials);
+	       trials, plain_plan ? "plain (ring and second shift)" : "topology-aware");
 	printf("accuracy at %d affected jobs; 'until 1st' = median affected jobs until the "
 	       "fault is ranked first (of those found within %u)\n",
 	       CHECK_AT, max_affected);

@@ -120,11 +120,15 @@ static int helper_main(void)
 	case 2:
 		for (;;)
 			pause();
-	case 3:
-		/* this version (IBP_PIPE_VERSION 2), then a frame the decoder refuses */
-		if (write(1, "IBPC\0\2\0\2garbage", 15) != 15)
+	case 3: {
+		/* this version (IBP_PIPE_VERSION), then a frame the decoder refuses */
+		char frame[16] = "IBPC\0\0\0\2garbage";
+
+		frame[5] = IBP_PIPE_VERSION;
+		if (write(1, frame, 15) != 15)
 			_exit(8);
 		_exit(0);
+	}
 	case 4:
 		memset(buf, 'x', sizeof(buf));
 		for (int i = 0; i < 4; i++)
