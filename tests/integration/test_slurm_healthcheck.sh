@@ -23,10 +23,7 @@ cd "$(dirname "$0")/../.."
 
 IBPREP=$(realpath -m "${IBPREP:-build/ibprep}")
 IBPREP_ASAN=$(realpath -m "${IBPREP_ASAN:-build/asan/ibprep}")
-if ! cluster_prereqs "slurm HealthCheckProgram"; then
-	tap_done
-	exit
-fi
+cluster_prereqs_or_done "slurm HealthCheckProgram"
 command -v flock >/dev/null || { tap_skip "slurm HealthCheckProgram" "flock (util-linux) missing"; tap_done; exit; }
 [ -x "$IBPREP" ] || { tap_fail "ibprep built" "$IBPREP missing: run make"; tap_done; exit; }
 
@@ -60,20 +57,9 @@ chmod 0755 "$T/shim/scontrol"
 CL_EXTRA_CONF="HealthCheckProgram=$T/sbin/spank-ib-healthcheck
 HealthCheckInterval=2
 HealthCheckNodeState=ANY"
-errf=$(mktemp)
-if ! cluster_start 2 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -rf "$errf" "$T"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap 'cluster_stop; rm -rf "$T"' EXIT
-if [ "$CL_HW" != 1 ]; then
-	tap_skip "slurm HealthCheckProgram" "no simulated hardware (tests/fixtures/mksysfs.py)"
-	tap_done
-	exit
-fi
+cl_suite_cleanup() { rm -rf "$T"; }
+cluster_start_or_done 2
+cluster_hw_or_done "slurm HealthCheckProgram"
 # until these links exist every run exits 2 without asking Slurm anything
 ln -s "$CL_CONF" "$T/slurm.conf"
 for n in $CL_NODES; do ln -s "$CL_DIR/nodes/$n/root" "$T/nodes/$n"; done
@@ -105,6 +91,14 @@ hw() {
 		cluster_hw "$@"
 	) 8>>"$T/lock"
 }
+# left_alone NODE [PATTERN]: 3 more health checks ran, none updated NODE, and
+# its "State REASON" matches PATTERN (default: anything)
+left_alone() {
+	local before
+	before=$(updates "$1")
+	wait_runs "$1" 3
+	[ "$(updates "$1")" = "$before" ] && wait_for "$1" "${2:-*}" 1
+}
 summary() { echo "n1: $(cluster_node_state n1) '$(cluster_node_reason n1)'; n2: $(cluster_node_state n2) '$(cluster_node_reason n2)'"; tail -5 "$T/scontrol.log"; tail -8 "$T"/hc.n*.log; }
 
 # healthy: asked, never updated
@@ -122,9 +116,7 @@ fi
 # node check passing: the plugin's drain is not the health check's to resume
 plugin_reason="spank-ib: mlx5_3 port 1: link went down 2 times during job 7.0, DOWN now"
 cl_scontrol update nodename=n1 state=drain reason="$plugin_reason" >/dev/null
-before=$(updates n1)
-wait_runs n1 3
-if [ "$(updates n1)" = "$before" ] && wait_for n1 "*DRAIN* $plugin_reason" 1; then
+if left_alone n1 "*DRAIN* $plugin_reason"; then
 	tap_ok "n1 drained by the plugin and healthy: 3 checks, not resumed, reason kept"
 else
 	tap_fail "n1 drained by the plugin: not resumed by the health check" "$(summary)"
@@ -145,9 +137,7 @@ if wait_for n1 "*DRAIN* spank-ib check: mlx5_4 port 1: port state DOWN*" 30; the
 else
 	tap_fail "n1 mlx5_4 down: drained with the check's reason" "$(summary)"
 fi
-before=$(updates n1)
-wait_runs n1 3
-if [ "$(updates n1)" = "$before" ]; then
+if left_alone n1; then
 	tap_ok "n1 still faulty, already drained by the check: 3 more checks, no further update"
 else
 	tap_fail "n1 unchanged: no further update" "$(summary)"
@@ -156,9 +146,7 @@ fi
 # n2 drained by an admin, then broken: never touched
 cl_scontrol update nodename=n2 state=drain reason="maintenance" >/dev/null
 hw n2 mlx5_3/1:width=1X
-before=$(updates n2)
-wait_runs n2 3
-if [ "$(updates n2)" = "$before" ] && wait_for n2 "*DRAIN* maintenance" 1; then
+if left_alone n2 "*DRAIN* maintenance"; then
 	tap_ok "n2 drained by an admin and faulty: the admin's drain and reason left alone"
 else
 	tap_fail "n2 admin drain left alone (faulty)" "$(summary)"
@@ -174,16 +162,12 @@ if wait_for n1 "IDLE *" 30 && [[ "$(cluster_node_state n1)" != *DRAIN* ]]; then
 else
 	tap_fail "n1 repaired: resumed" "$(summary)"
 fi
-before=$(updates n2)
-wait_runs n2 3
-if [ "$(updates n2)" = "$before" ] && wait_for n2 "*DRAIN* maintenance" 1; then
+if left_alone n2 "*DRAIN* maintenance"; then
 	tap_ok "n2 healthy again: the admin's drain is not resumed"
 else
 	tap_fail "n2 admin drain not resumed" "$(summary)"
 fi
-before=$(updates n1)
-wait_runs n1 3
-if [ "$(updates n1)" = "$before" ]; then
+if left_alone n1; then
 	tap_ok "n1 healthy and resumed: 3 more checks, no update"
 else
 	tap_fail "n1 healthy: no update" "$(summary)"

@@ -13,38 +13,15 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if ! cluster_prereqs "consistency across the step"; then
-	tap_done
-	exit
-fi
-errf=$(mktemp)
-if ! cluster_start 4 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap cluster_stop EXIT
-if [ "$CL_HW" != 1 ]; then
-	tap_skip "consistency across the step" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-	tap_done
-	exit
-fi
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
+cluster_prereqs_or_done "consistency across the step"
+cluster_start_or_done 4
+cluster_hw_or_done "consistency across the step"
+cluster_suite_out
 HELPER=$(cluster_test_helper)
 plug() {
 	cluster_plugstack "$(cluster_spank_line min_memlock=0 test_transport=socket test_timeout=4 \
 		"test_helper=$HELPER" "munge_socket=$CL_DIR/munge/munge.sock" "$@")"
 }
-run() {
-	local name=$1
-	shift
-	"$@" >"$OUT/$name" 2>&1
-	RC=$?
-}
-show() { sed 's/^/    /' "$OUT/$1" | head -30; }
 fw() { echo "$2" >"$CL_DIR/nodes/$1/root/sys/class/infiniband/mlx5_3/fw_ver"; }
 plug
 

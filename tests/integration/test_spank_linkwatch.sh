@@ -17,34 +17,12 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if ! cluster_prereqs "link events during a step"; then
-	tap_done
-	exit
-fi
+cluster_prereqs_or_done "link events during a step"
 BASE_KEYS="min_memlock=4096"
-TEST_USER=spankiblw$$
-USER_CREATED=0
-cleanup_user() {
-	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$TEST_USER" 2>/dev/null
-	USER_CREATED=0
-}
-errf=$(mktemp)
-if ! cluster_start 2 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap 'cleanup_user; cluster_stop' EXIT
-if [ "$CL_HW" != 1 ]; then
-	tap_skip "link events" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-	tap_done
-	exit
-fi
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
-chmod 0777 "$OUT"
+cluster_test_user spankiblw
+cluster_start_or_done 2
+cluster_hw_or_done "link events"
+cluster_suite_out 0777
 plug() { cluster_plugstack "$(cluster_spank_line $BASE_KEYS "$@")"; }
 show() { sed 's/^/    /' "$1" 2>/dev/null | tail -30; }
 drained() { [[ "$(cluster_node_state "$1")" == *DRAIN* ]]; }

@@ -12,53 +12,22 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if ! cluster_prereqs "spank plugin in a Slurm cluster"; then
-	tap_done
-	exit
-fi
+cluster_prereqs_or_done "spank plugin in a Slurm cluster"
 
 # The locked-memory limit of this shell reaches the tasks (SLURM_RLIMIT_MEMLOCK);
 # some sandboxes cap it and refuse to raise it, so the base policy accepts 4 MiB.
 BASE_KEYS="min_memlock=4096"
-TEST_USER=spankibt$$
-USER_CREATED=0
-cleanup_user() {
-	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$TEST_USER" 2>/dev/null
-	USER_CREATED=0
-}
+cluster_test_user spankibt
 
 CL_EXTRA_CONF="PrologFlags=Alloc"
 CL_SPANK_AT_START=1
-errf=$(mktemp)
-if ! cluster_start 4 n3:mlx5_3/1:width=1X n4:mlx5_5/1:down 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap 'cleanup_user; cluster_stop' EXIT
-if [ "$CL_HW" != 1 ]; then
-	tap_skip "spank plugin cases" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-	tap_done
-	exit
-fi
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
-chmod 0777 "$OUT"
+cluster_start_or_done 4 n3:mlx5_3/1:width=1X n4:mlx5_5/1:down
+cluster_hw_or_done "spank plugin cases"
+cluster_suite_out 0777
 
 plug() { cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" $BASE_KEYS "$@")"; }
 
-# run NAME CMD...: stdout+stderr to $OUT/NAME, exit status in RC.
-run() {
-	local name=$1
-	shift
-	"$@" >"$OUT/$name" 2>&1
-	RC=$?
-}
-has() { grep -qF -- "$2" "$OUT/$1"; }
 drained() { [[ "$(cluster_node_state "$1")" == *DRAIN* ]]; }
-show() { sed 's/^/    /' "$OUT/$1" | head -40; }
 
 # ---- options ----
 run help cl_srun --help

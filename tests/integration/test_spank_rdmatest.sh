@@ -11,27 +11,10 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-skip_all() {
-	tap_skip "srun --ib-test in a Slurm cluster" "$1"
-	tap_done
-	exit
-}
-if ! cluster_prereqs "srun --ib-test in a Slurm cluster"; then
-	tap_done
-	exit
-fi
-errf=$(mktemp)
-if ! cluster_start 4 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap cluster_stop EXIT
-[ "$CL_HW" = 1 ] || skip_all "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
+cluster_prereqs_or_done "srun --ib-test in a Slurm cluster"
+cluster_start_or_done 4
+cluster_hw_or_done "srun --ib-test in a Slurm cluster"
+cluster_suite_out
 
 HELPER=$(cluster_test_helper)
 plug() {
@@ -41,13 +24,6 @@ plug() {
 }
 plug
 
-run() {
-	local name=$1
-	shift
-	"$@" >"$OUT/$name" 2>&1
-	RC=$?
-}
-show() { sed 's/^/    /' "$OUT/$1" | head -30; }
 
 t0=$(date +%s%N)
 run healthy cl_srun -N4 --ib-test --ib-report true

@@ -34,10 +34,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib/cluster.sh
 
 NAME="srun --ib-test against a hostile local user"
-if ! cluster_prereqs "$NAME"; then
-	tap_done
-	exit
-fi
+cluster_prereqs_or_done "$NAME"
 for b in useradd userdel nsenter setpriv /usr/bin/python3; do
 	if ! command -v "$b" >/dev/null; then
 		tap_skip "$NAME" "$b not installed (contrib/install-deps.sh)"
@@ -45,19 +42,8 @@ for b in useradd userdel nsenter setpriv /usr/bin/python3; do
 		exit
 	fi
 done
-errf=$(mktemp)
-if ! cluster_start 3 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-[ "$CL_HW" = 1 ] || {
-	tap_skip "$NAME" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-	tap_done
-	exit
-}
+cluster_start_or_done 3
+cluster_hw_or_done "$NAME"
 
 HOSTILE=ibph$$
 USER_CREATED=0
@@ -82,8 +68,7 @@ else
 fi
 HUID=$(id -u "$HOSTILE")
 
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
+cluster_suite_out
 HELPER=$(cluster_test_helper)
 PY=$PWD/tests/integration/lib/hostile.py
 plug() {
@@ -99,7 +84,6 @@ run() {
 	RC=$?
 	MS=$((($(date +%s%N) - t0) / 1000000))
 }
-show() { sed 's/^/    /' "$OUT/$1" | head -30; }
 
 # A hostile process in node $1's network namespace, as the second user;
 # waits (bounded) for its status line.  Sets HPID, HSTATUS.

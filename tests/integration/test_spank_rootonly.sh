@@ -12,46 +12,16 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if ! cluster_prereqs "spank plugin: root-only inputs"; then
-	tap_done
-	exit
-fi
+cluster_prereqs_or_done "spank plugin: root-only inputs"
 
-TEST_USER=spankro$$
-USER_CREATED=0
-cleanup_user() {
-	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$TEST_USER" 2>/dev/null
-	USER_CREATED=0
-}
+cluster_test_user spankro
 
-errf=$(mktemp)
-if ! cluster_start 3 n3:mlx5_3/1:width=1X 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap 'cleanup_user; cluster_stop' EXIT
-if [ "$CL_HW" != 1 ]; then
-	tap_skip "root-only inputs" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-	tap_done
-	exit
-fi
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
-chmod 0777 "$OUT"
+cluster_start_or_done 3 n3:mlx5_3/1:width=1X
+cluster_hw_or_done "root-only inputs"
+cluster_suite_out 0777
 
 BASE_KEYS="min_memlock=4096"
 plug() { cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" $BASE_KEYS "$@")"; }
-run() {
-	local name=$1
-	shift
-	"$@" >"$OUT/$name" 2>&1
-	RC=$?
-}
-has() { grep -qF -- "$2" "$OUT/$1"; }
-show() { sed 's/^/    /' "$OUT/$1" | head -40; }
 logs() { cat "$CL_LOG"/slurmd.*.log 2>/dev/null; }
 
 if ! $CL_CLIENT_PREFIX id "$TEST_USER" >/dev/null 2>&1 && $CL_CLIENT_PREFIX useradd -M -s /bin/sh "$TEST_USER" 2>/dev/null; then

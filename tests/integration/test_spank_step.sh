@@ -15,10 +15,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
-if ! cluster_prereqs "spank plugin and the step's GPUs" "namespaces, bridge, daemons, mknod"; then
-	tap_done
-	exit
-fi
+cluster_prereqs_or_done "spank plugin and the step's GPUs" "namespaces, bridge, daemons, mknod"
 
 GPUDIR=$(mktemp -d "${CL_BASEDIR:-/tmp}/ibpgpu.XXXXXX")
 chmod 0755 "$GPUDIR"
@@ -33,15 +30,8 @@ fi
 CL_EXTRA_CONF="GresTypes=gpu
 NodeName=DEFAULT Gres=gpu:8"
 CL_GRES_CONF="Name=gpu File=$GPUDIR/nvidia[0-7]"
-errf=$(mktemp)
-if ! cluster_start 2 2>"$errf"; then
-	tap_fail "cluster with GPU gres starts" "$(cat "$errf")"
-	rm -f "$errf"
-	rm -rf "$GPUDIR"
-	tap_done
-	exit
-fi
-rm -f "$errf"
+cl_suite_cleanup() { rm -rf "$GPUDIR"; }
+CL_START_NAME="cluster with GPU gres starts" cluster_start_or_done 2
 SLEEPER=""
 stop_all() {
 	[ -n "$SLEEPER" ] && cl_scontrol cancel "$SLEEPER" >/dev/null 2>&1
@@ -49,23 +39,10 @@ stop_all() {
 	rm -rf "$GPUDIR"
 }
 trap stop_all EXIT
-if [ "$CL_HW" != 1 ]; then
-	tap_skip "spank plugin and the step's GPUs" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-	tap_done
-	exit
-fi
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
+cluster_hw_or_done "spank plugin and the step's GPUs"
+cluster_suite_out
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=4096)"
 
-run() {
-	local name=$1
-	shift
-	"$@" >"$OUT/$name" 2>&1
-	RC=$?
-}
-has() { grep -qF -- "$2" "$OUT/$1"; }
-show() { sed 's/^/    /' "$OUT/$1" | head -40; }
 
 if [ "$(cl_sinfo -h -N -n n1 -o '%G')" = "gpu:8" ]; then
 	tap_ok "slurmd takes the mknod'ed GPUs as gres (gpu:8 per node)"

@@ -319,6 +319,79 @@ cluster_prereqs() {
 	fi
 }
 
+# The preamble every cluster suite shares.
+# cluster_prereqs_or_done NAME [WHAT]: cluster_prereqs, and the suite ends
+# (tap_done, exit) when something is missing.
+cluster_prereqs_or_done() {
+	cluster_prereqs "$@" && return 0
+	tap_done
+	exit
+}
+
+# cluster_start_or_done N [SPEC...]: cluster_start N SPEC..., and the suite
+# ends when the cluster does not start: a failure named CL_START_NAME
+# (default "cluster starts") with the daemons' messages.  Started, the
+# cluster is stopped at the suite's exit (an EXIT trap the suite may replace
+# with its own).  A suite with more to clean up defines cl_suite_cleanup: it
+# runs after the cluster stopped, and when it did not start.
+cluster_start_or_done() {
+	local errf
+	errf=$(mktemp)
+	if ! cluster_start "$@" 2>"$errf"; then
+		tap_fail "${CL_START_NAME:-cluster starts}" "$(cat "$errf")"
+		rm -f "$errf"
+		cluster_suite_cleanup
+		tap_done
+		exit
+	fi
+	rm -f "$errf"
+	trap 'cluster_stop; cluster_suite_cleanup' EXIT
+}
+cluster_suite_cleanup() {
+	if declare -F cl_suite_cleanup >/dev/null; then cl_suite_cleanup; fi
+	return 0
+}
+
+# cluster_hw_or_done NAME: the suite ends with a skip under NAME when the
+# nodes have no simulated hardware.
+cluster_hw_or_done() {
+	[ "$CL_HW" = 1 ] && return 0
+	tap_skip "$1" "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
+	tap_done
+	exit
+}
+
+# cluster_suite_out [MODE]: OUT=$CL_DIR/out (chmod MODE when given: a
+# directory the test's users write into) and the helpers of the plugin
+# suites, which a suite may redefine: run NAME CMD... (stdout and stderr to
+# $OUT/NAME, exit status in RC), has NAME TEXT, show NAME (indented, 40 lines).
+cluster_suite_out() {
+	OUT=$CL_DIR/out
+	mkdir -p "$OUT"
+	[ -z "${1:-}" ] || chmod "$1" "$OUT"
+	run() {
+		local name=$1
+		shift
+		"$@" >"$OUT/$name" 2>&1
+		RC=$?
+	}
+	has() { grep -qF -- "$2" "$OUT/$1"; }
+	show() { sed 's/^/    /' "$OUT/$1" | head -40; }
+}
+
+# cluster_test_user PREFIX: TEST_USER=PREFIX<pid>, a second user the suite
+# creates (then USER_CREATED=1) with useradd under $CL_CLIENT_PREFIX;
+# cleanup_user removes it, and runs at the suite's exit too.
+cluster_test_user() {
+	TEST_USER=$1$$
+	USER_CREATED=0
+	cleanup_user() {
+		[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$TEST_USER" 2>/dev/null
+		USER_CREATED=0
+	}
+	cl_suite_cleanup() { cleanup_user; }
+}
+
 cluster_start() {
 	CL_N=$1
 	shift
