@@ -5,7 +5,8 @@
 #   n3      mlx5_3 port 1 trained at 1X (degraded width)
 # Cases: a config= file only root can change (else refused, naming owner and mode; a root
 # 0600 file works for a user's srun); job faults never cached (a batch job whose first step
-# has a lowered memlock limit); --ib-report=json:FIFO; a cache_dir a user can write; two
+# has a lowered memlock limit); test_helper= of another user (refused, the same wording) and
+# root's (runs); --ib-report=json:FIFO; a cache_dir a user can write; two
 # nodes sharing one cache_dir.  A second user is created with useradd and removed in a trap.
 set -u
 cd "$(dirname "$0")/../.."
@@ -72,6 +73,33 @@ if [ "$HAVE_USER" = 1 ]; then
 	fi
 else
 	tap_skip "config= 0600 for a user's srun" "cannot create a user (useradd)"
+fi
+
+# ---- test_helper=: root's only, the same rule and wording as config= ----
+if [ "$HAVE_USER" = 1 ]; then
+	HDIR=$CL_DIR/helper
+	mkdir -p "$HDIR"
+	chmod 0755 "$HDIR"
+	cp "$(cluster_test_helper)" "$HDIR/ibprep"
+	chmod 0755 "$HDIR/ibprep"
+	chown "$TEST_USER" "$HDIR/ibprep"
+	plug test_transport=socket test_timeout=4 "test_helper=$HDIR/ibprep" \
+		"munge_socket=$CL_DIR/munge/munge.sock"
+	run th_owner cl_srun -N2 -w n1,n2 --ib-test echo RAN
+	if [ $RC -ne 0 ] && has th_owner "test helper $HDIR/ibprep is owned by $TEST_USER (uid $TEST_UID) with mode 0755"; then
+		tap_ok "test_helper= owned by another user: the test refused, the message names the file, owner and mode"
+	else
+		tap_fail "test_helper= owned by another user" "rc=$RC; $(show th_owner)"
+	fi
+	chown root:root "$HDIR/ibprep"
+	run th_root cl_srun -N2 -w n1,n2 --ib-test echo RAN
+	if [ $RC -eq 0 ] && has th_root RAN && ! has th_root "test helper"; then
+		tap_ok "test_helper= root's, in root's directories: the test runs"
+	else
+		tap_fail "test_helper= root's" "rc=$RC; $(show th_root)"
+	fi
+else
+	tap_skip "test_helper= owned by another user" "cannot create a user (useradd)"
 fi
 
 # ---- job faults are the step's: never cached ----
