@@ -16,19 +16,6 @@
 #define PAYLOAD_MAGIC   0x49425041u /* "IBPA" */
 #define PAYLOAD_VERSION 2u
 
-__attribute__((format(printf, 4, 5))) static int fail(int rc, char *err, size_t errlen,
-						      const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return rc;
-	va_start(ap, fmt);
-	ibp_vformat_cut(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static void be32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);
@@ -90,12 +77,12 @@ static munge_ctx_t ctx_new(const struct ibp_auth *a, char *err, size_t errlen)
 	munge_ctx_t ctx = munge_ctx_create();
 
 	if (!ctx) {
-		fail(-ENOMEM, err, errlen, "munge_ctx_create failed");
+		ibp_errf(-ENOMEM, err, errlen, "munge_ctx_create failed");
 		return NULL;
 	}
 	if (a->socket && *a->socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, a->socket)) {
-		fail(-EINVAL, err, errlen, "munge socket '%s': %s", a->socket,
-		     munge_ctx_strerror(ctx));
+		ibp_errf(-EINVAL, err, errlen, "munge socket '%s': %s", a->socket,
+			 munge_ctx_strerror(ctx));
 		munge_ctx_destroy(ctx);
 		return NULL;
 	}
@@ -122,22 +109,23 @@ int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, cha
 		return -ENOMEM;
 	/* Only the job's user (or root) may decode it: nobody else learns the secret. */
 	if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)c->uid) != EMUNGE_SUCCESS) {
-		rc = fail(-EIO, err, errlen, "munge uid restriction: %s",
-			  munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : "refused");
+		rc = ibp_errf(-EIO, err, errlen, "munge uid restriction: %s",
+			      munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : "refused");
 		goto out;
 	}
 	ibp_auth_claims_pack(c, payload);
 	e = munge_encode(&out, ctx, payload, sizeof(payload));
 	if (e != EMUNGE_SUCCESS) {
-		rc = fail(e == EMUNGE_SOCKET ? -ENOTCONN : -EIO, err, errlen,
-			  "munge_encode via '%s': %s", a->socket ? a->socket : "default socket",
-			  munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
+		rc =
+		    ibp_errf(e == EMUNGE_SOCKET ? -ENOTCONN : -EIO, err, errlen,
+			     "munge_encode via '%s': %s", a->socket ? a->socket : "default socket",
+			     munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
 		goto out;
 	}
 	n = strlen(out);
 	if (n >= len) {
-		rc = fail(-ENOSPC, err, errlen, "munge credential of %zu bytes, room for %zu", n,
-			  len - 1);
+		rc = ibp_errf(-ENOSPC, err, errlen, "munge credential of %zu bytes, room for %zu",
+			      n, len - 1);
 		goto out;
 	}
 	memcpy(cred, out, n + 1);
@@ -170,18 +158,19 @@ static int compare(const struct ibp_auth_claims *got, const struct ibp_auth_clai
 		memcpy(&g, (const char *)got + fields[i].off, sizeof(g));
 		memcpy(&w, (const char *)want + fields[i].off, sizeof(w));
 		if (g != w)
-			return fail(-EACCES, err, errlen, "credential is for %s %u, expected %u",
-				    fields[i].name, g, w);
+			return ibp_errf(-EACCES, err, errlen,
+					"credential is for %s %u, expected %u", fields[i].name, g,
+					w);
 	}
 	if (got->round != want->round || got->rail != want->rail || got->flags != want->flags ||
 	    got->n_rails != want->n_rails)
-		return fail(-EACCES, err, errlen,
-			    "credential is for round %u rail %u flags %#x, expected %u/%u/%#x",
-			    got->round, got->rail, got->flags, want->round, want->rail,
-			    want->flags);
+		return ibp_errf(-EACCES, err, errlen,
+				"credential is for round %u rail %u flags %#x, expected %u/%u/%#x",
+				got->round, got->rail, got->flags, want->round, want->rail,
+				want->flags);
 	if (got->nonce != want->nonce || got->echo != want->echo)
-		return fail(-EACCES, err, errlen,
-			    "credential nonce does not match the message (replayed or forged)");
+		return ibp_errf(-EACCES, err, errlen,
+				"credential nonce does not match the message (replayed or forged)");
 	return 0;
 }
 
@@ -202,24 +191,25 @@ int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
 	if (a->insecure)
 		return 0;
 	if (!cred || !*cred)
-		return fail(-EACCES, err, errlen, "no credential (peer runs without munge)");
+		return ibp_errf(-EACCES, err, errlen, "no credential (peer runs without munge)");
 	ctx = ctx_new(a, err, errlen);
 	if (!ctx)
 		return -ENOMEM;
 	e = munge_decode(cred, ctx, &payload, &plen, &uid, &gid);
 	if (e != EMUNGE_SUCCESS) {
-		rc = fail(e == EMUNGE_SOCKET ? -ENOTCONN : -EACCES, err, errlen,
-			  "munge credential refused: %s",
-			  munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
+		rc =
+		    ibp_errf(e == EMUNGE_SOCKET ? -ENOTCONN : -EACCES, err, errlen,
+			     "munge credential refused: %s",
+			     munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
 		goto out;
 	}
 	if (uid != (uid_t)expect->uid) {
-		rc = fail(-EACCES, err, errlen, "credential is from uid %u, expected %u",
-			  (unsigned)uid, expect->uid);
+		rc = ibp_errf(-EACCES, err, errlen, "credential is from uid %u, expected %u",
+			      (unsigned)uid, expect->uid);
 		goto out;
 	}
 	if (plen < 0 || ibp_auth_claims_unpack(payload, (size_t)plen, &got)) {
-		rc = fail(-EACCES, err, errlen, "credential payload is not a spank-ib claim");
+		rc = ibp_errf(-EACCES, err, errlen, "credential payload is not a spank-ib claim");
 		goto out;
 	}
 	rc = compare(&got, expect, err, errlen);

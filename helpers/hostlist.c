@@ -18,19 +18,6 @@
 #define MAX_GROUPS 4
 #define MAX_DIGITS 9
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return -EINVAL;
-	va_start(ap, fmt);
-	ibp_vformat_cut(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static bool name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -78,7 +65,7 @@ static int group_walk(const struct group *g, const char *item, size_t cap, size_
 	size_t count = 0;
 
 	if (g->len == 0)
-		return fail(err, errlen, "empty brackets in '%s'", item);
+		return ibp_errf(-EINVAL, err, errlen, "empty brackets in '%s'", item);
 	while (p <= end) {
 		const char *comma = memchr(p, ',', (size_t)(end - p));
 		const char *stop = comma ? comma : end;
@@ -88,14 +75,15 @@ static int group_walk(const struct group *g, const char *item, size_t cap, size_
 
 		if (parse_number(p, (size_t)((dash ? dash : stop) - p), &lo, &wlo) ||
 		    (dash && parse_number(dash + 1, (size_t)(stop - dash - 1), &hi, &whi)))
-			return fail(err, errlen, "bad range '%.*s' in '%s': expected N or N-M",
-				    (int)(stop - p), p, item);
+			return ibp_errf(-EINVAL, err, errlen,
+					"bad range '%.*s' in '%s': expected N or N-M",
+					(int)(stop - p), p, item);
 		if (!dash)
 			hi = lo;
 		if (hi < lo)
-			return fail(err, errlen,
-				    "bad range '%.*s' in '%s': the first bound is larger",
-				    (int)(stop - p), p, item);
+			return ibp_errf(-EINVAL, err, errlen,
+					"bad range '%.*s' in '%s': the first bound is larger",
+					(int)(stop - p), p, item);
 		n = hi - lo + 1;
 		if (n > cap || count > cap - n)
 			return -E2BIG;
@@ -123,7 +111,7 @@ static int item_parse(const char *s, size_t len, char *itemtxt, size_t cap, stru
 
 	memset(it, 0, sizeof(*it));
 	if (len == 0)
-		return fail(err, errlen, "empty host name in the list");
+		return ibp_errf(-EINVAL, err, errlen, "empty host name in the list");
 	while (i < len) {
 		if (s[i] == '[') {
 			const char *close = memchr(s + i, ']', len - i);
@@ -131,21 +119,25 @@ static int item_parse(const char *s, size_t len, char *itemtxt, size_t cap, stru
 			int c;
 
 			if (!close)
-				return fail(err, errlen, "unclosed '[' in '%s'", itemtxt);
+				return ibp_errf(-EINVAL, err, errlen, "unclosed '[' in '%s'",
+						itemtxt);
 			if (it->n_groups == MAX_GROUPS)
-				return fail(err, errlen, "more than %d bracket groups in '%s'",
-					    MAX_GROUPS, itemtxt);
+				return ibp_errf(-EINVAL, err, errlen,
+						"more than %d bracket groups in '%s'", MAX_GROUPS,
+						itemtxt);
 			it->text[it->n_groups] = s + start;
 			it->text_len[it->n_groups] = i - start;
 			g = &it->g[it->n_groups++];
 			g->body = s + i + 1;
 			g->len = (size_t)(close - (s + i + 1));
 			if (memchr(g->body, '[', g->len))
-				return fail(err, errlen, "nested '[' in '%s'", itemtxt);
+				return ibp_errf(-EINVAL, err, errlen, "nested '[' in '%s'",
+						itemtxt);
 			c = group_walk(g, itemtxt, cap, 0, NULL, 0, err, errlen);
 			if (c <= 0)
 				return c < 0 ? c
-					     : fail(err, errlen, "empty brackets in '%s'", itemtxt);
+					     : ibp_errf(-EINVAL, err, errlen,
+							"empty brackets in '%s'", itemtxt);
 			g->count = (size_t)c;
 			if (total > cap / g->count)
 				return -E2BIG;
@@ -155,12 +147,12 @@ static int item_parse(const char *s, size_t len, char *itemtxt, size_t cap, stru
 			continue;
 		}
 		if (s[i] == ']')
-			return fail(err, errlen, "unexpected ']' in '%s'", itemtxt);
+			return ibp_errf(-EINVAL, err, errlen, "unexpected ']' in '%s'", itemtxt);
 		if (!name_char(s[i]))
-			return fail(err, errlen,
-				    "bad character '%c' (0x%02x) in host list item '%s'",
-				    (s[i] > 0x20 && s[i] < 0x7f) ? s[i] : '?', (unsigned char)s[i],
-				    itemtxt);
+			return ibp_errf(-EINVAL, err, errlen,
+					"bad character '%c' (0x%02x) in host list item '%s'",
+					(s[i] > 0x20 && s[i] < 0x7f) ? s[i] : '?',
+					(unsigned char)s[i], itemtxt);
 		i++;
 	}
 	it->text[it->n_groups] = s + start;
@@ -181,8 +173,9 @@ static int item_host(const struct item *it, const char *itemtxt, size_t index, c
 	}
 	for (size_t k = 0; k <= it->n_groups; k++) {
 		if (off + it->text_len[k] >= outlen)
-			return fail(err, errlen, "host name too long in '%s' (at most %zu bytes)",
-				    itemtxt, outlen - 1);
+			return ibp_errf(-EINVAL, err, errlen,
+					"host name too long in '%s' (at most %zu bytes)", itemtxt,
+					outlen - 1);
 		memcpy(out + off, it->text[k], it->text_len[k]);
 		off += it->text_len[k];
 		out[off] = '\0';
@@ -191,9 +184,9 @@ static int item_host(const struct item *it, const char *itemtxt, size_t index, c
 					    outlen - off, err, errlen);
 
 			if (rc == -ENAMETOOLONG)
-				return fail(err, errlen,
-					    "host name too long in '%s' (at most %zu bytes)",
-					    itemtxt, outlen - 1);
+				return ibp_errf(-EINVAL, err, errlen,
+						"host name too long in '%s' (at most %zu bytes)",
+						itemtxt, outlen - 1);
 			if (rc)
 				return rc;
 			off += strlen(out + off);
@@ -245,7 +238,8 @@ static int check_duplicates(const struct ibp_hostlist *hl, char *err, size_t err
 	qsort(v, hl->n, sizeof(*v), cmp_names);
 	for (size_t i = 1; i < hl->n && !rc; i++)
 		if (!strcmp(v[i - 1], v[i]))
-			rc = fail(err, errlen, "host '%s' appears twice in the list", v[i]);
+			rc = ibp_errf(-EINVAL, err, errlen, "host '%s' appears twice in the list",
+				      v[i]);
 	free(v);
 	return rc;
 }
@@ -264,7 +258,7 @@ int ibp_hostlist_expand(const char *spec, size_t max_hosts, struct ibp_hostlist 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!spec || !*spec)
-		return fail(err, errlen, "empty host list");
+		return ibp_errf(-EINVAL, err, errlen, "empty host list");
 	/* Pass 1: validate and count. */
 	for (const char *p = spec;;) {
 		size_t len = item_len(p), hosts = 0;
@@ -285,7 +279,7 @@ int ibp_hostlist_expand(const char *spec, size_t max_hosts, struct ibp_hostlist 
 		p += len + 1;
 	}
 	if (total == 0)
-		return fail(err, errlen, "empty host list");
+		return ibp_errf(-EINVAL, err, errlen, "empty host list");
 	out->names = calloc(total, sizeof(*out->names));
 	if (!out->names)
 		return -ENOMEM;

@@ -23,32 +23,6 @@
 #include "ibprep/rootpath.h"
 #include "ibprep/text.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		ibp_vformat_cut(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
-__attribute__((format(printf, 3, 4))) static int deny(char *err, size_t errlen, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		ibp_vformat_cut(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EPERM;
-}
-
 /* ---- format ---- */
 
 static double round_to(double v, double unit)
@@ -150,12 +124,13 @@ static int open_safe_dir(const char *path, uid_t owner, char *base, size_t basel
 	const char *slash;
 
 	if (!path || path[0] != '/')
-		return fail(err, errlen, "%s: not an absolute path", path ? path : "(null)");
+		return ibp_errf(-EINVAL, err, errlen, "%s: not an absolute path",
+				path ? path : "(null)");
 	if (strlen(path) >= sizeof(dir))
 		return -ENAMETOOLONG;
 	slash = strrchr(path, '/');
 	if (!slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
-		return fail(err, errlen, "%s: not a file name", path);
+		return ibp_errf(-EINVAL, err, errlen, "%s: not a file name", path);
 	if (strlen(slash + 1) >= baselen)
 		return -ENAMETOOLONG;
 	strcpy(base, slash + 1);
@@ -199,13 +174,13 @@ static int check_file(int fd, uid_t owner, const char *path, char *err, size_t e
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
-		return fail(err, errlen, "%s: not a regular file", path);
+		return ibp_errf(-EINVAL, err, errlen, "%s: not a regular file", path);
 	rc = ibp_rootpath_check_fd(fd, path, owner == 0 ? IBP_ROOTPATH_ROOT : 0, err, errlen);
 	if (rc)
 		return rc;
 	if (st.st_nlink != 1)
-		return deny(err, errlen, "%s: has %lu links, expected 1", path,
-			    (unsigned long)st.st_nlink);
+		return ibp_errf(-EPERM, err, errlen, "%s: has %lu links, expected 1", path,
+				(unsigned long)st.st_nlink);
 	return 0;
 }
 
@@ -222,15 +197,16 @@ static int open_locked(int dirfd, const char *base, uid_t owner, const char *pat
 		rc = -errno;
 		if (rc == -EEXIST)
 			return -EAGAIN;
-		fail(err, errlen, "%s: %s", path, rc == -ELOOP ? "a symbolic link" : strerror(-rc));
+		ibp_errf(-EINVAL, err, errlen, "%s: %s", path,
+			 rc == -ELOOP ? "a symbolic link" : strerror(-rc));
 		return rc;
 	}
 	rc = check_file(fd, owner, path, err, errlen);
 	if (!rc) {
 		rc = lock_bounded(fd, deadline);
 		if (rc == -EWOULDBLOCK)
-			fail(err, errlen, "%s: locked by another writer for %d ms", path,
-			     IBP_RESULTS_LOG_LOCK_MS);
+			ibp_errf(-EINVAL, err, errlen, "%s: locked by another writer for %d ms",
+				 path, IBP_RESULTS_LOG_LOCK_MS);
 	}
 	if (!rc && (fstat(fd, &a) || fstatat(dirfd, base, &b, AT_SYMLINK_NOFOLLOW) ||
 		    a.st_ino != b.st_ino || a.st_dev != b.st_dev))
@@ -264,8 +240,8 @@ int ibp_results_log_append(const char *path, uint64_t max_bytes, uid_t owner,
 		int len = ibp_results_log_format(&r[i], lines[i], sizeof(lines[i]));
 
 		if (len < 0) {
-			rc = fail(err, errlen, "record %zu: cannot be written (%s)", i,
-				  strerror(-len));
+			rc = ibp_errf(-EINVAL, err, errlen, "record %zu: cannot be written (%s)", i,
+				      strerror(-len));
 			goto out_free;
 		}
 		lens[i] = (size_t)len;
@@ -293,8 +269,8 @@ int ibp_results_log_append(const char *path, uint64_t max_bytes, uid_t owner,
 			/* Rotate under the lock, then write into a fresh file. */
 			if (renameat(dirfd, base, dirfd, rotated)) {
 				rc = -errno;
-				fail(err, errlen, "%s: rotating to %s: %s", path, rotated,
-				     strerror(-rc));
+				ibp_errf(-EINVAL, err, errlen, "%s: rotating to %s: %s", path,
+					 rotated, strerror(-rc));
 				break;
 			}
 			close(fd);
@@ -310,7 +286,7 @@ int ibp_results_log_append(const char *path, uint64_t max_bytes, uid_t owner,
 	}
 	if (!rc && fd < 0) {
 		rc = -EAGAIN;
-		fail(err, errlen, "%s: rotated repeatedly under us", path);
+		ibp_errf(-EINVAL, err, errlen, "%s: rotated repeatedly under us", path);
 	}
 	for (size_t i = 0; !rc && i < n; i++) {
 		ssize_t w = write(fd, lines[i], lens[i]);
@@ -320,7 +296,7 @@ int ibp_results_log_append(const char *path, uint64_t max_bytes, uid_t owner,
 		else if ((size_t)w != lens[i])
 			rc = -EIO;
 		if (rc)
-			fail(err, errlen, "%s: write: %s", path, strerror(-rc));
+			ibp_errf(-EINVAL, err, errlen, "%s: write: %s", path, strerror(-rc));
 	}
 	if (fd >= 0)
 		close(fd); /* drops the lock */
@@ -708,7 +684,7 @@ int ibp_results_log_read_file(const char *path, ibp_results_log_fn fn, void *arg
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
-		fail(err, errlen, "%s: %s", path, strerror(-rc));
+		ibp_errf(-EINVAL, err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
 	buf = malloc(LINE_MAX_KEEP + CHUNK);
@@ -724,7 +700,7 @@ int ibp_results_log_read_file(const char *path, ibp_results_log_fn fn, void *arg
 			continue;
 		if (r < 0) {
 			rc = -errno;
-			fail(err, errlen, "%s: %s", path, strerror(-rc));
+			ibp_errf(-EINVAL, err, errlen, "%s: %s", path, strerror(-rc));
 			break;
 		}
 		if (r == 0) {

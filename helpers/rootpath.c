@@ -14,19 +14,7 @@
 #include <unistd.h>
 
 #include "ibprep/rootpath.h"
-
-__attribute__((format(printf, 4, 5))) static int say(int rc, char *why, size_t len, const char *fmt,
-						     ...)
-{
-	va_list ap;
-
-	if (why && len) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "ibprep/text.h"
 
 /* IBP_ROOTPATH_ROOT: root only, not even the caller (a job user's euid). */
 static bool trusted_uid(uid_t u, unsigned flags)
@@ -64,18 +52,19 @@ static int check(const struct stat *st, const char *shown, const char *path, boo
 		if (dir && !last && trusted_uid(st->st_uid, flags) && (mode & S_ISVTX))
 			return 0;
 		if (last)
-			return say(-EPERM, why, len,
-				   "%s is owned by %s with mode %04o: it must be root's and %s "
-				   "(fix: chown root %s; chmod %s %s)",
-				   path, who, mode,
-				   bad == 077u ? "grant nothing to group or others"
-					       : "not writable by group or others",
-				   path, bad == 077u ? "go-rwx" : "go-w", path);
-		return say(-EPERM, why, len,
-			   "%s: the directory %s on its path is owned by %s with mode %04o: "
-			   "whoever can write it can replace what follows (fix: a directory "
-			   "root's and not writable by group or others)",
-			   path, shown, who, mode);
+			return ibp_errf(
+			    -EPERM, why, len,
+			    "%s is owned by %s with mode %04o: it must be root's and %s "
+			    "(fix: chown root %s; chmod %s %s)",
+			    path, who, mode,
+			    bad == 077u ? "grant nothing to group or others"
+					: "not writable by group or others",
+			    path, bad == 077u ? "go-rwx" : "go-w", path);
+		return ibp_errf(-EPERM, why, len,
+				"%s: the directory %s on its path is owned by %s with mode %04o: "
+				"whoever can write it can replace what follows (fix: a directory "
+				"root's and not writable by group or others)",
+				path, shown, who, mode);
 	}
 	return 0;
 }
@@ -112,19 +101,20 @@ static int follow(int dfd, const char *dir, const char *name, const struct stat 
 	ssize_t n;
 
 	if (!trusted_uid(lst->st_uid, flags))
-		return say(-EPERM, why, len, "%s: the symbolic link %s/%s is owned by uid %u", path,
-			   strcmp(dir, "/") != 0 ? dir : "", name, (unsigned)lst->st_uid);
+		return ibp_errf(-EPERM, why, len, "%s: the symbolic link %s/%s is owned by uid %u",
+				path, strcmp(dir, "/") != 0 ? dir : "", name,
+				(unsigned)lst->st_uid);
 	n = readlinkat(dfd, name, target, sizeof(target) - 1);
 	if (n <= 0)
-		return say(n < 0 ? -errno : -EINVAL, why, len, "%s: cannot read the link %s", path,
-			   name);
+		return ibp_errf(n < 0 ? -errno : -EINVAL, why, len, "%s: cannot read the link %s",
+				path, name);
 	target[n] = '\0';
 	if (target[0] == '/')
 		snprintf(head, sizeof(head), "%s", target);
 	else if (join(head, sizeof(head), dir, target))
-		return say(-ENAMETOOLONG, why, len, "%s: path too long", path);
+		return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
 	if (join(next, nextlen, head, rest))
-		return say(-ENAMETOOLONG, why, len, "%s: path too long", path);
+		return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
 	return -EAGAIN;
 }
 
@@ -143,9 +133,10 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 	int fd;
 
 	if (!cur || cur[0] != '/')
-		return say(-EINVAL, why, len, "%s: not an absolute path", path ? path : "(null)");
+		return ibp_errf(-EINVAL, why, len, "%s: not an absolute path",
+				path ? path : "(null)");
 	if (strlen(cur) >= sizeof(buf))
-		return say(-ENAMETOOLONG, why, len, "%s: path too long", path);
+		return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
 	strcpy(buf, cur);
 	while (strlen(buf) > 1 && buf[strlen(buf) - 1] == '/')
 		buf[strlen(buf) - 1] = '\0';
@@ -153,7 +144,7 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 		strcpy(buf, "/."); /* "/" itself: its own directory, checked as the object */
 	slash = strrchr(buf, '/');
 	if (strlen(slash + 1) >= baselen)
-		return say(-ENAMETOOLONG, why, len, "%s: name too long", path);
+		return ibp_errf(-ENAMETOOLONG, why, len, "%s: name too long", path);
 	strcpy(base, slash + 1);
 	*slash = '\0';
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -190,14 +181,14 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 			parent_of(dir);
 			rc = join(next, PATH_MAX, dir, rest);
 			close(fd);
-			return rc ? say(rc, why, len, "%s: path too long", path) : -EAGAIN;
+			return rc ? ibp_errf(rc, why, len, "%s: path too long", path) : -EAGAIN;
 		}
 		if (fstatat(fd, p, &lst, AT_SYMLINK_NOFOLLOW)) {
 			int e = errno;
 
 			close(fd);
-			return say(-e, why, len, "%s: directory %s%s%s: %s", path,
-				   strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
+			return ibp_errf(-e, why, len, "%s: directory %s%s%s: %s", path,
+					strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
 		}
 		if (S_ISLNK(lst.st_mode)) {
 			rc = follow(fd, dir, p, &lst, rest, path, flags, next, PATH_MAX, why, len);
@@ -209,14 +200,14 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 			int e = errno;
 
 			close(fd);
-			return say(-e, why, len, "%s: directory %s%s%s: %s", path,
-				   strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
+			return ibp_errf(-e, why, len, "%s: directory %s%s%s: %s", path,
+					strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
 		}
 		close(fd);
 		fd = nfd;
 		if (strlen(dir) + strlen(p) + 2 > PATH_MAX) {
 			close(fd);
-			return say(-ENAMETOOLONG, why, len, "%s: path too long", path);
+			return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
 		}
 		if (strcmp(dir, "/") != 0)
 			strcat(dir, "/");
@@ -247,7 +238,7 @@ static int resolve_parent(const char *path, unsigned flags, char *dir, char *bas
 	char next[PATH_MAX];
 
 	if (!path || strlen(path) >= PATH_MAX)
-		return say(-ENAMETOOLONG, why, len, "path too long");
+		return ibp_errf(-ENAMETOOLONG, why, len, "path too long");
 	strcpy(cur, path);
 	for (int hop = 0; hop <= MAX_HOPS; hop++) {
 		int fd = walk(path, cur, flags, dir, base, baselen, next, why, len);
@@ -256,7 +247,7 @@ static int resolve_parent(const char *path, unsigned flags, char *dir, char *bas
 			return fd;
 		strcpy(cur, next);
 	}
-	return say(-ELOOP, why, len, "%s: more than %d symbolic links", path, MAX_HOPS);
+	return ibp_errf(-ELOOP, why, len, "%s: more than %d symbolic links", path, MAX_HOPS);
 }
 
 int ibp_rootpath_open_parent(const char *path, char *base, size_t baselen, char *why, size_t len)
@@ -277,8 +268,8 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 		oflags |= O_DIRECTORY;
 	for (int hop = 0;; hop++) {
 		if (hop > MAX_HOPS)
-			return say(-ELOOP, why, len, "%s: more than %d symbolic links", path,
-				   MAX_HOPS);
+			return ibp_errf(-ELOOP, why, len, "%s: more than %d symbolic links", path,
+					MAX_HOPS);
 		dfd = resolve_parent(hop ? next : path, flags, dir, base, sizeof(base), cur, why,
 				     len);
 		if (dfd < 0)
@@ -292,8 +283,8 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 		if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)) {
 			if (flags & IBP_ROOTPATH_NOFOLLOW) {
 				close(dfd);
-				return say(-ELOOP, why, len,
-					   "%s is a symbolic link: give the real path", path);
+				return ibp_errf(-ELOOP, why, len,
+						"%s is a symbolic link: give the real path", path);
 			}
 			rc = follow(dfd, dir, base, &st, "", path, flags, next, sizeof(next), why,
 				    len);
@@ -309,8 +300,8 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 	close(dfd);
 	if (fd < 0) {
 		if (rc == -ENOTDIR && is_dir)
-			return say(-EINVAL, why, len, "%s: not a directory", path);
-		return say(rc, why, len, "%s: %s", path, strerror(-rc));
+			return ibp_errf(-EINVAL, why, len, "%s: not a directory", path);
+		return ibp_errf(rc, why, len, "%s: %s", path, strerror(-rc));
 	}
 	if (fstat(fd, &st)) {
 		rc = -errno;
@@ -319,8 +310,8 @@ int ibp_rootpath_open(const char *path, int oflags, unsigned flags, char *why, s
 	}
 	if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
 		close(fd);
-		return say(-EINVAL, why, len, "%s: not a %s", path,
-			   is_dir ? "directory" : "regular file");
+		return ibp_errf(-EINVAL, why, len, "%s: not a %s", path,
+				is_dir ? "directory" : "regular file");
 	}
 	rc = check(&st, path, path, true, flags, why, len);
 	if (rc) {
@@ -337,7 +328,7 @@ int ibp_rootpath_check_fd(int fd, const char *path, unsigned flags, char *why, s
 	if (fstat(fd, &st)) {
 		int e = errno;
 
-		return say(-e, why, len, "%s: %s", path, strerror(e));
+		return ibp_errf(-e, why, len, "%s: %s", path, strerror(e));
 	}
 	return check(&st, path, path, true, flags, why, len);
 }

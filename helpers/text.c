@@ -29,6 +29,18 @@ int ibp_format_cut(char *buf, size_t len, const char *fmt, ...)
 	return n;
 }
 
+int ibp_errf(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		ibp_vformat_cut(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
 /*
  * Length of the well-formed UTF-8 sequence at S (Unicode table 3-7), 0 when
  * the bytes there are not one.

@@ -21,6 +21,14 @@ int ibp_format_cut(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
+ * The core's error return in one call: the message into ERR as
+ * ibp_format_cut writes it (nothing when ERR is NULL or ERRLEN 0), and RC
+ * (-errno) returned.
+ */
+int ibp_errf(int rc, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/*
  * Length of the well-formed UTF-8 sequence at S (N bytes available; Unicode
  * table 3-7), 0 when the bytes there are not one.  Shared with the JSON writer.
  */

@@ -69,12 +69,28 @@ static void test_finding_format_escapes_user_text(void **state)
 	ibp_findings_release(&f);
 }
 
+/* The message set as ibp_format_cut sets it, the code returned, no buffer no write. */
+static void test_errf_returns_the_code_with_the_message(void **state)
+{
+	char err[16] = "unchanged";
+
+	(void)state;
+	assert_int_equal(ibp_errf(-EPERM, err, sizeof(err), "%s: %d", "x", 7), -EPERM);
+	assert_string_equal(err, "x: 7");
+	assert_int_equal(ibp_errf(-EINVAL, err, sizeof(err), "%s", "a message too long"), -EINVAL);
+	assert_string_equal(err, "a message to...");
+	assert_int_equal(ibp_errf(-ENOENT, NULL, 0, "%s", "nowhere"), -ENOENT);
+	assert_int_equal(ibp_errf(0, err, 0, "%s", "nothing"), 0);
+	assert_string_equal(err, "a message to...");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_text_escape_cases),
 	    cmocka_unit_test(test_text_escape_cut_is_marked_and_terminated),
 	    cmocka_unit_test(test_finding_format_escapes_user_text),
+	    cmocka_unit_test(test_errf_returns_the_code_with_the_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
