@@ -118,6 +118,34 @@ static int follow(int dfd, const char *dir, const char *name, const struct stat 
 	return -EAGAIN;
 }
 
+/* FD, a directory on the way reached as DIR, checked; closed when refused. */
+static int checked_dir(int fd, const char *dir, const char *path, unsigned flags, char *why,
+		       size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	if (check(&st, dir, path, false, flags & IBP_ROOTPATH_ROOT, why, len)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* The component NAME of directory DIR (fd FD, closed here) could not be reached: E. */
+static int dir_error(int fd, int e, const char *path, const char *dir, const char *name, char *why,
+		     size_t len)
+{
+	close(fd);
+	return ibp_errf(-e, why, len, "%s: directory %s/%s: %s", path,
+			strcmp(dir, "/") != 0 ? dir : "", name, strerror(e));
+}
+
 /*
  * Walks the directories of CUR (absolute) from "/", each checked; returns the
  * fd of the last one, its real path in DIR, the last name in BASE.  A link or
@@ -128,7 +156,6 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 		size_t baselen, char *next, char *why, size_t len)
 {
 	char buf[PATH_MAX];
-	struct stat st;
 	char *p, *slash;
 	int fd;
 
@@ -151,16 +178,9 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 	if (fd < 0)
 		return -errno;
 	strcpy(dir, "/");
-	if (fstat(fd, &st)) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	if (check(&st, dir, path, false, flags & IBP_ROOTPATH_ROOT, why, len)) {
-		close(fd);
-		return -EPERM;
-	}
+	fd = checked_dir(fd, dir, path, flags, why, len);
+	if (fd < 0)
+		return fd;
 	for (p = slash == buf ? slash : buf + 1; *p;) {
 		char *nx = strchr(p, '/');
 		char rest[PATH_MAX];
@@ -183,26 +203,16 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 			close(fd);
 			return rc ? ibp_errf(rc, why, len, "%s: path too long", path) : -EAGAIN;
 		}
-		if (fstatat(fd, p, &lst, AT_SYMLINK_NOFOLLOW)) {
-			int e = errno;
-
-			close(fd);
-			return ibp_errf(-e, why, len, "%s: directory %s%s%s: %s", path,
-					strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
-		}
+		if (fstatat(fd, p, &lst, AT_SYMLINK_NOFOLLOW))
+			return dir_error(fd, errno, path, dir, p, why, len);
 		if (S_ISLNK(lst.st_mode)) {
 			rc = follow(fd, dir, p, &lst, rest, path, flags, next, PATH_MAX, why, len);
 			close(fd);
 			return rc;
 		}
 		nfd = openat(fd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0) {
-			int e = errno;
-
-			close(fd);
-			return ibp_errf(-e, why, len, "%s: directory %s%s%s: %s", path,
-					strcmp(dir, "/") != 0 ? dir : "", "/", p, strerror(e));
-		}
+		if (nfd < 0)
+			return dir_error(fd, errno, path, dir, p, why, len);
 		close(fd);
 		fd = nfd;
 		if (strlen(dir) + strlen(p) + 2 > PATH_MAX) {
@@ -212,16 +222,9 @@ static int walk(const char *path, const char *cur, unsigned flags, char *dir, ch
 		if (strcmp(dir, "/") != 0)
 			strcat(dir, "/");
 		strcat(dir, p);
-		if (fstat(fd, &st)) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-		if (check(&st, dir, path, false, flags & IBP_ROOTPATH_ROOT, why, len)) {
-			close(fd);
-			return -EPERM;
-		}
+		fd = checked_dir(fd, dir, path, flags, why, len);
+		if (fd < 0)
+			return fd;
 		if (!nx)
 			break;
 		p = nx + 1;
