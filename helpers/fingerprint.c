@@ -59,6 +59,11 @@ enum ibp_consistency_key ibp_fp_field_key(enum ibp_fp_field f)
 	return (unsigned)f < IBP_FP_N_FIELDS ? fields[f].key : IBP_CK_N;
 }
 
+const char *ibp_fp_field_fix(enum ibp_fp_field f)
+{
+	return (unsigned)f < IBP_FP_N_FIELDS ? fields[f].fix : "";
+}
+
 void ibp_fp_init(struct ibp_fp *fp)
 {
 	memset(fp, 0, sizeof(*fp));
@@ -553,13 +558,9 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 	for (size_t k = 0; k < ng; k++) {
 		struct ibp_finding x;
 		char nodes[IBP_NODE_MAX];
-		bool mine = false;
 
-		if (k == top)
-			continue;
-		for (size_t i = 0; self >= 0 && i < n && !mine; i++)
-			mine = (long)i == self && val[i] && val[i]->hash == g[k].hash;
-		if (self >= 0 && !mine)
+		/* said by the group's first node only: once, not once per member */
+		if (k == top || (self >= 0 && g[k].first != self))
 			continue;
 		group_nodes(fps, names, n, val, &g[k], nodes, sizeof(nodes));
 		memset(&x, 0, sizeof(x));
@@ -569,8 +570,14 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 		snprintf(x.node, sizeof(x.node), "%s", nodes);
 		snprintf(x.device, sizeof(x.device), "%s", dev);
 		x.port = port;
-		snprintf(x.observed, sizeof(x.observed), "%s %s, the other %zu node%s %s",
-			 fields[field].label, g[k].value, best, best == 1 ? "" : "s", g[top].value);
+		if (best == present - g[k].count)
+			snprintf(x.observed, sizeof(x.observed), "%s %s, the other %zu node%s %s",
+				 fields[field].label, g[k].value, best, best == 1 ? "" : "s",
+				 g[top].value);
+		else
+			snprintf(x.observed, sizeof(x.observed), "%s %s, %zu of the other %zu nodes %s",
+				 fields[field].label, g[k].value, best, present - g[k].count,
+				 g[top].value);
 		snprintf(x.expected, sizeof(x.expected), "%s", g[top].value);
 		snprintf(x.fix, sizeof(x.fix), "%s", fields[field].fix);
 		rc = ibp_findings_add(out, &x);

@@ -43,6 +43,8 @@ size_t ibp_oob_payload_len(unsigned type)
 		return IBP_OOB_ERROR_LEN;
 	case IBP_OOB_FINGERPRINT:
 		return IBP_OOB_FINGERPRINT_LEN;
+	case IBP_OOB_FPSUM:
+		return IBP_OOB_FPSUM_LEN;
 	default:
 		return 0;
 	}
@@ -51,7 +53,7 @@ size_t ibp_oob_payload_len(unsigned type)
 bool ibp_oob_sealed(unsigned type)
 {
 	return type == IBP_OOB_ENDPOINT || type == IBP_OOB_CTRL || type == IBP_OOB_SUMMARY ||
-	       type == IBP_OOB_FINGERPRINT;
+	       type == IBP_OOB_FINGERPRINT || type == IBP_OOB_FPSUM;
 }
 
 /* A NUL-terminated printable string filling at most LEN-1 bytes of a field. */
@@ -188,6 +190,24 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 		static _Thread_local uint8_t scratch[IBP_FP_WIRE_LEN];
 
 		return ibp_fp_encode(&m->u.fingerprint, scratch, sizeof(scratch)) ? -EBADMSG : 0;
+	}
+	case IBP_OOB_FPSUM: {
+		const struct ibp_oob_fpsum *f = &m->u.fpsum;
+		static const struct ibp_fp_sum empty;
+
+		if (f->phase == IBP_FPSUM_BROKEN)
+			return f->why == IBP_FPSUM_WHY_NONE || f->why >= IBP_FPSUM_WHY_COUNT ||
+				       f->origin >= IBP_OOB_MAX_NODES ||
+				       memcmp(&f->sum, &empty, sizeof(empty))
+				   ? -EBADMSG
+				   : 0;
+		if ((f->phase != IBP_FPSUM_GATHER && f->phase != IBP_FPSUM_FINAL) || f->why ||
+		    f->origin || ibp_fp_sum_check(&f->sum))
+			return -EBADMSG;
+		/* a final sum is complete */
+		if (f->phase == IBP_FPSUM_FINAL && f->sum.n_merged != f->sum.nnodes)
+			return -EBADMSG;
+		return 0;
 	}
 	default:
 		return -EBADMSG;
@@ -383,6 +403,16 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 			return -EBADMSG;
 		w.off += IBP_FP_WIRE_LEN;
 		break;
+	case IBP_OOB_FPSUM:
+		put8(&w, m->u.fpsum.phase);
+		put8(&w, m->u.fpsum.why);
+		put32(&w, m->u.fpsum.origin);
+		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN)
+			memset(w.p + w.off, 0, IBP_FPS_WIRE_LEN); /* no sum */
+		else if (ibp_fp_sum_encode(&m->u.fpsum.sum, w.p + w.off, IBP_FPS_WIRE_LEN))
+			return -EBADMSG;
+		w.off += IBP_FPS_WIRE_LEN;
+		break;
 	case IBP_OOB_ERROR:
 		put32(&w, (uint32_t)m->u.error.code);
 		puts_field(&w, m->u.error.text, IBP_OOB_TEXT_MAX);
@@ -486,6 +516,19 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		if (ibp_fp_decode(r.p + r.off, IBP_FP_WIRE_LEN, &m->u.fingerprint))
 			return -EBADMSG;
 		r.off += IBP_FP_WIRE_LEN;
+		break;
+	case IBP_OOB_FPSUM:
+		m->u.fpsum.phase = get8(&r);
+		m->u.fpsum.why = get8(&r);
+		m->u.fpsum.origin = get32(&r);
+		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN) {
+			for (size_t i = 0; i < IBP_FPS_WIRE_LEN; i++)
+				if (r.p[r.off + i])
+					return -EBADMSG;
+		} else if (ibp_fp_sum_decode(r.p + r.off, IBP_FPS_WIRE_LEN, &m->u.fpsum.sum)) {
+			return -EBADMSG;
+		}
+		r.off += IBP_FPS_WIRE_LEN;
 		break;
 	case IBP_OOB_ERROR:
 		m->u.error.code = (int32_t)get32(&r);

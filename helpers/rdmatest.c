@@ -977,6 +977,137 @@ static bool fp_have(const struct ibp_rt_run *run, uint32_t peer)
 	return false;
 }
 
+/* ---- the step-wide comparison: a reduction along the ring -------------- */
+
+static struct ibp_rt_link *ring_in(struct ibp_rt_run *run)
+{
+	return ibp_rt_link_at(run, 0, 1, false);
+}
+
+static struct ibp_rt_link *ring_out(struct ibp_rt_run *run)
+{
+	return ibp_rt_link_at(run, 0, 1, true);
+}
+
+static bool ring_waiting(const struct ibp_rt_run *run)
+{
+	return run->ring == IBP_RT_RING_GATHER || run->ring == IBP_RT_RING_FINAL;
+}
+
+/*
+ * Sends PHASE on to the successor.  GATHER once; then one final or broken
+ * frame, never back to the node where it began (the final sum begins at
+ * N-1, a broken chain at ORIGIN).
+ */
+static void ring_send(struct ibp_rt_run *run, uint8_t phase, uint32_t origin, uint8_t why)
+{
+	struct ibp_rt_link *l = ring_out(run);
+	struct ibp_oob_msg *m;
+
+	if (phase != IBP_FPSUM_GATHER) {
+		if (run->ring_sent)
+			return;
+		run->ring_sent = true;
+		if ((phase == IBP_FPSUM_FINAL && l->peer == run->n - 1) ||
+		    (phase == IBP_FPSUM_BROKEN && l->peer == origin))
+			return;
+	}
+	if (l->fd < 0)
+		return;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return;
+	m->type = IBP_OOB_FPSUM;
+	m->u.fpsum.phase = phase;
+	if (phase == IBP_FPSUM_BROKEN) {
+		m->u.fpsum.origin = origin;
+		m->u.fpsum.why = why;
+	} else {
+		m->u.fpsum.sum = *run->sum;
+	}
+	if (ibp_seal_send(l->fd, &l->seal, m,
+			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+		close(l->fd); /* the successor sees the chain break at once */
+		l->fd = -1;
+	}
+	free(m);
+}
+
+/* The chain stopped at ORIGIN: fall back, and tell the nodes after it. */
+static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why)
+{
+	if (!ring_waiting(run))
+		return;
+	run->ring = IBP_RT_RING_BROKEN;
+	run->ring_at = origin;
+	run->ring_why = why;
+	ring_send(run, IBP_FPSUM_BROKEN, origin, why);
+}
+
+/* Node 0 starts the sum; the others wait for it.  Before any frame is read. */
+static void ring_start(struct ibp_rt_run *run)
+{
+	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails)
+		return;
+	run->sum = malloc(sizeof(*run->sum));
+	if (!run->sum)
+		return; /* no memory: the neighbours' comparison, as below 6 nodes */
+	ibp_fp_sum_init(run->sum, run->n);
+	run->ring = run->me == 0 ? IBP_RT_RING_FINAL : IBP_RT_RING_GATHER;
+	if (run->me == 0 && ibp_fp_sum_add(run->sum, 0, run->cfg->fingerprint)) {
+		run->ring = IBP_RT_RING_GATHER; /* so that the break below counts */
+		ring_break(run, 0, IBP_FPSUM_WHY_BAD);
+		return;
+	}
+	if (run->me == 0)
+		ring_send(run, IBP_FPSUM_GATHER, 0, 0);
+	if (run->me != 0 && ring_in(run)->fd < 0)
+		ring_break(run, run->me, IBP_FPSUM_WHY_LINK);
+}
+
+/* A sum frame from the predecessor (authenticated: it came sealed). */
+static void ring_recv(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
+{
+	switch (f->phase) {
+	case IBP_FPSUM_GATHER:
+		if (run->ring != IBP_RT_RING_GATHER || f->sum.nnodes != run->n ||
+		    f->sum.n_merged != run->me) {
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+			return;
+		}
+		*run->sum = f->sum;
+		if (ibp_fp_sum_add(run->sum, run->me, run->cfg->fingerprint)) {
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+			return;
+		}
+		if (run->me == run->n - 1) {
+			/* the whole step: its sum goes around once more, from node 0 on */
+			run->ring = IBP_RT_RING_DONE;
+			ring_send(run, IBP_FPSUM_FINAL, 0, 0);
+		} else {
+			run->ring = IBP_RT_RING_FINAL;
+			ring_send(run, IBP_FPSUM_GATHER, 0, 0);
+		}
+		return;
+	case IBP_FPSUM_FINAL:
+		if (run->ring != IBP_RT_RING_FINAL || f->sum.nnodes != run->n ||
+		    f->sum.n_merged != run->n) {
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+			return;
+		}
+		*run->sum = f->sum;
+		run->ring = IBP_RT_RING_DONE;
+		ring_send(run, IBP_FPSUM_FINAL, 0, 0);
+		return;
+	case IBP_FPSUM_BROKEN:
+		ring_break(run, f->origin < run->n ? f->origin : run->me,
+			   f->origin < run->n ? f->why : IBP_FPSUM_WHY_BAD);
+		return;
+	default:
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+	}
+}
+
 /*
  * Each node sends its link outcomes to every peer it still has a
  * connection with, sealed under that link's keys, and (unless all its own
@@ -1013,6 +1144,7 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		}
 	}
 	free(fpm);
+	ring_start(run);
 	/* All passed and nothing to compare: nothing to learn from the peers. */
 	while (!all_pass || want_fp) {
 		struct pollfd pfd[IBP_RDMATEST_MAX_LINKS];
@@ -1022,10 +1154,12 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			const struct ibp_rt_link *l = &run->links[i];
+			/* the ring's in-link stays read after the summary, for the sum */
+			bool ring_wait = ring_waiting(run) && l == ring_in(run);
 
-			if (l->fd < 0 || l->summary_in)
+			if (l->fd < 0 || (l->summary_in && !ring_wait))
 				continue;
-			if (all_pass && (l->r.rail != 0 || fp_have(run, l->peer)))
+			if (all_pass && !ring_wait && (l->r.rail != 0 || fp_have(run, l->peer)))
 				continue;
 			pfd[np] = (struct pollfd){.fd = l->fd, .events = POLLIN};
 			who[np++] = &run->links[i];
@@ -1052,11 +1186,21 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				free(m);
 				close(l->fd);
 				l->fd = -1;
+				if (l == ring_in(run))
+					ring_break(run, run->me, IBP_FPSUM_WHY_LINK);
 				continue;
 			}
-			if (m->type == IBP_OOB_FINGERPRINT && want_fp)
+			if (m->type == IBP_OOB_FINGERPRINT && want_fp) {
 				fp_keep(run, l->peer, &m->u.fingerprint);
-			if (m->type != IBP_OOB_SUMMARY) {
+				if (l == ring_in(run))
+					run->ring_fp_in = true;
+			}
+			if (m->type == IBP_OOB_FPSUM && l == ring_in(run) && ring_waiting(run))
+				ring_recv(run, &m->u.fpsum);
+			/* its summary came without a fingerprint first: it has none to add */
+			if (m->type == IBP_OOB_SUMMARY && l == ring_in(run) && !run->ring_fp_in)
+				ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP);
+			if (m->type != IBP_OOB_SUMMARY || l->summary_in) {
 				free(m);
 				continue;
 			}
@@ -1079,6 +1223,51 @@ static void exchange_summaries(struct ibp_rt_run *run)
 			free(m);
 		}
 	}
+	if (ring_waiting(run)) { /* the deadline, or the in-link closed unread */
+		run->ring = IBP_RT_RING_BROKEN;
+		run->ring_at = run->me;
+		run->ring_why = ring_in(run)->fd < 0 ? IBP_FPSUM_WHY_LINK : IBP_FPSUM_WHY_NONE;
+	}
+}
+
+/* The whole step's sum, judged the same way on every node: each difference said once. */
+static int judge_sum(struct ibp_rt_run *run, struct ibp_findings *out)
+{
+	const char **names = calloc(run->n, sizeof(*names));
+	int rc;
+
+	if (!names)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < run->n; i++)
+		names[i] = ibp_rt_node_name(run, i);
+	rc = ibp_fp_sum_judge(run->sum, names, &run->pol, run->me, out);
+	free(names);
+	return rc;
+}
+
+/* Why the step-wide comparison did not complete here, for the fallback's findings. */
+static void ring_why_text(const struct ibp_rt_run *run, char *buf, size_t len)
+{
+	const char *pred = ibp_rt_node_name(run, run->ring_at ? run->ring_at - 1 : run->n - 1);
+	const char *at = ibp_rt_node_name(run, run->ring_at);
+
+	switch (run->ring_why) {
+	case IBP_FPSUM_WHY_LINK:
+		ibp_rt_setf(buf, len, "the step-wide comparison stopped at %s: no connection from %s",
+			    at, pred);
+		break;
+	case IBP_FPSUM_WHY_NO_FP:
+		ibp_rt_setf(buf, len, "the step-wide comparison stopped at %s: %s sent no fingerprint",
+			    at, pred);
+		break;
+	case IBP_FPSUM_WHY_BAD:
+		ibp_rt_setf(buf, len,
+			    "the step-wide comparison stopped at %s: %s's sum was not the expected one",
+			    at, pred);
+		break;
+	default:
+		ibp_rt_setf(buf, len, "the step-wide comparison did not finish by the deadline");
+	}
 }
 
 /* This node and the peers whose fingerprints came, in node order: the differences to say. */
@@ -1087,10 +1276,16 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
 	const struct ibp_fp *fps[IBP_RT_MAX_PEERS + 1];
 	const char *names[IBP_RT_MAX_PEERS + 1];
 	uint32_t idx[IBP_RT_MAX_PEERS + 1];
-	size_t n = 0;
+	size_t n = 0, first = out->n;
 	long self = 0;
+	char why[IBP_TEXT_MAX];
+	int rc;
 
-	if (!run->cfg->fingerprint || !run->fps || !run->n_fps)
+	if (!run->cfg->fingerprint || !run->fps)
+		return 0;
+	if (run->ring == IBP_RT_RING_DONE)
+		return judge_sum(run, out);
+	if (!run->n_fps)
 		return 0;
 	idx[n] = run->me;
 	fps[n++] = run->cfg->fingerprint;
@@ -1114,7 +1309,24 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
 		if (idx[i] == run->me)
 			self = (long)i;
 	}
-	return ibp_fp_compare(fps, names, n, &run->pol, self, out);
+	rc = ibp_fp_compare(fps, names, n, &run->pol, self, out);
+	if (run->ring != IBP_RT_RING_BROKEN)
+		return rc;
+	/* the fallback says what it is: counts of a window, not of the step */
+	ring_why_text(run, why, sizeof(why));
+	for (size_t i = first; i < out->n; i++) {
+		char obs[IBP_TEXT_MAX];
+
+		ibp_rt_setf(obs, sizeof(obs), "%s", out->v[i].observed);
+		ibp_rt_setf(out->v[i].observed, sizeof(out->v[i].observed),
+			    "%s (ring neighbours only: %s)", obs, why);
+	}
+	if (!rc)
+		rc = ibp_findings_addf(out, "consistency_partial", IBP_SEV_OK, IBP_CLASS_JOB, NULL,
+				       0, "the whole step compared",
+				       "look at the cross-node test's link findings",
+				       "compared with %zu ring neighbours only: %s", n - 1, why);
+	return rc;
 }
 
 /* ---- setup and the run -------------------------------------------------- */
@@ -1427,8 +1639,11 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	ibp_rt_report(run, out, res);
 	compare_fingerprints(run, out); /* -ENOMEM: no comparison, nothing else lost */
 	res->n_fingerprints = run->n_fps;
+	res->step_wide = run->ring == IBP_RT_RING_DONE;
 	free(run->fps);
 	run->fps = NULL;
+	free(run->sum);
+	run->sum = NULL;
 	for (size_t i = 0; i < run->n_links; i++) {
 		if (run->links[i].fd >= 0)
 			close(run->links[i].fd);

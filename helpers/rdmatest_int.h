@@ -118,6 +118,31 @@ struct ibp_rt_run {
 		struct ibp_fp fp;
 	} * fps;
 	size_t n_fps;
+	/*
+	 * The step-wide comparison (cfg->fingerprint set, IBP_RT_RING_MIN nodes
+	 * or more): a reduction along the round-1 rail-0 links (fingerprint.h).
+	 * SUM is the heap copy that travels, complete once RING is RING_DONE.
+	 */
+	int ring; /* enum ibp_rt_ring */
+	struct ibp_fp_sum *sum;
+	bool ring_fp_in;   /* the predecessor's fingerprint arrived */
+	bool ring_sent;    /* the final or broken frame went on */
+	uint32_t ring_at;  /* RING_BROKEN: where the chain stopped */
+	uint8_t ring_why;  /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
+};
+
+/*
+ * Up to 5 nodes, a node's ring neighbours (i+-1, i+-2) are the whole step:
+ * their fingerprints are enough.  From 6 on, the sum goes around the ring.
+ */
+#define IBP_RT_RING_MIN 6
+
+enum ibp_rt_ring {
+	IBP_RT_RING_OFF = 0,
+	IBP_RT_RING_GATHER, /* waiting for the sum of nodes [0, me) */
+	IBP_RT_RING_FINAL,  /* sent ours on; waiting for the complete sum */
+	IBP_RT_RING_DONE,   /* SUM is the whole step */
+	IBP_RT_RING_BROKEN, /* fall back to the neighbours' fingerprints */
 };
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

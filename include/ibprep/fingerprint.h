@@ -84,6 +84,8 @@ struct ibp_fp {
 /* "firmware", "NCCL_IB_HCA" ...; the consistency= key that judges a field. */
 const char *ibp_fp_field_label(enum ibp_fp_field f);
 enum ibp_consistency_key ibp_fp_field_key(enum ibp_fp_field f);
+/* The one-line fix of a difference in F. */
+const char *ibp_fp_field_fix(enum ibp_fp_field f);
 
 void ibp_fp_init(struct ibp_fp *fp);
 
@@ -129,12 +131,105 @@ int ibp_fp_decode(const uint8_t *buf, size_t len, struct ibp_fp *fp);
 /*
  * Compares FPS[0..N) (NAMES[i] is the node of FPS[i]; a NULL FPS[i] is a
  * node whose fingerprint did not arrive: left out) and appends findings to
- * OUT.  SELF >= 0: only the findings this node should print (a group it is
- * in that differs from the majority; a tie when it is the first of the
- * compared nodes), so that each difference is said once per step; SELF < 0:
- * all.  0 or -ENOMEM.
+ * OUT.  SELF >= 0: only the findings this node should print (a group that
+ * differs from the majority when SELF is its first node; a tie when SELF is
+ * the first of the compared nodes), so that each difference is said once
+ * among the compared nodes; SELF < 0: all.  0 or -ENOMEM.
  */
 int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, size_t n,
 		   const struct ibp_policy *p, long self, struct ibp_findings *out);
+
+/*
+ * The step-wide comparison: a reduction along the test's ring.
+ *
+ * Node 0 starts a sum of its own fingerprint and sends it to node 1; node
+ * i adds its own and sends it on to i+1; node N-1 then holds the whole
+ * step, and the complete sum goes once more around the ring (N-1 -> 0 ->
+ * ... -> N-2) so that every node judges the same step-wide majority.  Each
+ * node sends at most two sums, on the ring link it already has.
+ *
+ * The sum is bounded: at most IBP_FPS_MAX_KEYS distinct (field, rail)
+ * pairs and IBP_FPS_MAX_VALUES distinct (pair, value) groups for the whole
+ * step, each group with its exact node count and its IBP_FPS_EXAMPLES
+ * lowest node indices ("n7,n8,n9,n10 and 5 more").  Past the value bound a
+ * node's value is counted in its pair's "other" group (exact count, first
+ * indices, value not kept: said so in the finding); past the pair bound the
+ * entries are counted in keys_dropped and not compared (said so).  Nodes
+ * are added in index order, each once: a sum covers exactly nodes
+ * [0, n_merged).
+ */
+#define IBP_FPS_MAX_KEYS   128
+#define IBP_FPS_MAX_VALUES 192
+#define IBP_FPS_EXAMPLES   4
+#define IBP_FPS_MAX_NODES  65536
+#define IBP_FPS_KEY_WIRE   (1 + IBP_FP_RAIL_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
+#define IBP_FPS_VALUE_WIRE (1 + 8 + IBP_FP_VALUE_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
+#define IBP_FPS_WIRE_LEN                                                                           \
+	(4 + 4 + 2 + 2 + 4 + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE +                                 \
+	 IBP_FPS_MAX_VALUES * IBP_FPS_VALUE_WIRE)
+
+struct ibp_fps_key {
+	uint8_t field;              /* enum ibp_fp_field */
+	char rail[IBP_FP_RAIL_MAX]; /* "" node-wide */
+	uint32_t other;             /* nodes whose value found no room in the table */
+	uint8_t n_other_ex;
+	uint32_t other_ex[IBP_FPS_EXAMPLES]; /* their lowest indices, ascending */
+};
+
+struct ibp_fps_value {
+	uint8_t key; /* index in keys[] */
+	uint64_t hash;
+	char value[IBP_FP_VALUE_MAX];
+	uint32_t count; /* nodes with this value, exact */
+	uint8_t n_ex;
+	uint32_t ex[IBP_FPS_EXAMPLES]; /* the lowest of them, ascending */
+};
+
+struct ibp_fp_sum {
+	uint32_t nnodes;       /* of the step */
+	uint32_t n_merged;     /* nodes [0, n_merged) are in */
+	uint16_t n_keys, n_values;
+	uint32_t keys_dropped; /* entries past IBP_FPS_MAX_KEYS: not compared */
+	struct ibp_fps_key keys[IBP_FPS_MAX_KEYS];
+	struct ibp_fps_value values[IBP_FPS_MAX_VALUES];
+};
+
+/* An empty sum for a step of NNODES (1..IBP_FPS_MAX_NODES). */
+void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes);
+
+/*
+ * Adds node NODE's fingerprint FP.  NODE must be the next one
+ * (s->n_merged) and below s->nnodes: 0, or -EINVAL (out of order, a
+ * duplicate, past the step, a bad entry) with S unchanged.  Bounds are not
+ * errors (above).
+ */
+int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp);
+
+/* What the decoder checks (below), on a sum in memory: 0 or -EINVAL. */
+int ibp_fp_sum_check(const struct ibp_fp_sum *s);
+/* Fixed-length wire form; BUF of IBP_FPS_WIRE_LEN.  0, -EINVAL, -ENOSPC. */
+int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len);
+/*
+ * Strangers' bytes: checks every count against its bound and against
+ * n_merged, every index, string, example order and padding, that no pair
+ * or (pair, value) repeats, that a node is in at most one group per pair
+ * and that no pair counts more nodes than were merged.  0, -EINVAL or
+ * -EMSGSIZE (S then empty).
+ */
+int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s);
+
+/*
+ * Judges a complete sum (n_merged == nnodes; -EINVAL otherwise) with
+ * NAMES[0..nnodes) the step's node names, as ibp_fp_compare() does, with
+ * step-wide counts:
+ *
+ *   n7,n8,n9: mlx5_3 port 1: firmware 28.39.1002, the other 29 nodes 28.41.1000
+ *
+ * SELF >= 0: only the findings this node says, so that each difference is
+ * said once per step: an odd group's by its lowest node, a tie's by the
+ * lowest node that has the pair.  SELF < 0: all.  0 or -ENOMEM.
+ */
+int ibp_fp_sum_judge(const struct ibp_fp_sum *s, const char *const *names,
+		     const struct ibp_policy *p, long self, struct ibp_findings *out);
 
 #endif

@@ -32,7 +32,7 @@
 #include "ibprep/transport.h"
 
 #define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION 4 /* 2: sealed frames after the HELLOs; 3: FINGERPRINT; 4: plan, leaves */
+#define IBP_OOB_VERSION 5 /* 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM */
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -50,7 +50,8 @@ enum ibp_oob_type {
 	IBP_OOB_SUMMARY = 4,  /* my link outcomes, for the blame */
 	IBP_OOB_ERROR = 5,    /* "refused", then close; unauthenticated: trusted for nothing */
 	IBP_OOB_FINGERPRINT =
-	    6, /* what the sender brings to the step (fingerprint.h), rail 0 only */
+	    6,             /* what the sender brings to the step (fingerprint.h), rail 0 only */
+	IBP_OOB_FPSUM = 7, /* the step-wide fingerprint sum, on the ring link i -> i+1 */
 };
 
 /* Outcome of one directed link: on the wire in SUMMARY, and in results. */
@@ -137,6 +138,29 @@ struct ibp_oob_summary {
 	struct ibp_oob_leaf leaves[IBP_OOB_MAX_LEAVES];
 };
 
+/*
+ * The reduction along the ring (fingerprint.h): GATHER carries the sum of
+ * nodes [0, i] from node i to i+1; FINAL the complete sum, from node N-1
+ * around to N-2; BROKEN says the chain stopped at node ORIGIN (its link
+ * from ORIGIN-1 gave nothing usable, WHY) and carries no sum (all zero):
+ * every node that learns it falls back to its neighbours' fingerprints.
+ */
+enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
+enum ibp_fpsum_why {
+	IBP_FPSUM_WHY_NONE = 0,
+	IBP_FPSUM_WHY_LINK,  /* no connection from the predecessor */
+	IBP_FPSUM_WHY_NO_FP, /* the predecessor sent no fingerprint */
+	IBP_FPSUM_WHY_BAD,   /* the predecessor's sum was not the one expected */
+	IBP_FPSUM_WHY_COUNT
+};
+
+struct ibp_oob_fpsum {
+	uint8_t phase;   /* enum ibp_fpsum_phase */
+	uint8_t why;     /* BROKEN: enum ibp_fpsum_why; else 0 */
+	uint32_t origin; /* BROKEN: where the chain stopped; else 0 */
+	struct ibp_fp_sum sum;
+};
+
 struct ibp_oob_error {
 	int32_t code; /* -errno */
 	char text[IBP_OOB_TEXT_MAX];
@@ -151,6 +175,7 @@ struct ibp_oob_msg {
 		struct ibp_oob_summary summary;
 		struct ibp_oob_error error;
 		struct ibp_fp fingerprint;
+		struct ibp_oob_fpsum fpsum;
 	} u;
 };
 
@@ -165,18 +190,19 @@ struct ibp_oob_msg {
 	 IBP_OOB_MAX_LEAVES * (4 + IBP_OOB_LEAF_MAX))
 #define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
 #define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_LEN
+#define IBP_OOB_FPSUM_LEN       (1 + 1 + 4 + IBP_FPS_WIRE_LEN)
 /* the largest */
+#define IBP_OOB_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define IBP_OOB_FRAME_MAX                                                                          \
-	(IBP_OOB_HDR_LEN + (IBP_OOB_FINGERPRINT_LEN > IBP_OOB_SUMMARY_LEN                          \
-				? IBP_OOB_FINGERPRINT_LEN                                          \
-				: IBP_OOB_SUMMARY_LEN))
+	(IBP_OOB_HDR_LEN + IBP_OOB_MAX2(IBP_OOB_FPSUM_LEN, IBP_OOB_MAX2(IBP_OOB_FINGERPRINT_LEN,   \
+									IBP_OOB_SUMMARY_LEN)))
 
 /* Payload length of TYPE, 0 for an unknown type. */
 size_t ibp_oob_payload_len(unsigned type);
 
 /*
  * True for the types that only travel sealed, with a sequence number and a
- * MAC (seal.h): ENDPOINT, CTRL, SUMMARY, FINGERPRINT.  HELLO and ERROR go before any key
+ * MAC (seal.h): ENDPOINT, CTRL, SUMMARY, FINGERPRINT, FPSUM.  HELLO and ERROR go before any key
  * exists; ibp_oob_send and ibp_oob_recv refuse the sealed types.
  */
 bool ibp_oob_sealed(unsigned type);

@@ -170,10 +170,18 @@ struct ibp_rdmatest_config {
 	 * This node's fingerprint (fingerprint.h), or NULL: no consistency
 	 * check.  It goes sealed to every peer on the rail-0 links, just before
 	 * the summary; the node then waits for its peers' summaries even when
-	 * its own links passed, and compares itself with the peers whose
-	 * fingerprints arrived (ring neighbours i+-1, i+-2: the whole step up
-	 * to 5 nodes).  The differences this node should report (consistency=
-	 * of POLICY) go to OUT, class job.
+	 * its own links passed.  Up to 5 nodes the peers (ring neighbours
+	 * i+-1, i+-2) are the whole step: their fingerprints are compared.
+	 * From 6 nodes on, a bounded sum of every fingerprint goes along the
+	 * round-1 ring links after the summaries (node 0 to N-1, then the
+	 * complete sum once more around: at most two frames per node, 2N-1
+	 * hops), and every node judges the same step-wide majority.  When the
+	 * chain breaks (a ring link that never connected or closed, a peer
+	 * without fingerprint, a refused sum) or the deadline comes first, the
+	 * node falls back to its neighbours' fingerprints and says so in each
+	 * finding ("ring neighbours only: ...", and consistency_partial, ok).
+	 * Each difference is said by one node (consistency= of POLICY),
+	 * class job, to OUT.
 	 */
 	const struct ibp_fp *fingerprint;
 
@@ -220,6 +228,7 @@ struct ibp_rdmatest_result {
 	struct ibp_rdmatest_link links[IBP_RDMATEST_MAX_LINKS];
 	size_t n_summaries;    /* peers' summaries received */
 	size_t n_fingerprints; /* peers' fingerprints received and compared */
+	bool step_wide;        /* the fingerprints were compared across the whole step */
 	size_t n_suspects;     /* nodes blamed */
 	uint32_t suspects[8];
 	/*

@@ -54,7 +54,7 @@
 #define IBP_SEAL_TAG_LEN   16
 #define IBP_SEAL_SEQ_LEN   8
 #define IBP_SEAL_OVERHEAD  (IBP_SEAL_SEQ_LEN + IBP_SEAL_TAG_LEN)
-#define IBP_SEAL_FRAME_MAX (IBP_OOB_HDR_LEN + IBP_OOB_FINGERPRINT_LEN + IBP_SEAL_OVERHEAD)
+#define IBP_SEAL_FRAME_MAX (IBP_OOB_FRAME_MAX + IBP_SEAL_OVERHEAD)
 
 /* What one link's keys are bound to.  FROM is the connector, TO the listener. */
 struct ibp_seal_link {

@@ -222,7 +222,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rdmatest-sim --nodes N [--timeout S] [--munge-socket P] "
 		"[--bad-munge-socket P]\n"
-		"       [--insecure] [--fingerprint] [--fault I:KIND]... [--job J] [--step S] "
+		"       [--insecure] [--fingerprint [--fp-odd FIRST:COUNT]] [--fault I:KIND]... "
+		"[--job J] [--step S] "
 		"[--ports A-B]\n"
 		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... [--hostile I] "
 		"[--leaves K]\n"
@@ -492,6 +493,8 @@ static bool with_fp; /* --fingerprint: every node sends and compares a fingerpri
 /* --leaves K: a topology of K leaves of contiguous nodes: the topology-aware plan */
 static struct ibp_topology sim_topo;
 static bool with_topo;
+/* --fp-odd FIRST:COUNT: those nodes have other firmware on mlx5_3:1 */
+static size_t odd_first = SIZE_MAX, odd_count;
 
 static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		 const struct ibp_policy *pol, const char *munge, const char *bad_munge,
@@ -541,7 +544,10 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		for (int r = 0; r < 8; r++) {
 			snprintf(rail, sizeof(rail), "mlx5_%d:1", r);
 			ibp_fp_set(&fp, IBP_FP_MODEL, rail, "MT_0000000838");
-			ibp_fp_set(&fp, IBP_FP_FIRMWARE, rail, "28.39.1002");
+			ibp_fp_set(&fp, IBP_FP_FIRMWARE, rail,
+				   r == 3 && i >= odd_first && i - odd_first < odd_count
+				       ? "28.41.1000"
+				       : "28.39.1002");
 			ibp_fp_set(&fp, IBP_FP_MTU, rail, "4096");
 			ibp_fp_set(&fp, IBP_FP_RATE, rail, "400 Gb/sec (4X NDR)");
 			ibp_fp_set(&fp, IBP_FP_LINK_LAYER, rail, "InfiniBand");
@@ -611,6 +617,7 @@ int main(int argc, char **argv)
 	    {"auth-check", no_argument, NULL, 'A'},
 	    {"fingerprint", no_argument, NULL, 'F'},
 	    {"leaves", required_argument, NULL, 'L'},
+	    {"fp-odd", required_argument, NULL, 'O'},
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
@@ -684,6 +691,10 @@ int main(int argc, char **argv)
 			return auth_check(munge);
 		case 'F':
 			with_fp = true;
+			break;
+		case 'O':
+			if (sscanf(optarg, "%zu:%zu", &odd_first, &odd_count) != 2)
+				usage();
 			break;
 		case 'H':
 			hostile = (long)strtoul(optarg, NULL, 10);

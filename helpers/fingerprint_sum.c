@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fingerprint_sum.c: the step-wide comparison (fingerprint.h): a bounded
+ * sum of every node's fingerprint, built along the test's ring, its wire
+ * form (strangers' bytes: a strict decoder) and its judgement.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibprep/fingerprint.h"
+#include "ibprep/text.h"
+
+void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes)
+{
+	memset(s, 0, sizeof(*s));
+	s->nnodes = nnodes;
+}
+
+static int find_key(const struct ibp_fp_sum *s, uint8_t field, const char *rail)
+{
+	for (int k = 0; k < s->n_keys; k++)
+		if (s->keys[k].field == field && !strcmp(s->keys[k].rail, rail))
+			return k;
+	return -1;
+}
+
+static void add_example(uint32_t *ex, uint8_t *n_ex, uint32_t node)
+{
+	if (*n_ex < IBP_FPS_EXAMPLES)
+		ex[(*n_ex)++] = node;
+}
+
+static bool entry_ok(const struct ibp_fp_entry *e)
+{
+	return e->field < IBP_FP_N_FIELDS && memchr(e->rail, 0, sizeof(e->rail)) &&
+	       memchr(e->value, 0, sizeof(e->value));
+}
+
+int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp)
+{
+	if (!fp || node != s->n_merged || node >= s->nnodes || s->nnodes > IBP_FPS_MAX_NODES ||
+	    fp->n > IBP_FP_MAX_ENTRIES)
+		return -EINVAL;
+	for (size_t i = 0; i < fp->n; i++) {
+		if (!entry_ok(&fp->e[i]))
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (fp->e[j].field == fp->e[i].field && !strcmp(fp->e[j].rail, fp->e[i].rail))
+				return -EINVAL; /* one value per (field, rail) */
+	}
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct ibp_fp_entry *e = &fp->e[i];
+		int k = find_key(s, e->field, e->rail);
+		int v;
+
+		if (k < 0) {
+			if (s->n_keys == IBP_FPS_MAX_KEYS) {
+				s->keys_dropped++;
+				continue;
+			}
+			k = s->n_keys++;
+			s->keys[k].field = e->field;
+			memcpy(s->keys[k].rail, e->rail, sizeof(e->rail));
+		}
+		for (v = 0; v < s->n_values; v++)
+			if (s->values[v].key == k && s->values[v].hash == e->hash)
+				break;
+		if (v == s->n_values) {
+			struct ibp_fps_key *key = &s->keys[k];
+
+			if (s->n_values == IBP_FPS_MAX_VALUES) {
+				key->other++;
+				add_example(key->other_ex, &key->n_other_ex, node);
+				continue;
+			}
+			s->n_values++;
+			s->values[v].key = (uint8_t)k;
+			s->values[v].hash = e->hash;
+			memcpy(s->values[v].value, e->value, sizeof(e->value));
+		}
+		s->values[v].count++;
+		add_example(s->values[v].ex, &s->values[v].n_ex, node);
+	}
+	s->n_merged++;
+	return 0;
+}
+
+/* ---- wire form ---- */
+
+struct wr {
+	uint8_t *p;
+	size_t off;
+};
+
+static void w8(struct wr *w, uint8_t v)
+{
+	w->p[w->off++] = v;
+}
+
+static void w32(struct wr *w, uint32_t v)
+{
+	for (int i = 3; i >= 0; i--)
+		w->p[w->off++] = (uint8_t)(v >> (8 * i));
+}
+
+static void w64(struct wr *w, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--)
+		w->p[w->off++] = (uint8_t)(v >> (8 * i));
+}
+
+static void wstr(struct wr *w, const char *s, size_t size)
+{
+	memcpy(w->p + w->off, s, strlen(s)); /* the rest stays zero */
+	w->off += size;
+}
+
+struct rd {
+	const uint8_t *p;
+	size_t off;
+};
+
+static uint8_t r8(struct rd *r)
+{
+	return r->p[r->off++];
+}
+
+static uint32_t r32(struct rd *r)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v = v << 8 | r->p[r->off++];
+	return v;
+}
+
+static uint64_t r64(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | r->p[r->off++];
+	return v;
+}
+
+/* A NUL-terminated printable string, the rest of the field NULs. */
+static int rstr(struct rd *r, char *out, size_t size)
+{
+	const uint8_t *p = r->p + r->off;
+	size_t n = 0;
+
+	while (n < size && p[n])
+		n++;
+	if (n == size)
+		return -EINVAL;
+	for (size_t i = 0; i < size; i++)
+		if (i < n ? p[i] < 0x20 || p[i] >= 0x7f : p[i] != 0)
+			return -EINVAL;
+	memcpy(out, p, n + 1);
+	r->off += size;
+	return 0;
+}
+
+/* Examples: N_EX == min(COUNT, bound), ascending, below N_MERGED, unused slots 0. */
+static bool examples_ok(const uint32_t *ex, uint8_t n_ex, uint32_t count, uint32_t n_merged)
+{
+	if (n_ex != (count < IBP_FPS_EXAMPLES ? count : IBP_FPS_EXAMPLES))
+		return false;
+	for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++) {
+		if (i >= n_ex ? ex[i] != 0 : ex[i] >= n_merged || (i && ex[i] <= ex[i - 1]))
+			return false;
+	}
+	return true;
+}
+
+static bool sum_ok(const struct ibp_fp_sum *s)
+{
+	uint64_t *per_key;
+	bool ok = true;
+
+	if (s->nnodes == 0 || s->nnodes > IBP_FPS_MAX_NODES || s->n_merged == 0 ||
+	    s->n_merged > s->nnodes || s->n_keys > IBP_FPS_MAX_KEYS ||
+	    s->n_values > IBP_FPS_MAX_VALUES ||
+	    (uint64_t)s->keys_dropped > (uint64_t)s->n_merged * IBP_FP_MAX_ENTRIES)
+		return false;
+	per_key = calloc(IBP_FPS_MAX_KEYS, sizeof(*per_key));
+	if (!per_key)
+		return false;
+	for (size_t k = 0; k < s->n_keys && ok; k++) {
+		const struct ibp_fps_key *key = &s->keys[k];
+
+		ok = key->field < IBP_FP_N_FIELDS && key->other <= s->n_merged &&
+		     examples_ok(key->other_ex, key->n_other_ex, key->other, s->n_merged) &&
+		     find_key(s, key->field, key->rail) == (int)k; /* no repeat */
+		per_key[k] = key->other;
+	}
+	for (size_t v = 0; v < s->n_values && ok; v++) {
+		const struct ibp_fps_value *x = &s->values[v];
+
+		ok = x->key < s->n_keys && x->count >= 1 && x->count <= s->n_merged &&
+		     examples_ok(x->ex, x->n_ex, x->count, s->n_merged);
+		for (size_t u = 0; u < v && ok; u++)
+			ok = !(s->values[u].key == x->key && s->values[u].hash == x->hash);
+		if (ok)
+			per_key[x->key] += x->count;
+	}
+	/* every pair has a group; no pair counts more nodes than were merged */
+	for (size_t k = 0; k < s->n_keys && ok; k++)
+		ok = per_key[k] >= 1 && per_key[k] <= s->n_merged;
+	free(per_key);
+	/* a node is in one group per pair: the examples of a pair's groups are disjoint */
+	for (size_t v = 0; v < s->n_values && ok; v++) {
+		const struct ibp_fps_value *x = &s->values[v];
+		const struct ibp_fps_key *key = ok ? &s->keys[x->key] : NULL;
+
+		for (size_t a = 0; a < x->n_ex && ok; a++) {
+			for (size_t b = 0; b < key->n_other_ex && ok; b++)
+				ok = key->other_ex[b] != x->ex[a];
+			for (size_t u = v + 1; u < s->n_values && ok; u++)
+				for (size_t b = 0; s->values[u].key == x->key &&
+						   b < s->values[u].n_ex && ok;
+				     b++)
+					ok = s->values[u].ex[b] != x->ex[a];
+		}
+	}
+	return ok;
+}
+
+int ibp_fp_sum_check(const struct ibp_fp_sum *s)
+{
+	for (size_t k = 0; k < s->n_keys && k < IBP_FPS_MAX_KEYS; k++) {
+		const char *r = s->keys[k].rail;
+		size_t n = strnlen(r, IBP_FP_RAIL_MAX);
+
+		if (n == IBP_FP_RAIL_MAX)
+			return -EINVAL;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)r[i] < 0x20 || (unsigned char)r[i] >= 0x7f)
+				return -EINVAL;
+	}
+	for (size_t v = 0; v < s->n_values && v < IBP_FPS_MAX_VALUES; v++) {
+		const char *x = s->values[v].value;
+		size_t n = strnlen(x, IBP_FP_VALUE_MAX);
+
+		if (n == IBP_FP_VALUE_MAX)
+			return -EINVAL;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)x[i] < 0x20 || (unsigned char)x[i] >= 0x7f)
+				return -EINVAL;
+	}
+	return sum_ok(s) ? 0 : -EINVAL;
+}
+
+int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len)
+{
+	struct wr w = {buf, 0};
+
+	if (len < IBP_FPS_WIRE_LEN)
+		return -ENOSPC;
+	if (ibp_fp_sum_check(s))
+		return -EINVAL;
+	memset(buf, 0, IBP_FPS_WIRE_LEN);
+	w32(&w, s->nnodes);
+	w32(&w, s->n_merged);
+	w8(&w, (uint8_t)(s->n_keys >> 8));
+	w8(&w, (uint8_t)s->n_keys);
+	w8(&w, (uint8_t)(s->n_values >> 8));
+	w8(&w, (uint8_t)s->n_values);
+	w32(&w, s->keys_dropped);
+	for (size_t k = 0; k < IBP_FPS_MAX_KEYS; k++) {
+		const struct ibp_fps_key *key = &s->keys[k];
+
+		if (k >= s->n_keys) {
+			w.off += IBP_FPS_KEY_WIRE;
+			continue;
+		}
+		w8(&w, key->field);
+		wstr(&w, key->rail, IBP_FP_RAIL_MAX);
+		w32(&w, key->other);
+		w8(&w, key->n_other_ex);
+		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
+			w32(&w, i < key->n_other_ex ? key->other_ex[i] : 0);
+	}
+	for (size_t v = 0; v < IBP_FPS_MAX_VALUES; v++) {
+		const struct ibp_fps_value *x = &s->values[v];
+
+		if (v >= s->n_values) {
+			w.off += IBP_FPS_VALUE_WIRE;
+			continue;
+		}
+		w8(&w, x->key);
+		w64(&w, x->hash);
+		wstr(&w, x->value, IBP_FP_VALUE_MAX);
+		w32(&w, x->count);
+		w8(&w, x->n_ex);
+		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
+			w32(&w, i < x->n_ex ? x->ex[i] : 0);
+	}
+	return w.off == IBP_FPS_WIRE_LEN ? 0 : -EINVAL;
+}
+
+static bool zeros(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s)
+{
+	struct rd r = {buf, 0};
+	int rc = -EINVAL;
+
+	ibp_fp_sum_init(s, 0);
+	if (len != IBP_FPS_WIRE_LEN)
+		return -EMSGSIZE;
+	s->nnodes = r32(&r);
+	s->n_merged = r32(&r);
+	s->n_keys = (uint16_t)(r8(&r) << 8);
+	s->n_keys = (uint16_t)(s->n_keys | r8(&r));
+	s->n_values = (uint16_t)(r8(&r) << 8);
+	s->n_values = (uint16_t)(s->n_values | r8(&r));
+	s->keys_dropped = r32(&r);
+	if (s->n_keys > IBP_FPS_MAX_KEYS || s->n_values > IBP_FPS_MAX_VALUES)
+		goto bad;
+	for (size_t k = 0; k < IBP_FPS_MAX_KEYS; k++) {
+		struct ibp_fps_key *key = &s->keys[k];
+
+		if (k >= s->n_keys) {
+			if (!zeros(r.p + r.off, IBP_FPS_KEY_WIRE))
+				goto bad;
+			r.off += IBP_FPS_KEY_WIRE;
+			continue;
+		}
+		key->field = r8(&r);
+		if (rstr(&r, key->rail, IBP_FP_RAIL_MAX))
+			goto bad;
+		key->other = r32(&r);
+		key->n_other_ex = r8(&r);
+		if (key->n_other_ex > IBP_FPS_EXAMPLES)
+			goto bad;
+		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
+			key->other_ex[i] = r32(&r);
+	}
+	for (size_t v = 0; v < IBP_FPS_MAX_VALUES; v++) {
+		struct ibp_fps_value *x = &s->values[v];
+
+		if (v >= s->n_values) {
+			if (!zeros(r.p + r.off, IBP_FPS_VALUE_WIRE))
+				goto bad;
+			r.off += IBP_FPS_VALUE_WIRE;
+			continue;
+		}
+		x->key = r8(&r);
+		x->hash = r64(&r);
+		if (rstr(&r, x->value, IBP_FP_VALUE_MAX))
+			goto bad;
+		x->count = r32(&r);
+		x->n_ex = r8(&r);
+		if (x->n_ex > IBP_FPS_EXAMPLES)
+			goto bad;
+		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
+			x->ex[i] = r32(&r);
+	}
+	if (r.off == IBP_FPS_WIRE_LEN && sum_ok(s))
+		return 0;
+bad:
+	ibp_fp_sum_init(s, 0);
+	return rc;
+}
+
+/* ---- the judgement ---- */
+
+/* "n7,n8,n9", "n7,n8,n9,n10 and 5 more": as many examples as fit in LEN. */
+static void group_list(const uint32_t *ex, uint8_t n_ex, uint32_t count, const char *const *names,
+		       char *buf, size_t len)
+{
+	for (size_t shown = n_ex; shown >= 1; shown--) {
+		size_t o = 0;
+		bool fits = true;
+
+		for (size_t i = 0; i < shown && fits; i++) {
+			int w = snprintf(buf + o, len - o, "%s%s", i ? "," : "", names[ex[i]]);
+
+			fits = w >= 0 && (size_t)w < len - o;
+			if (fits)
+				o += (size_t)w;
+		}
+		if (fits && count > shown) {
+			int w = snprintf(buf + o, len - o, " and %u more", count - (unsigned)shown);
+
+			fits = w >= 0 && (size_t)w < len - o;
+		}
+		if (fits || shown == 1) {
+			if (!fits)
+				ibp_format_cut(buf, len, "%s and %u more", names[ex[0]],
+					       count - 1);
+			return;
+		}
+	}
+	buf[0] = '\0';
+}
+
+struct sum_group {
+	const char *value; /* NULL: the "other" group, values not kept */
+	uint32_t count;
+	const uint32_t *ex;
+	uint8_t n_ex;
+};
+
+static int add_finding(struct ibp_findings *out, const char *code, int level, const char *node,
+		       const char *rail, const char *observed, const char *expected,
+		       const char *fix)
+{
+	struct ibp_finding x;
+	const char *colon = strrchr(rail, ':');
+
+	memset(&x, 0, sizeof(x));
+	snprintf(x.code, sizeof(x.code), "%s", code);
+	x.severity = (enum ibp_severity)level;
+	x.fclass = IBP_CLASS_JOB;
+	snprintf(x.node, sizeof(x.node), "%s", node);
+	if (rail[0]) {
+		uint64_t num;
+
+		snprintf(x.device, sizeof(x.device), "%.*s",
+			 (int)(colon ? colon - rail : (long)strlen(rail)), rail);
+		x.port = colon && !ibp_parse_u64(colon + 1, &num) && num <= 255 ? (int)num : 0;
+	}
+	ibp_format_cut(x.observed, sizeof(x.observed), "%s", observed);
+	snprintf(x.expected, sizeof(x.expected), "%s", expected ? expected : "");
+	snprintf(x.fix, sizeof(x.fix), "%s", fix);
+	return ibp_findings_add(out, &x);
+}
+
+static const char *fix_of(uint8_t field)
+{
+	return ibp_fp_field_fix((enum ibp_fp_field)field);
+}
+
+static int judge_key(const struct ibp_fp_sum *s, size_t k, const char *const *names,
+		     const struct ibp_policy *p, long self, struct ibp_findings *out)
+{
+	const struct ibp_fps_key *key = &s->keys[k];
+	enum ibp_consistency_key ck = ibp_fp_field_key((enum ibp_fp_field)key->field);
+	int level = p->consistency[ck];
+	const char *label = ibp_fp_field_label((enum ibp_fp_field)key->field);
+	struct sum_group g[IBP_FPS_MAX_VALUES + 1];
+	size_t ng = 0, top = 0, ties = 0;
+	uint32_t present = 0, best = 0;
+	char code[IBP_CODE_MAX], obs[IBP_TEXT_MAX * 2], nodes[IBP_NODE_MAX];
+	int rc;
+
+	if (level == IBP_CONSISTENCY_OFF)
+		return 0;
+	for (size_t v = 0; v < s->n_values; v++)
+		if (s->values[v].key == k)
+			g[ng++] = (struct sum_group){s->values[v].value, s->values[v].count,
+						     s->values[v].ex, s->values[v].n_ex};
+	if (key->other)
+		g[ng++] = (struct sum_group){NULL, key->other, key->other_ex, key->n_other_ex};
+	if (ng < 2)
+		return 0;
+	for (size_t i = 0; i < ng; i++) {
+		present += g[i].count;
+		if (g[i].count > best) {
+			best = g[i].count;
+			top = i;
+		}
+	}
+	for (size_t i = 0; i < ng; i++)
+		ties += g[i].count == best;
+	snprintf(code, sizeof(code), "consistency_%s", ibp_consistency_key_name(ck));
+	/* no majority: a tie, or the largest group is made of values the table did not keep */
+	if (ties > 1 || !g[top].value) {
+		uint32_t first = UINT32_MAX;
+		size_t o;
+
+		for (size_t i = 0; i < ng; i++)
+			if (g[i].ex[0] < first)
+				first = g[i].ex[0];
+		if (self >= 0 && (uint32_t)self != first)
+			return 0;
+		o = (size_t)snprintf(obs, sizeof(obs), "no majority for %s across %u nodes:", label,
+				     present);
+		for (size_t i = 0; i < ng && o < sizeof(obs); i++) {
+			int w;
+
+			group_list(g[i].ex, g[i].n_ex, g[i].count, names, nodes, sizeof(nodes));
+			w = snprintf(obs + o, sizeof(obs) - o, "%s %s %s", i ? ";" : "", nodes,
+				     g[i].value ? g[i].value : "(values past the table)");
+			o += w < 0 ? 0 : (size_t)w;
+		}
+		return add_finding(out, code, level, names[first], key->rail, obs, NULL,
+				   fix_of(key->field));
+	}
+	for (size_t i = 0; i < ng; i++) {
+		uint32_t others = present - g[i].count;
+
+		if (i == top || (self >= 0 && (uint32_t)self != g[i].ex[0]))
+			continue;
+		group_list(g[i].ex, g[i].n_ex, g[i].count, names, nodes, sizeof(nodes));
+		if (!g[i].value)
+			snprintf(obs, sizeof(obs),
+				 "%s not %s (%u node%s; the values are past the %d the step-wide "
+				 "comparison keeps), the other %u nodes %s",
+				 label, g[top].value, g[i].count, g[i].count == 1 ? "" : "s",
+				 IBP_FPS_MAX_VALUES, best, g[top].value);
+		else if (best == others)
+			snprintf(obs, sizeof(obs), "%s %s, the other %u node%s %s", label,
+				 g[i].value, best, best == 1 ? "" : "s", g[top].value);
+		else
+			snprintf(obs, sizeof(obs), "%s %s, %u of the other %u nodes %s", label,
+				 g[i].value, best, others, g[top].value);
+		rc = add_finding(out, code, level, nodes, key->rail, obs, g[top].value,
+				 fix_of(key->field));
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int ibp_fp_sum_judge(const struct ibp_fp_sum *s, const char *const *names,
+		     const struct ibp_policy *p, long self, struct ibp_findings *out)
+{
+	int rc = 0;
+
+	if (s->n_merged != s->nnodes || !sum_ok(s))
+		return -EINVAL;
+	for (size_t k = 0; k < s->n_keys && !rc; k++)
+		rc = judge_key(s, k, names, p, self, out);
+	if (!rc && s->keys_dropped && self <= 0) {
+		char obs[IBP_TEXT_MAX];
+
+		snprintf(obs, sizeof(obs),
+			 "%u fingerprint entries were not compared: the step's nodes have more "
+			 "than %d different (field, rail) pairs",
+			 s->keys_dropped, IBP_FPS_MAX_KEYS);
+		rc = add_finding(out, "consistency_partial", IBP_SEV_OK, names[0], "", obs, NULL,
+				 "give the step's nodes the same rails");
+	}
+	return rc;
+}
