@@ -2,7 +2,9 @@
 # bench_consistency.sh: what issue 13 adds to a step (docs/consistency.md).
 #   1. the cross-node test's time to verdict with and without the consistency
 #      fingerprint (every node sends its fingerprint to its ring neighbours,
-#      reads theirs and compares), 2, 16, 64 and 256 simulated nodes
+#      reads theirs; from 6 nodes on the bounded sum of every fingerprint goes
+#      twice around the ring, and every node judges the step-wide majority),
+#      2, 16, 64 and 256 simulated nodes
 #      (tests/tools/rdmatest-sim.c, socket transport, --insecure so that the
 #      difference is the fingerprint's alone), paired runs, median of RUNS;
 #      target: under 10% more

@@ -575,9 +575,9 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 				 fields[field].label, g[k].value, best, best == 1 ? "" : "s",
 				 g[top].value);
 		else
-			snprintf(x.observed, sizeof(x.observed), "%s %s, %zu of the other %zu nodes %s",
-				 fields[field].label, g[k].value, best, present - g[k].count,
-				 g[top].value);
+			snprintf(x.observed, sizeof(x.observed),
+				 "%s %s, %zu of the other %zu nodes %s", fields[field].label,
+				 g[k].value, best, present - g[k].count, g[top].value);
 		snprintf(x.expected, sizeof(x.expected), "%s", g[top].value);
 		snprintf(x.fix, sizeof(x.fix), "%s", fields[field].fix);
 		rc = ibp_findings_add(out, &x);

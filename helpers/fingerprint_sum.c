@@ -47,7 +47,8 @@ int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp)
 		if (!entry_ok(&fp->e[i]))
 			return -EINVAL;
 		for (size_t j = 0; j < i; j++)
-			if (fp->e[j].field == fp->e[i].field && !strcmp(fp->e[j].rail, fp->e[i].rail))
+			if (fp->e[j].field == fp->e[i].field &&
+			    !strcmp(fp->e[j].rail, fp->e[i].rail))
 				return -EINVAL; /* one value per (field, rail) */
 	}
 	for (size_t i = 0; i < fp->n; i++) {
@@ -219,9 +220,8 @@ static bool sum_ok(const struct ibp_fp_sum *s)
 			for (size_t b = 0; b < key->n_other_ex && ok; b++)
 				ok = key->other_ex[b] != x->ex[a];
 			for (size_t u = v + 1; u < s->n_values && ok; u++)
-				for (size_t b = 0; s->values[u].key == x->key &&
-						   b < s->values[u].n_ex && ok;
-				     b++)
+				for (size_t b = 0;
+				     s->values[u].key == x->key && b < s->values[u].n_ex && ok; b++)
 					ok = s->values[u].ex[b] != x->ex[a];
 		}
 	}
@@ -396,8 +396,7 @@ static void group_list(const uint32_t *ex, uint8_t n_ex, uint32_t count, const c
 		}
 		if (fits || shown == 1) {
 			if (!fits)
-				ibp_format_cut(buf, len, "%s and %u more", names[ex[0]],
-					       count - 1);
+				ibp_format_cut(buf, len, "%s and %u more", names[ex[0]], count - 1);
 			return;
 		}
 	}
@@ -502,19 +501,24 @@ static int judge_key(const struct ibp_fp_sum *s, size_t k, const char *const *na
 
 		if (i == top || (self >= 0 && (uint32_t)self != g[i].ex[0]))
 			continue;
+		char what[IBP_TEXT_MAX], rest[IBP_TEXT_MAX];
+
 		group_list(g[i].ex, g[i].n_ex, g[i].count, names, nodes, sizeof(nodes));
-		if (!g[i].value)
-			snprintf(obs, sizeof(obs),
-				 "%s not %s (%u node%s; the values are past the %d the step-wide "
-				 "comparison keeps), the other %u nodes %s",
-				 label, g[top].value, g[i].count, g[i].count == 1 ? "" : "s",
-				 IBP_FPS_MAX_VALUES, best, g[top].value);
-		else if (best == others)
-			snprintf(obs, sizeof(obs), "%s %s, the other %u node%s %s", label,
-				 g[i].value, best, best == 1 ? "" : "s", g[top].value);
+		if (g[i].value)
+			snprintf(what, sizeof(what), "%s", g[i].value);
 		else
-			snprintf(obs, sizeof(obs), "%s %s, %u of the other %u nodes %s", label,
-				 g[i].value, best, others, g[top].value);
+			ibp_format_cut(
+			    what, sizeof(what),
+			    "not %s (%u node%s; the values are past the %d the step-wide "
+			    "comparison keeps)",
+			    g[top].value, g[i].count, g[i].count == 1 ? "" : "s",
+			    IBP_FPS_MAX_VALUES);
+		if (best == others)
+			snprintf(rest, sizeof(rest), "the other %u node%s", best,
+				 best == 1 ? "" : "s");
+		else
+			snprintf(rest, sizeof(rest), "%u of the other %u nodes", best, others);
+		ibp_format_cut(obs, sizeof(obs), "%s %s, %s %s", label, what, rest, g[top].value);
 		rc = add_finding(out, code, level, nodes, key->rail, obs, g[top].value,
 				 fix_of(key->field));
 		if (rc)

@@ -1253,17 +1253,20 @@ static void ring_why_text(const struct ibp_rt_run *run, char *buf, size_t len)
 
 	switch (run->ring_why) {
 	case IBP_FPSUM_WHY_LINK:
-		ibp_rt_setf(buf, len, "the step-wide comparison stopped at %s: no connection from %s",
-			    at, pred);
+		ibp_rt_setf(buf, len,
+			    "the step-wide comparison stopped at %s: no connection from %s", at,
+			    pred);
 		break;
 	case IBP_FPSUM_WHY_NO_FP:
-		ibp_rt_setf(buf, len, "the step-wide comparison stopped at %s: %s sent no fingerprint",
-			    at, pred);
+		ibp_rt_setf(buf, len,
+			    "the step-wide comparison stopped at %s: %s sent no fingerprint", at,
+			    pred);
 		break;
 	case IBP_FPSUM_WHY_BAD:
-		ibp_rt_setf(buf, len,
-			    "the step-wide comparison stopped at %s: %s's sum was not the expected one",
-			    at, pred);
+		ibp_rt_setf(
+		    buf, len,
+		    "the step-wide comparison stopped at %s: %s's sum was not the expected one", at,
+		    pred);
 		break;
 	default:
 		ibp_rt_setf(buf, len, "the step-wide comparison did not finish by the deadline");
@@ -1321,11 +1324,13 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
 		ibp_rt_setf(out->v[i].observed, sizeof(out->v[i].observed),
 			    "%s (ring neighbours only: %s)", obs, why);
 	}
+	/* a warning from the node where the chain stopped (once), information elsewhere */
 	if (!rc)
-		rc = ibp_findings_addf(out, "consistency_partial", IBP_SEV_OK, IBP_CLASS_JOB, NULL,
-				       0, "the whole step compared",
-				       "look at the cross-node test's link findings",
-				       "compared with %zu ring neighbours only: %s", n - 1, why);
+		rc = ibp_findings_addf(
+		    out, "consistency_partial", run->ring_at == run->me ? IBP_SEV_WARN : IBP_SEV_OK,
+		    IBP_CLASS_JOB, NULL, 0, "the whole step compared",
+		    "look at the cross-node test's link findings",
+		    "fingerprints compared with %zu ring neighbours only: %s", n - 1, why);
 	return rc;
 }
 

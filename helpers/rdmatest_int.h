@@ -125,10 +125,10 @@ struct ibp_rt_run {
 	 */
 	int ring; /* enum ibp_rt_ring */
 	struct ibp_fp_sum *sum;
-	bool ring_fp_in;   /* the predecessor's fingerprint arrived */
-	bool ring_sent;    /* the final or broken frame went on */
-	uint32_t ring_at;  /* RING_BROKEN: where the chain stopped */
-	uint8_t ring_why;  /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
+	bool ring_fp_in;  /* the predecessor's fingerprint arrived */
+	bool ring_sent;   /* the final or broken frame went on */
+	uint32_t ring_at; /* RING_BROKEN: where the chain stopped */
+	uint8_t ring_why; /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
 };
 
 /*

@@ -186,8 +186,8 @@ struct ibp_fps_value {
 };
 
 struct ibp_fp_sum {
-	uint32_t nnodes;       /* of the step */
-	uint32_t n_merged;     /* nodes [0, n_merged) are in */
+	uint32_t nnodes;   /* of the step */
+	uint32_t n_merged; /* nodes [0, n_merged) are in */
 	uint16_t n_keys, n_values;
 	uint32_t keys_dropped; /* entries past IBP_FPS_MAX_KEYS: not compared */
 	struct ibp_fps_key keys[IBP_FPS_MAX_KEYS];

@@ -395,6 +395,385 @@ static void test_fp_collect_from_a_generated_tree(void **state)
 	ibp_fixture_destroy(root);
 }
 
+/* ---- the step-wide sum (the reduction along the ring) ---- */
+
+#define SUM_MAXN 600
+static char sum_name_buf[SUM_MAXN][16];
+static const char *sum_names[SUM_MAXN];
+
+static void sum_names_init(void)
+{
+	for (size_t i = 0; i < SUM_MAXN; i++) {
+		snprintf(sum_name_buf[i], sizeof(sum_name_buf[i]), "n%zu", i + 1);
+		sum_names[i] = sum_name_buf[i];
+	}
+}
+
+/* A node of the sum tests: kernel KERNEL, firmware FW on mlx5_3:1. */
+static void sum_node(struct ibp_fp *fp, const char *kernel, const char *fw)
+{
+	ibp_fp_init(fp);
+	ibp_fp_set(fp, IBP_FP_HCA_SET, NULL, "3 rails: mlx5_0:1,mlx5_3:1,mlx5_4:1");
+	ibp_fp_set(fp, IBP_FP_KERNEL, NULL, kernel);
+	ibp_fp_set(fp, IBP_FP_FIRMWARE, "mlx5_3:1", fw);
+}
+
+/* The sum of N nodes, firmware FW(i); along the ring, as rdmatest.c builds it. */
+static struct ibp_fp_sum *sum_of(size_t n, const char *(*fw)(size_t), const char *(*kern)(size_t))
+{
+	struct ibp_fp_sum *s = malloc(sizeof(*s));
+	struct ibp_fp *fp = malloc(sizeof(*fp));
+
+	assert_non_null(s);
+	assert_non_null(fp);
+	ibp_fp_sum_init(s, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		sum_node(fp, kern ? kern(i) : "6.1.0-18-amd64", fw(i));
+		assert_int_equal(ibp_fp_sum_add(s, (uint32_t)i, fp), 0);
+	}
+	free(fp);
+	return s;
+}
+
+static const char *fw_three_odd(size_t i)
+{
+	return i >= 2 && i <= 4 ? "28.39.1002" : "28.41.1000";
+}
+
+static size_t consistency_findings(const struct ibp_findings *f, const char *code)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		n += !strcmp(f->v[i].code, code);
+	return n;
+}
+
+/* 8 nodes, n3..n5 odd: named together against the 5 others, said once, by n3. */
+static void test_sum_three_consecutive_odd_named_once_step_wide(void **state)
+{
+	struct ibp_fp_sum *s = sum_of(8, fw_three_odd, NULL);
+	struct ibp_findings f = {0};
+	struct ibp_policy pol;
+	size_t said = 0;
+	(void)state;
+
+	sum_names_init();
+	ibp_policy_init(&pol);
+	assert_int_equal(s->n_merged, 8);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].code, "consistency_firmware");
+	assert_int_equal(f.v[0].severity, IBP_SEV_WARN);
+	assert_int_equal(f.v[0].fclass, IBP_CLASS_JOB);
+	assert_string_equal(f.v[0].node, "n3,n4,n5");
+	assert_string_equal(f.v[0].device, "mlx5_3");
+	assert_int_equal(f.v[0].port, 1);
+	assert_string_equal(f.v[0].observed, "firmware 28.39.1002, the other 5 nodes 28.41.1000");
+	assert_string_equal(f.v[0].expected, "28.41.1000");
+	ibp_findings_release(&f);
+	for (long self = 0; self < 8; self++) {
+		assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, self, &f), 0);
+		if (f.n)
+			assert_int_equal(self, 2);
+		said += f.n;
+		ibp_findings_release(&f);
+	}
+	assert_int_equal(said, 1);
+	/* consistency=firmware:fail makes it a failure; :off silences it */
+	char err[128];
+
+	assert_int_equal(ibp_policy_set(&pol, "consistency", "firmware:fail", err, sizeof(err)), 0);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(ibp_findings_worst(&f), IBP_SEV_FAIL);
+	ibp_findings_release(&f);
+	assert_int_equal(ibp_policy_set(&pol, "consistency", "firmware:off", err, sizeof(err)), 0);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 0);
+	free(s);
+}
+
+static const char *fw_half(size_t i)
+{
+	return i < 4 ? "28.39.1002" : "28.41.1000";
+}
+
+static const char *fw_same(size_t i)
+{
+	(void)i;
+	return "28.41.1000";
+}
+
+static const char *fw_all_different(size_t i)
+{
+	static char buf[SUM_MAXN][24];
+
+	snprintf(buf[i], sizeof(buf[i]), "28.%zu", i);
+	return buf[i];
+}
+
+static void test_sum_tie_all_different_one_node(void **state)
+{
+	struct ibp_fp_sum *s = sum_of(8, fw_half, NULL);
+	struct ibp_findings f = {0};
+	struct ibp_policy pol;
+	(void)state;
+
+	sum_names_init();
+	ibp_policy_init(&pol);
+	/* 4 against 4: both groups named, by n1 only */
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].node, "n1");
+	assert_string_equal(f.v[0].observed, "no majority for firmware across 8 nodes: n1,n2,n3,n4 "
+					     "28.39.1002; n5,n6,n7,n8 28.41.1000");
+	ibp_findings_release(&f);
+	for (long self = 1; self < 8; self++) {
+		assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, self, &f), 0);
+		assert_int_equal(f.n, 0);
+	}
+	free(s);
+	/* every node different: no majority, the groups named as far as they fit */
+	s = sum_of(6, fw_all_different, NULL);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].observed, "no majority for firmware across 6 nodes: n1 28.0; "
+						"n2 28.1; n3 28.2"));
+	ibp_findings_release(&f);
+	free(s);
+	/* one node, and a step that agrees: nothing to say */
+	s = sum_of(1, fw_same, NULL);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 0);
+	free(s);
+	s = sum_of(300, fw_same, NULL);
+	assert_int_equal(s->n_values, 3);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 0);
+	/* incomplete: refused */
+	s->n_merged = 299;
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), -EINVAL);
+	free(s);
+}
+
+static void test_sum_add_in_order_each_node_once(void **state)
+{
+	struct ibp_fp_sum *s = malloc(sizeof(*s));
+	struct ibp_fp *fp = malloc(sizeof(*fp));
+	(void)state;
+
+	assert_non_null(s);
+	assert_non_null(fp);
+	sum_node(fp, "6.1", "1.0");
+	ibp_fp_sum_init(s, 3);
+	assert_int_equal(ibp_fp_sum_add(s, 1, fp), -EINVAL); /* out of order */
+	assert_int_equal(ibp_fp_sum_add(s, 0, fp), 0);
+	assert_int_equal(ibp_fp_sum_add(s, 0, fp), -EINVAL); /* the same node again */
+	assert_int_equal(ibp_fp_sum_add(s, 1, fp), 0);
+	assert_int_equal(ibp_fp_sum_add(s, 2, fp), 0);
+	assert_int_equal(ibp_fp_sum_add(s, 3, fp), -EINVAL); /* past the step */
+	assert_int_equal(s->n_merged, 3);
+	assert_int_equal(s->values[1].count, 3); /* duplicates of a value: one group */
+	assert_int_equal(s->values[1].n_ex, 3);
+	/* a fingerprint with the same (field, rail) twice is refused whole */
+	ibp_fp_sum_init(s, 2);
+	fp->e[1] = fp->e[0];
+	assert_int_equal(ibp_fp_sum_add(s, 0, fp), -EINVAL);
+	assert_int_equal(s->n_merged, 0);
+	assert_int_equal(s->n_keys, 0);
+	free(fp);
+	free(s);
+}
+
+static const char *fw_ten_odd_of_twenty(size_t i)
+{
+	return i >= 5 && i < 15 ? "28.39.1002" : "28.41.1000";
+}
+
+static const char *kern_many(size_t i)
+{
+	static char buf[SUM_MAXN][24];
+
+	if (i < 400)
+		return "6.1";
+	snprintf(buf[i], sizeof(buf[i]), "k%zu", i);
+	return buf[i];
+}
+
+static const char *kern_many_first(size_t i)
+{
+	static char buf[SUM_MAXN][24];
+
+	if (i >= 200)
+		return "6.1";
+	snprintf(buf[i], sizeof(buf[i]), "k%zu", i);
+	return buf[i];
+}
+
+/* Bounds: examples ("and N more"), the value table (the "other" group), the pair table. */
+static void test_sum_bounds_said(void **state)
+{
+	struct ibp_fp_sum *s;
+	struct ibp_findings f = {0};
+	struct ibp_policy pol;
+	size_t other = 0;
+	(void)state;
+
+	sum_names_init();
+	ibp_policy_init(&pol);
+	s = sum_of(20, fw_ten_odd_of_twenty, NULL);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	/* 10 against 10 is a tie */
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].observed, "n6,n7,n8,n9 and 6 more 28.39.1002"));
+	ibp_findings_release(&f);
+	free(s);
+	/* 400 agree, then 200 different kernels: the table keeps 192 values */
+	s = sum_of(600, fw_same, kern_many);
+	assert_int_equal(s->n_values, IBP_FPS_MAX_VALUES);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	for (size_t i = 0; i < f.n; i++) {
+		assert_string_equal(f.v[i].code, "consistency_kernel");
+		assert_string_equal(f.v[i].expected, "6.1");
+		if (strstr(f.v[i].observed, "past the 192")) {
+			other++;
+			/* 3 values of node 0, then 189 kernels kept: 11 nodes past the table */
+			assert_string_equal(f.v[i].node, "n590,n591,n592,n593 and 7 more");
+			assert_non_null(strstr(f.v[i].observed, "kernel not 6.1 (11 nodes;"));
+			assert_non_null(strstr(f.v[i].observed, "400 of the other 589 nodes 6.1"));
+		}
+	}
+	assert_int_equal(other, 1);
+	assert_int_equal(f.n, 1 + 189);
+	ibp_findings_release(&f);
+	free(s);
+	/* 200 different kernels first: the majority itself is past the table, no majority said */
+	s = sum_of(600, fw_same, kern_many_first);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].observed, "no majority for kernel across 600 nodes"));
+	ibp_findings_release(&f);
+	free(s);
+	/* more (field, rail) pairs than the table: counted, said once (ok) */
+	s = malloc(sizeof(*s));
+	struct ibp_fp *fp = malloc(sizeof(*fp));
+
+	assert_non_null(s);
+	assert_non_null(fp);
+	ibp_fp_sum_init(s, 2);
+	for (uint32_t node = 0; node < 2; node++) {
+		ibp_fp_init(fp);
+		for (int r = 0; r < 100; r++) {
+			char rail[IBP_FP_RAIL_MAX];
+
+			snprintf(rail, sizeof(rail), "d%u_%d:1", node, r);
+			ibp_fp_set(fp, IBP_FP_FIRMWARE, rail, "1.0");
+		}
+		assert_int_equal(ibp_fp_sum_add(s, node, fp), 0);
+	}
+	assert_int_equal(s->n_keys, IBP_FPS_MAX_KEYS);
+	assert_int_equal(s->keys_dropped, 200 - IBP_FPS_MAX_KEYS);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(consistency_findings(&f, "consistency_partial"), 1);
+	ibp_findings_release(&f);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, 1, &f), 0);
+	assert_int_equal(f.n, 0);
+	free(fp);
+	free(s);
+}
+
+/* The wire form: a round trip, and a strict decoder (the sum comes from other hosts). */
+static void test_sum_wire_round_trip_and_refusals(void **state)
+{
+	struct ibp_fp_sum *s = sum_of(8, fw_three_odd, NULL), *back = malloc(sizeof(*back));
+	uint8_t *buf = malloc(IBP_FPS_WIRE_LEN), *bad = malloc(IBP_FPS_WIRE_LEN),
+		*again = malloc(IBP_FPS_WIRE_LEN);
+	const size_t keys = 16, vals = keys + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE;
+	/* offsets inside a value: key 0, hash 1, value 9, count 49, n_ex 53, ex 54 */
+	const size_t v1 = vals + IBP_FPS_VALUE_WIRE; /* the second value (kernel) */
+	(void)state;
+
+	assert_non_null(back);
+	assert_non_null(buf);
+	assert_non_null(bad);
+	assert_non_null(again);
+	assert_int_equal(ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_LEN - 1), -ENOSPC);
+	assert_int_equal(ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_LEN), 0);
+	assert_int_equal(ibp_fp_sum_decode(buf, IBP_FPS_WIRE_LEN, back), 0);
+	assert_int_equal(ibp_fp_sum_encode(back, again, IBP_FPS_WIRE_LEN), 0);
+	assert_memory_equal(buf, again, IBP_FPS_WIRE_LEN);
+	assert_int_equal(back->n_values, s->n_values);
+	assert_int_equal(ibp_fp_sum_decode(buf, IBP_FPS_WIRE_LEN + 1, back), -EMSGSIZE);
+
+	struct {
+		const char *what;
+		size_t at;
+		uint8_t byte;
+	} cases[] = {
+	    {"no nodes", 3, 0},
+	    {"more merged than nodes", 7, 9},
+	    {"key count above the table", 8, 0xff},
+	    {"value count above the table", 10, 0xff},
+	    {"unknown field", keys, IBP_FP_N_FIELDS},
+	    {"control character in a rail", keys + 1, 0x07},
+	    {"a value of a key that does not exist", v1, 0x7f},
+	    {"control character in a value", v1 + 9, 0x1b},
+	    {"count zero", v1 + 52, 0},
+	    {"count above the nodes merged", v1 + 52, 9},
+	    {"examples not the count's", v1 + 53, 3},
+	    {"example past the nodes merged", v1 + 57, 8},
+	    {"examples out of order", v1 + 57 + 4, 0},
+	    {"garbage in an unused value slot", IBP_FPS_WIRE_LEN - 1, 1},
+	    {"garbage in an unused key slot", vals - 1, 1},
+	    {"dropped entries beyond any node's", 12, 0xff},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
+		bad[cases[i].at] = cases[i].byte;
+		if (ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back) != -EINVAL)
+			fail_msg("%s: accepted", cases[i].what);
+		assert_int_equal(back->n_merged, 0);
+	}
+	/* the same key twice */
+	memcpy(bad, buf, IBP_FPS_WIRE_LEN);
+	memcpy(bad + keys + IBP_FPS_KEY_WIRE, bad + keys, IBP_FPS_KEY_WIRE);
+	assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
+	/* the same (key, value) twice: the odd firmware's slot made a copy of the majority's */
+	{
+		size_t fw_major = SIZE_MAX, fw_odd = SIZE_MAX;
+
+		for (size_t v = 0; v < s->n_values; v++) {
+			if (s->keys[s->values[v].key].field != IBP_FP_FIRMWARE)
+				continue;
+			if (s->values[v].count == 5)
+				fw_major = v;
+			else
+				fw_odd = v;
+		}
+		assert_true(fw_major != SIZE_MAX && fw_odd != SIZE_MAX);
+		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
+		memcpy(bad + vals + fw_odd * IBP_FPS_VALUE_WIRE,
+		       bad + vals + fw_major * IBP_FPS_VALUE_WIRE, IBP_FPS_VALUE_WIRE);
+		assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
+		/* a node in two groups of one key: the odd group claims node 0 (n1) */
+		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
+		memset(bad + vals + fw_odd * IBP_FPS_VALUE_WIRE + 54, 0, 4);
+		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 54 + 3] = 0; /* ex[0] = 0 < ex[1] = 3 */
+		assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
+		/* more nodes in a key's groups than were merged */
+		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
+		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 52] = 4;
+		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 53] = 4;
+		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 54 + 12 + 3] = 7;
+		assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
+	}
+	free(again);
+	free(buf);
+	free(bad);
+	free(back);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +786,11 @@ int main(void)
 	    cmocka_unit_test(test_fp_wire_round_trip_and_checks),
 	    cmocka_unit_test(test_fp_hca_set_in_bracket_form),
 	    cmocka_unit_test(test_fp_collect_from_a_generated_tree),
+	    cmocka_unit_test(test_sum_three_consecutive_odd_named_once_step_wide),
+	    cmocka_unit_test(test_sum_tie_all_different_one_node),
+	    cmocka_unit_test(test_sum_add_in_order_each_node_once),
+	    cmocka_unit_test(test_sum_bounds_said),
+	    cmocka_unit_test(test_sum_wire_round_trip_and_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

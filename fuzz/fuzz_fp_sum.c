@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libFuzzer target: the step-wide fingerprint sum (fingerprint.h), as a
+ * peer on the ring sends it.  The bytes are taken as the sum's wire form
+ * (short input is padded with zeros, so that the fuzzer reaches past the
+ * header).  The decoder must never crash or read out of bounds; what it
+ * accepts must pass the checker, re-encode to the same bytes, take one
+ * more node's fingerprint and still pass, and be judged (once complete)
+ * without crashing, with every finding's strings terminated.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibprep/fingerprint.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *names[IBP_FPS_MAX_NODES];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t buf[IBP_FPS_WIRE_LEN], again[IBP_FPS_WIRE_LEN];
+	static struct ibp_fp_sum s;
+	static struct ibp_fp fp;
+	struct ibp_findings f = {0};
+	struct ibp_policy pol;
+	uint32_t next;
+
+	if (!names[0])
+		for (size_t i = 0; i < IBP_FPS_MAX_NODES; i++)
+			names[i] = "node";
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, data, size < sizeof(buf) ? size : sizeof(buf));
+	if (ibp_fp_sum_decode(buf, sizeof(buf), &s) != 0) {
+		if (s.n_merged || s.n_keys || s.n_values)
+			abort(); /* a refusal leaves nothing behind */
+		return 0;
+	}
+	if (ibp_fp_sum_check(&s) != 0)
+		abort();
+	if (ibp_fp_sum_encode(&s, again, sizeof(again)) != 0 || memcmp(buf, again, sizeof(buf)))
+		abort();
+	/* the next node adds itself, as on the ring */
+	next = s.n_merged;
+	ibp_fp_init(&fp);
+	ibp_fp_set(&fp, IBP_FP_HCA_SET, NULL, "1 rail: mlx5_0:1");
+	ibp_fp_set(&fp, IBP_FP_FIRMWARE, "mlx5_0:1", "28.39.1002");
+	if (next < s.nnodes) {
+		if (ibp_fp_sum_add(&s, next, &fp) != 0 || ibp_fp_sum_check(&s) != 0)
+			abort();
+	} else if (ibp_fp_sum_add(&s, next, &fp) != -EINVAL) {
+		abort();
+	}
+	/* judged as if complete: counts only loosen */
+	s.n_merged = s.nnodes;
+	if (ibp_fp_sum_check(&s) != 0)
+		abort();
+	ibp_policy_init(&pol);
+	if (ibp_fp_sum_judge(&s, names, &pol, -1, &f) == 0)
+		for (size_t i = 0; i < f.n; i++)
+			if (!memchr(f.v[i].observed, 0, sizeof(f.v[i].observed)) ||
+			    !memchr(f.v[i].node, 0, sizeof(f.v[i].node)))
+				abort();
+	ibp_findings_release(&f);
+	return 0;
+}
