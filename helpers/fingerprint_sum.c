@@ -405,8 +405,8 @@ static void group_list(const uint32_t *ex, uint8_t n_ex, uint32_t count, const c
 
 struct sum_group {
 	const char *value; /* NULL: the "other" group, values not kept */
-	uint32_t count;
 	const uint32_t *ex;
+	uint32_t count;
 	uint8_t n_ex;
 };
 
@@ -457,10 +457,10 @@ static int judge_key(const struct ibp_fp_sum *s, size_t k, const char *const *na
 		return 0;
 	for (size_t v = 0; v < s->n_values; v++)
 		if (s->values[v].key == k)
-			g[ng++] = (struct sum_group){s->values[v].value, s->values[v].count,
-						     s->values[v].ex, s->values[v].n_ex};
+			g[ng++] = (struct sum_group){s->values[v].value, s->values[v].ex,
+						     s->values[v].count, s->values[v].n_ex};
 	if (key->other)
-		g[ng++] = (struct sum_group){NULL, key->other, key->other_ex, key->n_other_ex};
+		g[ng++] = (struct sum_group){NULL, key->other_ex, key->other, key->n_other_ex};
 	if (ng < 2)
 		return 0;
 	for (size_t i = 0; i < ng; i++) {

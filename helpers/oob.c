@@ -193,12 +193,13 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 	}
 	case IBP_OOB_FPSUM: {
 		const struct ibp_oob_fpsum *f = &m->u.fpsum;
-		static const struct ibp_fp_sum empty;
 
+		/* a broken chain carries no sum (its bytes go out as zeros) */
 		if (f->phase == IBP_FPSUM_BROKEN)
 			return f->why == IBP_FPSUM_WHY_NONE || f->why >= IBP_FPSUM_WHY_COUNT ||
-				       f->origin >= IBP_OOB_MAX_NODES ||
-				       memcmp(&f->sum, &empty, sizeof(empty))
+				       f->origin >= IBP_OOB_MAX_NODES || f->sum.nnodes ||
+				       f->sum.n_merged || f->sum.n_keys || f->sum.n_values ||
+				       f->sum.keys_dropped
 				   ? -EBADMSG
 				   : 0;
 		if ((f->phase != IBP_FPSUM_GATHER && f->phase != IBP_FPSUM_FINAL) || f->why ||

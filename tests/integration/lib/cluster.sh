@@ -17,6 +17,8 @@
 #       spec "n3:mlx5_3/1:width" passes "--fault mlx5_3/1:width" to mksysfs
 #   cluster_stop                    idempotent; also runs from the EXIT trap
 #   cluster_hw NODE [FAULT...]      regenerate one node's simulated hardware
+#                                   (CL_HW_PRESET=roce ...: another mksysfs/mktopo
+#                                   preset, default dgx-h100)
 #   cluster_plugstack [LINE...]     write plugstack.conf (re-read by every step)
 #   cluster_spank_line [KEY=VALUE...]  "required PLUGIN sysfs_root=... topology=... bind=no KEYS"
 #   cl_srun / cl_sbatch / cl_salloc / cl_scontrol / cl_sinfo / cl_squeue / cl_sacct ARGS
@@ -145,26 +147,27 @@ cl_write_hosts() {
 }
 
 cluster_hw() {
-	local node=$1 f
+	local node=$1 f preset=${CL_HW_PRESET:-dgx-h100} topo=topo.xml
 	shift
 	local d=$CL_DIR/nodes/$node args=()
 	for f in "$@"; do args+=(--fault "$f"); done
+	[ "$preset" = dgx-h100 ] || topo=topo-$preset.xml
 	rm -rf "$d/root"
 	mkdir -p "$d/root"
-	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset dgx-h100 --gdr --node "$node" \
+	python3 "$CL_SRC/tests/fixtures/mksysfs.py" --preset "$preset" --gdr --node "$node" \
 		"${args[@]}" "$d/root" >"$CL_LOG/mksysfs.$node.out" 2>&1 || {
 		cl_log "mksysfs.py failed for $node: $(tail -3 "$CL_LOG/mksysfs.$node.out")"
 		return 1
 	}
-	if [ ! -s "$CL_DIR/topo.xml" ]; then
-		python3 "$CL_SRC/tests/fixtures/mktopo.py" --preset dgx-h100 "$CL_DIR/topo.xml" \
-			>"$CL_LOG/mktopo.out" 2>&1 || {
-			cl_log "mktopo.py failed: $(tail -3 "$CL_LOG/mktopo.out")"
-			rm -f "$CL_DIR/topo.xml"
+	if [ ! -s "$CL_DIR/$topo" ]; then
+		python3 "$CL_SRC/tests/fixtures/mktopo.py" --preset "$preset" "$CL_DIR/$topo" \
+			>"$CL_LOG/mktopo.$preset.out" 2>&1 || {
+			cl_log "mktopo.py failed: $(tail -3 "$CL_LOG/mktopo.$preset.out")"
+			rm -f "$CL_DIR/$topo"
 			return 1
 		}
 	fi
-	ln -sf ../../topo.xml "$d/topo.xml"
+	ln -sfn "../../$topo" "$d/topo.xml"
 }
 
 cl_gen_hw() {
