@@ -1047,7 +1047,9 @@ static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why)
 /* Node 0 starts the sum; the others wait for it.  Before any frame is read. */
 static void ring_start(struct ibp_rt_run *run)
 {
-	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails)
+	/* the plain plan's round 1 is the ring; the topology-aware plan's is not (yet used) */
+	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails ||
+	    run->plan.topo)
 		return;
 	run->sum = malloc(sizeof(*run->sum));
 	if (!run->sum)
