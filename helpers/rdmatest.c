@@ -981,12 +981,21 @@ static bool fp_have(const struct ibp_rt_run *run, uint32_t peer)
 
 static struct ibp_rt_link *ring_in(struct ibp_rt_run *run)
 {
-	return ibp_rt_link_at(run, 0, 1, false);
+	return ibp_rt_link_at(run, 0, run->ring_round ? run->ring_round : 1, false);
 }
 
 static struct ibp_rt_link *ring_out(struct ibp_rt_run *run)
 {
-	return ibp_rt_link_at(run, 0, 1, true);
+	return ibp_rt_link_at(run, 0, run->ring_round ? run->ring_round : 1, true);
+}
+
+/* The place of NODE on the ring (the ring has every node). */
+static uint32_t ring_place(const struct ibp_rt_run *run, uint32_t node)
+{
+	for (uint32_t p = 0; p < run->n; p++)
+		if (run->ring_order[p] == node)
+			return p;
+	return 0;
 }
 
 static bool ring_waiting(const struct ibp_rt_run *run)
@@ -1008,7 +1017,7 @@ static void ring_send(struct ibp_rt_run *run, uint8_t phase, uint32_t origin, ui
 		if (run->ring_sent)
 			return;
 		run->ring_sent = true;
-		if ((phase == IBP_FPSUM_FINAL && l->peer == run->n - 1) ||
+		if ((phase == IBP_FPSUM_FINAL && l->peer == run->ring_order[run->n - 1]) ||
 		    (phase == IBP_FPSUM_BROKEN && l->peer == origin))
 			return;
 	}
@@ -1047,23 +1056,33 @@ static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why)
 /* Node 0 starts the sum; the others wait for it.  Before any frame is read. */
 static void ring_start(struct ibp_rt_run *run)
 {
-	/* the plain plan's round 1 is the ring; the topology-aware plan's is not (yet used) */
-	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails ||
-	    run->plan.topo)
+	unsigned round = 0;
+
+	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails)
 		return;
 	run->sum = malloc(sizeof(*run->sum));
-	if (!run->sum)
-		return; /* no memory: the neighbours' comparison, as below 6 nodes */
-	ibp_fp_sum_init(run->sum, run->n);
-	run->ring = run->me == 0 ? IBP_RT_RING_FINAL : IBP_RT_RING_GATHER;
-	if (run->me == 0 && ibp_fp_sum_add(run->sum, 0, run->cfg->fingerprint)) {
-		run->ring = IBP_RT_RING_GATHER; /* so that the break below counts */
-		ring_break(run, 0, IBP_FPSUM_WHY_BAD);
+	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
+	/* no memory, or a ring the plan does not have: the neighbours' comparison */
+	if (!run->sum || !run->ring_order ||
+	    ibp_rdmatest_ring_order(run->n, run->leaf, run->ring_order, &round) || round < 1 ||
+	    round > ibp_rt_n_rounds(run))
+		return;
+	run->ring_round = round;
+	run->ring_pos = ring_place(run, run->me);
+	if (run->plan.send_to[round - 1] != run->ring_order[(run->ring_pos + 1) % run->n]) {
+		run->ring_round = 0;
 		return;
 	}
-	if (run->me == 0)
+	ibp_fp_sum_init(run->sum, run->n);
+	run->ring = run->ring_pos == 0 ? IBP_RT_RING_FINAL : IBP_RT_RING_GATHER;
+	if (run->ring_pos == 0 && ibp_fp_sum_add(run->sum, 0, run->cfg->fingerprint)) {
+		run->ring = IBP_RT_RING_GATHER; /* so that the break below counts */
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+		return;
+	}
+	if (run->ring_pos == 0)
 		ring_send(run, IBP_FPSUM_GATHER, 0, 0);
-	if (run->me != 0 && ring_in(run)->fd < 0)
+	if (run->ring_pos != 0 && ring_in(run)->fd < 0)
 		ring_break(run, run->me, IBP_FPSUM_WHY_LINK);
 }
 
@@ -1073,16 +1092,16 @@ static void ring_recv(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
 	switch (f->phase) {
 	case IBP_FPSUM_GATHER:
 		if (run->ring != IBP_RT_RING_GATHER || f->sum.nnodes != run->n ||
-		    f->sum.n_merged != run->me) {
+		    f->sum.n_merged != run->ring_pos) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
 			return;
 		}
 		*run->sum = f->sum;
-		if (ibp_fp_sum_add(run->sum, run->me, run->cfg->fingerprint)) {
+		if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
 			return;
 		}
-		if (run->me == run->n - 1) {
+		if (run->ring_pos == run->n - 1) {
 			/* the whole step: its sum goes around once more, from node 0 on */
 			run->ring = IBP_RT_RING_DONE;
 			ring_send(run, IBP_FPSUM_FINAL, 0, 0);
@@ -1240,9 +1259,10 @@ static int judge_sum(struct ibp_rt_run *run, struct ibp_findings *out)
 
 	if (!names)
 		return -ENOMEM;
+	/* the sum counts places on the ring: NAMES by place */
 	for (uint32_t i = 0; i < run->n; i++)
-		names[i] = ibp_rt_node_name(run, i);
-	rc = ibp_fp_sum_judge(run->sum, names, &run->pol, run->me, out);
+		names[i] = ibp_rt_node_name(run, run->ring_order[i]);
+	rc = ibp_fp_sum_judge(run->sum, names, &run->pol, run->ring_pos, out);
 	free(names);
 	return rc;
 }
@@ -1250,7 +1270,9 @@ static int judge_sum(struct ibp_rt_run *run, struct ibp_findings *out)
 /* Why the step-wide comparison did not complete here, for the fallback's findings. */
 static void ring_why_text(const struct ibp_rt_run *run, char *buf, size_t len)
 {
-	const char *pred = ibp_rt_node_name(run, run->ring_at ? run->ring_at - 1 : run->n - 1);
+	uint32_t at_place = run->ring_order ? ring_place(run, run->ring_at) : 0;
+	const char *pred = ibp_rt_node_name(
+	    run, run->ring_order ? run->ring_order[(at_place + run->n - 1) % run->n] : 0);
 	const char *at = ibp_rt_node_name(run, run->ring_at);
 
 	switch (run->ring_why) {
@@ -1667,6 +1689,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	run->fps = NULL;
 	free(run->sum);
 	run->sum = NULL;
+	free(run->ring_order);
+	run->ring_order = NULL;
 	for (size_t i = 0; i < run->n_links; i++) {
 		if (run->links[i].fd >= 0)
 			drain_close(run->links[i].fd);

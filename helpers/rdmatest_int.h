@@ -120,7 +120,8 @@ struct ibp_rt_run {
 	size_t n_fps;
 	/*
 	 * The step-wide comparison (cfg->fingerprint set, IBP_RT_RING_MIN nodes
-	 * or more): a reduction along the round-1 rail-0 links (fingerprint.h).
+	 * or more): a reduction along the rail-0 links of the plan's ring
+	 * (fingerprint.h): the plain plan's round 1, the topology-aware one's 2.
 	 * SUM is the heap copy that travels, complete once RING is RING_DONE.
 	 */
 	int ring; /* enum ibp_rt_ring */
@@ -128,7 +129,11 @@ struct ibp_rt_run {
 	bool ring_fp_in;  /* the predecessor's fingerprint arrived */
 	bool ring_sent;   /* the final or broken frame went on */
 	uint32_t ring_at; /* RING_BROKEN: where the chain stopped */
-	uint8_t ring_why; /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
+	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
+	uint32_t *ring_order;
+	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */
+	unsigned ring_round; /* the round whose links it uses */
+	uint8_t ring_why;    /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
 };
 
 /*

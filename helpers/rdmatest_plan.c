@@ -127,19 +127,22 @@ static void ring_at(const struct pnode *v, size_t lo, size_t hi, uint32_t me, ui
 		}
 }
 
-int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
-			   struct ibp_rdmatest_plan *plan)
+/*
+ * The step's nodes with their leaf's rank, their place in it and its size,
+ * in node order, into *OUT (free()): 0, or 1 when the plain plan applies
+ * (fewer than 4 nodes, a leaf unknown, one leaf), or -ENOMEM.
+ */
+static int topo_nodes(size_t nnodes, const int *leaf, struct pnode **out, uint32_t *n_leaves_out)
 {
 	struct pnode *v;
-	uint32_t n_leaves = 0, n_single = 0, first_group = UINT32_MAX;
-	size_t lo, hi;
-	int rc = ibp_rdmatest_plan(nnodes, index, plan);
+	uint32_t n_leaves = 0;
 
-	if (rc || !leaf || nnodes < 4)
-		return rc;
+	*out = NULL;
+	if (!leaf || nnodes < 4)
+		return 1;
 	for (size_t i = 0; i < nnodes; i++)
 		if (leaf[i] < 0)
-			return 0; /* a node under no known leaf: the plain plan */
+			return 1; /* a node under no known leaf: the plain plan */
 	v = calloc(nnodes, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -159,7 +162,7 @@ int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
 	}
 	if (n_leaves < 2) {
 		free(v);
-		return 0; /* one leaf: nothing to cross, the plain plan */
+		return 1; /* one leaf: nothing to cross, the plain plan */
 	}
 	/* Ranks by first node: the smallest node index of each leaf, in step order. */
 	qsort(v, nnodes, sizeof(*v), by_node);
@@ -178,6 +181,24 @@ int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
 			v[i].rank = rank_of_first[v[i].rank] - 1;
 		free(rank_of_first);
 	}
+	*out = v;
+	*n_leaves_out = n_leaves;
+	return 0;
+}
+
+int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
+			   struct ibp_rdmatest_plan *plan)
+{
+	struct pnode *v;
+	uint32_t n_leaves = 0, n_single = 0, first_group = UINT32_MAX;
+	size_t lo, hi;
+	int rc = ibp_rdmatest_plan(nnodes, index, plan);
+
+	if (rc)
+		return rc;
+	rc = topo_nodes(nnodes, leaf, &v, &n_leaves);
+	if (rc)
+		return rc > 0 ? 0 : rc;
 	/* Round 1 groups: a leaf with >= 2 step nodes, or the lone-node leaves together. */
 	for (size_t i = 0; i < nnodes; i++) {
 		if (v[i].size >= 2) {
@@ -205,5 +226,33 @@ int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
 	qsort(v, nnodes, sizeof(*v), interleaved);
 	ring_at(v, 0, nnodes, (uint32_t)index, &plan->send_to[1], &plan->recv_from[1]);
 	free(v);
+	return 0;
+}
+
+int ibp_rdmatest_ring_order(size_t nnodes, const int *leaf, uint32_t *order, unsigned *round)
+{
+	struct pnode *v;
+	uint32_t n_leaves = 0;
+	size_t k0 = 0;
+	int rc;
+
+	if (nnodes == 0 || nnodes > IBP_HOSTLIST_MAX)
+		return -EINVAL;
+	rc = topo_nodes(nnodes, leaf, &v, &n_leaves);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) { /* the plain plan: round 1 is the ring in node order */
+		for (size_t i = 0; i < nnodes; i++)
+			order[i] = (uint32_t)i;
+		*round = 1;
+		return 0;
+	}
+	qsort(v, nnodes, sizeof(*v), interleaved);
+	while (v[k0].node != 0)
+		k0++;
+	for (size_t i = 0; i < nnodes; i++)
+		order[i] = v[(k0 + i) % nnodes].node;
+	free(v);
+	*round = 2;
 	return 0;
 }

@@ -286,6 +286,15 @@ int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
 			   struct ibp_rdmatest_plan *plan);
 
 /*
+ * The plan's ring through every node (the fingerprint sum travels on it):
+ * ORDER[0..NNODES) the nodes from node 0 on, each sending to the next in
+ * round *ROUND: the plain plan's round 1 (node order), the topology-aware
+ * plan's round 2 (leaves interleaved).  LEAF as for ibp_rdmatest_plan_topo
+ * (NULL: the plain plan).  0, -EINVAL, -ENOMEM.
+ */
+int ibp_rdmatest_ring_order(size_t nnodes, const int *leaf, uint32_t *order, unsigned *round);
+
+/*
  * Blame over the links a node knows (its own and its peers' summaries):
  * true when NODE is at fault by the rule above.  SELF: NODE is the caller,
  * who may blame itself without confirmation from peers.

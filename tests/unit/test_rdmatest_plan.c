@@ -23,6 +23,7 @@
 
 #include "ibprep/fingerprint.h"
 #include "ibprep/rdmatest.h"
+#include "ibprep/topology_conf.h"
 
 /* ---- plan ---- */
 
@@ -64,6 +65,44 @@ static void test_plan_bad_arguments_einval(void **state)
 	assert_int_equal(ibp_rdmatest_plan(0, 0, &p), -EINVAL);
 	assert_int_equal(ibp_rdmatest_plan(4, 4, &p), -EINVAL);
 	assert_int_equal(ibp_rdmatest_plan(IBP_HOSTLIST_MAX + 1, 0, &p), -EINVAL);
+}
+
+/* The ring the fingerprint sum travels: every node once, from node 0, each sending to the next. */
+static void test_ring_order_follows_the_plans_ring(void **state)
+{
+	static const int leaves[][12] = {
+	    {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3},
+	    {5, 5, 9, 9, 9, 9, 9, 1, 1, 5, 1, 1},
+	    {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1},
+	    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  /* one leaf: the plain plan */
+	    {0, 0, 0, 1, 1, -1, 2, 2, 2, 3, 3, 3}, /* a leaf unknown: the plain plan */
+	};
+	uint32_t order[12];
+	unsigned round;
+
+	(void)state;
+	for (size_t n = 6; n <= 12; n++) {
+		assert_int_equal(ibp_rdmatest_ring_order(n, NULL, order, &round), 0);
+		assert_int_equal(round, 1);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(order[i], i);
+	}
+	for (size_t t = 0; t < sizeof(leaves) / sizeof(leaves[0]); t++) {
+		bool seen[12] = {false};
+		struct ibp_rdmatest_plan p;
+
+		assert_int_equal(ibp_rdmatest_ring_order(12, leaves[t], order, &round), 0);
+		assert_int_equal(order[0], 0);
+		for (size_t i = 0; i < 12; i++) {
+			assert_true(order[i] < 12);
+			assert_false(seen[order[i]]);
+			seen[order[i]] = true;
+			assert_int_equal(ibp_rdmatest_plan_topo(12, order[i], leaves[t], &p), 0);
+			assert_int_equal(round, p.topo ? 2 : 1);
+			assert_int_equal(p.send_to[round - 1], order[(i + 1) % 12]);
+		}
+	}
+	assert_int_equal(ibp_rdmatest_ring_order(0, NULL, order, &round), -EINVAL);
 }
 
 /* ---- blame: a whole step simulated as link outcomes ---- */
@@ -460,6 +499,8 @@ static void test_run_three_nodes_in_threads_pass(void **state)
  * step-wide counts.  Then t7 has no fingerprint: the chain breaks at t8,
  * every node falls back to its neighbours and says so.
  */
+static const struct ibp_topology *eight_topology; /* NULL: the plain plan */
+
 static void run_eight(struct node_run *nr, struct ibp_fp *fp, const struct ibp_policy *pol,
 		      const struct ibp_hostlist *hl, uint32_t job, size_t no_fp)
 {
@@ -477,6 +518,7 @@ static void run_eight(struct node_run *nr, struct ibp_fp *fp, const struct ibp_p
 		nr[i].cfg.buf_len = 4096;
 		nr[i].cfg.burst_bytes = 65536;
 		nr[i].cfg.fingerprint = i == no_fp ? NULL : &fp[i];
+		nr[i].cfg.topology = eight_topology;
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
 	}
 	for (size_t i = 0; i < 8; i++)
@@ -555,6 +597,49 @@ static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 		ibp_findings_release(&nr[i].out);
 	}
 	assert_int_equal(partial, 7); /* every node with a fingerprint */
+
+	/*
+	 * Three leaves (topology_conf=): the plan's round 1 stays inside them,
+	 * so the sum takes round 2's ring across the leaves; the same verdict
+	 */
+	{
+		static const char text[] = "SwitchName=s Switches=la,lb,lc\n"
+					   "SwitchName=la Nodes=t[1-3]\n"
+					   "SwitchName=lb Nodes=t[4-6]\n"
+					   "SwitchName=lc Nodes=t[7-8]\n";
+		struct ibp_topology t;
+
+		ibp_topology_init(&t);
+		assert_int_equal(
+		    ibp_topology_parse_conf(&t, text, strlen(text), "t", err, sizeof(err)), 0);
+		eight_topology = &t;
+		said = 0;
+		run_eight(nr, fp, &pol, &hl, 33, SIZE_MAX);
+		eight_topology = NULL;
+		for (size_t i = 0; i < 8; i++) {
+			assert_int_equal(nr[i].rc, 0);
+			assert_true(nr[i].res.step_wide);
+			for (size_t k = 0; k < nr[i].out.n; k++) {
+				const struct ibp_finding *c = &nr[i].out.v[k];
+
+				if (strncmp(c->code, "consistency_", 12) != 0)
+					continue;
+				said++;
+				assert_string_equal(c->code, "consistency_firmware");
+				/* named in the ring's order */
+				assert_int_equal(strlen(c->node), strlen("t3,t4,t5"));
+				assert_non_null(strstr(c->node, "t3"));
+				assert_non_null(strstr(c->node, "t4"));
+				assert_non_null(strstr(c->node, "t5"));
+				assert_string_equal(
+				    c->observed,
+				    "firmware 28.39.1002, the other 5 nodes 28.41.1000");
+			}
+			ibp_findings_release(&nr[i].out);
+		}
+		assert_int_equal(said, 1);
+		ibp_topology_release(&t);
+	}
 	(void)said; /* the windows may miss the run of 3: that is what the warning says */
 	ibp_hostlist_release(&hl);
 	free(fp);
@@ -1248,6 +1333,7 @@ int main(void)
 	    cmocka_unit_test(test_run_three_nodes_in_threads_pass),
 	    cmocka_unit_test(test_run_fingerprints_compared_odd_node_says_it),
 	    cmocka_unit_test(test_run_eight_nodes_three_odd_said_once_step_wide),
+	    cmocka_unit_test(test_ring_order_follows_the_plans_ring),
 	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
 	    cmocka_unit_test(test_run_bad_nodelist_job_finding),
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
