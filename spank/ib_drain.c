@@ -21,6 +21,9 @@
 
 #include <slurm/slurm.h>
 
+#include "ibprep/nodestate.h"
+#include "ibprep/text.h"
+
 #include "spank_ib.h"
 
 typedef char *(*nodename_fn)(const char *host);
@@ -85,4 +88,29 @@ int spank_ib_drain(const char *node, const char *reason, char *err, size_t errle
 		return -EIO;
 	}
 	return 0;
+}
+
+bool spank_ib_drain_node(const char *host, const struct ibp_findings *f, char *node, size_t nodelen,
+			 char *what, size_t whatlen)
+{
+	char reason[IBP_DRAIN_REASON_MAX], err[256];
+	int rc;
+
+	what[0] = '\0';
+	if (!ibp_drain_reason(f, IBP_DRAIN_PREFIX, reason, sizeof(reason)))
+		return false;
+	rc = spank_ib_node_name(host, node, nodelen);
+	if (rc) {
+		ibp_format_cut(what, whatlen,
+			       "not draining: no NodeName for host %s in slurm.conf (%s)", host,
+			       strerror(-rc));
+		return false;
+	}
+	if (spank_ib_drain(node, reason, err, sizeof(err))) {
+		ibp_format_cut(what, whatlen, "draining %s failed: %s", node, err);
+		return false;
+	}
+	ibp_format_cut(what, whatlen, "draining %s", node);
+	slurm_info("spank-ib: drained %s: %s", node, reason);
+	return true;
 }

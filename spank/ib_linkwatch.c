@@ -36,7 +36,6 @@
 #include "ibprep/finding.h"
 #include "ibprep/json.h"
 #include "ibprep/linkwatch.h"
-#include "ibprep/nodestate.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 
@@ -208,7 +207,7 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 	struct ibp_sysfs fs = {.root_fd = -1};
 	struct ibp_findings f;
 	struct ibp_linkwatch_opts o;
-	char during[64], line[2048], drained[320] = "", reason[IBP_DRAIN_REASON_MAX];
+	char during[64], line[2048], drained[320] = "";
 	bool did_drain = false;
 	double elapsed_s;
 	int rc;
@@ -238,23 +237,11 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 		goto out;
 	}
 	/* "spank-ib: mlx5_3 port 1: link went down 2 times during job 1234.0 (+1 more)" */
-	if (st->conf.drain && ibp_drain_reason(&f, IBP_DRAIN_PREFIX, reason, sizeof(reason))) {
-		char node[IBP_NODE_MAX], err[256];
+	if (st->conf.drain) {
+		char node[IBP_NODE_MAX];
 
-		rc = spank_ib_node_name(st->host, node, sizeof(node));
-		if (rc) {
-			snprintf(drained, sizeof(drained),
-				 "not draining: no NodeName for host %s in slurm.conf (%s)",
-				 st->host, strerror(-rc));
-		} else if (spank_ib_drain(node, reason, err, sizeof(err))) {
-			if (snprintf(drained, sizeof(drained), "draining %s failed: %s", node,
-				     err) >= (int)sizeof(drained))
-				memcpy(drained + sizeof(drained) - 4, "...", 4);
-		} else {
-			snprintf(drained, sizeof(drained), "draining %s", node);
-			did_drain = true;
-			slurm_info("spank-ib: drained %s: %s", node, reason);
-		}
+		did_drain =
+		    spank_ib_drain_node(st->host, &f, node, sizeof(node), drained, sizeof(drained));
 	}
 	log_line(st, lw, &f, elapsed_s, drained, line, sizeof(line));
 	if (ibp_findings_worst(&f) >= IBP_SEV_WARN)

@@ -41,7 +41,6 @@
 #include "ibprep/finding.h"
 #include "ibprep/hca.h"
 #include "ibprep/health.h"
-#include "ibprep/nodestate.h"
 #include "ibprep/place.h"
 #include "ibprep/rootpath.h"
 #include "ibprep/sysfs.h"
@@ -431,23 +430,12 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 	}
 	drain = drain && st->conf.drain && health;
 	if (drain && !n->cached) {
-		char reason[IBP_DRAIN_REASON_MAX], err[256];
-		int rc = spank_ib_node_name(st->host, n->nodename, sizeof(n->nodename));
+		char what[320];
 
-		ibp_drain_reason(&n->findings, IBP_DRAIN_PREFIX, reason, sizeof(reason));
-		if (rc) {
-			spank_ib_node_say(
-			    n,
-			    "spank-ib: %s: not draining: no NodeName for host %s in slurm.conf "
-			    "(%s)\n",
-			    st->host, st->host, strerror(-rc));
-		} else if (spank_ib_drain(n->nodename, reason, err, sizeof(err))) {
-			spank_ib_node_say(n, "spank-ib: %s: draining %s failed: %s\n", st->host,
-					  n->nodename, err);
-		} else {
-			n->drained = true;
-			slurm_info("spank-ib: drained %s: %s", n->nodename, reason);
-		}
+		n->drained = spank_ib_drain_node(st->host, &n->findings, n->nodename,
+						 sizeof(n->nodename), what, sizeof(what));
+		if (!n->drained)
+			spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, what);
 	}
 	/* Failures first, then warnings: the line that matters is on top. */
 	for (int pass = 0; pass < 2; pass++) {

@@ -181,6 +181,15 @@ int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k);
 int spank_ib_node_name(const char *host, char *buf, size_t len);
 /* Drains NODE with REASON through the Slurm API.  0 or -errno, ERR set. */
 int spank_ib_drain(const char *node, const char *reason, char *err, size_t errlen);
+/*
+ * Drains this host's node (its NodeName into NODE) for F's drainable
+ * findings, with the one drain reason (ibp_drain_reason, IBP_DRAIN_PREFIX).
+ * True when drained.  WHAT says what happened: "draining N", "draining N
+ * failed: ERR", "not draining: no NodeName for host H in slurm.conf (ERR)";
+ * "" (false) when nothing in F drains.  Root's callbacks only.
+ */
+bool spank_ib_drain_node(const char *host, const struct ibp_findings *f, char *node, size_t nodelen,
+			 char *what, size_t whatlen);
 
 /* ---- the step's GPUs and bootstrap interface (ib_step.c) ---- */
 
