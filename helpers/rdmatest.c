@@ -563,6 +563,18 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
 	if (!rc)
 		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+	/*
+	 * The listener's end, and the connector closed before its first
+	 * frame: it gave up waiting for the HELLO reply (a slow munged) and
+	 * connects again; the slot is re-armed for it (in_worker).
+	 */
+	if (!l->out && (rc == -ECONNRESET || rc == -EPIPE) && l->rearms < IBP_RT_REARMS)
+		return -EAGAIN;
+	if (!l->out && !rc) {
+		pthread_mutex_lock(&run->mu);
+		l->slot = IBP_RT_SLOT_LIVE;
+		pthread_mutex_unlock(&run->mu);
+	}
 	if (rc) {
 		link_fail(l, status_of(rc), rc, "endpoint exchange: %s", errtext(rc));
 		return rc;
@@ -629,8 +641,9 @@ static bool peer_gave_up(struct ibp_rt_link *l, int fd, int64_t deadline)
 
 /*
  * Both roles' data path: open the local port, swap endpoints over FD,
- * connect.  0, or -1 with the link's outcome recorded; *TX may be set
- * either way (the caller closes it).  ERR stays the transport's message
+ * connect.  0, or -1 with the link's outcome recorded, or -EAGAIN (the
+ * listener's end: the connector left before its first frame, nothing
+ * recorded); *TX may be set either way (the caller closes it).  ERR stays the transport's message
  * buffer for the later operations.
  */
 static int link_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
@@ -642,8 +655,9 @@ static int link_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 
 	if (tx_open(run, l, tx, err, errlen))
 		return -1;
-	if (exchange_endpoints(run, l, fd, *tx, &peer, deadline))
-		return -1;
+	rc = exchange_endpoints(run, l, fd, *tx, &peer, deadline);
+	if (rc)
+		return rc == -EAGAIN ? -EAGAIN : -1;
 	rc = run->ops->connect(*tx, &peer, role, deadline);
 	if (rc) {
 		if (!peer_gave_up(l, fd, deadline))
@@ -743,7 +757,8 @@ done:
 
 /* ---- the receiving side ------------------------------------------------- */
 
-static void link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, int64_t deadline)
+/* The listener's end of one link; false, or true when the slot is to be re-armed. */
+static bool link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, int64_t deadline)
 {
 	char err[IBP_TEXT_MAX] = "";
 	struct ibp_oob_ctrl ready, pat, c;
@@ -751,7 +766,13 @@ static void link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 	size_t bad = 0;
 	int rc;
 
-	if (link_connect(run, l, fd, IBP_TX_RECEIVER, &tx, err, sizeof(err), deadline))
+	rc = link_connect(run, l, fd, IBP_TX_RECEIVER, &tx, err, sizeof(err), deadline);
+	if (rc == -EAGAIN) {
+		if (tx)
+			run->ops->close(tx);
+		return true;
+	}
+	if (rc)
 		goto abort;
 	if (recv_ctrl(l, fd, IBP_CTRL_READY, &ready, deadline) ||
 	    recv_ctrl(l, fd, IBP_CTRL_PATTERN_SENT, &pat, deadline))
@@ -815,6 +836,7 @@ abort:
 done:
 	if (tx)
 		run->ops->close(tx);
+	return false;
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -888,6 +910,20 @@ static void *in_worker(void *arg)
 		char reject[IBP_TEXT_MAX];
 		int fd = wait_slot(run, l, deadline, reject, sizeof(reject));
 
+		while (fd >= 0 && link_receiver(run, l, fd, deadline)) {
+			pthread_mutex_lock(&run->mu);
+			close(l->fd);
+			l->fd = -1;
+			ibp_seal_clear(&l->seal);
+			l->rearms++;
+			l->slot = IBP_RT_SLOT_EMPTY;
+			pthread_mutex_unlock(&run->mu);
+			fd = wait_slot(run, l, deadline, reject, sizeof(reject));
+		}
+		pthread_mutex_lock(&run->mu);
+		if (l->slot == IBP_RT_SLOT_FILLED)
+			l->slot = IBP_RT_SLOT_LIVE; /* the link ended: the acceptor need not stay */
+		pthread_mutex_unlock(&run->mu);
 		if (fd == -ENXIO) {
 			rail_missing(run, l, reject);
 			continue;
@@ -900,11 +936,13 @@ static void *in_worker(void *arg)
 					  ibp_rt_node_name(run, l->peer), reject);
 			else
 				link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT,
-					  "no connection from %s by the deadline",
-					  ibp_rt_node_name(run, l->peer));
+					  "no connection from %s by the deadline%s",
+					  ibp_rt_node_name(run, l->peer),
+					  l->rearms ? " (it had closed an authenticated one before "
+						      "its first frame)"
+						    : "");
 			continue;
 		}
-		link_receiver(run, l, fd, deadline);
 	}
 	return NULL;
 }

@@ -464,7 +464,7 @@ static bool all_slots_taken(struct ibp_rt_run *run)
 	for (size_t i = 0; i < run->n_links; i++) {
 		const struct ibp_rt_link *l = &run->links[i];
 
-		if (!l->out && l->slot == IBP_RT_SLOT_EMPTY)
+		if (!l->out && (l->slot == IBP_RT_SLOT_EMPTY || l->slot == IBP_RT_SLOT_FILLED))
 			all = false;
 		/* A peer with more rails still has HELLOs to send: answer them. */
 		if (!l->out && l->r.rail == 0 && l->peer_rails > run->n_rails &&

@@ -28,7 +28,23 @@
 
 #define IBP_RT_ADDR_MAX 64
 
-enum ibp_rt_slot { IBP_RT_SLOT_EMPTY = 0, IBP_RT_SLOT_FILLED, IBP_RT_SLOT_CLOSED };
+/*
+ * An in-link's slot: EMPTY until the acceptor hands over an authenticated
+ * connection (FILLED); LIVE once the connector's first sealed frame came
+ * (or the link ended otherwise); CLOSED when no connection is taken any
+ * more.  A FILLED connection the connector closed before its first frame
+ * (it gave up waiting for a slow HELLO reply and is trying again) goes
+ * back to EMPTY, at most IBP_RT_REARMS times, and the acceptor stays until
+ * no slot is EMPTY or FILLED.
+ */
+enum ibp_rt_slot {
+	IBP_RT_SLOT_EMPTY = 0,
+	IBP_RT_SLOT_FILLED,
+	IBP_RT_SLOT_LIVE,
+	IBP_RT_SLOT_CLOSED
+};
+
+#define IBP_RT_REARMS 2
 
 struct ibp_rt_link {
 	struct ibp_rdmatest_link r; /* the public result */
@@ -38,6 +54,7 @@ struct ibp_rt_link {
 	int fd;                    /* OOB connection, kept for the summary */
 	struct ibp_seal seal;      /* its keys and sequence numbers */
 	enum ibp_rt_slot slot;     /* in-links: handed over by the acceptor */
+	unsigned rearms;           /* in-links: times the slot went back to EMPTY */
 	char reject[IBP_TEXT_MAX]; /* in-links: why a claimant from the peer's address failed */
 	char skip[IBP_TEXT_MAX];   /* in-links: the peer has no such rail */
 	uint64_t peer_rate_mbps;

@@ -12,10 +12,11 @@ IBPREP=$B/asan/ibprep
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 tmp=$(mktemp -d /tmp/ibp-rdmatest-cmd.XXXXXX)
 chmod 0755 "$tmp"
-munged_pid=
+munged_pid= slow_pid= pids=()
 cleanup() {
+	[ -n "$slow_pid" ] && kill "$slow_pid" 2>/dev/null
 	[ -n "$munged_pid" ] && kill "$munged_pid" 2>/dev/null && wait "$munged_pid" 2>/dev/null
-	rm -rf "$tmp"
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
 if [ ! -x "$IBPREP" ]; then
@@ -95,6 +96,44 @@ if command -v jq >/dev/null; then
 	fi
 else
 	tap_skip "JSON" "jq not installed"
+fi
+
+# A loaded munged on c2: its first two decodes (c1's HELLO, and c1's reply
+# to c2's own HELLO) answered 1.7 s late, so c2's reply to c1's HELLO comes
+# after c1 stopped waiting for it (a quarter of test_timeout=6: 1.5 s; round
+# 1 ends at 40%, 2.4 s; libmunge itself retries a request after 2 s, so the
+# delay must stay under that).  c1 gives up and connects again; c2 hands the
+# first connection, closed before its first frame, back to the acceptor and
+# takes the next: both links pass, nobody is "gone".
+if [ -n "$munged_pid" ] && command -v python3 >/dev/null; then
+	slow=$tmp/slow.status
+	python3 tests/integration/lib/hostile.py slow "$slow" "$tmp/slow.sock" "$d/munge.sock" 1.7 2 \
+		>"$tmp/slow.log" 2>&1 </dev/null &
+	slow_pid=$!
+	for _ in $(seq 1 100); do [ -s "$slow" ] && break; sleep 0.05; done
+	for i in 0 1; do
+		sock=$d/munge.sock
+		[ "$i" = 1 ] && sock=$tmp/slow.sock
+		( "$IBPREP" rdmatest --hosts 'c[1-2]' --index "$i" --addrs 127.101.0.1,127.101.0.2 \
+			--transport socket --munge-socket "$sock" --job 34 --json test_timeout=6 \
+			test_max_lat_us=1000000 >"$tmp/slow.$i.out" 2>"$tmp/slow.$i.err"
+			echo $? >"$tmp/slow.$i.rc" ) &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	pids=()
+	kill "$slow_pid" 2>/dev/null
+	wait "$slow_pid" 2>/dev/null
+	decoded=$(sed -n 's/^ready answered [0-9]* decoded //p' "$slow")
+	if [ "$(cat "$tmp/slow.0.rc")" = 0 ] && [ "$(cat "$tmp/slow.1.rc")" = 0 ] &&
+		[ "${decoded:-0}" -ge 2 ]; then
+		tap_ok "munged answers a HELLO's decode 1.7 s late: the connector retries, the listener takes the new connection, both links pass ($decoded decodes on c2)"
+	else
+		tap_fail "munged answers a HELLO's decode 1.7 s late: exit $(cat "$tmp/slow.0.rc") and $(cat "$tmp/slow.1.rc"), ${decoded:-0} decodes on c2" \
+			"$(cat "$tmp"/slow.[01].out "$tmp"/slow.[01].err | grep -v '^ *[{}"\[]' | tail -20)"
+	fi
+else
+	tap_skip "munged answers a HELLO's decode late" "needs the private munged above and python3"
 fi
 
 run3 miss 2 "${auth[@]}" --job 32 test_timeout=1.5 test_max_lat_us=100000

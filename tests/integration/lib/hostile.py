@@ -11,6 +11,11 @@
 #   hold STATUS LO HI [LO HI]  bind and listen on every port it can, never accept
 #   stall STATUS PATH          a Unix socket that accepts and never answers
 #                              (a munged that hangs)
+#   slow STATUS PATH UPSTREAM DELAY COUNT
+#                              a Unix socket in front of munged's UPSTREAM
+#                              whose answers to the first COUNT decode
+#                              requests come DELAY seconds late (a loaded
+#                              munged); everything else at once
 #   relay STATUS PORT          the connections an nftables redirect sends to
 #                              PORT: forwarded to their original destination
 #                              (SO_ORIGINAL_DST), one byte flipped in the
@@ -21,6 +26,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 
 
 def ready(path, text):
@@ -95,6 +101,48 @@ def stall(status, path):
     while True:
         c, _ = s.accept()
         conns.append(c)  # never answered, never closed
+
+
+def slow(status, path, upstream, delay, count):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    os.chmod(path, 0o777)
+    s.listen(64)
+    ready(status, "ready")
+    lock = threading.Lock()
+    seen = {"dec": 0, "all": 0}
+
+    def serve(c):
+        u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            u.connect(upstream)
+            req = c.recv(65536)
+            # munge's message header: magic (4), version (1), type (1);
+            # type 4 is a decode request (MUNGE_MSG_DEC_REQ)
+            with lock:
+                seen["all"] += 1
+                late = len(req) > 5 and req[5] == 4 and seen["dec"] < count
+                if len(req) > 5 and req[5] == 4:
+                    seen["dec"] += 1
+                ready(status, "ready answered %d decoded %d" % (seen["all"], seen["dec"]))
+            u.sendall(req)
+            first = True
+            while True:
+                b = u.recv(65536)
+                if not b:
+                    break
+                if first and late:
+                    time.sleep(delay)
+                first = False
+                c.sendall(b)
+        except OSError:
+            pass
+        c.close()
+        u.close()
+
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
 
 
 def recv_exact(s, n):
@@ -176,6 +224,8 @@ def main(argv):
         hold(status, list(zip(nums[0::2], nums[1::2])))
     elif mode == "stall":
         stall(status, argv[3])
+    elif mode == "slow":
+        slow(status, argv[3], argv[4], float(argv[5]), int(argv[6]))
     elif mode == "relay":
         relay(status, int(argv[3]))
     else:
