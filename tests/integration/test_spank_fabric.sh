@@ -88,6 +88,7 @@ else
 	tap_fail "srun -N9 --ib-test healthy" "rc=$RC; $(show healthy)"
 fi
 # Two rounds over 9 nodes: 18 links on rail 0, each written by both ends.
+echo "# records present when srun returned: $(cat $(logs) 2>/dev/null | wc -l) of 36"
 wait_records 36
 records=$(cat $(logs) 2>/dev/null | wc -l)
 distinct=$(cat $(logs) 2>/dev/null | grep -o '"a":"[^"]*","ar":[0-9]*,"ad":"[^"]*","ap":[0-9]*,"b":"[^"]*"' |
@@ -168,6 +169,7 @@ for i in $(seq 1 9); do
 	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
 done
 if [ -z "$drained" ]; then tap_ok "nothing is drained"; else tap_fail "no drain" "drained:$drained"; fi
+echo "# records present when the last srun returned: $(cat $(logs) 2>/dev/null | wc -l) of 144"
 wait_records 144
 records=$(cat $(logs) | wc -l)
 failed_recs=$(cat $(logs) | grep -c '"ok":false')

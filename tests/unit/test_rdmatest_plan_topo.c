@@ -256,7 +256,8 @@ struct step {
 	size_t n;
 	const int *leaf;
 	fails_fn fails;
-	uint32_t dead; /* a node that runs nothing (UINT32_MAX none) */
+	uint32_t dead;    /* a node that runs nothing (UINT32_MAX none) */
+	bool control_cut; /* a failed link's control connection fails too: no summary over it */
 	struct ibp_rdmatest_plan p[MAXN];
 };
 
@@ -284,7 +285,8 @@ static size_t view(const struct step *s, uint32_t i, struct ibp_oob_link *v)
 		uint32_t peers[2] = {s->p[i].send_to[r], s->p[i].recv_from[r]};
 
 		for (int e = 0; e < 2; e++)
-			if (peers[e] != s->dead)
+			if (peers[e] != s->dead &&
+			    !(s->control_cut && s->fails(i, peers[e], s->leaf)))
 				own_links(s, peers[e], v, &n);
 	}
 	return n;
@@ -337,7 +339,12 @@ static bool one_cable(uint32_t from, uint32_t to, const int *leaf)
 	return (from == 0 && to == 1) || (from == 1 && to == 0);
 }
 
-/* 3 x 3, leaf 0 cut off: every node names leaf 0's uplinks (even the far ones), no node. */
+/*
+ * 3 x 3, leaf 0's data path cut, control connections passing (the RDMA
+ * fabric fails, the bootstrap network does not): every node names leaf 0's
+ * uplinks, the far ones too (their round-2 peers' summaries carry leaf 0's
+ * links), and no node.
+ */
 static void test_blame_plan_cut_leaf_named_by_every_node(void **state)
 {
 	static const int leaf[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2};
@@ -349,6 +356,29 @@ static void test_blame_plan_cut_leaf_named_by_every_node(void **state)
 	for (uint32_t i = 0; i < 9; i++) {
 		assert_int_equal(v.n_leaf[i], 1);
 		assert_int_equal(v.leaf[i][0], 0);
+		assert_false(v.node_blamed[i]);
+	}
+}
+
+/*
+ * The same cut with the control connections cut too (the netns cluster's
+ * case): no summary crosses, so the cut leaf's own nodes name its uplinks
+ * and the far nodes, which never see the leaf's inside, name links; still
+ * no node anywhere.
+ */
+static void test_blame_plan_total_cut_named_inside(void **state)
+{
+	static const int leaf[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2};
+	struct step s = {
+	    .n = 9, .leaf = leaf, .fails = cut_leaf0, .dead = UINT32_MAX, .control_cut = true};
+	struct verdicts v;
+
+	(void)state;
+	run_step(&s, &v);
+	for (uint32_t i = 0; i < 9; i++) {
+		assert_int_equal(v.n_leaf[i], i < 3 ? 1 : 0);
+		if (i < 3)
+			assert_int_equal(v.leaf[i][0], 0);
 		assert_false(v.node_blamed[i]);
 	}
 }
@@ -636,6 +666,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_topo_digest_is_the_partition),
 	    cmocka_unit_test(test_plan_topo_falls_back_to_plain),
 	    cmocka_unit_test(test_blame_plan_cut_leaf_named_by_every_node),
+	    cmocka_unit_test(test_blame_plan_total_cut_named_inside),
 	    cmocka_unit_test(test_blame_plan_leaf_minimum),
 	    cmocka_unit_test(test_blame_plan_both_ends_of_a_cable),
 	    cmocka_unit_test(test_blame_plan_dead_node),
