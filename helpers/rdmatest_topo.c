@@ -200,7 +200,7 @@ int *ibp_rt_addr_leaves(struct ibp_rt_run *run)
 		const struct ibp_oob_leaf *x = &run->addr_leaves[i];
 		size_t id;
 
-		for (id = 0; id < n_names && strcmp(run->addr_names[id], x->name); id++)
+		for (id = 0; id < n_names && strcmp(run->addr_names[id], x->name) != 0; id++)
 			;
 		if (id == n_names)
 			memcpy(run->addr_names[n_names++], x->name, sizeof(x->name));
