@@ -71,6 +71,9 @@ HUID=$(id -u "$HOSTILE")
 cluster_suite_out
 HELPER=$(cluster_test_helper)
 PY=$PWD/tests/integration/lib/hostile.py
+# The squatter forges frames of the protocol version this build speaks.
+IBP_OOB_VERSION=$(awk '$1 == "#define" && $2 == "IBP_OOB_VERSION" { print $3 }' include/ibprep/oob.h)
+export IBP_OOB_VERSION
 plug() {
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
 		test_transport=socket test_timeout=8 "test_helper=$HELPER" "$@")"
