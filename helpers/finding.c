@@ -48,13 +48,12 @@ static void field_set(char *dst, size_t size, const char *s)
 	memcpy(dst + size - 4, "...", 4);
 }
 
-int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severity sev,
-		      enum ibp_fault_class fclass, const char *device, int port,
-		      const char *expected, const char *fix, const char *observed_fmt, ...)
+int ibp_findings_vaddf(struct ibp_findings *f, const char *code, enum ibp_severity sev,
+		       enum ibp_fault_class fclass, const char *device, int port,
+		       const char *expected, const char *fix, const char *observed_fmt, va_list ap)
 {
 	struct ibp_finding x;
 	char obs[IBP_TEXT_MAX + 4];
-	va_list ap;
 
 	memset(&x, 0, sizeof(x));
 	field_set(x.code, sizeof(x.code), code);
@@ -64,15 +63,27 @@ int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severit
 	x.port = port;
 	field_set(x.expected, sizeof(x.expected), expected);
 	field_set(x.fix, sizeof(x.fix), fix);
-	va_start(ap, observed_fmt);
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a cross-file false positive */
 	int n = vsnprintf(obs, sizeof(obs), observed_fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		obs[0] = '\0';
 	/* obs is 4 bytes longer than the field, so field_set sees the overflow */
 	field_set(x.observed, sizeof(x.observed), obs);
 	return ibp_findings_add(f, &x);
+}
+
+int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severity sev,
+		      enum ibp_fault_class fclass, const char *device, int port,
+		      const char *expected, const char *fix, const char *observed_fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, observed_fmt);
+	rc =
+	    ibp_findings_vaddf(f, code, sev, fclass, device, port, expected, fix, observed_fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 enum ibp_severity ibp_findings_worst(const struct ibp_findings *f)

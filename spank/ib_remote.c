@@ -109,18 +109,12 @@ __attribute__((format(printf, 2, 3))) void spank_ib_node_say(struct spank_ib_nod
 __attribute__((format(printf, 3, 4))) void
 spank_ib_setup_finding(struct spank_ib_node *n, enum ibp_severity sev, const char *fmt, ...)
 {
-	struct ibp_finding x;
 	va_list ap;
 
-	memset(&x, 0, sizeof(x));
-	snprintf(x.code, sizeof(x.code), "%s", SPANK_IB_SETUP_CODE);
-	x.severity = sev;
-	x.fclass = IBP_CLASS_NODE;
 	va_start(ap, fmt);
-	vsnprintf(x.observed, sizeof(x.observed), fmt, ap);
+	ibp_findings_vaddf(&n->findings, SPANK_IB_SETUP_CODE, sev, IBP_CLASS_NODE, NULL, 0, NULL,
+			   "check spank_ib's arguments in plugstack.conf", fmt, ap);
 	va_end(ap);
-	snprintf(x.fix, sizeof(x.fix), "check spank_ib's arguments in plugstack.conf");
-	ibp_findings_add(&n->findings, &x);
 }
 
 /* SLURM_RLIMIT_MEMLOCK: the user's limit, which slurmstepd gives the tasks. */

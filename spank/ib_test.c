@@ -74,18 +74,12 @@ void spank_ib_test_release(struct spank_ib_node *n)
 __attribute__((format(printf, 4, 5))) static void
 setup_fail(struct spank_ib_rdmatest *t, const char *code, const char *fix, const char *fmt, ...)
 {
-	struct ibp_finding x;
 	va_list ap;
 
-	memset(&x, 0, sizeof(x));
-	snprintf(x.code, sizeof(x.code), "%s", code);
-	x.severity = IBP_SEV_FAIL;
-	x.fclass = IBP_CLASS_NODE;
 	va_start(ap, fmt);
-	vsnprintf(x.observed, sizeof(x.observed), fmt, ap);
+	ibp_findings_vaddf(&t->setup, code, IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0, NULL, fix, fmt,
+			   ap);
 	va_end(ap);
-	snprintf(x.fix, sizeof(x.fix), "%s", fix);
-	ibp_findings_add(&t->setup, &x);
 }
 
 /* The port range against the node's sysctls: warnings kept, an overlap refused. */

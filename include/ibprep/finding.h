@@ -16,6 +16,7 @@
 #ifndef IBPREP_FINDING_H
 #define IBPREP_FINDING_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -68,6 +69,11 @@ int ibp_findings_addf(struct ibp_findings *f, const char *code, enum ibp_severit
 		      enum ibp_fault_class fclass, const char *device, int port,
 		      const char *expected, const char *fix, const char *observed_fmt, ...)
     __attribute__((format(printf, 9, 10)));
+/* The same with the observed text's arguments as a va_list (callers' own wrappers). */
+int ibp_findings_vaddf(struct ibp_findings *f, const char *code, enum ibp_severity sev,
+		       enum ibp_fault_class fclass, const char *device, int port,
+		       const char *expected, const char *fix, const char *observed_fmt, va_list ap)
+    __attribute__((format(printf, 9, 0)));
 
 /* The worst severity in the list (IBP_SEV_OK for an empty list). */
 enum ibp_severity ibp_findings_worst(const struct ibp_findings *f);
