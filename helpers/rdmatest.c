@@ -688,7 +688,9 @@ static void link_sender(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, i
 	}
 	rc = run->ops->send_pattern(tx, seed, run->buf_len, deadline);
 	if (rc) {
-		link_fail(l, status_of(rc), rc, "pattern: %s", err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, status_of(rc), rc, "pattern: %s",
+				  err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	if (recv_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, &c, deadline))
@@ -706,8 +708,9 @@ static void link_sender(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, i
 	}
 	rc = run->ops->bw_send(tx, run->burst, deadline, &ns);
 	if (rc) {
-		link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
-			  err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
+				  err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	l->r.gbps = ns ? (double)run->burst * 8.0 / (double)ns : 0;
@@ -719,7 +722,9 @@ static void link_sender(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, i
 	}
 	rc = run->ops->lat_ping(tx, IBP_RDMATEST_LAT_ITERS, deadline, &ns);
 	if (rc) {
-		link_fail(l, status_of(rc), rc, "latency: %s", err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, status_of(rc), rc, "latency: %s",
+				  err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	l->r.lat_us = (double)ns / 1000.0;
@@ -794,7 +799,9 @@ static bool link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 		goto done;
 	}
 	if (rc) {
-		link_fail(l, status_of(rc), rc, "pattern: %s", err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, status_of(rc), rc, "pattern: %s",
+				  err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	rc = send_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, 0, 0, 0, deadline);
@@ -804,8 +811,9 @@ static bool link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 	}
 	rc = run->ops->bw_recv(tx, ready.a, deadline);
 	if (rc) {
-		link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
-			  err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
+				  err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	if (recv_ctrl(l, fd, IBP_CTRL_BW_RESULT, &c, deadline))
@@ -813,7 +821,9 @@ static bool link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 	l->r.gbps = c.b ? (double)c.a * 8.0 / (double)c.b : 0;
 	rc = run->ops->lat_pong(tx, (unsigned)ready.b, deadline);
 	if (rc) {
-		link_fail(l, status_of(rc), rc, "latency: %s", err[0] ? err : strerror(-rc));
+		if (!peer_gave_up(l, fd, deadline))
+			link_fail(l, status_of(rc), rc, "latency: %s",
+				  err[0] ? err : strerror(-rc));
 		goto abort;
 	}
 	if (recv_ctrl(l, fd, IBP_CTRL_LAT_RESULT, &c, deadline))
