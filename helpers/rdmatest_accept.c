@@ -456,23 +456,34 @@ refused:
 
 /* ---- the acceptor ------------------------------------------------------- */
 
-static bool all_slots_taken(struct ibp_rt_run *run)
+/* Where the in-links' slots stand, for the acceptor's loop. */
+enum slots_state {
+	SLOTS_DONE,    /* every slot LIVE or CLOSED: nothing more to accept */
+	SLOTS_WAITING, /* a slot is EMPTY (or a peer has HELLOs to send) */
+	SLOTS_HANDED,  /* none EMPTY, but one handed over awaits its first frame */
+};
+
+static enum slots_state slots_state(struct ibp_rt_run *run)
 {
-	bool all = true;
+	enum slots_state st = SLOTS_DONE;
 
 	pthread_mutex_lock(&run->mu);
 	for (size_t i = 0; i < run->n_links; i++) {
 		const struct ibp_rt_link *l = &run->links[i];
 
-		if (!l->out && (l->slot == IBP_RT_SLOT_EMPTY || l->slot == IBP_RT_SLOT_FILLED))
-			all = false;
+		if (l->out)
+			continue;
+		if (l->slot == IBP_RT_SLOT_EMPTY)
+			st = SLOTS_WAITING;
+		else if (l->slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
+			st = SLOTS_HANDED;
 		/* A peer with more rails still has HELLOs to send: answer them. */
-		if (!l->out && l->r.rail == 0 && l->peer_rails > run->n_rails &&
+		if (l->r.rail == 0 && l->peer_rails > run->n_rails &&
 		    l->no_rail_answered < l->peer_rails - run->n_rails)
-			all = false;
+			st = SLOTS_WAITING;
 	}
 	pthread_mutex_unlock(&run->mu);
-	return all;
+	return st;
 }
 
 static void read_pending(struct ibp_rt_run *run, struct pending *p)
@@ -608,6 +619,7 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 	struct pending pend[IBP_RT_PEND_MAX];
 	int64_t last = run->round_end[ibp_rt_n_rounds(run) - 1];
 	int64_t conn_ns = (run->end - run->start) / 4;
+	enum slots_state st;
 
 	if (conn_ns > IBP_NS_PER_S)
 		conn_ns = IBP_NS_PER_S;
@@ -615,12 +627,12 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 		pend[i].fd = -1;
 		pend[i].peer = -1;
 	}
-	while (!all_slots_taken(run)) {
+	while ((st = slots_state(run)) != SLOTS_DONE) {
 		struct pollfd pfd[IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN];
 		struct pending *who[IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN];
 		int64_t now = ibp_now_ns(), wake = last;
 		size_t np = 0, nl;
-		int n, ms;
+		int n, ms, cap;
 
 		if (now >= last)
 			break;
@@ -643,9 +655,15 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 			pfd[np] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
 			who[np++] = &pend[i];
 		}
-		/* Wake at least every 50 ms: a worker may have closed its slot. */
+		/*
+		 * Wake at least every 50 ms: a worker may have closed its slot;
+		 * every millisecond while the last handed-over connections await
+		 * their first frame, so the test does not wait on this loop once
+		 * they arrive (or are handed back).
+		 */
 		ms = ibp_deadline_poll_ms(wake, now);
-		n = poll(pfd, np, ms > 50 ? 50 : ms);
+		cap = st == SLOTS_HANDED ? 1 : 50;
+		n = poll(pfd, np, ms > cap ? cap : ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		for (size_t i = nl; n > 0 && i < np; i++)
