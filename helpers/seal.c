@@ -3,9 +3,9 @@
  * seal.c: per-link keys (HKDF-SHA256) and the MAC on every frame after the
  * HELLOs (seal.h).  The primitive is libsodium's HMAC-SHA-256
  * (crypto_auth_hmacsha256); HKDF is RFC 5869's two steps over it, checked
- * against the RFC's test vectors and against the keys the OpenSSL build of
- * 0.x derived (tests/unit/test_seal.c), so both ends agree whatever build
- * each runs.  This file only lays out the bytes it is given.
+ * against the RFC's test vectors, OpenSSL's HKDF, and the keys the earlier
+ * OpenSSL-based build derived (tests/unit/test_seal.c), so both ends agree
+ * whichever build each runs.  This file only lays out the bytes it is given.
  *
  * Why libsodium rather than OpenSSL's libcrypto: the test child is exec'd
  * for every node and step, and loading libcrypto (its ~3,500 symbol
