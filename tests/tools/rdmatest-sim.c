@@ -34,6 +34,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,17 +430,27 @@ static void relay_one(int c, const char *src, const char *addr, uint16_t port)
 	}
 	if (s < 0)
 		_exit(0);
-	for (;;) {
-		struct pollfd p[2] = {{.fd = c, .events = POLLIN}, {.fd = s, .events = POLLIN}};
+	/*
+	 * Both directions until the node's side ends: when the sender's side
+	 * fails first (the node reset it after the altered frame), what the
+	 * node still sends (its ABORT) is forwarded before the relay goes, as
+	 * a relay that only flips one byte would; cutting it short would make
+	 * the sender see a vanished peer instead of the node's reason.
+	 */
+	for (bool up_open = true;;) {
+		struct pollfd p[2] = {{.fd = up_open ? c : -1, .events = POLLIN},
+				      {.fd = s, .events = POLLIN}};
 
 		if (poll(p, 2, 10000) <= 0)
 			break;
-		/* upstream: one bit of the sender's first sealed frame flipped */
-		if (p[0].revents &&
-		    pump(c, s, &up, IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN + IBP_OOB_HDR_LEN + 8))
-			break;
 		if (p[1].revents && pump(s, c, &down, -1))
 			break;
+		/* upstream: one bit of the sender's first sealed frame flipped */
+		if (up_open && p[0].revents &&
+		    pump(c, s, &up, IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN + IBP_OOB_HDR_LEN + 8)) {
+			shutdown(s, SHUT_WR);
+			up_open = false;
+		}
 	}
 	_exit(0);
 }
