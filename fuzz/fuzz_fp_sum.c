@@ -22,7 +22,7 @@ static const char *names[IBP_FPS_MAX_NODES];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[IBP_FPS_WIRE_LEN], again[IBP_FPS_WIRE_LEN];
-	static struct ibp_fp_sum s;
+	static struct ibp_fp_sum s, one;
 	static struct ibp_fp fp;
 	struct ibp_findings f = {0};
 	struct ibp_policy pol;
@@ -42,11 +42,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (ibp_fp_sum_encode(&s, again, sizeof(again)) != 0 || memcmp(buf, again, sizeof(buf)))
 		abort();
-	/* the next node adds itself, as on the ring */
-	next = s.n_merged;
 	ibp_fp_init(&fp);
 	ibp_fp_set(&fp, IBP_FP_HCA_SET, NULL, "1 rail: mlx5_0:1");
 	ibp_fp_set(&fp, IBP_FP_FIRMWARE, "mlx5_0:1", "28.39.1002");
+	/* the node below puts itself in front, as in the ring's upper half */
+	if (s.first > 0) {
+		ibp_fp_sum_init(&one, s.nnodes);
+		if (ibp_fp_sum_add(&one, s.first - 1, &fp) != 0 ||
+		    ibp_fp_sum_merge(&one, &s) != 0 || ibp_fp_sum_check(&one) != 0 ||
+		    one.first != s.first - 1 || one.n_merged != s.n_merged + 1)
+			abort();
+	}
+	/* the next node adds itself, as in the lower half */
+	next = s.first + s.n_merged;
 	if (next < s.nnodes) {
 		if (ibp_fp_sum_add(&s, next, &fp) != 0 || ibp_fp_sum_check(&s) != 0)
 			abort();
@@ -54,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	/* judged as if complete: counts only loosen */
+	s.first = 0;
 	s.n_merged = s.nnodes;
 	if (ibp_fp_sum_check(&s) != 0)
 		abort();

@@ -40,8 +40,9 @@ static bool entry_ok(const struct ibp_fp_entry *e)
 
 int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp)
 {
-	if (!fp || node != s->n_merged || node >= s->nnodes || s->nnodes > IBP_FPS_MAX_NODES ||
-	    fp->n > IBP_FP_MAX_ENTRIES)
+	/* an empty sum takes any node of the step; then only the next one */
+	if (!fp || (s->n_merged && node != s->first + s->n_merged) || node >= s->nnodes ||
+	    s->nnodes > IBP_FPS_MAX_NODES || fp->n > IBP_FP_MAX_ENTRIES)
 		return -EINVAL;
 	for (size_t i = 0; i < fp->n; i++) {
 		if (!entry_ok(&fp->e[i]))
@@ -84,7 +85,92 @@ int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp)
 		s->values[v].count++;
 		add_example(s->values[v].ex, &s->values[v].n_ex, node);
 	}
+	if (!s->n_merged)
+		s->first = node;
 	s->n_merged++;
+	return 0;
+}
+
+/* Appends SRC's examples (all above DST's: the ranges follow each other) while room. */
+static void add_examples(uint32_t *ex, uint8_t *n_ex, const uint32_t *src, uint8_t n_src)
+{
+	for (size_t i = 0; i < n_src; i++)
+		add_example(ex, n_ex, src[i]);
+}
+
+/*
+ * SRC's "other" examples and a group's examples that lose their value to
+ * the bound both land in a pair's other_ex, which must stay ascending:
+ * merge the two lists, keep the lowest IBP_FPS_EXAMPLES.
+ */
+static void merge_examples(uint32_t *ex, uint8_t *n_ex, const uint32_t *src, uint8_t n_src)
+{
+	uint32_t out[IBP_FPS_EXAMPLES];
+	size_t a = 0, b = 0, n = 0;
+
+	while (n < IBP_FPS_EXAMPLES && (a < *n_ex || b < n_src))
+		out[n++] = b == n_src || (a < *n_ex && ex[a] < src[b]) ? ex[a++] : src[b++];
+	memcpy(ex, out, n * sizeof(*out));
+	*n_ex = (uint8_t)n;
+}
+
+int ibp_fp_sum_merge(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src)
+{
+	int map[IBP_FPS_MAX_KEYS];
+
+	if (src->nnodes != dst->nnodes || !src->n_merged || ibp_fp_sum_check(src) ||
+	    (dst->n_merged && (ibp_fp_sum_check(dst) || src->first != dst->first + dst->n_merged)))
+		return -EINVAL;
+	if (!dst->n_merged) {
+		*dst = *src;
+		return 0;
+	}
+	for (size_t k = 0; k < src->n_keys; k++) {
+		const struct ibp_fps_key *sk = &src->keys[k];
+
+		map[k] = find_key(dst, sk->field, sk->rail);
+		if (map[k] < 0 && dst->n_keys < IBP_FPS_MAX_KEYS) {
+			map[k] = dst->n_keys++;
+			dst->keys[map[k]].field = sk->field;
+			memcpy(dst->keys[map[k]].rail, sk->rail, sizeof(sk->rail));
+		}
+		if (map[k] < 0) { /* past the pair bound: every entry of it is dropped */
+			dst->keys_dropped += sk->other;
+			continue;
+		}
+		dst->keys[map[k]].other += sk->other;
+		merge_examples(dst->keys[map[k]].other_ex, &dst->keys[map[k]].n_other_ex,
+			       sk->other_ex, sk->n_other_ex);
+	}
+	for (size_t v = 0; v < src->n_values; v++) {
+		const struct ibp_fps_value *sv = &src->values[v];
+		int k = map[sv->key], d;
+
+		if (k < 0) {
+			dst->keys_dropped += sv->count;
+			continue;
+		}
+		for (d = 0; d < dst->n_values; d++)
+			if (dst->values[d].key == k && dst->values[d].hash == sv->hash)
+				break;
+		if (d == dst->n_values && dst->n_values == IBP_FPS_MAX_VALUES) {
+			struct ibp_fps_key *key = &dst->keys[k];
+
+			key->other += sv->count;
+			merge_examples(key->other_ex, &key->n_other_ex, sv->ex, sv->n_ex);
+			continue;
+		}
+		if (d == dst->n_values) {
+			dst->n_values++;
+			dst->values[d] = *sv;
+			dst->values[d].key = (uint8_t)k;
+			continue;
+		}
+		dst->values[d].count += sv->count;
+		add_examples(dst->values[d].ex, &dst->values[d].n_ex, sv->ex, sv->n_ex);
+	}
+	dst->keys_dropped += src->keys_dropped;
+	dst->n_merged += src->n_merged;
 	return 0;
 }
 
@@ -164,13 +250,16 @@ static int rstr(struct rd *r, char *out, size_t size)
 	return 0;
 }
 
-/* Examples: N_EX == min(COUNT, bound), ascending, below N_MERGED, unused slots 0. */
-static bool examples_ok(const uint32_t *ex, uint8_t n_ex, uint32_t count, uint32_t n_merged)
+/* Examples: N_EX == min(COUNT, bound), ascending, among S's nodes, unused slots 0. */
+static bool examples_ok(const struct ibp_fp_sum *s, const uint32_t *ex, uint8_t n_ex,
+			uint32_t count)
 {
 	if (n_ex != (count < IBP_FPS_EXAMPLES ? count : IBP_FPS_EXAMPLES))
 		return false;
 	for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++) {
-		if (i >= n_ex ? ex[i] != 0 : ex[i] >= n_merged || (i && ex[i] <= ex[i - 1]))
+		if (i >= n_ex ? ex[i] != 0
+			      : ex[i] < s->first || ex[i] - s->first >= s->n_merged ||
+				    (i && ex[i] <= ex[i - 1]))
 			return false;
 	}
 	return true;
@@ -182,8 +271,8 @@ static bool sum_ok(const struct ibp_fp_sum *s)
 	bool ok = true;
 
 	if (s->nnodes == 0 || s->nnodes > IBP_FPS_MAX_NODES || s->n_merged == 0 ||
-	    s->n_merged > s->nnodes || s->n_keys > IBP_FPS_MAX_KEYS ||
-	    s->n_values > IBP_FPS_MAX_VALUES ||
+	    s->first >= s->nnodes || s->n_merged > s->nnodes - s->first ||
+	    s->n_keys > IBP_FPS_MAX_KEYS || s->n_values > IBP_FPS_MAX_VALUES ||
 	    (uint64_t)s->keys_dropped > (uint64_t)s->n_merged * IBP_FP_MAX_ENTRIES)
 		return false;
 	per_key = calloc(IBP_FPS_MAX_KEYS, sizeof(*per_key));
@@ -193,7 +282,7 @@ static bool sum_ok(const struct ibp_fp_sum *s)
 		const struct ibp_fps_key *key = &s->keys[k];
 
 		ok = key->field < IBP_FP_N_FIELDS && key->other <= s->n_merged &&
-		     examples_ok(key->other_ex, key->n_other_ex, key->other, s->n_merged) &&
+		     examples_ok(s, key->other_ex, key->n_other_ex, key->other) &&
 		     find_key(s, key->field, key->rail) == (int)k; /* no repeat */
 		per_key[k] = key->other;
 	}
@@ -201,7 +290,7 @@ static bool sum_ok(const struct ibp_fp_sum *s)
 		const struct ibp_fps_value *x = &s->values[v];
 
 		ok = x->key < s->n_keys && x->count >= 1 && x->count <= s->n_merged &&
-		     examples_ok(x->ex, x->n_ex, x->count, s->n_merged);
+		     examples_ok(s, x->ex, x->n_ex, x->count);
 		for (size_t u = 0; u < v && ok; u++)
 			ok = !(s->values[u].key == x->key && s->values[u].hash == x->hash);
 		if (ok)
@@ -263,6 +352,7 @@ int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len)
 		return -EINVAL;
 	memset(buf, 0, IBP_FPS_WIRE_LEN);
 	w32(&w, s->nnodes);
+	w32(&w, s->first);
 	w32(&w, s->n_merged);
 	w8(&w, (uint8_t)(s->n_keys >> 8));
 	w8(&w, (uint8_t)s->n_keys);
@@ -318,6 +408,7 @@ int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s)
 	if (len != IBP_FPS_WIRE_LEN)
 		return -EMSGSIZE;
 	s->nnodes = r32(&r);
+	s->first = r32(&r);
 	s->n_merged = r32(&r);
 	s->n_keys = (uint16_t)(r8(&r) << 8);
 	s->n_keys = (uint16_t)(s->n_keys | r8(&r));
@@ -532,7 +623,7 @@ int ibp_fp_sum_judge(const struct ibp_fp_sum *s, const char *const *names,
 {
 	int rc = 0;
 
-	if (s->n_merged != s->nnodes || !sum_ok(s))
+	if (s->first != 0 || s->n_merged != s->nnodes || !sum_ok(s))
 		return -EINVAL;
 	for (size_t k = 0; k < s->n_keys && !rc; k++)
 		rc = judge_key(s, k, names, p, self, out);

@@ -197,16 +197,18 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 		/* a broken chain carries no sum (its bytes go out as zeros) */
 		if (f->phase == IBP_FPSUM_BROKEN)
 			return f->why == IBP_FPSUM_WHY_NONE || f->why >= IBP_FPSUM_WHY_COUNT ||
-				       f->origin >= IBP_OOB_MAX_NODES || f->sum.nnodes ||
-				       f->sum.n_merged || f->sum.n_keys || f->sum.n_values ||
-				       f->sum.keys_dropped
+				       f->origin >= IBP_OOB_MAX_NODES ||
+				       f->from >= IBP_OOB_MAX_NODES || f->sum.nnodes ||
+				       f->sum.first || f->sum.n_merged || f->sum.n_keys ||
+				       f->sum.n_values || f->sum.keys_dropped
 				   ? -EBADMSG
 				   : 0;
 		if ((f->phase != IBP_FPSUM_GATHER && f->phase != IBP_FPSUM_FINAL) || f->why ||
-		    f->origin || ibp_fp_sum_check(&f->sum))
+		    f->origin || f->from || ibp_fp_sum_check(&f->sum))
 			return -EBADMSG;
 		/* a final sum is complete */
-		if (f->phase == IBP_FPSUM_FINAL && f->sum.n_merged != f->sum.nnodes)
+		if (f->phase == IBP_FPSUM_FINAL &&
+		    (f->sum.first != 0 || f->sum.n_merged != f->sum.nnodes))
 			return -EBADMSG;
 		return 0;
 	}
@@ -408,6 +410,7 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 		put8(&w, m->u.fpsum.phase);
 		put8(&w, m->u.fpsum.why);
 		put32(&w, m->u.fpsum.origin);
+		put32(&w, m->u.fpsum.from);
 		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN)
 			memset(w.p + w.off, 0, IBP_FPS_WIRE_LEN); /* no sum */
 		else if (ibp_fp_sum_encode(&m->u.fpsum.sum, w.p + w.off, IBP_FPS_WIRE_LEN))
@@ -522,6 +525,7 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		m->u.fpsum.phase = get8(&r);
 		m->u.fpsum.why = get8(&r);
 		m->u.fpsum.origin = get32(&r);
+		m->u.fpsum.from = get32(&r);
 		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN) {
 			for (size_t i = 0; i < IBP_FPS_WIRE_LEN; i++)
 				if (r.p[r.off + i])

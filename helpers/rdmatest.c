@@ -1025,16 +1025,59 @@ static bool fp_have(const struct ibp_rt_run *run, uint32_t peer)
 	return false;
 }
 
-/* ---- the step-wide comparison: a reduction along the ring -------------- */
+/*
+ * ---- the step-wide comparison: a reduction along the ring --------------
+ *
+ * The sum holds places 0..N-1 on the plan's ring.  It travels along the
+ * line the ring makes without its link N-1 -> 0 (oob.h): places below the
+ * middle M = N/2 gather forward, places above it backward, M joins both
+ * halves and sends the complete sum back out both ways.  A node's line
+ * links: BACK to place p-1 (its ring in-link), FWD to p+1 (its out-link).
+ */
+enum { RING_BACK = 1, RING_FWD = 2 };
 
-static struct ibp_rt_link *ring_in(struct ibp_rt_run *run)
+static uint32_t ring_mid(const struct ibp_rt_run *run)
 {
-	return ibp_rt_link_at(run, 0, run->ring_round ? run->ring_round : 1, false);
+	return (uint32_t)(run->n / 2);
 }
 
-static struct ibp_rt_link *ring_out(struct ibp_rt_run *run)
+/* The line link on SIDE; NULL at the line's ends. */
+static struct ibp_rt_link *ring_link(struct ibp_rt_run *run, int side)
 {
-	return ibp_rt_link_at(run, 0, run->ring_round ? run->ring_round : 1, true);
+	if ((side == RING_BACK && run->ring_pos == 0) ||
+	    (side == RING_FWD && run->ring_pos == run->n - 1))
+		return NULL;
+	return ibp_rt_link_at(run, 0, run->ring_round, side == RING_FWD);
+}
+
+/* The side of the line L is on, 0 when it is not a line link. */
+static int ring_side(struct ibp_rt_run *run, const struct ibp_rt_link *l)
+{
+	if (run->ring == IBP_RT_RING_OFF)
+		return 0;
+	if (l == ring_link(run, RING_BACK))
+		return RING_BACK;
+	return l == ring_link(run, RING_FWD) ? RING_FWD : 0;
+}
+
+/* The sides the halves' sums come from (towards the line's ends). */
+static int ring_up(const struct ibp_rt_run *run)
+{
+	uint32_t p = run->ring_pos, m = ring_mid(run);
+
+	if (p == m)
+		return RING_BACK | RING_FWD;
+	if (p < m)
+		return p > 0 ? RING_BACK : 0;
+	return p < run->n - 1 ? RING_FWD : 0;
+}
+
+/* The side this node's sum goes to and the complete one comes from; 0 at M. */
+static int ring_down(const struct ibp_rt_run *run)
+{
+	uint32_t p = run->ring_pos, m = ring_mid(run);
+
+	return p == m ? 0 : p < m ? RING_FWD : RING_BACK;
 }
 
 /* The place of NODE on the ring (the ring has every node). */
@@ -1051,25 +1094,22 @@ static bool ring_waiting(const struct ibp_rt_run *run)
 	return run->ring == IBP_RT_RING_GATHER || run->ring == IBP_RT_RING_FINAL;
 }
 
-/*
- * Sends PHASE on to the successor.  GATHER once; then one final or broken
- * frame, never back to the node where it began (the final sum begins at
- * N-1, a broken chain at ORIGIN).
- */
-static void ring_send(struct ibp_rt_run *run, uint8_t phase, uint32_t origin, uint8_t why)
+/* Whether a frame must still come on SIDE: an awaited half, or the complete sum. */
+static bool ring_needs(const struct ibp_rt_run *run, int side)
 {
-	struct ibp_rt_link *l = ring_out(run);
+	if (run->ring == IBP_RT_RING_GATHER && (ring_up(run) & side & ~run->ring_got))
+		return true;
+	return ring_waiting(run) && side == ring_down(run);
+}
+
+/* Sends PHASE on SIDE (this node's sum, or where the chain stopped). */
+static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase, uint32_t origin, uint8_t why,
+		      uint32_t from)
+{
+	struct ibp_rt_link *l = ring_link(run, side);
 	struct ibp_oob_msg *m;
 
-	if (phase != IBP_FPSUM_GATHER) {
-		if (run->ring_sent)
-			return;
-		run->ring_sent = true;
-		if ((phase == IBP_FPSUM_FINAL && l->peer == run->ring_order[run->n - 1]) ||
-		    (phase == IBP_FPSUM_BROKEN && l->peer == origin))
-			return;
-	}
-	if (l->fd < 0)
+	if (!l || l->fd < 0)
 		return;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -1079,29 +1119,79 @@ static void ring_send(struct ibp_rt_run *run, uint8_t phase, uint32_t origin, ui
 	if (phase == IBP_FPSUM_BROKEN) {
 		m->u.fpsum.origin = origin;
 		m->u.fpsum.why = why;
+		m->u.fpsum.from = from;
 	} else {
 		m->u.fpsum.sum = *run->sum;
 	}
 	if (ibp_seal_send(l->fd, &l->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
-		close(l->fd); /* the successor sees the chain break at once */
+		close(l->fd); /* that neighbour sees the chain break at once */
 		l->fd = -1;
 	}
 	free(m);
 }
 
-/* The chain stopped at ORIGIN: fall back, and tell the nodes after it. */
-static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why)
+/*
+ * The chain stopped at ORIGIN, at its link with FROM: fall back, and tell
+ * the neighbours on the line (but the side it came from, CAME).
+ */
+static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uint32_t from,
+		       int came)
 {
 	if (!ring_waiting(run))
 		return;
 	run->ring = IBP_RT_RING_BROKEN;
 	run->ring_at = origin;
 	run->ring_why = why;
-	ring_send(run, IBP_FPSUM_BROKEN, origin, why);
+	run->ring_from = from;
+	for (int side = RING_BACK; side <= RING_FWD; side++)
+		if (side != came)
+			ring_send(run, side, IBP_FPSUM_BROKEN, origin, why, from);
 }
 
-/* Node 0 starts the sum; the others wait for it.  Before any frame is read. */
+/* The line link on SIDE closed: the chain stops here if a frame had to come on it. */
+static void ring_lost(struct ibp_rt_run *run, int side)
+{
+	const struct ibp_rt_link *l = ring_link(run, side);
+
+	if (l && l->fd < 0 && ring_needs(run, side))
+		ring_break(run, run->me, IBP_FPSUM_WHY_LINK, l->peer, side);
+}
+
+/* Sends this node's half on towards the middle, and waits for the complete sum. */
+static void ring_pass_on(struct ibp_rt_run *run)
+{
+	run->ring = IBP_RT_RING_FINAL;
+	ring_send(run, ring_down(run), IBP_FPSUM_GATHER, 0, 0, 0);
+	ring_lost(run, ring_down(run)); /* when sending failed */
+}
+
+/* Every awaited half is in: SUM becomes [lower half] + this node + [upper half]. */
+static void ring_join(struct ibp_rt_run *run)
+{
+	const struct ibp_rt_link *fwd = ring_link(run, RING_FWD);
+
+	if (!(run->ring_got & RING_BACK))
+		ibp_fp_sum_init(run->sum, run->n);
+	if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
+		return;
+	}
+	if ((run->ring_got & RING_FWD) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, fwd ? fwd->peer : run->me, 0);
+		return;
+	}
+	if (ring_down(run)) {
+		ring_pass_on(run);
+		return;
+	}
+	/* the middle: the whole step's sum goes back out both ways */
+	run->ring = IBP_RT_RING_DONE;
+	ring_send(run, RING_BACK, IBP_FPSUM_FINAL, 0, 0, 0);
+	ring_send(run, RING_FWD, IBP_FPSUM_FINAL, 0, 0, 0);
+}
+
+/* The line's ends start the halves; the others wait for them.  Before any frame is read. */
 static void ring_start(struct ibp_rt_run *run)
 {
 	unsigned round = 0;
@@ -1109,71 +1199,65 @@ static void ring_start(struct ibp_rt_run *run)
 	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails)
 		return;
 	run->sum = malloc(sizeof(*run->sum));
+	run->sum_in = malloc(sizeof(*run->sum_in));
 	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
 	/* no memory, or a ring the plan does not have: the neighbours' comparison */
-	if (!run->sum || !run->ring_order ||
+	if (!run->sum || !run->sum_in || !run->ring_order ||
 	    ibp_rdmatest_ring_order(run->n, run->leaf, run->ring_order, &round) || round < 1 ||
 	    round > ibp_rt_n_rounds(run))
 		return;
-	run->ring_round = round;
 	run->ring_pos = ring_place(run, run->me);
-	if (run->plan.send_to[round - 1] != run->ring_order[(run->ring_pos + 1) % run->n]) {
-		run->ring_round = 0;
+	if (run->plan.send_to[round - 1] != run->ring_order[(run->ring_pos + 1) % run->n])
 		return;
-	}
+	run->ring_round = round;
 	ibp_fp_sum_init(run->sum, run->n);
-	run->ring = run->ring_pos == 0 ? IBP_RT_RING_FINAL : IBP_RT_RING_GATHER;
-	if (run->ring_pos == 0 && ibp_fp_sum_add(run->sum, 0, run->cfg->fingerprint)) {
-		run->ring = IBP_RT_RING_GATHER; /* so that the break below counts */
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
-		return;
-	}
-	if (run->ring_pos == 0)
-		ring_send(run, IBP_FPSUM_GATHER, 0, 0);
-	if (run->ring_pos != 0 && ring_in(run)->fd < 0)
-		ring_break(run, run->me, IBP_FPSUM_WHY_LINK);
+	run->ring = IBP_RT_RING_GATHER;
+	ring_lost(run, RING_BACK);
+	ring_lost(run, RING_FWD);
+	if (run->ring == IBP_RT_RING_GATHER && !ring_up(run))
+		ring_join(run);
 }
 
-/* A sum frame from the predecessor (authenticated: it came sealed). */
-static void ring_recv(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
+/* A sum frame from the neighbour on SIDE, L (authenticated: it came sealed). */
+static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link *l,
+		      const struct ibp_oob_fpsum *f)
 {
+	const struct ibp_fp_sum *s = &f->sum;
+	uint32_t p = run->ring_pos;
+
 	switch (f->phase) {
 	case IBP_FPSUM_GATHER:
-		if (run->ring != IBP_RT_RING_GATHER || f->sum.nnodes != run->n ||
-		    f->sum.n_merged != run->ring_pos) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+		/* from below: places [0, p); from above: (p, N) */
+		if (run->ring != IBP_RT_RING_GATHER || !(ring_up(run) & side & ~run->ring_got) ||
+		    s->nnodes != run->n ||
+		    (side == RING_BACK ? s->first != 0 || s->n_merged != p
+				       : s->first != p + 1 || s->n_merged != run->n - p - 1)) {
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
 			return;
 		}
-		*run->sum = f->sum;
-		if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
-			return;
-		}
-		if (run->ring_pos == run->n - 1) {
-			/* the whole step: its sum goes around once more, from node 0 on */
-			run->ring = IBP_RT_RING_DONE;
-			ring_send(run, IBP_FPSUM_FINAL, 0, 0);
-		} else {
-			run->ring = IBP_RT_RING_FINAL;
-			ring_send(run, IBP_FPSUM_GATHER, 0, 0);
-		}
+		*(side == RING_BACK ? run->sum : run->sum_in) = *s;
+		run->ring_got |= (uint8_t)side;
+		if (!(ring_up(run) & ~run->ring_got)) /* the middle waits for both halves */
+			ring_join(run);
 		return;
 	case IBP_FPSUM_FINAL:
-		if (run->ring != IBP_RT_RING_FINAL || f->sum.nnodes != run->n ||
-		    f->sum.n_merged != run->n) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+		if (run->ring != IBP_RT_RING_FINAL || side != ring_down(run) ||
+		    s->nnodes != run->n || s->first != 0 || s->n_merged != run->n) {
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
 			return;
 		}
-		*run->sum = f->sum;
+		*run->sum = *s;
 		run->ring = IBP_RT_RING_DONE;
-		ring_send(run, IBP_FPSUM_FINAL, 0, 0);
+		ring_send(run, ring_up(run), IBP_FPSUM_FINAL, 0, 0, 0);
 		return;
 	case IBP_FPSUM_BROKEN:
-		ring_break(run, f->origin < run->n ? f->origin : run->me,
-			   f->origin < run->n ? f->why : IBP_FPSUM_WHY_BAD);
+		if (f->origin >= run->n || f->from >= run->n)
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, side);
+		else
+			ring_break(run, f->origin, f->why, f->from, side);
 		return;
 	default:
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD);
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
 	}
 }
 
@@ -1223,8 +1307,8 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			const struct ibp_rt_link *l = &run->links[i];
-			/* the ring's in-link stays read after the summary, for the sum */
-			bool ring_wait = ring_waiting(run) && l == ring_in(run);
+			/* the line links stay read after the summary, for the sum */
+			bool ring_wait = ring_waiting(run) && ring_side(run, l);
 
 			if (l->fd < 0 || (l->summary_in && !ring_wait))
 				continue;
@@ -1243,6 +1327,7 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		for (size_t i = 0; i < np; i++) {
 			struct ibp_oob_msg *m = NULL;
 			struct ibp_rt_link *l = who[i];
+			int side = ring_side(run, l);
 
 			if (!pfd[i].revents)
 				continue;
@@ -1255,20 +1340,18 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				free(m);
 				close(l->fd);
 				l->fd = -1;
-				if (l == ring_in(run))
-					ring_break(run, run->me, IBP_FPSUM_WHY_LINK);
+				if (side)
+					ring_lost(run, side);
 				continue;
 			}
-			if (m->type == IBP_OOB_FINGERPRINT && want_fp) {
+			if (m->type == IBP_OOB_FINGERPRINT && want_fp)
 				fp_keep(run, l->peer, &m->u.fingerprint);
-				if (l == ring_in(run))
-					run->ring_fp_in = true;
-			}
-			if (m->type == IBP_OOB_FPSUM && l == ring_in(run) && ring_waiting(run))
-				ring_recv(run, &m->u.fpsum);
-			/* its summary came without a fingerprint first: it has none to add */
-			if (m->type == IBP_OOB_SUMMARY && l == ring_in(run) && !run->ring_fp_in)
-				ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP);
+			if (m->type == IBP_OOB_FPSUM && side && ring_waiting(run))
+				ring_recv(run, side, l, &m->u.fpsum);
+			/* its summary came without a fingerprint first: it takes no part */
+			if (m->type == IBP_OOB_SUMMARY && side && ring_needs(run, side) &&
+			    !fp_have(run, l->peer))
+				ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, l->peer, side);
 			if (m->type != IBP_OOB_SUMMARY || l->summary_in) {
 				free(m);
 				continue;
@@ -1292,10 +1375,18 @@ static void exchange_summaries(struct ibp_rt_run *run)
 			free(m);
 		}
 	}
-	if (ring_waiting(run)) { /* the deadline, or the in-link closed unread */
+	if (ring_waiting(run)) { /* the deadline, or a line link closed unread */
 		run->ring = IBP_RT_RING_BROKEN;
 		run->ring_at = run->me;
-		run->ring_why = ring_in(run)->fd < 0 ? IBP_FPSUM_WHY_LINK : IBP_FPSUM_WHY_NONE;
+		run->ring_why = IBP_FPSUM_WHY_NONE;
+		for (int side = RING_BACK; side <= RING_FWD; side++) {
+			const struct ibp_rt_link *l = ring_link(run, side);
+
+			if (l && l->fd < 0 && ring_needs(run, side)) {
+				run->ring_why = IBP_FPSUM_WHY_LINK;
+				run->ring_from = l->peer;
+			}
+		}
 	}
 }
 
@@ -1318,27 +1409,25 @@ static int judge_sum(struct ibp_rt_run *run, struct ibp_findings *out)
 /* Why the step-wide comparison did not complete here, for the fallback's findings. */
 static void ring_why_text(const struct ibp_rt_run *run, char *buf, size_t len)
 {
-	uint32_t at_place = run->ring_order ? ring_place(run, run->ring_at) : 0;
-	const char *pred = ibp_rt_node_name(
-	    run, run->ring_order ? run->ring_order[(at_place + run->n - 1) % run->n] : 0);
+	const char *from = ibp_rt_node_name(run, run->ring_from);
 	const char *at = ibp_rt_node_name(run, run->ring_at);
 
 	switch (run->ring_why) {
 	case IBP_FPSUM_WHY_LINK:
 		ibp_rt_setf(buf, len,
-			    "the step-wide comparison stopped at %s: no connection from %s", at,
-			    pred);
+			    "the step-wide comparison stopped at %s: no connection with %s", at,
+			    from);
 		break;
 	case IBP_FPSUM_WHY_NO_FP:
 		ibp_rt_setf(buf, len,
 			    "the step-wide comparison stopped at %s: %s sent no fingerprint", at,
-			    pred);
+			    from);
 		break;
 	case IBP_FPSUM_WHY_BAD:
 		ibp_rt_setf(
 		    buf, len,
 		    "the step-wide comparison stopped at %s: %s's sum was not the expected one", at,
-		    pred);
+		    from);
 		break;
 	default:
 		ibp_rt_setf(buf, len, "the step-wide comparison did not finish by the deadline");
@@ -1737,6 +1826,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	run->fps = NULL;
 	free(run->sum);
 	run->sum = NULL;
+	free(run->sum_in);
+	run->sum_in = NULL;
 	free(run->ring_order);
 	run->ring_order = NULL;
 	for (size_t i = 0; i < run->n_links; i++) {

@@ -138,14 +138,16 @@ struct ibp_rt_run {
 	/*
 	 * The step-wide comparison (cfg->fingerprint set, IBP_RT_RING_MIN nodes
 	 * or more): a reduction along the rail-0 links of the plan's ring
-	 * (fingerprint.h): the plain plan's round 1, the topology-aware one's 2.
-	 * SUM is the heap copy that travels, complete once RING is RING_DONE.
+	 * (fingerprint.h): the plain plan's round 1, the topology-aware one's 2,
+	 * from both ends of the line towards the middle and back (oob.h).
+	 * SUM is the heap copy that travels, complete once RING is RING_DONE;
+	 * SUM_IN the upper half's sum as it came (heap).
 	 */
 	int ring; /* enum ibp_rt_ring */
-	struct ibp_fp_sum *sum;
-	bool ring_fp_in;  /* the predecessor's fingerprint arrived */
-	bool ring_sent;   /* the final or broken frame went on */
-	uint32_t ring_at; /* RING_BROKEN: where the chain stopped */
+	struct ibp_fp_sum *sum, *sum_in;
+	uint8_t ring_got;   /* the sides whose halves came (RING_BACK, RING_FWD) */
+	uint32_t ring_at;   /* RING_BROKEN: where the chain stopped */
+	uint32_t ring_from; /* RING_BROKEN: the neighbour of RING_AT it stopped at */
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
 	uint32_t *ring_order;
 	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */
@@ -155,14 +157,14 @@ struct ibp_rt_run {
 
 /*
  * Up to 5 nodes, a node's ring neighbours (i+-1, i+-2) are the whole step:
- * their fingerprints are enough.  From 6 on, the sum goes around the ring.
+ * their fingerprints are enough.  From 6 on, the sum travels the ring.
  */
 #define IBP_RT_RING_MIN 6
 
 enum ibp_rt_ring {
 	IBP_RT_RING_OFF = 0,
-	IBP_RT_RING_GATHER, /* waiting for the sum of nodes [0, me) */
-	IBP_RT_RING_FINAL,  /* sent ours on; waiting for the complete sum */
+	IBP_RT_RING_GATHER, /* waiting for the halves' sums from the line's ends */
+	IBP_RT_RING_FINAL,  /* sent ours on towards the middle; waiting for the complete sum */
 	IBP_RT_RING_DONE,   /* SUM is the whole step */
 	IBP_RT_RING_BROKEN, /* fall back to the neighbours' fingerprints */
 };

@@ -156,7 +156,9 @@ int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, si
  * indices, value not kept: said so in the finding); past the pair bound the
  * entries are counted in keys_dropped and not compared (said so).  Nodes
  * are added in index order, each once: a sum covers exactly nodes
- * [0, n_merged).
+ * [first, first + n_merged), and two sums of ranges that follow each other
+ * merge into one (ibp_fp_sum_merge), so that the step's sum can be built
+ * from both ends of the ring at once.
  */
 #define IBP_FPS_MAX_KEYS   128
 #define IBP_FPS_MAX_VALUES 192
@@ -165,7 +167,7 @@ int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, si
 #define IBP_FPS_KEY_WIRE   (1 + IBP_FP_RAIL_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
 #define IBP_FPS_VALUE_WIRE (1 + 8 + IBP_FP_VALUE_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
 #define IBP_FPS_WIRE_LEN                                                                           \
-	(4 + 4 + 2 + 2 + 4 + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE +                                 \
+	(4 + 4 + 4 + 2 + 2 + 4 + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE +                             \
 	 IBP_FPS_MAX_VALUES * IBP_FPS_VALUE_WIRE)
 
 struct ibp_fps_key {
@@ -186,8 +188,9 @@ struct ibp_fps_value {
 };
 
 struct ibp_fp_sum {
-	uint32_t nnodes;   /* of the step */
-	uint32_t n_merged; /* nodes [0, n_merged) are in */
+	uint32_t nnodes; /* of the step */
+	uint32_t first;  /* nodes [first, first + n_merged) are in */
+	uint32_t n_merged;
 	uint16_t n_keys, n_values;
 	uint32_t keys_dropped; /* entries past IBP_FPS_MAX_KEYS: not compared */
 	struct ibp_fps_key keys[IBP_FPS_MAX_KEYS];
@@ -198,12 +201,22 @@ struct ibp_fp_sum {
 void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes);
 
 /*
- * Adds node NODE's fingerprint FP.  NODE must be the next one
- * (s->n_merged) and below s->nnodes: 0, or -EINVAL (out of order, a
- * duplicate, past the step, a bad entry) with S unchanged.  Bounds are not
- * errors (above).
+ * Adds node NODE's fingerprint FP.  An empty sum takes any node below
+ * s->nnodes (it becomes s->first); then NODE must be the next one
+ * (first + n_merged): 0, or -EINVAL (out of order, a duplicate, past the
+ * step, a bad entry) with S unchanged.  Bounds are not errors (above).
  */
 int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp);
+
+/*
+ * Merges SRC, the nodes right after DST's (src->first == dst->first +
+ * dst->n_merged, or DST empty), into DST: as if SRC's nodes had been
+ * added one by one, exactly so while no bound is reached (past one the
+ * same nodes are counted as "other" or dropped, possibly others than one
+ * by one would).  0, or -EINVAL (not adjacent, another step, SRC empty or
+ * either sum not what the decoder accepts) with DST unchanged.
+ */
+int ibp_fp_sum_merge(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src);
 
 /* What the decoder checks (below), on a sum in memory: 0 or -EINVAL. */
 int ibp_fp_sum_check(const struct ibp_fp_sum *s);
@@ -219,7 +232,7 @@ int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len);
 int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s);
 
 /*
- * Judges a complete sum (n_merged == nnodes; -EINVAL otherwise) with
+ * Judges a complete sum (first == 0, n_merged == nnodes; -EINVAL otherwise) with
  * NAMES[0..nnodes) the step's node names, as ibp_fp_compare() does, with
  * step-wide counts:
  *

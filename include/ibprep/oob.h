@@ -31,8 +31,9 @@
 #include "ibprep/fingerprint.h"
 #include "ibprep/transport.h"
 
-#define IBP_OOB_MAGIC   0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION 5 /* 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM */
+#define IBP_OOB_MAGIC 0x49425054u /* "IBPT" */
+#define IBP_OOB_VERSION                                                                            \
+	6 /* 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both ends */
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -139,18 +140,27 @@ struct ibp_oob_summary {
 };
 
 /*
- * The reduction along the ring (fingerprint.h): GATHER carries the sum of
- * nodes [0, i] from node i to i+1; FINAL the complete sum, from node N-1
- * around to N-2; BROKEN says the chain stopped at node ORIGIN (its link
- * from ORIGIN-1 gave nothing usable, WHY) and carries no sum (all zero):
- * every node that learns it falls back to its neighbours' fingerprints.
+ * The reduction along the ring (fingerprint.h), from both ends of the line
+ * of places 0..N-1 (the ring without its link N-1 -> 0) towards the middle,
+ * place M = N/2, and back:
+ *
+ *   GATHER  from place i < M to i+1: the sum of places [0, i];
+ *           from place i > M to i-1: the sum of places [i, N)
+ *   FINAL   the complete sum, from M outwards to 0 and to N-1
+ *   BROKEN  the chain stopped at node ORIGIN: its link with node FROM gave
+ *           nothing usable (WHY); no sum (all zero).  It spreads along the
+ *           line both ways, and every node that learns it falls back to
+ *           its neighbours' fingerprints.
+ *
+ * N-1 hops in all, N/2 of them one after the other, where one chain all
+ * the way round and round again was 2N-1.
  */
 enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
 enum ibp_fpsum_why {
 	IBP_FPSUM_WHY_NONE = 0,
-	IBP_FPSUM_WHY_LINK,  /* no connection from the predecessor */
-	IBP_FPSUM_WHY_NO_FP, /* the predecessor sent no fingerprint */
-	IBP_FPSUM_WHY_BAD,   /* the predecessor's sum was not the one expected */
+	IBP_FPSUM_WHY_LINK,  /* no connection with FROM */
+	IBP_FPSUM_WHY_NO_FP, /* FROM sent no fingerprint */
+	IBP_FPSUM_WHY_BAD,   /* FROM's sum was not the one expected */
 	IBP_FPSUM_WHY_COUNT
 };
 
@@ -158,6 +168,7 @@ struct ibp_oob_fpsum {
 	uint8_t phase;   /* enum ibp_fpsum_phase */
 	uint8_t why;     /* BROKEN: enum ibp_fpsum_why; else 0 */
 	uint32_t origin; /* BROKEN: where the chain stopped; else 0 */
+	uint32_t from;   /* BROKEN: the neighbour of ORIGIN it stopped at; else 0 */
 	struct ibp_fp_sum sum;
 };
 
@@ -190,7 +201,7 @@ struct ibp_oob_msg {
 	 IBP_OOB_MAX_LEAVES * (4 + IBP_OOB_LEAF_MAX))
 #define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
 #define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_LEN
-#define IBP_OOB_FPSUM_LEN       (1 + 1 + 4 + IBP_FPS_WIRE_LEN)
+#define IBP_OOB_FPSUM_LEN       (1 + 1 + 4 + 4 + IBP_FPS_WIRE_LEN)
 /* the largest */
 #define IBP_OOB_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define IBP_OOB_FRAME_MAX                                                                          \

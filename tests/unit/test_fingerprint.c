@@ -566,8 +566,17 @@ static void test_sum_add_in_order_each_node_once(void **state)
 	assert_non_null(fp);
 	sum_node(fp, "6.1", "1.0");
 	ibp_fp_sum_init(s, 3);
-	assert_int_equal(ibp_fp_sum_add(s, 1, fp), -EINVAL); /* out of order */
+	assert_int_equal(ibp_fp_sum_add(s, 3, fp), -EINVAL); /* past the step */
+	/* an empty sum takes any node: then it holds [1, 2) and takes 2 next */
+	assert_int_equal(ibp_fp_sum_add(s, 1, fp), 0);
+	assert_int_equal(s->first, 1);
+	assert_int_equal(ibp_fp_sum_add(s, 0, fp), -EINVAL); /* out of order */
+	assert_int_equal(ibp_fp_sum_add(s, 1, fp), -EINVAL); /* the same node again */
+	assert_int_equal(ibp_fp_sum_add(s, 2, fp), 0);
+	assert_int_equal(s->n_merged, 2);
+	ibp_fp_sum_init(s, 3);
 	assert_int_equal(ibp_fp_sum_add(s, 0, fp), 0);
+	assert_int_equal(s->first, 0);
 	assert_int_equal(ibp_fp_sum_add(s, 0, fp), -EINVAL); /* the same node again */
 	assert_int_equal(ibp_fp_sum_add(s, 1, fp), 0);
 	assert_int_equal(ibp_fp_sum_add(s, 2, fp), 0);
@@ -682,13 +691,107 @@ static void test_sum_bounds_said(void **state)
 	free(s);
 }
 
+/*
+ * The sum of N nodes as the ring builds it (oob.h): places [0, MID) one by
+ * one, places (MID, N) from the top down, each node's own in front of what
+ * came, and MID joining the two halves.
+ */
+static struct ibp_fp_sum *sum_by_halves(size_t n, size_t mid, const char *(*fw)(size_t),
+					const char *(*kern)(size_t))
+{
+	struct ibp_fp_sum *lo = malloc(sizeof(*lo)), *hi = malloc(sizeof(*hi)),
+			  *t = malloc(sizeof(*t));
+	struct ibp_fp *fp = malloc(sizeof(*fp));
+
+	assert_true(lo && hi && t && fp);
+	ibp_fp_sum_init(lo, (uint32_t)n);
+	ibp_fp_sum_init(hi, (uint32_t)n);
+	for (size_t i = 0; i <= mid; i++) {
+		sum_node(fp, kern ? kern(i) : "6.1.0-18-amd64", fw(i));
+		assert_int_equal(ibp_fp_sum_add(lo, (uint32_t)i, fp), 0);
+	}
+	for (size_t i = n - 1; i > mid; i--) {
+		sum_node(fp, kern ? kern(i) : "6.1.0-18-amd64", fw(i));
+		ibp_fp_sum_init(t, (uint32_t)n);
+		assert_int_equal(ibp_fp_sum_add(t, (uint32_t)i, fp), 0);
+		if (hi->n_merged)
+			assert_int_equal(ibp_fp_sum_merge(t, hi), 0);
+		*hi = *t;
+	}
+	if (hi->n_merged)
+		assert_int_equal(ibp_fp_sum_merge(lo, hi), 0);
+	free(fp);
+	free(t);
+	free(hi);
+	return lo;
+}
+
+/* Merging the halves gives the sum one by one gives; past a bound, a sum still whole and sound. */
+static void test_sum_merge_halves_as_one_by_one(void **state)
+{
+	struct ibp_fp_sum *one = sum_of(20, fw_ten_odd_of_twenty, NULL), *two, *x;
+	struct ibp_fp *fp = malloc(sizeof(*fp));
+	struct ibp_findings f = {0};
+	struct ibp_policy pol;
+	(void)state;
+
+	assert_non_null(fp);
+	sum_names_init();
+	ibp_policy_init(&pol);
+	for (size_t mid = 0; mid < 20; mid++) {
+		two = sum_by_halves(20, mid, fw_ten_odd_of_twenty, NULL);
+		if (memcmp(one, two, sizeof(*one)))
+			fail_msg("halves joined at %zu: not the sum one by one", mid);
+		free(two);
+	}
+	/* 600 nodes, 200 kernels past the value table: complete, every node counted once */
+	two = sum_by_halves(600, 300, fw_same, kern_many);
+	assert_int_equal(ibp_fp_sum_check(two), 0);
+	assert_int_equal(two->first, 0);
+	assert_int_equal(two->n_merged, 600);
+	for (size_t k = 0; k < two->n_keys; k++) {
+		uint64_t n = two->keys[k].other;
+
+		for (size_t v = 0; v < two->n_values; v++)
+			n += two->values[v].key == k ? two->values[v].count : 0;
+		assert_int_equal(n, 600);
+	}
+	assert_int_equal(ibp_fp_sum_judge(two, sum_names, &pol, -1, &f), 0);
+	assert_int_equal(consistency_findings(&f, "consistency_kernel"), 1 + 189);
+	ibp_findings_release(&f);
+	free(two);
+
+	/* refusals: not adjacent, another step, nothing to merge; DST unchanged */
+	x = malloc(sizeof(*x));
+	two = malloc(sizeof(*two));
+	assert_true(x && two);
+	sum_node(fp, "6.1", "1.0");
+	ibp_fp_sum_init(x, 20);
+	assert_int_equal(ibp_fp_sum_add(x, 5, fp), 0);
+	*two = *one;
+	assert_int_equal(ibp_fp_sum_merge(two, x), -EINVAL); /* [0, 20) then [5, 6) */
+	assert_memory_equal(two, one, sizeof(*one));
+	ibp_fp_sum_init(two, 21);
+	assert_int_equal(ibp_fp_sum_add(two, 4, fp), 0);
+	assert_int_equal(ibp_fp_sum_merge(two, x), -EINVAL); /* a step of 21 nodes */
+	ibp_fp_sum_init(two, 20);
+	assert_int_equal(ibp_fp_sum_add(two, 4, fp), 0);
+	ibp_fp_sum_init(x, 20);
+	assert_int_equal(ibp_fp_sum_merge(two, x), -EINVAL); /* empty */
+	assert_int_equal(two->n_merged, 1);
+	free(x);
+	free(two);
+	free(fp);
+	free(one);
+}
+
 /* The wire form: a round trip, and a strict decoder (the sum comes from other hosts). */
 static void test_sum_wire_round_trip_and_refusals(void **state)
 {
 	struct ibp_fp_sum *s = sum_of(8, fw_three_odd, NULL), *back = malloc(sizeof(*back));
 	uint8_t *buf = malloc(IBP_FPS_WIRE_LEN), *bad = malloc(IBP_FPS_WIRE_LEN),
 		*again = malloc(IBP_FPS_WIRE_LEN);
-	const size_t keys = 16, vals = keys + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE;
+	const size_t keys = 20, vals = keys + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE;
 	/* offsets inside a value: key 0, hash 1, value 9, count 49, n_ex 53, ex 54 */
 	const size_t v1 = vals + IBP_FPS_VALUE_WIRE; /* the second value (kernel) */
 	(void)state;
@@ -711,9 +814,11 @@ static void test_sum_wire_round_trip_and_refusals(void **state)
 		uint8_t byte;
 	} cases[] = {
 	    {"no nodes", 3, 0},
-	    {"more merged than nodes", 7, 9},
-	    {"key count above the table", 8, 0xff},
-	    {"value count above the table", 10, 0xff},
+	    {"the first node past the step", 7, 8},
+	    {"nodes past the step's last", 7, 1},
+	    {"more merged than nodes", 11, 9},
+	    {"key count above the table", 12, 0xff},
+	    {"value count above the table", 14, 0xff},
 	    {"unknown field", keys, IBP_FP_N_FIELDS},
 	    {"control character in a rail", keys + 1, 0x07},
 	    {"a value of a key that does not exist", v1, 0x7f},
@@ -725,7 +830,7 @@ static void test_sum_wire_round_trip_and_refusals(void **state)
 	    {"examples out of order", v1 + 57 + 4, 0},
 	    {"garbage in an unused value slot", IBP_FPS_WIRE_LEN - 1, 1},
 	    {"garbage in an unused key slot", vals - 1, 1},
-	    {"dropped entries beyond any node's", 12, 0xff},
+	    {"dropped entries beyond any node's", 16, 0xff},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
@@ -790,6 +895,7 @@ int main(void)
 	    cmocka_unit_test(test_sum_tie_all_different_one_node),
 	    cmocka_unit_test(test_sum_add_in_order_each_node_once),
 	    cmocka_unit_test(test_sum_bounds_said),
+	    cmocka_unit_test(test_sum_merge_halves_as_one_by_one),
 	    cmocka_unit_test(test_sum_wire_round_trip_and_refusals),
 	};
 
