@@ -13,12 +13,19 @@
 #include "ibprep/oob.h"
 
 static const char *const link_status_names[IBP_LINK_STATUS_COUNT] = {
-    [IBP_LINK_UNTESTED] = "untested",        [IBP_LINK_PASS] = "pass",
-    [IBP_LINK_UNREACHABLE] = "unreachable",  [IBP_LINK_AUTH] = "failed authentication",
-    [IBP_LINK_PROTOCOL] = "protocol error",  [IBP_LINK_TIMEOUT] = "timed out",
-    [IBP_LINK_TRANSPORT] = "data path down", [IBP_LINK_CORRUPT] = "data corrupted",
-    [IBP_LINK_BW_LOW] = "bandwidth low",     [IBP_LINK_LAT_HIGH] = "latency high",
-    [IBP_LINK_GONE] = "peer went away",      [IBP_LINK_LOCAL] = "local failure",
+    [IBP_LINK_UNTESTED] = "untested",
+    [IBP_LINK_PASS] = "pass",
+    [IBP_LINK_UNREACHABLE] = "unreachable",
+    [IBP_LINK_AUTH] = "failed authentication",
+    [IBP_LINK_PROTOCOL] = "protocol error",
+    [IBP_LINK_TIMEOUT] = "timed out",
+    [IBP_LINK_TRANSPORT] = "data path down",
+    [IBP_LINK_CORRUPT] = "data corrupted",
+    [IBP_LINK_BW_LOW] = "bandwidth low",
+    [IBP_LINK_LAT_HIGH] = "latency high",
+    [IBP_LINK_GONE] = "peer went away",
+    [IBP_LINK_LOCAL] = "local failure",
+    [IBP_LINK_VERSION] = "other protocol version",
 };
 
 const char *ibp_link_status_name(enum ibp_link_status s)
@@ -344,7 +351,7 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 	if (len < IBP_OOB_HDR_LEN + plen)
 		return -ENOSPC;
 	put32(&w, IBP_OOB_MAGIC);
-	put16(&w, IBP_OOB_VERSION);
+	put16(&w, (uint16_t)ibp_oob_wire_version());
 	put16(&w, m->type);
 	put32(&w, (uint32_t)plen);
 	switch (m->type) {
@@ -425,6 +432,15 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 	return w.off == IBP_OOB_HDR_LEN + plen ? (int)w.off : -EBADMSG;
 }
 
+int ibp_oob_header_version(const uint8_t *buf, size_t len)
+{
+	struct rbuf r = {buf, 0};
+
+	if (len < IBP_OOB_HDR_LEN || get32(&r) != IBP_OOB_MAGIC)
+		return -EBADMSG;
+	return get16(&r);
+}
+
 int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t *payload_len)
 {
 	struct rbuf r = {buf, 0};
@@ -439,7 +455,7 @@ int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t
 	plen = get32(&r);
 	if (magic != IBP_OOB_MAGIC)
 		return -EBADMSG;
-	if (version != IBP_OOB_VERSION)
+	if (version != ibp_oob_wire_version())
 		return -EPROTONOSUPPORT;
 	if (!ibp_oob_payload_len(t) || plen != ibp_oob_payload_len(t))
 		return -EBADMSG;
@@ -637,13 +653,21 @@ int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline)
 
 int ibp_oob_recv(int fd, struct ibp_oob_msg *m, int64_t deadline)
 {
+	return ibp_oob_recv_version(fd, m, deadline, NULL);
+}
+
+int ibp_oob_recv_version(int fd, struct ibp_oob_msg *m, int64_t deadline, unsigned *version)
+{
 	uint8_t buf[IBP_OOB_FRAME_MAX];
 	unsigned type;
 	size_t plen;
-	int rc = ibp_oob_read_full(fd, buf, IBP_OOB_HDR_LEN, deadline);
+	int v, rc = ibp_oob_read_full(fd, buf, IBP_OOB_HDR_LEN, deadline);
 
 	if (rc)
 		return rc;
+	v = ibp_oob_header_version(buf, IBP_OOB_HDR_LEN);
+	if (version && v >= 0)
+		*version = (unsigned)v;
 	rc = ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen);
 	if (rc)
 		return rc;

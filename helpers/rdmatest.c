@@ -248,6 +248,7 @@ enum try_outcome {
 	TRY_NO_RAIL, /* the peer, authenticated, has no such rail: final */
 	TRY_LOCAL,   /* this end failed (munged, getrandom): final */
 	TRY_CUT,     /* the link's own deadline cut the try short: proves nothing */
+	TRY_VERSION, /* answered in another protocol version (l->peer_version): ignored */
 };
 
 /*
@@ -334,6 +335,7 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	uint8_t mine[IBP_AUTH_SECRET_LEN];
 	enum try_outcome out;
 	int fd, rc, soerr = 0;
+	unsigned version = 0;
 	int64_t step_deadline;
 
 	*fdp = -1;
@@ -367,7 +369,7 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	ibp_rt_nodelay(fd);
 	rc = ibp_oob_send(fd, &hello, deadline);
 	if (!rc)
-		rc = ibp_oob_recv(fd, &reply, step_deadline);
+		rc = ibp_oob_recv_version(fd, &reply, step_deadline, &version);
 	if (rc == -ETIMEDOUT) {
 		out = step_deadline < deadline ? TRY_SILENT : TRY_CUT;
 		ibp_rt_setf(why, whylen, "no answer to the handshake on port %u", port);
@@ -375,6 +377,14 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	}
 	if (rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -EPIPE) {
 		ibp_rt_setf(why, whylen, "port %u closed the connection", port);
+		goto out;
+	}
+	if (rc == -EPROTONOSUPPORT) {
+		/* Another build: remembered for the finding, trusted for nothing else. */
+		l->version_seen = true;
+		l->peer_version = (uint16_t)version;
+		ibp_rt_setf(why, whylen, "port %u answers with protocol %u", port, version);
+		out = TRY_VERSION;
 		goto out;
 	}
 	if (rc) { /* a frame that does not even decode */
@@ -427,7 +437,7 @@ static void rail_missing(struct ibp_rt_run *run, struct ibp_rt_link *l, const ch
 static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
 {
 	char why[IBP_TEXT_MAX] = "", unauth[IBP_TEXT_MAX] = "", silent[IBP_TEXT_MAX] = "";
-	uint16_t unauth_port = 0;
+	uint16_t unauth_port = 0, version_port = 0;
 	int pause_ms = 10, fd;
 
 	for (;;) {
@@ -450,6 +460,10 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 				unauth_port = run->cands[c];
 				ibp_rt_setf(unauth, sizeof(unauth), "%s", why);
 				break;
+			case TRY_VERSION:
+				/* Go on: the peer may listen on another candidate. */
+				version_port = run->cands[c];
+				break;
 			case TRY_SILENT:
 				ibp_rt_setf(silent, sizeof(silent), "%s", why);
 				break;
@@ -468,11 +482,23 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 			pause_ms *= 2;
 	}
 give_up:
+	/*
+	 * An answer of this version that failed authentication outweighs any
+	 * version claim: a stranger's claim must not turn an authentication
+	 * failure into a mere warning (docs/security.md).
+	 */
 	if (unauth_port)
 		link_fail(l, IBP_LINK_AUTH, -EACCES,
 			  "no candidate port of %s answered with valid credentials; port %u "
-			  "answered without valid credentials (ignored: %s)",
-			  ibp_rt_node_name(run, l->peer), unauth_port, unauth);
+			  "answered without valid credentials (ignored: %s)%s",
+			  ibp_rt_node_name(run, l->peer), unauth_port, unauth,
+			  version_port ? "; another port answered in another protocol version"
+				       : "");
+	else if (version_port)
+		link_fail(l, IBP_LINK_VERSION, -EPROTONOSUPPORT,
+			  "%s answers with protocol %u (port %u), %s speaks %u: not tested",
+			  ibp_rt_node_name(run, l->peer), l->peer_version, version_port,
+			  ibp_rt_node_name(run, run->me), ibp_oob_wire_version());
 	else if (silent[0])
 		link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT, "%s: %s", l->peer_addr, silent);
 	else
@@ -939,11 +965,25 @@ static void *in_worker(void *arg)
 			continue;
 		}
 		if (fd < 0) {
+			bool version_seen;
+			unsigned version;
+
+			pthread_mutex_lock(&run->mu);
+			version_seen = l->version_seen;
+			version = l->peer_version;
+			pthread_mutex_unlock(&run->mu);
 			/* Only a hello from the peer's own address leaves a reject. */
 			if (reject[0])
 				link_fail(l, IBP_LINK_AUTH, -EACCES,
 					  "no connection from %s authenticated by the deadline; %s",
 					  ibp_rt_node_name(run, l->peer), reject);
+			else if (version_seen)
+				/* as on the sending side: a reject of this version outweighs it */
+				link_fail(l, IBP_LINK_VERSION, -EPROTONOSUPPORT,
+					  "%s answers with protocol %u (its hello from %s), %s "
+					  "speaks %u: not tested",
+					  ibp_rt_node_name(run, l->peer), version, l->peer_addr,
+					  ibp_rt_node_name(run, run->me), ibp_oob_wire_version());
 			else
 				link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT,
 					  "no connection from %s by the deadline%s",

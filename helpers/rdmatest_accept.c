@@ -454,6 +454,44 @@ refused:
 	refuse_drop(run, p, "%s", why);
 }
 
+/*
+ * A first frame of another protocol version from a peer's address: another
+ * spank-ib build (a rolling upgrade), or someone claiming to be one.  The
+ * version is kept on the in-links from that peer, for the finding should
+ * the peer never authenticate; it is counted as no drop (an older build
+ * retries all round long and would read as a flood).  The answer is an
+ * ERROR frame of this version: a build of this one or later reads the
+ * version from its header; older ones (version 5 and before) refuse it as
+ * "undecodable answer (Protocol not supported)", a failed authentication
+ * that blames nobody, where closing unanswered read "connection refused",
+ * a node fault.  What the connection sent is read first (a little, without
+ * waiting) so that the close does not reset the answer away.
+ */
+static void other_version(struct ibp_rt_run *run, struct pending *p, int version)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_ERROR};
+	uint32_t node = run->in_peers[p->peer].node;
+	uint8_t sink[512];
+
+	for (int i = 0; i < 8 && recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
+		;
+	m.u.error.code = -EPROTONOSUPPORT;
+	ibp_rt_setf(m.u.error.text, sizeof(m.u.error.text), "protocol %u", ibp_oob_wire_version());
+	ibp_oob_send(p->fd, &m, ibp_now_ns() + 20 * IBP_NS_PER_MS);
+	pthread_mutex_lock(&run->mu);
+	for (size_t i = 0; i < run->n_links; i++) {
+		struct ibp_rt_link *l = &run->links[i];
+
+		if (!l->out && l->peer == node) {
+			l->version_seen = true;
+			l->peer_version = (uint16_t)version;
+		}
+	}
+	pthread_mutex_unlock(&run->mu);
+	close(p->fd);
+	p->fd = -1;
+}
+
 /* ---- the acceptor ------------------------------------------------------- */
 
 /* Where the in-links' slots stand, for the acceptor's loop. */
@@ -507,6 +545,10 @@ static void read_pending(struct ibp_rt_run *run, struct pending *p)
 			size_t plen;
 			int rc = ibp_oob_decode_header(p->buf, p->have, &type, &plen);
 
+			if (rc == -EPROTONOSUPPORT) {
+				other_version(run, p, ibp_oob_header_version(p->buf, p->have));
+				return;
+			}
 			if (rc || type != IBP_OOB_HELLO) {
 				drop(run, p, "bad first message (%s)",
 				     rc ? strerror(-rc) : "not a hello");

@@ -29,11 +29,18 @@ bool ibp_rt_failed(uint8_t status)
  * tells nothing about the ports: someone or something between the two ends
  * (a squatter, a relay, a munged with another key) stopped the test, and
  * blaming either end would let any user who can do that get a healthy node
- * named.  Such links are neither a pass nor a failure for the blame.
+ * named.  Nor does a link whose peer answered in another protocol version
+ * (another spank-ib build: nothing was tested).  Such links are neither a
+ * pass nor a failure for the blame.
  */
+bool ibp_rt_counts(uint8_t status)
+{
+	return status != IBP_LINK_UNTESTED && status != IBP_LINK_AUTH && status != IBP_LINK_VERSION;
+}
+
 static bool counts(uint8_t status)
 {
-	return status != IBP_LINK_UNTESTED && status != IBP_LINK_AUTH;
+	return ibp_rt_counts(status);
 }
 
 static bool failed(uint8_t status)
@@ -143,6 +150,9 @@ const char *ibp_rdmatest_status_fix(enum ibp_link_status s)
 		       "blamed";
 	case IBP_LINK_PROTOCOL:
 		return "check that every node runs the same spank-ib version";
+	case IBP_LINK_VERSION:
+		return "install the same spank-ib on every node (rolling upgrade?); no node is "
+		       "blamed";
 	case IBP_LINK_TRANSPORT:
 		return "check the port's state, GID/LID and the subnet manager (ibprep check)";
 	case IBP_LINK_CORRUPT:
@@ -230,6 +240,54 @@ static void auth_failed(struct ibp_rt_run *run, struct ibp_findings *out,
 			  "rdma test link %s -> %s (round %u, rail %u) failed authentication: %s",
 			  ibp_rt_node_name(run, l->r.from), ibp_rt_node_name(run, l->r.to),
 			  l->r.round, l->r.rail, l->r.detail);
+}
+
+/*
+ * Links whose peer answered in another protocol version: one warning per
+ * such peer, naming it, both versions and the links left untested.  Not a
+ * node fault (class job, like rdmatest_plan_mismatch: the nodes disagree,
+ * the hardware is not in question), nobody blamed.  The version is what
+ * the peer's address claimed, unauthenticated: "answers with".
+ */
+static void version_mismatch(struct ibp_rt_run *run, struct ibp_findings *out)
+{
+	for (size_t i = 0; i < run->n_links; i++) {
+		const struct ibp_rt_link *l = &run->links[i];
+		char links[IBP_TEXT_MAX] = "";
+		size_t n = 0, off = 0;
+		bool first = true;
+
+		if (l->r.status != IBP_LINK_VERSION)
+			continue;
+		for (size_t k = 0; k < i && first; k++)
+			first = !(run->links[k].r.status == IBP_LINK_VERSION &&
+				  run->links[k].peer == l->peer);
+		if (!first)
+			continue; /* said with its peer's first link */
+		for (size_t k = i; k < run->n_links; k++) {
+			const struct ibp_rt_link *x = &run->links[k];
+
+			if (x->r.status != IBP_LINK_VERSION || x->peer != l->peer)
+				continue;
+			n++;
+			if (off < sizeof(links))
+				off += (size_t)snprintf(links + off, sizeof(links) - off,
+							"%s%s -> %s", off ? ", " : "",
+							ibp_rt_node_name(run, x->r.from),
+							ibp_rt_node_name(run, x->r.to));
+		}
+		if (ibp_findings_addf(
+			out, "rdmatest_version_mismatch", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			"one cross-node test protocol on every node of the step",
+			ibp_rdmatest_status_fix(IBP_LINK_VERSION),
+			"answers with cross-node test protocol %u, %s speaks %u: the step's nodes "
+			"run different spank-ib builds; %zu link%s not tested (%s)",
+			l->peer_version, ibp_rt_node_name(run, run->me), ibp_oob_wire_version(), n,
+			n == 1 ? "" : "s", links))
+			continue;
+		ibp_rt_setf(out->v[out->n - 1].node, sizeof(out->v[out->n - 1].node), "%s",
+			    ibp_rt_node_name(run, l->peer));
+	}
 }
 
 /* Connections the acceptor dropped: reported, never a failure. */
@@ -460,6 +518,7 @@ void ibp_rt_report(struct ibp_rt_run *run, struct ibp_findings *out,
 			f->port = (int)l->r.peer_port;
 		}
 	}
+	version_mismatch(run, out);
 	if (run->dropped)
 		dropped(run, out, res);
 	if (!n_fail) {

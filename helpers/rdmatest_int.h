@@ -60,6 +60,14 @@ struct ibp_rt_link {
 	uint64_t peer_rate_mbps;
 	bool summary_in;
 	/*
+	 * The peer's address answered (out-links) or connected (in-links,
+	 * under mu: the acceptor writes it) with protocol PEER_VERSION, not
+	 * this build's: the link ends IBP_LINK_VERSION unless it authenticates
+	 * or something of this version fails authentication on it.
+	 */
+	bool version_seen;
+	uint16_t peer_version;
+	/*
 	 * Rail-0 in-links: the rail count the peer announced in its HELLO
 	 * for this round, and how many of its HELLOs for rails this node has
 	 * not were answered "no such rail": the acceptor stays until they are.
@@ -189,6 +197,8 @@ int ibp_rt_sockaddr_of(const char *addr, uint16_t port, struct sockaddr_storage 
 		       socklen_t *len);
 void ibp_rt_nodelay(int fd);
 bool ibp_rt_failed(uint8_t status);
+/* Whether a link's outcome is evidence about the hardware, for the blame. */
+bool ibp_rt_counts(uint8_t status);
 
 /*
  * A HELLO from this node to TO for ROUND and RAIL with FLAGS (and ECHO, the

@@ -12,10 +12,10 @@
 #include "ibprep/rdmatest.h"
 #include "rdmatest_int.h"
 
-/* Links that say something about the hardware (rdmatest_blame.c's rule). */
+/* Links that say something about the hardware: rdmatest_blame.c's rule. */
 static bool counts(uint8_t status)
 {
-	return status != IBP_LINK_UNTESTED && status != IBP_LINK_AUTH;
+	return ibp_rt_counts(status);
 }
 
 static int leaf_of(const int *leaf, size_t nnodes, uint32_t i)

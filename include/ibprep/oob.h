@@ -7,6 +7,10 @@
  * Wire format (all integers big-endian):
  *
  *   header   magic "IBPT" u32 | version u16 | type u16 | payload length u32
+ *            (these 12 bytes, in this order and size, are the part every
+ *            version keeps: whatever a later version changes, any build
+ *            can read which version a peer speaks, and the finding says
+ *            "n7 answers with protocol 5" instead of a failed handshake)
  *   payload  fixed size per type (IBP_OOB_*_LEN); anything else is refused
  *            before a byte of payload is read
  *   seal     ENDPOINT, CTRL and SUMMARY frames are followed by a sequence
@@ -16,7 +20,9 @@
  * trusts nothing: wrong magic, version, type or length, an enum out of
  * range, a string without its NUL or with non-printable bytes, non-zero
  * padding, a count above its array, an index outside the node count: all
- * -EBADMSG (-EPROTONOSUPPORT for another version).  ibp_oob_encode() runs
+ * -EBADMSG (-EPROTONOSUPPORT for another version: ibp_oob_header_version()
+ * reads it; a claim, like everything before the HELLOs authenticate).
+ * ibp_oob_encode() runs
  * the same checks, so this side never sends what the other would refuse.
  *
  * No globals, no allocation; callable from any thread.
@@ -32,8 +38,11 @@
 #include "ibprep/transport.h"
 
 #define IBP_OOB_MAGIC 0x49425054u /* "IBPT" */
-#define IBP_OOB_VERSION                                                                            \
-	6 /* 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both ends */
+/*
+ * 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both
+ * ends; 7: link status VERSION
+ */
+#define IBP_OOB_VERSION 7
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -69,6 +78,12 @@ enum ibp_link_status {
 	IBP_LINK_LAT_HIGH = 9,  /* round trip over test_max_lat_us */
 	IBP_LINK_GONE = 10,     /* the peer closed or reset mid-test */
 	IBP_LINK_LOCAL = 11,    /* this end could not run it (resources, memlock) */
+	/*
+	 * Not tested: the peer's address answered with another protocol
+	 * version, and nothing of this version failed authentication on the
+	 * link (that would be IBP_LINK_AUTH).  Blames nobody.
+	 */
+	IBP_LINK_VERSION = 12,
 	IBP_LINK_STATUS_COUNT
 };
 
@@ -208,6 +223,22 @@ struct ibp_oob_msg {
 	(IBP_OOB_HDR_LEN + IBP_OOB_MAX2(IBP_OOB_FPSUM_LEN, IBP_OOB_MAX2(IBP_OOB_FINGERPRINT_LEN,   \
 									IBP_OOB_SUMMARY_LEN)))
 
+/*
+ * The version this build speaks: IBP_OOB_VERSION.  A function in its own
+ * object file (oob_version.c) for one reason: a test program may link its
+ * own in front of the library to make one simulated node speak another
+ * version (tests/tools/rdmatest-sim.c, --fault I:version=V).  Nothing at
+ * run time can change it.
+ */
+unsigned ibp_oob_wire_version(void);
+
+/*
+ * The version in a frame header with the right magic, whatever its type
+ * and length (the fixed part of the header, above): 0..65535, or -EBADMSG
+ * (short, another magic).  Unauthenticated: only ever "the peer says".
+ */
+int ibp_oob_header_version(const uint8_t *buf, size_t len);
+
 /* Payload length of TYPE, 0 for an unknown type. */
 size_t ibp_oob_payload_len(unsigned type);
 
@@ -247,6 +278,12 @@ int ibp_oob_write_full(int fd, const void *buf, size_t len, int64_t deadline);
 int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline);
 int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline);
 int ibp_oob_recv(int fd, struct ibp_oob_msg *m, int64_t deadline);
+/*
+ * ibp_oob_recv that also says which version the frame's header claims: on
+ * -EPROTONOSUPPORT *VERSION is the peer's (the payload is left unread),
+ * else the header's when one with the right magic came, else untouched.
+ */
+int ibp_oob_recv_version(int fd, struct ibp_oob_msg *m, int64_t deadline, unsigned *version);
 
 /*
  * Ports: N_CAND (<= 8) candidate TCP ports in [LO, HI] for JOB and STEP,

@@ -43,7 +43,7 @@
 #include "ibprep/transport.h"
 
 #define IBP_PIPE_MAGIC         0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION       3           /* 3: SLURM_TOPOLOGY_ADDR */
+#define IBP_PIPE_VERSION       4           /* 3: SLURM_TOPOLOGY_ADDR; 4: link status VERSION */
 #define IBP_PIPE_HDR_LEN       12
 #define IBP_PIPE_FRAME_MAX     (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS  256

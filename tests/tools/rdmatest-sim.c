@@ -21,6 +21,10 @@
  *            address, flipping one byte of the first frame after the
  *            sender's HELLO (issue 9, test b): the links into the node
  *            must fail closed as an authentication failure, blaming nobody
+ *   version[=V]  the node is another spank-ib build: it speaks protocol V
+ *            (default this build's + 1) with this build's code, through
+ *            the link-time seam ibp_oob_wire_version() (oob.h) defined
+ *            below, which the library's own oob_version.c yields to
  *
  * --leaves K gives the nodes a topology of K leaves of contiguous nodes
  * under one spine: the topology-aware plan (rdmatest_plan.c).
@@ -54,10 +58,35 @@
 
 #define MAX_NODES 4096
 
-enum fault { F_NONE, F_REFUSE, F_SILENT, F_SLOW, F_CORRUPT, F_BADCRED, F_DIE, F_SQUAT, F_RELAY };
+enum fault {
+	F_NONE,
+	F_REFUSE,
+	F_SILENT,
+	F_SLOW,
+	F_CORRUPT,
+	F_BADCRED,
+	F_DIE,
+	F_SQUAT,
+	F_RELAY,
+	F_VERSION
+};
 
-static const char *const fault_names[] = {"none",    "refuse", "silent", "slow", "corrupt",
-					  "badcred", "die",    "squat",  "relay"};
+static const char *const fault_names[] = {"none",    "refuse", "silent", "slow",  "corrupt",
+					  "badcred", "die",    "squat",  "relay", "version"};
+
+/*
+ * --fault I:version[=V]: the protocol version node I speaks.  The library
+ * asks ibp_oob_wire_version() for it on every frame it encodes or checks;
+ * this definition, linked in front of libibprep.a, is the only one in this
+ * program, so the library's (oob_version.c, IBP_OOB_VERSION) stays out.
+ * Only a test program can do this: the plugin and ibprep link the library's.
+ */
+static unsigned my_version;
+
+unsigned ibp_oob_wire_version(void)
+{
+	return my_version ? my_version : IBP_OOB_VERSION;
+}
 
 /* Per-process fault state for the wrapped transport (the child is one node). */
 static enum fault my_fault;
@@ -632,6 +661,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
+	static unsigned versions[MAX_NODES];
 	static char addrbuf[MAX_NODES][32];
 	static const char *addrs[MAX_NODES];
 	static pid_t pids[MAX_NODES];
@@ -717,6 +747,17 @@ int main(int argc, char **argv)
 
 			if (*colon != ':' || idx >= MAX_NODES)
 				usage();
+			if (!strncmp(colon + 1, "version", 7) &&
+			    (colon[8] == '\0' || colon[8] == '=')) {
+				unsigned long v =
+				    colon[8] ? strtoul(colon + 9, NULL, 10) : IBP_OOB_VERSION + 1;
+
+				if (v == 0 || v > 0xffff)
+					usage();
+				versions[idx] = (unsigned)v;
+				faults[idx] = F_VERSION;
+				break;
+			}
 			for (k = 1; k < sizeof(fault_names) / sizeof(fault_names[0]); k++)
 				if (!strcmp(colon + 1, fault_names[k]))
 					break;
@@ -789,6 +830,7 @@ int main(int argc, char **argv)
 		if (pids[i] == 0) {
 			close(barrier[1]);
 			my_fault = faults[i];
+			my_version = versions[i];
 			_exit(child(i, &hl, addrs, &pol, munge, bad_munge, insecure, job, step, buf,
 				    burst, outdir));
 		}
