@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ibprep/fabric.h"
+#include "ibprep/oob.h"
 #include "ibprep/text.h"
 
 #define EMPTY     UINT32_MAX
@@ -426,11 +427,22 @@ static int mark_failed(struct ibp_fabric *f, uint32_t pi)
 	return 0;
 }
 
-/* Outcomes that are about the test's own setup, not the fabric. */
+/*
+ * Outcomes that are about the test's own setup, not the fabric: by the
+ * names the plugin writes (ibp_link_status_name(), results_log.h), and by
+ * the short ones of the first format.  (Until the long names were listed
+ * here, a link that failed authentication counted against its cable.)
+ */
 static bool not_fabric(const char *why)
 {
+	static const enum ibp_link_status setup[] = {
+	    IBP_LINK_AUTH, IBP_LINK_PROTOCOL, IBP_LINK_LOCAL, IBP_LINK_UNTESTED, IBP_LINK_VERSION};
+
+	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++)
+		if (!strcmp(why, ibp_link_status_name(setup[i])))
+			return true;
 	return !strcmp(why, "auth") || !strcmp(why, "protocol") || !strcmp(why, "local") ||
-	       !strcmp(why, "untested");
+	       !strcmp(why, "untested") || !strcmp(why, "version");
 }
 
 static void count(struct ibp_fabric *f, struct path *p, bool fail, int delta)

@@ -997,6 +997,45 @@ static void *in_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * A peer whose own hello to this node came in another protocol version
+ * (and never one of this version that authenticated or failed to): builds
+ * before this one (version 5 and older) close a hello of another version
+ * unanswered, so this node's links to it found "nobody" and read
+ * unreachable.  They are the same mismatch, not a dead peer: said so,
+ * before the summaries carry them.  Only links that got no answer at all
+ * (an answer of this version that failed authentication stays
+ * IBP_LINK_AUTH), and only on what this node heard itself, as unverified
+ * as any version claim (docs/security.md).
+ */
+static void version_out_links(struct ibp_rt_run *run)
+{
+	for (size_t i = 0; i < run->n_links; i++) {
+		struct ibp_rt_link *l = &run->links[i];
+
+		if (!l->out || l->r.status != IBP_LINK_UNREACHABLE)
+			continue;
+		for (size_t k = 0; k < run->n_links; k++) {
+			const struct ibp_rt_link *x = &run->links[k];
+
+			/* the in-link itself ended so: the peer never authenticated on it */
+			if (x->out || x->peer != l->peer || x->r.status != IBP_LINK_VERSION)
+				continue;
+			l->r.status = IBP_LINK_VERSION;
+			l->r.err = -EPROTONOSUPPORT;
+			l->version_seen = true;
+			l->peer_version = x->peer_version;
+			ibp_rt_setf(
+			    l->r.detail, sizeof(l->r.detail),
+			    "%s answers with protocol %u (its hello from %s), %s speaks %u: "
+			    "no answer to this node's hello there; not tested",
+			    ibp_rt_node_name(run, l->peer), x->peer_version, x->peer_addr,
+			    ibp_rt_node_name(run, run->me), ibp_oob_wire_version());
+			break;
+		}
+	}
+}
+
 /* ---- summaries ---------------------------------------------------------- */
 
 static void known_add(struct ibp_rt_run *run, const struct ibp_oob_link *x)
@@ -1855,6 +1894,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	for (size_t i = 0; i < nw; i++)
 		if (workers[i].started)
 			pthread_join(workers[i].th, NULL);
+	version_out_links(run);
 	if (cfg->fingerprint)
 		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
 	exchange_summaries(run);

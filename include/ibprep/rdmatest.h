@@ -23,13 +23,16 @@
  * peers, while each of those peers has a passing link elsewhere; a node
  * whose links all failed in both directions blames itself.  A failed link
  * with no suspect end is reported as the link, both ends named.  With N = 2
- * the ends cannot be told apart: the link is named.  Two outcomes blame
+ * the ends cannot be told apart: the link is named.  Three outcomes blame
  * nobody: a link that failed authentication (IBP_LINK_AUTH,
  * rdmatest_auth_failed: a squatter, a relay or a munged with another key
- * look the same from here, and none says anything about the hardware), and
- * a run in which every known link was measured and every one missed its
- * bandwidth or latency floor (rdmatest_inconclusive, a warning: "every
- * link slow", a loaded machine or floors set too high).
+ * look the same from here, and none says anything about the hardware), a
+ * link whose peer answers in another protocol version (IBP_LINK_VERSION,
+ * rdmatest_version_mismatch, a warning naming the peer and both versions:
+ * another spank-ib build, nothing tested; pass is false), and a run in
+ * which every known link was measured and every one missed its bandwidth
+ * or latency floor (rdmatest_inconclusive, a warning: "every link slow", a
+ * loaded machine or floors set too high).
  *
  * Authentication (auth.h, seal.h): each HELLO carries a munge credential,
  * restricted to the job's uid, binding job, step, uid, both node indices,

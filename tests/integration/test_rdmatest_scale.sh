@@ -278,6 +278,48 @@ else
 fi
 grep -A4 -E '^node (4|5) ' "$tmp/relay.out" | grep -v '^#   ok' | sed 's/^/# /'
 
+# --- one node of another spank-ib build (a rolling upgrade) --------------
+# Node 6 of 16 speaks the protocol version before this build's (this build's
+# code behind the test's link-time seam: rdmatest-sim --fault 6:version=V,
+# nothing a job could set).  Its four peers say it answers with that
+# version, it says they answer with this one, each naming the other node and
+# both versions, as a warning; nobody is blamed, nothing fails, every other
+# link passes.
+cur=$(awk '$1 == "#define" && $2 == "IBP_OOB_VERSION" { print $3 }' include/ibprep/oob.h)
+old=$((cur - 1))
+mkdir -p "$tmp/version"
+"$sim" --nodes 16 --timeout "$TIMEOUT" --ports "$PORTS" --munge-socket "$good" --fault "6:version=$old" --job 4444 \
+	--outdir "$tmp/version" >"$tmp/version.out" 2>&1
+said=0 wrong=""
+for i in 4 5 7 8; do
+	n=$(name "$i")
+	grep "^node $i " "$tmp/version.out" | grep -q "rdmatest_version_mismatch@sim0006" &&
+		grep -A6 "^node $i " "$tmp/version.out" | grep -q "warn: sim0006: answers with cross-node test protocol $old, $n speaks $cur" &&
+		said=$((said + 1)) || wrong+=" $n"
+	grep "^node 6 " "$tmp/version.out" | grep -q "rdmatest_version_mismatch@$n" &&
+		grep -A6 '^node 6 ' "$tmp/version.out" | grep -q "warn: $n: answers with cross-node test protocol $cur, sim0006 speaks $old" ||
+		wrong+=" sim0006-about-$n"
+done
+if [ "$said" -eq 4 ] && [ -z "$wrong" ]; then
+	tap_ok "another build on node 6: its 4 peers name it with protocol $old against $cur, and it names each of them"
+else
+	tap_fail "another build on node 6: $said of 4 peers say so; missing:$wrong" "$(grep -A6 -E '^node [4-8] ' "$tmp/version.out" | head -40)"
+fi
+blamed=$(grep '^node ' "$tmp/version.out" | grep -v 'suspects= '; grep -o 'rdmatest_node_failed@[^, ]*\|rdmatest_link_failed@[^, ]*\|rdmatest_auth_failed@[^, ]*' "$tmp/version.out"; grep '^#   fail:' "$tmp/version.out")
+if [ -z "$blamed" ]; then
+	tap_ok "another build on node 6: nobody blamed, no failure finding on any node"
+else
+	tap_fail "another build on node 6: blamed or failed" "$blamed"
+fi
+others=$(grep '^node ' "$tmp/version.out" | awk '$2 < 4 || $2 > 8 { if ($4 != "pass") print }')
+if [ -z "$others" ] && [ "$(grep -c '^node ' "$tmp/version.out")" -eq 16 ] && ! grep -q '^hung' "$tmp/version.out"; then
+	tap_ok "another build on node 6: the 11 nodes away from it pass, none hung"
+else
+	tap_fail "another build on node 6: the others" "$others$(grep '^hung' "$tmp/version.out")"
+fi
+if within version "$(awk -v t="$TIMEOUT" 'BEGIN{print t * 1.5 + 1}')"; then tap_ok "another build on node 6: within the bound (wall $(wall version) s)"; else tap_fail "another build on node 6: took $(wall version) s"; fi
+grep -A3 -E '^node (5|6) ' "$tmp/version.out" | sed 's/^/# /'
+
 # --- insecure mode ------------------------------------------------------
 mkdir -p "$tmp/insec"
 "$sim" --nodes 4 --timeout 2 --ports "$PORTS" --insecure --outdir "$tmp/insec" >"$tmp/insec.out" 2>&1 || true

@@ -352,12 +352,22 @@ static void test_fabric_both_ends_joined_failure_wins(void **state)
 	strcpy(r.why, "auth"); /* about the test, not the fabric */
 	r.job = 9;
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	/* the names the plugin writes (ib_results.c: ibp_link_status_name()) */
+	strcpy(r.why, "failed authentication");
+	r.job = 10;
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	strcpy(r.why, "other protocol version"); /* another spank-ib build: nothing tested */
+	r.job = 11;
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	strcpy(r.why, "protocol error");
+	r.job = 12;
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
 	ibp_fabric_get_stats(f, &st);
-	assert_int_equal(st.records, 4);
+	assert_int_equal(st.records, 7);
 	assert_int_equal(st.links, 2);
 	assert_int_equal(st.joined, 1);
 	assert_int_equal(st.failed, 2);
-	assert_int_equal(st.not_fabric, 1);
+	assert_int_equal(st.not_fabric, 4);
 	ibp_fabric_free(f);
 }
 

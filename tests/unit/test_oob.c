@@ -415,6 +415,112 @@ static void test_oob_recv_bad_header_refused_immediately(void **state)
 	close(sv[1]);
 }
 
+/*
+ * Another protocol version: the header's first 12 bytes are the part every
+ * version keeps, so its version is read whatever the type and length say
+ * (a later version may add types or change a payload's length), the frame
+ * is refused as -EPROTONOSUPPORT before any payload is read, and the
+ * version comes back to the caller for the finding.
+ */
+static void put_version(uint8_t *buf, unsigned v)
+{
+	buf[4] = (uint8_t)(v >> 8);
+	buf[5] = (uint8_t)v;
+}
+
+static void test_oob_other_version_read_from_header_and_refused(void **state)
+{
+	const unsigned versions[] = {0,      1,     IBP_OOB_VERSION - 1, IBP_OOB_VERSION + 1,
+				     0x0100, 0xffff};
+	struct ibp_oob_msg m = hello(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX], frame[IBP_OOB_FRAME_MAX];
+	unsigned type;
+	size_t plen;
+	int n;
+
+	(void)state;
+	n = ibp_oob_encode(&m, frame, sizeof(frame));
+	assert_true(n > 0);
+	assert_int_equal(ibp_oob_wire_version(), IBP_OOB_VERSION);
+	assert_int_equal(ibp_oob_header_version(frame, (size_t)n), IBP_OOB_VERSION);
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		memcpy(buf, frame, (size_t)n);
+		put_version(buf, versions[i]);
+		assert_int_equal(ibp_oob_header_version(buf, IBP_OOB_HDR_LEN), (int)versions[i]);
+		assert_int_equal(ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen),
+				 -EPROTONOSUPPORT);
+		assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), -EPROTONOSUPPORT);
+		/* an unknown type and a length no type of ours has: still the version */
+		buf[6] = 0x7f;
+		buf[7] = 0xff;
+		memset(buf + 8, 0xff, 4);
+		assert_int_equal(ibp_oob_header_version(buf, IBP_OOB_HDR_LEN), (int)versions[i]);
+		assert_int_equal(ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen),
+				 -EPROTONOSUPPORT);
+	}
+	/* no version without the magic or a whole header */
+	assert_int_equal(ibp_oob_header_version(frame, IBP_OOB_HDR_LEN - 1), -EBADMSG);
+	memcpy(buf, frame, IBP_OOB_HDR_LEN);
+	buf[0] ^= 0x20;
+	assert_int_equal(ibp_oob_header_version(buf, IBP_OOB_HDR_LEN), -EBADMSG);
+	assert_string_equal(ibp_link_status_name(IBP_LINK_VERSION), "other protocol version");
+}
+
+/* The receiver learns the version and stops at the header: nothing more is awaited. */
+static void test_oob_recv_version_other_version_at_once(void **state)
+{
+	struct ibp_oob_msg m = hello(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	unsigned version = 12345;
+	int sv[2], n;
+	int64_t t0;
+
+	(void)state;
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	/* this version: decoded, and its version said */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(write(sv[0], buf, (size_t)n), n);
+	assert_int_equal(ibp_oob_recv_version(sv[1], &out, ibp_now_ns() + IBP_NS_PER_S, &version),
+			 0);
+	assert_int_equal(version, IBP_OOB_VERSION);
+	assert_int_equal(out.type, IBP_OOB_HELLO);
+	/* a later version's header alone (its payload never comes): refused at once */
+	put_version(buf, IBP_OOB_VERSION + 1);
+	assert_int_equal(write(sv[0], buf, IBP_OOB_HDR_LEN), IBP_OOB_HDR_LEN);
+	t0 = ibp_now_ns();
+	assert_int_equal(ibp_oob_recv_version(sv[1], &out, t0 + 2 * IBP_NS_PER_S, &version),
+			 -EPROTONOSUPPORT);
+	assert_true(ibp_now_ns() - t0 < 500 * IBP_NS_PER_MS);
+	assert_int_equal(version, IBP_OOB_VERSION + 1);
+	/* another magic: no version to tell, VERSION untouched */
+	version = 12345;
+	buf[0] ^= 0x20;
+	assert_int_equal(write(sv[0], buf, IBP_OOB_HDR_LEN), IBP_OOB_HDR_LEN);
+	assert_int_equal(ibp_oob_recv_version(sv[1], &out, ibp_now_ns() + IBP_NS_PER_S, &version),
+			 -EBADMSG);
+	assert_int_equal(version, 12345);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A summary may carry the new outcome (this version's peers know it), and nothing above it. */
+static void test_oob_summary_link_status_version_roundtrip(void **state)
+{
+	struct ibp_oob_msg m = summary(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	int n;
+
+	(void)state;
+	m.u.summary.links[0].status = IBP_LINK_VERSION;
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
+	assert_int_equal(out.u.summary.links[0].status, IBP_LINK_VERSION);
+	m.u.summary.links[0].status = IBP_LINK_VERSION + 1;
+	assert_int_equal(ibp_oob_encode(&m, buf, sizeof(buf)), -EBADMSG);
+}
+
 static void test_oob_expired_deadline_never_waits(void **state)
 {
 	int sv[2];
@@ -613,6 +719,9 @@ int main(void)
 	    cmocka_unit_test(test_deadline_poll_ms_rounds_up_and_clamps),
 	    cmocka_unit_test(test_deadline_after_saturates),
 	    cmocka_unit_test(test_deadline_split_rounds_inside_budget),
+	    cmocka_unit_test(test_oob_other_version_read_from_header_and_refused),
+	    cmocka_unit_test(test_oob_recv_version_other_version_at_once),
+	    cmocka_unit_test(test_oob_summary_link_status_version_roundtrip),
 	    cmocka_unit_test(test_auth_claims_roundtrip_and_refusals),
 	    cmocka_unit_test(test_auth_insecure_signs_nothing_accepts_all),
 	    cmocka_unit_test(test_auth_unreachable_munged_enotconn),

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "ibprep/fingerprint.h"
+#include "ibprep/oob.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/topology_conf.h"
 
@@ -1256,6 +1257,132 @@ static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
 	ibp_hostlist_release(&hl);
 }
 
+/*
+ * Another build's HELLO (an older protocol version) from a peer's address:
+ * the answer is an ERROR frame of this build's version, whole and followed
+ * by a clean close, so the older build reads a version it does not speak
+ * (its "Protocol not supported": no node blamed) instead of a reset.
+ */
+struct old_build {
+	uint32_t job;
+	uint16_t port;
+	uint8_t answer[IBP_OOB_FRAME_MAX];
+	ssize_t got;   /* bytes of the answer */
+	ssize_t after; /* what a read after it gave: 0 is a clean close */
+};
+
+static void *old_build_main(void *arg)
+{
+	struct old_build *ob = arg;
+	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
+	uint8_t frame[IBP_OOB_FRAME_MAX];
+	int fd = -1, n;
+
+	ob->got = ob->after = -1;
+	for (int t = 0; t < 200 && fd < 0; t++) {
+		fd = dial_from(addrs3[2], addrs3[0], ob->port);
+		if (fd < 0)
+			usleep(5000);
+	}
+	if (fd < 0)
+		return NULL;
+	m.u.hello.job = ob->job;
+	m.u.hello.uid = 1000;
+	m.u.hello.from = 2;
+	m.u.hello.to = 0;
+	m.u.hello.nnodes = 3;
+	m.u.hello.round = 1;
+	m.u.hello.n_rails = 1;
+	m.u.hello.flags = IBP_HELLO_INSECURE;
+	m.u.hello.nonce = 43;
+	n = ibp_oob_encode(&m, frame, sizeof(frame));
+	frame[5] = IBP_OOB_VERSION - 1; /* the same HELLO from the build before */
+	if (n > 0 && send(fd, frame, (size_t)n, MSG_NOSIGNAL) == n) {
+		struct timeval tv = {.tv_sec = 2};
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		ob->got = 0;
+		while (ob->got < IBP_OOB_HDR_LEN + IBP_OOB_ERROR_LEN) {
+			ssize_t r =
+			    recv(fd, ob->answer + ob->got,
+				 (size_t)(IBP_OOB_HDR_LEN + IBP_OOB_ERROR_LEN - ob->got), 0);
+
+			if (r <= 0)
+				break;
+			ob->got += r;
+		}
+		ob->after = recv(fd, frame, sizeof(frame), 0);
+	}
+	close(fd);
+	return NULL;
+}
+
+static const struct ibp_finding *find_code(const struct ibp_findings *f, const char *code)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].code, code))
+			return &f->v[i];
+	return NULL;
+}
+
+static void test_accept_other_version_answered_in_ours_and_named(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct old_build ob = {.job = 21};
+	struct ibp_oob_msg ans;
+	const struct ibp_finding *f;
+	char want[64];
+	pthread_t th;
+	char err[128];
+
+	(void)state;
+	test_policy(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	assert_int_equal(ibp_oob_ports(ob.job, 0, pol.test_port_lo, pol.test_port_hi, &ob.port, 1),
+			 1);
+	assert_int_equal(pthread_create(&th, NULL, old_build_main, &ob), 0);
+	run_nodes(nr, 3, 2, &pol, &hl, ob.job); /* node 2's address speaks the old version */
+	pthread_join(th, NULL);
+	/* the answer: this build's version in a header any build reads, then a clean close */
+	assert_int_equal(ob.got, IBP_OOB_HDR_LEN + IBP_OOB_ERROR_LEN);
+	assert_int_equal(ob.after, 0);
+	assert_int_equal(ibp_oob_header_version(ob.answer, (size_t)ob.got), IBP_OOB_VERSION);
+	assert_int_equal(ibp_oob_decode(ob.answer, (size_t)ob.got, &ans), ob.got);
+	assert_int_equal(ans.type, IBP_OOB_ERROR);
+	assert_int_equal(ans.u.error.code, -EPROTONOSUPPORT);
+	/* node 0: both links with t3 untested, said once, naming t3 and both versions */
+	for (size_t i = 0; i < nr[0].res.n_links; i++)
+		if (nr[0].res.links[i].from == 2 || nr[0].res.links[i].to == 2)
+			assert_int_equal(nr[0].res.links[i].status, IBP_LINK_VERSION);
+	f = find_code(&nr[0].out, "rdmatest_version_mismatch");
+	assert_non_null(f);
+	assert_string_equal(f->node, "t3");
+	assert_int_equal(f->severity, IBP_SEV_WARN);
+	assert_int_equal(f->fclass, IBP_CLASS_JOB);
+	snprintf(want, sizeof(want), "protocol %u, t1 speaks %u", IBP_OOB_VERSION - 1,
+		 IBP_OOB_VERSION);
+	assert_non_null(strstr(f->observed, want));
+	assert_non_null(strstr(f->observed, "2 links not tested"));
+	assert_null(find_code(&nr[0].out, "rdmatest_auth_failed"));
+	assert_null(find_code(&nr[0].out, "rdmatest_dropped_connections"));
+	assert_int_equal(nr[0].res.n_suspects, 0);
+	assert_int_equal(ibp_findings_worst(&nr[0].out), IBP_SEV_WARN);
+	/*
+	 * Node 1 heard nothing from t3: its links with t3 still fail.  A claim
+	 * from t3's address (anyone's, unauthenticated) changes only the links
+	 * of the node that heard it.
+	 */
+	assert_int_equal(ibp_findings_worst(&nr[1].out), IBP_SEV_FAIL);
+	assert_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
+	for (size_t i = 0; i < 2; i++)
+		ibp_findings_release(&nr[i].out);
+	ibp_hostlist_release(&hl);
+}
+
 struct flood {
 	uint16_t port;
 	volatile int stop;
@@ -1355,6 +1482,7 @@ int main(void)
 	    cmocka_unit_test(test_run_no_caller_listener_setup_failure),
 	    cmocka_unit_test(test_accept_stranger_gets_refused_and_nothing_else),
 	    cmocka_unit_test(test_accept_flood_from_peer_address_every_link_passes),
+	    cmocka_unit_test(test_accept_other_version_answered_in_ours_and_named),
 	};
 
 	addrs_init();
