@@ -492,8 +492,7 @@ give_up:
 			  "no candidate port of %s answered with valid credentials; port %u "
 			  "answered without valid credentials (ignored: %s)%s",
 			  ibp_rt_node_name(run, l->peer), unauth_port, unauth,
-			  version_port ? "; another port answered in another protocol version"
-				       : "");
+			  version_port ? "; an answer came in another protocol version" : "");
 	else if (version_port)
 		link_fail(l, IBP_LINK_VERSION, -EPROTONOSUPPORT,
 			  "%s answers with protocol %u (port %u), %s speaks %u: not tested",

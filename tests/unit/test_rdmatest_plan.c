@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1383,6 +1384,109 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
 	ibp_hostlist_release(&hl);
 }
 
+/*
+ * The sending side's rule: a claim of another version ends a link as such
+ * only when no answer of this version failed authentication.  Node 2 of 3
+ * is absent; on its address one program answers every HELLO in another
+ * version, and (second run) another answers "refused" in this one.
+ */
+struct answerer {
+	int lfd[2];
+	unsigned version[2]; /* the version of each one's ERROR frame */
+	volatile int stop;
+};
+
+static void *answerer_main(void *arg)
+{
+	struct answerer *a = arg;
+
+	while (!a->stop) {
+		struct pollfd pfd[2] = {{.fd = a->lfd[0], .events = POLLIN},
+					{.fd = a->lfd[1], .events = POLLIN}};
+
+		if (poll(pfd, 2, 20) <= 0)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			struct ibp_oob_msg m = {.type = IBP_OOB_ERROR};
+			uint8_t buf[IBP_OOB_FRAME_MAX];
+			int fd, n;
+
+			if (!(pfd[k].revents & POLLIN))
+				continue;
+			fd = accept(a->lfd[k], NULL, NULL);
+			if (fd < 0)
+				continue;
+			(void)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			m.u.error.code = -EACCES;
+			strcpy(m.u.error.text, "refused");
+			n = ibp_oob_encode(&m, buf, sizeof(buf));
+			buf[4] = (uint8_t)(a->version[k] >> 8);
+			buf[5] = (uint8_t)a->version[k];
+			if (n > 0)
+				(void)send(fd, buf, (size_t)n, MSG_NOSIGNAL);
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+static enum ibp_link_status link_to(const struct node_run *nr, uint32_t to)
+{
+	for (size_t i = 0; i < nr->res.n_links; i++)
+		if (nr->res.links[i].to == to)
+			return nr->res.links[i].status;
+	return IBP_LINK_STATUS_COUNT;
+}
+
+static void run_answered(uint32_t job, unsigned second, struct node_run *nr)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct answerer a = {.version = {IBP_OOB_VERSION + 1, second}};
+	uint16_t ports[2];
+	pthread_t th;
+	char err[128];
+
+	test_policy(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "2", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
+	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	assert_int_equal(ibp_oob_ports(job, 0, pol.test_port_lo, pol.test_port_hi, ports, 2), 2);
+	for (int k = 0; k < 2; k++) {
+		a.lfd[k] = bound_listener(addrs3[2], ports[k]);
+		assert_true(a.lfd[k] >= 0);
+	}
+	assert_int_equal(pthread_create(&th, NULL, answerer_main, &a), 0);
+	run_nodes(nr, 3, 2, &pol, &hl, job);
+	a.stop = 1;
+	pthread_join(th, NULL);
+	close(a.lfd[0]);
+	close(a.lfd[1]);
+	ibp_hostlist_release(&hl);
+}
+
+static void test_connect_version_claim_never_hides_auth_failure(void **state)
+{
+	struct node_run nr[3];
+
+	(void)state;
+	/* only a claim of another version: the links to t3 are that, not tested */
+	run_answered(22, IBP_OOB_VERSION + 1, nr);
+	assert_int_equal(link_to(&nr[0], 2), IBP_LINK_VERSION);
+	assert_int_equal(link_to(&nr[1], 2), IBP_LINK_VERSION);
+	assert_non_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
+	for (size_t i = 0; i < 2; i++)
+		ibp_findings_release(&nr[i].out);
+	/* the same claim beside a refusal of this version: authentication failed */
+	run_answered(23, IBP_OOB_VERSION, nr);
+	assert_int_equal(link_to(&nr[0], 2), IBP_LINK_AUTH);
+	assert_int_equal(link_to(&nr[1], 2), IBP_LINK_AUTH);
+	assert_non_null(find_code(&nr[1].out, "rdmatest_auth_failed"));
+	assert_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
+	for (size_t i = 0; i < 2; i++)
+		ibp_findings_release(&nr[i].out);
+}
+
 struct flood {
 	uint16_t port;
 	volatile int stop;
@@ -1483,6 +1587,7 @@ int main(void)
 	    cmocka_unit_test(test_accept_stranger_gets_refused_and_nothing_else),
 	    cmocka_unit_test(test_accept_flood_from_peer_address_every_link_passes),
 	    cmocka_unit_test(test_accept_other_version_answered_in_ours_and_named),
+	    cmocka_unit_test(test_connect_version_claim_never_hides_auth_failure),
 	};
 
 	addrs_init();
