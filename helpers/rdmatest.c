@@ -999,7 +999,7 @@ static void *in_worker(void *arg)
 /*
  * A peer whose own hello to this node came in another protocol version
  * (and never one of this version that authenticated or failed to): builds
- * before this one (version 5 and older) close a hello of another version
+ * before this one (version 6 and older) close a hello of another version
  * unanswered, so this node's links to it found "nobody" and read
  * unreachable.  They are the same mismatch, not a dead peer: said so,
  * before the summaries carry them.  Only links that got no answer at all

@@ -461,7 +461,7 @@ refused:
  * the peer never authenticate; it is counted as no drop (an older build
  * retries all round long and would read as a flood).  The answer is an
  * ERROR frame of this version: a build of this one or later reads the
- * version from its header; older ones (version 5 and before) refuse it as
+ * version from its header; older ones (version 6 and before) refuse it as
  * "undecodable answer (Protocol not supported)", a failed authentication
  * that blames nobody, where closing unanswered read "connection refused",
  * a node fault.  What the connection sent is read first (a little, without
