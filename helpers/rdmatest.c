@@ -354,6 +354,14 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	/* From this node's address: the path under test, and what the peer checks. */
 	if (!ibp_rt_sockaddr_of(run->my_addr, 0, &src, &srclen) && src.ss_family == ss.ss_family)
 		(void)bind(fd, (struct sockaddr *)&src, srclen);
+	/*
+	 * A try the deadline already cut (the credential took the last of it)
+	 * connects nobody: an abandoned empty connection is what the peer
+	 * counts as a dropped one, next to whatever ended this link.
+	 */
+	out = TRY_CUT;
+	if (ibp_deadline_expired(deadline, ibp_now_ns()))
+		goto out;
 	out = TRY_CLOSED;
 	if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)
 		goto out;
