@@ -35,18 +35,9 @@ SwitchName=leaf1 Nodes=n[1-3]
 SwitchName=leaf2 Nodes=n[4-6]
 SwitchName=leaf3 Nodes=n[7-9]'
 CL_EXTRA_CONF="TopologyPlugin=topology/tree"
-errf=$(mktemp)
-if ! cluster_start 9 2>"$errf"; then
-	tap_fail "cluster starts" "$(cat "$errf")"
-	rm -f "$errf"
-	tap_done
-	exit
-fi
-rm -f "$errf"
-trap cluster_stop EXIT
-[ "$CL_HW" = 1 ] || skip_all "no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py)"
-OUT=$CL_DIR/out
-mkdir -p "$OUT"
+cluster_start_or_done 9
+cluster_hw_or_done "results log and ibprep fabric in a Slurm cluster"
+cluster_suite_out
 for i in $(seq 1 9); do
 	install -d -m 0755 -o root -g root "$CL_DIR/nodes/n$i/log"
 done
@@ -59,13 +50,6 @@ cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_m
 	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M \
 	"topology_conf=$CL_DIR/topology.conf")"
 
-run() {
-	local name=$1
-	shift
-	"$@" >"$OUT/$name" 2>&1
-	RC=$?
-}
-show() { sed 's/^/    /' "$OUT/$1" | head -30; }
 logs() { ls "$CL_DIR"/nodes/n*/log/links.jsonl 2>/dev/null; }
 
 # The records are written from slurm_spank_exit, which slurmstepd runs after
@@ -80,6 +64,20 @@ wait_records() {
 }
 # leafN of node nK: the topology above (n1-n3 leaf1, n4-n6 leaf2, n7-n9 leaf3)
 leaf_of() { echo $(((${1#n} - 1) / 3 + 1)); }
+# names_leaf1_uplinks NAME: the step's findings in $OUT/NAME blame leaf1's
+# uplinks, and no node or single link
+names_leaf1_uplinks() {
+	grep -q "spank-ib: leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/$1" &&
+		! grep -v "uplinks:" "$OUT/$1" | grep -qE "rdma test [a-z_]+ on (every|its) link"
+}
+# check_none_drained NAME: a test NAME that no node is drained
+check_none_drained() {
+	local drained= i
+	for i in $(seq 1 9); do
+		[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
+	done
+	if [ -z "$drained" ]; then tap_ok "$1"; else tap_fail "$1" "drained:$drained"; fi
+}
 
 run healthy cl_srun -N9 --ib-test --ib-report true
 if [ $RC -eq 0 ]; then
@@ -158,17 +156,12 @@ if [ $failed -eq 3 ] && grep -q "failing the step: the cross-node test failed" "
 else
 	tap_fail "steps fail with leaf1 cut" "$failed of 3 failed; $(show cut1)"
 fi
-if grep -q "spank-ib: leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/cut1" &&
-	! grep -v "uplinks:" "$OUT/cut1" | grep -qE "rdma test [a-z_]+ on (every|its) link"; then
+if names_leaf1_uplinks cut1; then
 	tap_ok "the step's findings name leaf1's uplinks, and no node"
 else
 	tap_fail "step findings name leaf1 uplinks, no node" "$(grep spank-ib "$OUT/cut1" | head -20 | sed 's/^/    /')"
 fi
-drained=
-for i in $(seq 1 9); do
-	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
-done
-if [ -z "$drained" ]; then tap_ok "nothing is drained"; else tap_fail "no drain" "drained:$drained"; fi
+check_none_drained "nothing is drained"
 echo "# records present when the last srun returned: $(cat $(logs) 2>/dev/null | wc -l) of 144"
 wait_records 144
 records=$(cat $(logs) | wc -l)
@@ -233,15 +226,10 @@ cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_m
 	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$(cluster_test_helper)" \
 	"munge_socket=$CL_DIR/munge/munge.sock")"
 run addr cl_srun -N9 --ib-test true
-if [ $RC -ne 0 ] && grep -q "spank-ib: leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/addr" &&
-	! grep -v "uplinks:" "$OUT/addr" | grep -qE "rdma test [a-z_]+ on (every|its) link"; then
+if [ $RC -ne 0 ] && names_leaf1_uplinks addr; then
 	tap_ok "without topology_conf=, SLURM_TOPOLOGY_ADDR ($addr) names leaf1's uplinks, and no node"
 else
 	tap_fail "leaf1 uplinks from SLURM_TOPOLOGY_ADDR" "rc=$RC; $(grep spank-ib "$OUT/addr" | head -20 | sed 's/^/    /')"
 fi
-drained=
-for i in $(seq 1 9); do
-	[[ "$(cluster_node_state "n$i")" == *DRAIN* ]] && drained="$drained n$i"
-done
-if [ -z "$drained" ]; then tap_ok "nothing is drained (SLURM_TOPOLOGY_ADDR)"; else tap_fail "no drain (SLURM_TOPOLOGY_ADDR)" "drained:$drained"; fi
+check_none_drained "nothing is drained (SLURM_TOPOLOGY_ADDR)"
 tap_done
