@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "ibprep/fingerprint.h"
+#include "fp_wire.h"
 
 static const struct {
 	const char *label;
@@ -341,99 +342,77 @@ int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src)
 	return rc ? -ENOSPC : 0;
 }
 
-/* ---- wire form ---- */
+/* ---- wire form (fingerprint.h; the codec's reader and writer: fp_wire.h) ---- */
 
-static void put64(uint8_t *p, uint64_t v)
+_Static_assert(IBP_FP_MAX_ENTRIES <= 255, "the entry count is one byte");
+_Static_assert(IBP_FP_RAIL_MAX <= 256 && IBP_FP_VALUE_MAX <= 256, "string lengths are one byte");
+
+static bool same_key(const struct ibp_fp_entry *a, const struct ibp_fp_entry *b)
 {
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
+	return a->field == b->field && !strcmp(a->rail, b->rail);
 }
 
-static uint64_t get64(const uint8_t *p)
+int ibp_fp_check(const struct ibp_fp *fp)
 {
-	uint64_t v = 0;
+	if (fp->n > IBP_FP_MAX_ENTRIES)
+		return -EINVAL;
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct ibp_fp_entry *e = &fp->e[i];
 
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
+		if (e->field >= IBP_FP_N_FIELDS || !fpw_str_ok(e->rail, sizeof(e->rail)) ||
+		    !fpw_str_ok(e->value, sizeof(e->value)))
+			return -EINVAL;
+		for (size_t k = 0; k < i; k++)
+			if (same_key(&fp->e[k], e))
+				return -EINVAL; /* one value per (field, rail) */
+	}
+	return 0;
 }
 
 int ibp_fp_encode(const struct ibp_fp *fp, uint8_t *buf, size_t len)
 {
-	uint8_t *p = buf + 2;
+	struct fpw_out w = {buf, len, 0, 0};
 
-	if (len < IBP_FP_WIRE_LEN)
-		return -ENOSPC;
-	if (fp->n > IBP_FP_MAX_ENTRIES)
+	if (ibp_fp_check(fp))
 		return -EINVAL;
-	memset(buf, 0, IBP_FP_WIRE_LEN);
-	buf[0] = (uint8_t)(fp->n >> 8);
-	buf[1] = (uint8_t)fp->n;
-	for (size_t i = 0; i < fp->n; i++, p += IBP_FP_ENTRY_WIRE) {
+	fpw_put8(&w, (uint8_t)fp->n);
+	for (size_t i = 0; i < fp->n; i++) {
 		const struct ibp_fp_entry *e = &fp->e[i];
 
-		if (e->field >= IBP_FP_N_FIELDS || !memchr(e->rail, 0, sizeof(e->rail)) ||
-		    !memchr(e->value, 0, sizeof(e->value)))
-			return -EINVAL;
-		p[0] = e->field;
-		memcpy(p + 1, e->rail, strlen(e->rail));
-		put64(p + 1 + IBP_FP_RAIL_MAX, e->hash);
-		memcpy(p + 1 + IBP_FP_RAIL_MAX + 8, e->value, strlen(e->value));
+		fpw_put8(&w, e->field);
+		fpw_put_str(&w, e->rail);
+		fpw_put64(&w, e->hash);
+		fpw_put_str(&w, e->value);
 	}
-	return 0;
-}
-
-/* A NUL-terminated printable string filling the rest of the field with NULs. */
-static int field_str(const uint8_t *p, size_t size, char *out)
-{
-	size_t n = 0;
-
-	while (n < size && p[n])
-		n++;
-	if (n == size)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (p[i] < 0x20 || p[i] >= 0x7f)
-			return -EINVAL;
-	for (size_t i = n; i < size; i++)
-		if (p[i])
-			return -EINVAL;
-	memcpy(out, p, n + 1);
-	return 0;
+	return w.err ? w.err : (int)w.off;
 }
 
 int ibp_fp_decode(const uint8_t *buf, size_t len, struct ibp_fp *fp)
 {
-	const uint8_t *p = buf + 2;
+	struct fpw_in r = {buf, len, 0, 0};
 	size_t n;
 
 	ibp_fp_init(fp);
-	if (len != IBP_FP_WIRE_LEN)
-		return -EMSGSIZE;
-	n = (size_t)buf[0] << 8 | buf[1];
+	n = fpw_get8(&r);
 	if (n > IBP_FP_MAX_ENTRIES)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++, p += IBP_FP_ENTRY_WIRE) {
+		r.err = -EINVAL;
+	for (size_t i = 0; i < n && !r.err; i++) {
 		struct ibp_fp_entry *e = &fp->e[i];
 
-		if (p[0] >= IBP_FP_N_FIELDS || field_str(p + 1, IBP_FP_RAIL_MAX, e->rail) ||
-		    field_str(p + 1 + IBP_FP_RAIL_MAX + 8, IBP_FP_VALUE_MAX, e->value)) {
-			ibp_fp_init(fp);
-			return -EINVAL;
-		}
-		e->field = p[0];
-		e->hash = get64(p + 1 + IBP_FP_RAIL_MAX);
-		for (size_t k = 0; k < i; k++)
-			if (fp->e[k].field == e->field && !strcmp(fp->e[k].rail, e->rail)) {
-				ibp_fp_init(fp);
-				return -EINVAL; /* one value per (field, rail) */
-			}
+		e->field = fpw_get8(&r);
+		fpw_get_str(&r, e->rail, sizeof(e->rail));
+		e->hash = fpw_get64(&r);
+		fpw_get_str(&r, e->value, sizeof(e->value));
+		if (e->field >= IBP_FP_N_FIELDS)
+			r.err = -EINVAL;
+		for (size_t k = 0; k < i && !r.err; k++)
+			if (same_key(&fp->e[k], e))
+				r.err = -EINVAL; /* one value per (field, rail) */
 	}
-	for (; p < buf + IBP_FP_WIRE_LEN; p++)
-		if (*p) {
-			ibp_fp_init(fp);
-			return -EINVAL;
-		}
+	if (r.err || r.off != len) {
+		ibp_fp_init(fp);
+		return -EINVAL; /* short, bad, or bytes left over */
+	}
 	fp->n = n;
 	return 0;
 }

@@ -35,7 +35,7 @@ const char *ibp_link_status_name(enum ibp_link_status s)
 	return link_status_names[s];
 }
 
-size_t ibp_oob_payload_len(unsigned type)
+size_t ibp_oob_payload_max(unsigned type)
 {
 	switch (type) {
 	case IBP_OOB_HELLO:
@@ -55,6 +55,13 @@ size_t ibp_oob_payload_len(unsigned type)
 	default:
 		return 0;
 	}
+}
+
+size_t ibp_oob_payload_min(unsigned type)
+{
+	if (type == IBP_OOB_FINGERPRINT)
+		return IBP_FP_WIRE_MIN;
+	return ibp_oob_payload_max(type);
 }
 
 bool ibp_oob_sealed(unsigned type)
@@ -109,7 +116,12 @@ static int check_endpoint(const struct ibp_endpoint *ep)
 	return 0;
 }
 
-int ibp_oob_msg_check(const struct ibp_oob_msg *m)
+/*
+ * DEEP: also the fingerprint or sum a FINGERPRINT or FPSUM carries.  The
+ * codec leaves that to ibp_fp_encode/_decode and ibp_fp_sum_encode/_decode,
+ * which check what they write or read, so that a frame is checked once.
+ */
+static int check_msg(const struct ibp_oob_msg *m, bool deep)
 {
 	switch (m->type) {
 	case IBP_OOB_HELLO: {
@@ -192,12 +204,8 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 		if (m->u.error.code > 0 || m->u.error.code < -4095)
 			return -EBADMSG;
 		return check_text(m->u.error.text, IBP_OOB_TEXT_MAX);
-	case IBP_OOB_FINGERPRINT: {
-		/* the encoder checks every field and string; its output is thrown away */
-		static _Thread_local uint8_t scratch[IBP_FP_WIRE_LEN];
-
-		return ibp_fp_encode(&m->u.fingerprint, scratch, sizeof(scratch)) ? -EBADMSG : 0;
-	}
+	case IBP_OOB_FINGERPRINT:
+		return deep && ibp_fp_check(&m->u.fingerprint) ? -EBADMSG : 0;
 	case IBP_OOB_FPSUM: {
 		const struct ibp_oob_fpsum *f = &m->u.fpsum;
 
@@ -211,7 +219,7 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 				   ? -EBADMSG
 				   : 0;
 		if ((f->phase != IBP_FPSUM_GATHER && f->phase != IBP_FPSUM_FINAL) || f->why ||
-		    f->origin || f->from || ibp_fp_sum_check(&f->sum))
+		    f->origin || f->from || (deep && ibp_fp_sum_check(&f->sum)))
 			return -EBADMSG;
 		/* a final sum is complete */
 		if (f->phase == IBP_FPSUM_FINAL &&
@@ -222,6 +230,11 @@ int ibp_oob_msg_check(const struct ibp_oob_msg *m)
 	default:
 		return -EBADMSG;
 	}
+}
+
+int ibp_oob_msg_check(const struct ibp_oob_msg *m)
+{
+	return check_msg(m, true);
 }
 
 struct wbuf {
@@ -343,17 +356,16 @@ static void get_ep(struct rbuf *r, struct ibp_endpoint *ep, uint32_t *reserved)
 
 int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 {
-	size_t plen = ibp_oob_payload_len(m->type);
-	struct wbuf w = {buf, 0};
+	size_t pmin = ibp_oob_payload_min(m->type), pmax = ibp_oob_payload_max(m->type), room;
+	struct wbuf w = {buf, IBP_OOB_HDR_LEN}, hdr = {buf, 0};
+	int n;
 
-	if (!plen || ibp_oob_msg_check(m))
+	if (!pmax || check_msg(m, false))
 		return -EBADMSG;
-	if (len < IBP_OOB_HDR_LEN + plen)
+	if (len < IBP_OOB_HDR_LEN + (pmin == pmax ? pmax : pmin))
 		return -ENOSPC;
-	put32(&w, IBP_OOB_MAGIC);
-	put16(&w, (uint16_t)ibp_oob_wire_version());
-	put16(&w, m->type);
-	put32(&w, (uint32_t)plen);
+	/* room for a compact payload, which a bounded encoder writes */
+	room = len - IBP_OOB_HDR_LEN < pmax ? len - IBP_OOB_HDR_LEN : pmax;
 	switch (m->type) {
 	case IBP_OOB_HELLO: {
 		const struct ibp_oob_hello *h = &m->u.hello;
@@ -409,9 +421,10 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 		}
 		break;
 	case IBP_OOB_FINGERPRINT:
-		if (ibp_fp_encode(&m->u.fingerprint, w.p + w.off, IBP_FP_WIRE_LEN))
-			return -EBADMSG;
-		w.off += IBP_FP_WIRE_LEN;
+		n = ibp_fp_encode(&m->u.fingerprint, w.p + w.off, room);
+		if (n < 0)
+			return n == -ENOSPC ? -ENOSPC : -EBADMSG;
+		w.off += (size_t)n;
 		break;
 	case IBP_OOB_FPSUM:
 		put8(&w, m->u.fpsum.phase);
@@ -429,7 +442,13 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 		puts_field(&w, m->u.error.text, IBP_OOB_TEXT_MAX);
 		break;
 	}
-	return w.off == IBP_OOB_HDR_LEN + plen ? (int)w.off : -EBADMSG;
+	if (w.off < IBP_OOB_HDR_LEN + pmin || w.off > IBP_OOB_HDR_LEN + pmax)
+		return -EBADMSG;
+	put32(&hdr, IBP_OOB_MAGIC);
+	put16(&hdr, (uint16_t)ibp_oob_wire_version());
+	put16(&hdr, m->type);
+	put32(&hdr, (uint32_t)(w.off - IBP_OOB_HDR_LEN));
+	return (int)w.off;
 }
 
 int ibp_oob_header_version(const uint8_t *buf, size_t len)
@@ -457,7 +476,8 @@ int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t
 		return -EBADMSG;
 	if (version != ibp_oob_wire_version())
 		return -EPROTONOSUPPORT;
-	if (!ibp_oob_payload_len(t) || plen != ibp_oob_payload_len(t))
+	if (!ibp_oob_payload_max(t) || plen < ibp_oob_payload_min(t) ||
+	    plen > ibp_oob_payload_max(t))
 		return -EBADMSG;
 	*type = t;
 	*payload_len = plen;
@@ -533,9 +553,9 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		}
 		break;
 	case IBP_OOB_FINGERPRINT:
-		if (ibp_fp_decode(r.p + r.off, IBP_FP_WIRE_LEN, &m->u.fingerprint))
+		if (ibp_fp_decode(r.p + r.off, plen, &m->u.fingerprint))
 			return -EBADMSG;
-		r.off += IBP_FP_WIRE_LEN;
+		r.off += plen;
 		break;
 	case IBP_OOB_FPSUM:
 		m->u.fpsum.phase = get8(&r);
@@ -568,7 +588,7 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		for (size_t i = 0; i < IBP_OOB_MAX_LEAVES; i++)
 			if (!zero_padded(m->u.summary.leaves[i].name, IBP_OOB_LEAF_MAX))
 				return -EBADMSG;
-	if (reserved || r.off != IBP_OOB_HDR_LEN + plen || ibp_oob_msg_check(m))
+	if (reserved || r.off != IBP_OOB_HDR_LEN + plen || check_msg(m, false))
 		return -EBADMSG;
 	return (int)r.off;
 }

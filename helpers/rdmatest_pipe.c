@@ -332,12 +332,16 @@ int ibp_pipe_plan_encode(const struct ibp_pipe_plan *p, uint8_t *buf, size_t len
 			       : (unsigned)pol->consistency[k]);
 	put_u8(&w, p->has_fp ? 1 : 0);
 	if (p->has_fp) {
-		uint8_t *fpw = malloc(IBP_FP_WIRE_LEN);
+		/* the fingerprint's compact wire form (fingerprint.h), after its length */
+		uint8_t *fpw = malloc(IBP_FP_WIRE_MAX);
+		int n = fpw ? ibp_fp_encode(&p->fp, fpw, IBP_FP_WIRE_MAX) : -ENOMEM;
 
-		if (!fpw || ibp_fp_encode(&p->fp, fpw, IBP_FP_WIRE_LEN))
+		if (n < 0) {
 			w.err = w.err ? w.err : -EBADMSG;
-		else
-			put_bytes(&w, fpw, IBP_FP_WIRE_LEN);
+		} else {
+			put_u16(&w, (unsigned)n);
+			put_bytes(&w, fpw, (size_t)n);
+		}
 		free(fpw);
 	}
 	return finish(&w);
@@ -412,17 +416,18 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 		bad(&r);
 	p->has_fp = v == 1;
 	if (p->has_fp && !r.err) {
-		uint8_t *fpw = malloc(IBP_FP_WIRE_LEN);
+		size_t n = get_u16(&r);
+		uint8_t *fpw = malloc(IBP_FP_WIRE_MAX);
 
-		if (!fpw) {
+		if (!fpw || n < IBP_FP_WIRE_MIN || n > IBP_FP_WIRE_MAX) {
 			bad(&r);
 		} else {
-			for (size_t i = 0; i < IBP_FP_WIRE_LEN && !r.err; i++)
+			for (size_t i = 0; i < n && !r.err; i++)
 				fpw[i] = (uint8_t)get_u8(&r);
-			if (!r.err && ibp_fp_decode(fpw, IBP_FP_WIRE_LEN, &p->fp))
+			if (!r.err && ibp_fp_decode(fpw, n, &p->fp))
 				bad(&r);
-			free(fpw);
 		}
+		free(fpw);
 	}
 	rc = get_end(&r);
 	if (!rc && !plan_ok(p))

@@ -147,10 +147,10 @@ int ibp_seal_derive(struct ibp_seal *s, const uint8_t conn_secret[IBP_AUTH_SECRE
 	return rc;
 }
 
-size_t ibp_seal_frame_len(unsigned type)
+size_t ibp_seal_frame_max(unsigned type)
 {
 	return ibp_oob_sealed(type)
-		   ? IBP_OOB_HDR_LEN + ibp_oob_payload_len(type) + IBP_SEAL_OVERHEAD
+		   ? IBP_OOB_HDR_LEN + ibp_oob_payload_max(type) + IBP_SEAL_OVERHEAD
 		   : 0;
 }
 
@@ -169,25 +169,23 @@ static int tag_of(const uint8_t key[IBP_SEAL_KEY_LEN], const uint8_t *p, size_t 
 
 int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 {
-	size_t flen = ibp_seal_frame_len(m->type);
 	int n;
 
-	if (!flen)
+	if (!ibp_seal_frame_max(m->type))
 		return -EBADMSG;
 	if (!s->ready)
 		return -EINVAL;
-	if (len < flen)
+	if (len < IBP_OOB_HDR_LEN + IBP_SEAL_OVERHEAD)
 		return -ENOSPC;
-	n = ibp_oob_encode(m, buf, len);
+	/* the frame's length follows from what M holds (FINGERPRINT: compact) */
+	n = ibp_oob_encode(m, buf, len - IBP_SEAL_OVERHEAD);
 	if (n < 0)
 		return n;
-	if ((size_t)n + IBP_SEAL_OVERHEAD != flen)
-		return -EBADMSG;
 	be64(buf + n, s->tx_seq);
 	if (tag_of(s->tx_key, buf, (size_t)n + IBP_SEAL_SEQ_LEN, buf + n + IBP_SEAL_SEQ_LEN))
 		return -EIO;
 	s->tx_seq++;
-	return (int)flen;
+	return n + IBP_SEAL_OVERHEAD;
 }
 
 int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
@@ -203,7 +201,8 @@ int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct i
 	rc = ibp_oob_decode_header(buf, len, &type, &plen);
 	if (rc)
 		return rc;
-	if (!ibp_oob_sealed(type) || len != ibp_seal_frame_len(type))
+	/* PLEN is within the type's bounds (the header's check): one frame, exactly */
+	if (!ibp_oob_sealed(type) || len != IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD)
 		return -EBADMSG;
 	body = IBP_OOB_HDR_LEN + plen;
 	/* The tag first: nothing of the payload is looked at before it checks. */
@@ -248,9 +247,10 @@ int ibp_seal_recv(int fd, struct ibp_seal *s, struct ibp_oob_msg *m, int64_t dea
 		return -EKEYREJECTED;
 	if (rc)
 		return rc;
+	/* PLEN is at most the type's maximum: the frame fits BUF */
 	rc = ibp_oob_read_full(fd, buf + IBP_OOB_HDR_LEN, plen + IBP_SEAL_OVERHEAD, deadline);
 	if (rc)
 		return rc;
-	rc = ibp_seal_decode(s, buf, ibp_seal_frame_len(type), m);
+	rc = ibp_seal_decode(s, buf, IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD, m);
 	return rc == -EBADMSG ? -EKEYREJECTED : rc;
 }

@@ -25,8 +25,9 @@
  * Per-rail fields compare the nodes that have that rail; a missing rail is
  * the hca_set difference.
  *
- * The wire form (ibp_fp_encode/_decode) has a fixed length and a checking
- * decoder: it travels in the cross-node test's summary, which is sealed
+ * The wire form (ibp_fp_encode/_decode) is compact (only the entries in
+ * use, strings as a length byte and their bytes) with a checking decoder:
+ * it travels in the cross-node test's FINGERPRINT frame, which is sealed
  * (authenticated) per link.  Plain data, no allocation, no globals.
  */
 #ifndef IBPREP_FINGERPRINT_H
@@ -44,8 +45,13 @@
 #define IBP_FP_MAX_ENTRIES 112
 #define IBP_FP_RAIL_MAX    24 /* "mlx5_bond_0:1" */
 #define IBP_FP_VALUE_MAX   40 /* shown; longer values end in "..." */
-#define IBP_FP_ENTRY_WIRE  (1 + IBP_FP_RAIL_MAX + 8 + IBP_FP_VALUE_MAX)
-#define IBP_FP_WIRE_LEN    (2 + IBP_FP_MAX_ENTRIES * IBP_FP_ENTRY_WIRE)
+/*
+ * Wire form: n u8, then per entry field u8 | rail | hash u64 | value,
+ * a string being its length (u8, below its field's size) and its bytes.
+ */
+#define IBP_FP_ENTRY_WIRE_MAX (1 + IBP_FP_RAIL_MAX + 8 + IBP_FP_VALUE_MAX)
+#define IBP_FP_WIRE_MIN       1 /* no entry */
+#define IBP_FP_WIRE_MAX       (1 + IBP_FP_MAX_ENTRIES * IBP_FP_ENTRY_WIRE_MAX)
 
 enum ibp_fp_field {
 	IBP_FP_HCA_SET = 0, /* node-wide: "mlx5_0:1,mlx5_3:1 (2 rails)" */
@@ -123,9 +129,22 @@ int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src);
 /* rdma-core's version from the file name of the loaded libibverbs ("44.0"), "" unknown. */
 void ibp_fp_rdma_core_version(char *buf, size_t len);
 
-/* Fixed-length wire form; BUF of IBP_FP_WIRE_LEN.  0 or -EINVAL / -ENOSPC. */
+/*
+ * What the decoder checks, on a fingerprint in memory: the count, every
+ * field, string (terminated within its field, printable) and that no
+ * (field, rail) repeats.  0 or -EINVAL.
+ */
+int ibp_fp_check(const struct ibp_fp *fp);
+/*
+ * Compact wire form (above) into BUF (IBP_FP_WIRE_MAX always suffices):
+ * bytes written, or -EINVAL (ibp_fp_check) / -ENOSPC.
+ */
 int ibp_fp_encode(const struct ibp_fp *fp, uint8_t *buf, size_t len);
-/* Checks every count, field, terminator and byte.  0 or -EINVAL / -EMSGSIZE. */
+/*
+ * Decodes exactly LEN bytes: every count, field, string length and byte,
+ * no repeated (field, rail), nothing left over.  0 or -EINVAL (FP then
+ * empty).
+ */
 int ibp_fp_decode(const uint8_t *buf, size_t len, struct ibp_fp *fp);
 
 /*

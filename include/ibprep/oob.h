@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * oob.h: the out-of-band exchange of the cross-node test: versioned,
- * fixed-size binary messages, one encoder and one decoder that check every
- * field, and framed reads and writes under poll() deadlines.
+ * binary messages, one encoder and one decoder that check every field, and
+ * framed reads and writes under poll() deadlines.
  *
  * Wire format (all integers big-endian):
  *
@@ -11,9 +11,12 @@
  *            version keeps: whatever a later version changes, any build
  *            can read which version a peer speaks, and the finding says
  *            "n7 answers with protocol 5" instead of a failed handshake)
- *   payload  fixed size per type (IBP_OOB_*_LEN); anything else is refused
- *            before a byte of payload is read
- *   seal     ENDPOINT, CTRL and SUMMARY frames are followed by a sequence
+ *   payload  fixed size per type (IBP_OOB_*_LEN), except FINGERPRINT:
+ *            compact, from the type's minimum to its maximum
+ *            (ibp_oob_payload_min/_max).  A length outside the type's
+ *            bounds is refused before a byte of payload is read; the
+ *            payload must then be consumed exactly
+ *   seal     ENDPOINT, CTRL, SUMMARY, FINGERPRINT and FPSUM frames are followed by a sequence
  *            number and a MAC (seal.h); HELLO and ERROR are not
  *
  * Anyone on the cluster can connect to the test's ports, so the decoder
@@ -40,9 +43,9 @@
 #define IBP_OOB_MAGIC 0x49425054u /* "IBPT" */
 /*
  * 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both
- * ends; 7: link status VERSION
+ * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT
  */
-#define IBP_OOB_VERSION 7
+#define IBP_OOB_VERSION 8
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -205,7 +208,7 @@ struct ibp_oob_msg {
 	} u;
 };
 
-/* Payload sizes on the wire. */
+/* Payload sizes on the wire; FINGERPRINT: the largest. */
 #define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
 #define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
 #define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN + IBP_OOB_LEAF_MAX)
@@ -215,7 +218,7 @@ struct ibp_oob_msg {
 	(4 + 4 + 8 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN + 1 +                                \
 	 IBP_OOB_MAX_LEAVES * (4 + IBP_OOB_LEAF_MAX))
 #define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
-#define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_LEN
+#define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_MAX
 #define IBP_OOB_FPSUM_LEN       (1 + 1 + 4 + 4 + IBP_FPS_WIRE_LEN)
 /* the largest */
 #define IBP_OOB_MAX2(a, b) ((a) > (b) ? (a) : (b))
@@ -239,8 +242,12 @@ unsigned ibp_oob_wire_version(void);
  */
 int ibp_oob_header_version(const uint8_t *buf, size_t len);
 
-/* Payload length of TYPE, 0 for an unknown type. */
-size_t ibp_oob_payload_len(unsigned type);
+/*
+ * The shortest and the longest payload of TYPE (equal for the fixed-size
+ * types), 0 for an unknown type.
+ */
+size_t ibp_oob_payload_min(unsigned type);
+size_t ibp_oob_payload_max(unsigned type);
 
 /*
  * True for the types that only travel sealed, with a sequence number and a
@@ -252,12 +259,15 @@ bool ibp_oob_sealed(unsigned type);
 /* Checks every field of M as the decoder would.  0 or -EBADMSG. */
 int ibp_oob_msg_check(const struct ibp_oob_msg *m);
 
-/* Encodes M (header + payload) into BUF.  Frame length, -EBADMSG, -ENOSPC. */
+/*
+ * Encodes M (header + payload) into BUF.  Frame length, -EBADMSG, -ENOSPC
+ * (a buffer of IBP_OOB_HDR_LEN + ibp_oob_payload_max(type) always does).
+ */
 int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
 
 /*
  * Checks a header: 0 with *TYPE and *PAYLOAD_LEN set, -EBADMSG (magic, type,
- * length) or -EPROTONOSUPPORT (version).
+ * a length outside the type's bounds) or -EPROTONOSUPPORT (version).
  */
 int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t *payload_len);
 

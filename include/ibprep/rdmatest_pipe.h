@@ -42,8 +42,9 @@
 #include "ibprep/rdmatest.h"
 #include "ibprep/transport.h"
 
-#define IBP_PIPE_MAGIC         0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION       4           /* 3: SLURM_TOPOLOGY_ADDR; 4: link status VERSION */
+#define IBP_PIPE_MAGIC 0x49425043u /* "IBPC" */
+#define IBP_PIPE_VERSION                                                                           \
+	5 /* 3: SLURM_TOPOLOGY_ADDR; 4: link status VERSION; 5: compact fingerprint */
 #define IBP_PIPE_HDR_LEN       12
 #define IBP_PIPE_FRAME_MAX     (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS  256

@@ -17,15 +17,17 @@
  * so a key belongs to one direction of one link of one round, rail, step
  * and job, and is known only to the two ends (and root on them).
  *
- * Sealed frame on the wire (types ENDPOINT, CTRL, SUMMARY; oob.h):
+ * Sealed frame on the wire (types ENDPOINT, CTRL, SUMMARY, FINGERPRINT,
+ * FPSUM; oob.h):
  *
- *   header (12) | payload (fixed per type) | seq u64 BE | tag (16)
+ *   header (12) | payload (its length in the header) | seq u64 BE | tag (16)
  *   tag = HMAC-SHA256(key of this direction, header || payload || seq),
  *         first 16 bytes (128 bits)
  *
  * SEQ counts the frames of one direction from 0.  The receiver checks the
- * header's type and length (fixed per type: a stranger cannot make it read
- * more), reads exactly one frame, compares the tag in constant time
+ * header's type and payload length (fixed per type, or for FINGERPRINT
+ * within the type's bounds: a stranger cannot make it read more than
+ * the type's largest frame), reads exactly one frame, compares the tag in constant time
  * (sodium_memcmp) and the sequence number, and only then decodes the
  * payload: nothing a frame says is used before its tag is checked.  A bad
  * tag, a replayed, dropped or reordered frame (wrong seq) is -EKEYREJECTED:
@@ -88,8 +90,11 @@ int ibp_seal_hkdf_sha256(const uint8_t *ikm, size_t ikm_len, const uint8_t *salt
 /* Wipes the keys. */
 void ibp_seal_clear(struct ibp_seal *s);
 
-/* Wire length of a sealed frame of TYPE, 0 when TYPE is not sealed. */
-size_t ibp_seal_frame_len(unsigned type);
+/*
+ * The longest sealed frame of TYPE on the wire (the only length, for the
+ * fixed-size types), 0 when TYPE is not sealed.
+ */
+size_t ibp_seal_frame_max(unsigned type);
 
 /*
  * Encodes M as the next frame of S (its sequence number, its tag) into BUF.
@@ -110,7 +115,7 @@ int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct i
 /*
  * Framed, sealed I/O under DEADLINE (as ibp_oob_send / ibp_oob_recv): the
  * header is checked before the rest is read, so a lying peer costs one
- * fixed-size frame at most.  recv: any frame that is not a well-formed,
+ * frame of the type's maximum size at most.  recv: any frame that is not a well-formed,
  * authentic, in-sequence sealed frame is -EKEYREJECTED (after the HELLOs a
  * genuine peer sends nothing else); -ETIMEDOUT, -ECONNRESET, -errno.
  */

@@ -227,56 +227,153 @@ static void test_fp_long_values_compared_whole(void **state)
 	free(a);
 }
 
-static void test_fp_wire_round_trip_and_checks(void **state)
+/* Encodes FP, checks the length, decodes it back to the same entries. */
+static void wire_round_trip(const struct ibp_fp *fp, size_t want_len)
 {
-	const char *const fw[] = {"28.39.1002"};
-	struct step *s = make_step(1, fw);
 	struct ibp_fp *back = calloc(1, sizeof(*back));
-	uint8_t *buf = malloc(IBP_FP_WIRE_LEN), *bad = malloc(IBP_FP_WIRE_LEN);
-	const size_t first = 2, val = 2 + 1 + IBP_FP_RAIL_MAX + 8;
-	(void)state;
+	uint8_t *buf = malloc(IBP_FP_WIRE_MAX);
+	int n;
 
 	assert_non_null(back);
 	assert_non_null(buf);
-	assert_non_null(bad);
-	assert_int_equal(ibp_fp_encode(&s->fp[0], buf, IBP_FP_WIRE_LEN - 1), -ENOSPC);
-	assert_int_equal(ibp_fp_encode(&s->fp[0], buf, IBP_FP_WIRE_LEN), 0);
-	assert_int_equal(ibp_fp_decode(buf, IBP_FP_WIRE_LEN, back), 0);
-	assert_int_equal(back->n, s->fp[0].n);
-	assert_memory_equal(back->e, s->fp[0].e, s->fp[0].n * sizeof(back->e[0]));
-	assert_int_equal(ibp_fp_decode(buf, IBP_FP_WIRE_LEN - 1, back), -EMSGSIZE);
+	n = ibp_fp_encode(fp, buf, IBP_FP_WIRE_MAX);
+	assert_int_equal(n, (int)want_len);
+	assert_int_equal(ibp_fp_encode(fp, buf, want_len - 1), -ENOSPC);
+	assert_int_equal(ibp_fp_decode(buf, (size_t)n, back), 0);
+	assert_int_equal(back->n, fp->n);
+	assert_memory_equal(back->e, fp->e, fp->n * sizeof(back->e[0]));
+	free(buf);
+	free(back);
+}
 
-	struct {
+static void test_fp_wire_round_trip_empty_typical_maximal(void **state)
+{
+	const char *const fw[] = {"28.39.1002"};
+	struct step *s = make_step(1, fw);
+	struct ibp_fp *fp = calloc(1, sizeof(*fp));
+	size_t typical = 1;
+	(void)state;
+
+	assert_non_null(fp);
+	ibp_fp_init(fp);
+	wire_round_trip(fp, IBP_FP_WIRE_MIN);
+	/* only the entries in use, each string as a length byte and its bytes */
+	for (size_t i = 0; i < s->fp[0].n; i++)
+		typical += 1 + 1 + strlen(s->fp[0].e[i].rail) + 8 + 1 + strlen(s->fp[0].e[i].value);
+	wire_round_trip(&s->fp[0], typical);
+	/* every entry, every string at its longest: the bound */
+	for (size_t i = 0; i < IBP_FP_MAX_ENTRIES; i++) {
+		char rail[IBP_FP_RAIL_MAX], value[IBP_FP_VALUE_MAX];
+
+		memset(rail, 'r', sizeof(rail) - 1);
+		rail[sizeof(rail) - 1] = '\0';
+		rail[0] = (char)('0' + i / 100);
+		rail[1] = (char)('0' + i / 10 % 10);
+		rail[2] = (char)('0' + i % 10);
+		memset(value, 'v', sizeof(value) - 1);
+		value[sizeof(value) - 1] = '\0';
+		assert_int_equal(ibp_fp_set(fp, IBP_FP_FIRMWARE, rail, value), 0);
+		assert_int_equal(strlen(fp->e[i].rail), IBP_FP_RAIL_MAX - 1);
+	}
+	assert_int_equal(fp->n, IBP_FP_MAX_ENTRIES);
+	wire_round_trip(fp, IBP_FP_WIRE_MAX);
+	free(fp);
+	free(s);
+}
+
+/*
+ * Two entries: (hca_set, "", "2 rails") and (firmware, "mlx5_0:1",
+ * "28.41.1000"), laid out as
+ *   0 n | 1 field | 2 rail len (0) | 3 hash | 11 value len | 12 "2 rails"
+ *   | 19 field | 20 rail len | 21 "mlx5_0:1" | 29 hash | 37 value len | 38 "28.41.1000"
+ */
+#define FP2_LEN 48
+
+static void fp2(struct ibp_fp *fp, uint8_t *buf)
+{
+	ibp_fp_init(fp);
+	ibp_fp_set(fp, IBP_FP_HCA_SET, NULL, "2 rails");
+	ibp_fp_set(fp, IBP_FP_FIRMWARE, "mlx5_0:1", "28.41.1000");
+	assert_int_equal(ibp_fp_encode(fp, buf, FP2_LEN), FP2_LEN);
+	assert_int_equal(buf[20], 8);
+	assert_int_equal(buf[37], 10);
+}
+
+static void test_fp_wire_refuses_every_malformed_form(void **state)
+{
+	struct ibp_fp *fp = calloc(1, sizeof(*fp)), *back = calloc(1, sizeof(*back));
+	uint8_t buf[FP2_LEN + 1], bad[2 * FP2_LEN];
+	static const struct {
 		const char *what;
 		size_t at;
 		uint8_t byte;
 	} cases[] = {
-	    {"count above the maximum", 0, 0xff},
-	    {"unknown field", first, IBP_FP_N_FIELDS},
-	    {"control character in a value", val, 0x1b},
-	    {"byte after a value's terminator", val + IBP_FP_VALUE_MAX - 2, 'x'},
-	    {"garbage after the last entry", IBP_FP_WIRE_LEN - 1, 1},
-	    {"high byte in a rail", first + 1, 0xc3},
+	    {"count above the maximum", 0, IBP_FP_MAX_ENTRIES + 1},
+	    {"count above the entries present", 0, 3},
+	    {"unknown field", 1, IBP_FP_N_FIELDS},
+	    {"control character in a value", 12, 0x1b},
+	    {"high byte in a rail", 21, 0xc3},
+	    {"rail length of its whole field", 20, IBP_FP_RAIL_MAX},
+	    {"value length of its whole field", 37, IBP_FP_VALUE_MAX},
+	    {"value length past the end", 37, 11},
+	    {"shorter value length: bytes left over", 37, 9},
+	    {"count below the entries present: bytes left over", 0, 1},
 	};
+	(void)state;
+
+	assert_non_null(fp);
+	assert_non_null(back);
+	fp2(fp, buf);
+	assert_int_equal(ibp_fp_decode(buf, FP2_LEN, back), 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		memcpy(bad, buf, IBP_FP_WIRE_LEN);
+		memcpy(bad, buf, FP2_LEN);
 		bad[cases[i].at] = cases[i].byte;
-		if (ibp_fp_decode(bad, IBP_FP_WIRE_LEN, back) != -EINVAL)
+		if (ibp_fp_decode(bad, FP2_LEN, back) != -EINVAL)
 			fail_msg("%s: accepted", cases[i].what);
 		assert_int_equal(back->n, 0);
 	}
-	/* a value without its terminator */
-	memcpy(bad, buf, IBP_FP_WIRE_LEN);
-	memset(bad + val, 'a', IBP_FP_VALUE_MAX);
-	assert_int_equal(ibp_fp_decode(bad, IBP_FP_WIRE_LEN, back), -EINVAL);
+	/* every truncation, and one byte too many */
+	for (size_t len = 0; len < FP2_LEN; len++)
+		if (ibp_fp_decode(buf, len, back) != -EINVAL)
+			fail_msg("cut to %zu bytes: accepted", len);
+	buf[FP2_LEN] = 0;
+	assert_int_equal(ibp_fp_decode(buf, FP2_LEN + 1, back), -EINVAL);
 	/* the same (field, rail) twice */
-	memcpy(bad, buf, IBP_FP_WIRE_LEN);
-	memcpy(bad + first + IBP_FP_ENTRY_WIRE, bad + first, IBP_FP_ENTRY_WIRE);
-	assert_int_equal(ibp_fp_decode(bad, IBP_FP_WIRE_LEN, back), -EINVAL);
-	free(buf);
-	free(bad);
+	bad[0] = 2;
+	memcpy(bad + 1, buf + 1, 18);
+	memcpy(bad + 19, buf + 1, 18);
+	assert_int_equal(ibp_fp_decode(bad, 37, back), -EINVAL);
+	bad[19] = IBP_FP_KERNEL; /* another field: fine */
+	assert_int_equal(ibp_fp_decode(bad, 37, back), 0);
+	assert_int_equal(back->n, 2);
+	free(fp);
 	free(back);
-	free(s);
+}
+
+static void test_fp_wire_encoder_refuses_what_the_decoder_would(void **state)
+{
+	struct ibp_fp *fp = calloc(1, sizeof(*fp));
+	uint8_t buf[FP2_LEN];
+	(void)state;
+
+	assert_non_null(fp);
+	fp2(fp, buf);
+	assert_int_equal(ibp_fp_check(fp), 0);
+	fp->e[1].value[3] = '\n';
+	assert_int_equal(ibp_fp_encode(fp, buf, sizeof(buf)), -EINVAL);
+	fp2(fp, buf);
+	memset(fp->e[1].rail, 'r', sizeof(fp->e[1].rail)); /* no terminator */
+	assert_int_equal(ibp_fp_check(fp), -EINVAL);
+	fp2(fp, buf);
+	fp->e[1].field = IBP_FP_N_FIELDS;
+	assert_int_equal(ibp_fp_check(fp), -EINVAL);
+	fp2(fp, buf);
+	fp->e[1] = fp->e[0]; /* the same (field, rail) twice */
+	assert_int_equal(ibp_fp_encode(fp, buf, sizeof(buf)), -EINVAL);
+	fp2(fp, buf);
+	fp->n = IBP_FP_MAX_ENTRIES + 1;
+	assert_int_equal(ibp_fp_check(fp), -EINVAL);
+	free(fp);
 }
 
 static void test_fp_hca_set_in_bracket_form(void **state)
@@ -888,7 +985,9 @@ int main(void)
 	    cmocka_unit_test(test_fp_one_node_or_missing_fingerprints_compare_nothing),
 	    cmocka_unit_test(test_fp_missing_rail_fails_on_the_hca_set_only),
 	    cmocka_unit_test(test_fp_long_values_compared_whole),
-	    cmocka_unit_test(test_fp_wire_round_trip_and_checks),
+	    cmocka_unit_test(test_fp_wire_round_trip_empty_typical_maximal),
+	    cmocka_unit_test(test_fp_wire_refuses_every_malformed_form),
+	    cmocka_unit_test(test_fp_wire_encoder_refuses_what_the_decoder_would),
 	    cmocka_unit_test(test_fp_hca_set_in_bracket_form),
 	    cmocka_unit_test(test_fp_collect_from_a_generated_tree),
 	    cmocka_unit_test(test_sum_three_consecutive_odd_named_once_step_wide),

@@ -102,10 +102,35 @@ static struct ibp_oob_msg error_msg(void)
 	return m;
 }
 
-/* Every message type survives encode -> decode unchanged, at its fixed size. */
+/* A node's fingerprint as a DGX node sends it, cut short: 3 of its entries. */
+static struct ibp_oob_msg fingerprint(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_FINGERPRINT};
+
+	ibp_fp_set(&m.u.fingerprint, IBP_FP_HCA_SET, NULL, "2 rails: mlx5_0:1,mlx5_3:1");
+	ibp_fp_set(&m.u.fingerprint, IBP_FP_FIRMWARE, "mlx5_3:1", "28.39.1002");
+	ibp_fp_set(&m.u.fingerprint, IBP_FP_NCCL_IB_HCA, NULL, NULL);
+	return m;
+}
+
+/* Bytes of FP's compact payload (fingerprint.h). */
+static size_t fp_wire_len(const struct ibp_fp *fp)
+{
+	size_t n = 1;
+
+	for (size_t i = 0; i < fp->n; i++)
+		n += 1 + 1 + strlen(fp->e[i].rail) + 8 + 1 + strlen(fp->e[i].value);
+	return n;
+}
+
+/*
+ * Every message type survives encode -> decode unchanged: the fixed-size
+ * types at their size, a fingerprint at its compact size.
+ */
 static void test_oob_roundtrip_every_type_identical(void **state)
 {
-	struct ibp_oob_msg (*make[])(void) = {hello, endpoint, summary, ctrl, error_msg};
+	struct ibp_oob_msg (*make[])(void) = {hello, endpoint,  summary,
+					      ctrl,  error_msg, fingerprint};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(make) / sizeof(make[0]); i++) {
@@ -113,7 +138,10 @@ static void test_oob_roundtrip_every_type_identical(void **state)
 		uint8_t buf[IBP_OOB_FRAME_MAX];
 		int n = ibp_oob_encode(&in, buf, sizeof(buf));
 
-		assert_int_equal(n, IBP_OOB_HDR_LEN + (int)ibp_oob_payload_len(in.type));
+		if (in.type == IBP_OOB_FINGERPRINT)
+			assert_int_equal(n, IBP_OOB_HDR_LEN + fp_wire_len(&in.u.fingerprint));
+		else
+			assert_int_equal(n, IBP_OOB_HDR_LEN + (int)ibp_oob_payload_max(in.type));
 		assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
 		assert_int_equal(out.type, in.type);
 		assert_memory_equal(&out.u, &in.u, sizeof(in.u) - 0);
@@ -331,6 +359,95 @@ static void test_oob_decode_bad_frames_refused(void **state)
 	memcpy(bad, buf, (size_t)n);
 	bad[n - 2] = 'q';
 	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+}
+
+/* Sets the header's payload length of the frame at BUF. */
+static void set_plen(uint8_t *buf, size_t plen)
+{
+	buf[8] = (uint8_t)(plen >> 24);
+	buf[9] = (uint8_t)(plen >> 16);
+	buf[10] = (uint8_t)(plen >> 8);
+	buf[11] = (uint8_t)plen;
+}
+
+/*
+ * FINGERPRINT (and FPSUM) payloads have any length within their type's
+ * bounds, and must be consumed exactly; every other type has one length.
+ */
+static void test_oob_variable_length_bounds_and_exact_consumption(void **state)
+{
+	struct ibp_oob_msg m = fingerprint(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX + 1], bad[IBP_OOB_FRAME_MAX + 1];
+	unsigned type;
+	size_t plen;
+	int n;
+
+	(void)state;
+	assert_int_equal(ibp_oob_payload_min(IBP_OOB_FINGERPRINT), IBP_FP_WIRE_MIN);
+	assert_int_equal(ibp_oob_payload_max(IBP_OOB_FINGERPRINT), IBP_FP_WIRE_MAX);
+	assert_int_equal(ibp_oob_payload_min(IBP_OOB_CTRL), ibp_oob_payload_max(IBP_OOB_CTRL));
+	assert_int_equal(ibp_oob_payload_min(99), 0);
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, IBP_OOB_HDR_LEN + fp_wire_len(&m.u.fingerprint));
+	assert_int_equal(ibp_oob_decode_header(buf, (size_t)n, &type, &plen), 0);
+	assert_int_equal(plen, (size_t)n - IBP_OOB_HDR_LEN);
+	/* a buffer one byte short of this frame */
+	assert_int_equal(ibp_oob_encode(&m, bad, (size_t)n - 1), -ENOSPC);
+	/* the header's length above the maximum, below the minimum */
+	memcpy(bad, buf, (size_t)n);
+	set_plen(bad, IBP_FP_WIRE_MAX + 1);
+	assert_int_equal(ibp_oob_decode_header(bad, IBP_OOB_HDR_LEN, &type, &plen), -EBADMSG);
+	set_plen(bad, 0);
+	assert_int_equal(ibp_oob_decode_header(bad, IBP_OOB_HDR_LEN, &type, &plen), -EBADMSG);
+	/* a length one short (the payload's last byte cut) and one long (a byte left over) */
+	set_plen(bad, plen - 1);
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n - 1, &out), -EBADMSG);
+	set_plen(bad, plen + 1);
+	bad[n] = 0;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n + 1, &out), -EBADMSG);
+	/* the frame cut anywhere */
+	for (int len = 0; len < n; len++)
+		assert_true(ibp_oob_decode(buf, (size_t)len, &out) < 0);
+	/* the empty fingerprint: one byte, the count */
+	m = (struct ibp_oob_msg){.type = IBP_OOB_FINGERPRINT};
+	assert_int_equal(ibp_oob_encode(&m, buf, sizeof(buf)), IBP_OOB_HDR_LEN + IBP_FP_WIRE_MIN);
+	assert_int_equal(ibp_oob_decode(buf, IBP_OOB_HDR_LEN + IBP_FP_WIRE_MIN, &out),
+			 IBP_OOB_HDR_LEN + IBP_FP_WIRE_MIN);
+	assert_int_equal(out.u.fingerprint.n, 0);
+	/* a fixed-size type with one byte more or less */
+	m = ctrl();
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	memcpy(bad, buf, (size_t)n);
+	set_plen(bad, IBP_OOB_CTRL_LEN + 1);
+	bad[n] = 0;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n + 1, &out), -EBADMSG);
+	set_plen(bad, IBP_OOB_CTRL_LEN - 1);
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n - 1, &out), -EBADMSG);
+}
+
+/* The check refuses a bad fingerprint without encoding it; so do encoder and decoder. */
+static void test_oob_bad_fingerprint_refused_by_check_and_codec(void **state)
+{
+	struct ibp_oob_msg m = fingerprint(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	int n;
+
+	(void)state;
+	assert_int_equal(ibp_oob_msg_check(&m), 0);
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	m.u.fingerprint.e[1].value[0] = '\t';
+	assert_int_equal(ibp_oob_msg_check(&m), -EBADMSG);
+	assert_int_equal(ibp_oob_encode(&m, buf, sizeof(buf)), -EBADMSG);
+	m = fingerprint();
+	m.u.fingerprint.e[2].field = m.u.fingerprint.e[0].field; /* (hca_set, "") twice */
+	assert_int_equal(ibp_oob_msg_check(&m), -EBADMSG);
+	assert_int_equal(ibp_oob_encode(&m, buf, sizeof(buf)), -EBADMSG);
+	/* on the wire: the value's first byte */
+	m = fingerprint();
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	buf[IBP_OOB_HDR_LEN + 1 + 1 + 1 + 8 + 1] = 0x7f;
+	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), -EBADMSG);
 }
 
 /* ---- framed I/O ---- */
@@ -710,6 +827,8 @@ int main(void)
 	    cmocka_unit_test(test_oob_encode_small_buffer_enospc),
 	    cmocka_unit_test(test_oob_every_malformed_field_refused),
 	    cmocka_unit_test(test_oob_decode_bad_frames_refused),
+	    cmocka_unit_test(test_oob_variable_length_bounds_and_exact_consumption),
+	    cmocka_unit_test(test_oob_bad_fingerprint_refused_by_check_and_codec),
 	    cmocka_unit_test(test_oob_send_recv_socketpair_ok),
 	    cmocka_unit_test(test_oob_recv_stalled_peer_timeout_on_deadline),
 	    cmocka_unit_test(test_oob_recv_eof_mid_frame_connreset),

@@ -98,7 +98,7 @@ static void test_pipe_plan_round_trip(void **state)
 static void test_pipe_plan_carries_consistency_and_fingerprint(void **state)
 {
 	static struct ibp_pipe_plan p, q;
-	int n;
+	int n, fpl;
 
 	(void)state;
 	sample_plan(&p);
@@ -114,18 +114,29 @@ static void test_pipe_plan_carries_consistency_and_fingerprint(void **state)
 	ibp_fp_set(&p.fp, IBP_FP_FIRMWARE, "mlx5_3:1", "28.39.1002");
 	ibp_fp_set(&p.fp, IBP_FP_NCCL_IB_HCA, NULL, "=mlx5_0:1");
 	n = ibp_pipe_plan_encode(&p, buf, sizeof(buf));
-	assert_true(n > IBP_FP_WIRE_LEN);
+	/* the fingerprint's compact form (1 + 2 entries), after its u16 length */
+	fpl = 1 + (1 + 1 + 8 + 8 + 1 + 10) + (1 + 1 + 0 + 8 + 1 + 9);
+	assert_int_equal(buf[n - fpl - 2], 0);
+	assert_int_equal(buf[n - fpl - 1], fpl);
 	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), 0);
 	assert_true(q.has_fp);
 	assert_int_equal(q.fp.n, 2);
 	assert_memory_equal(q.fp.e, p.fp.e, 2 * sizeof(q.fp.e[0]));
 	/* a bad level or a damaged fingerprint: the whole plan is refused */
-	buf[n - IBP_FP_WIRE_LEN - 1 - IBP_CK_N] = 7;
+	buf[n - fpl - 2 - 1 - IBP_CK_N] = 7;
 	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
 	n = ibp_pipe_plan_encode(&p, buf, sizeof(buf));
-	buf[n - IBP_FP_WIRE_LEN] = 0xff; /* the entry count */
+	buf[n - fpl] = 0xff; /* the entry count */
 	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
 	assert_false(q.has_fp);
+	/* a length that is not the fingerprint's: short, long, past the bound */
+	n = ibp_pipe_plan_encode(&p, buf, sizeof(buf));
+	buf[n - fpl - 1] = (uint8_t)(fpl - 1);
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
+	buf[n - fpl - 1] = (uint8_t)(fpl + 1);
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
+	buf[n - fpl - 2] = 0xff;
+	assert_int_equal(ibp_pipe_plan_decode(buf, (size_t)n, &q), -EBADMSG);
 }
 
 static void test_pipe_plan_encode_refuses_what_decode_would(void **state)

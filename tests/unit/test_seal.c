@@ -145,7 +145,7 @@ static void test_seal_roundtrip_and_tag_is_hmac_sha256(void **state)
 	(void)state;
 	pair(&c, &l, &link1);
 	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
-	assert_int_equal(n, (int)ibp_seal_frame_len(IBP_OOB_CTRL));
+	assert_int_equal(n, (int)ibp_seal_frame_max(IBP_OOB_CTRL));
 	assert_int_equal(n, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN + IBP_SEAL_OVERHEAD);
 	/* seal.h's layout: header | payload | seq | first 16 bytes of the HMAC of all that */
 	assert_non_null(HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf,
@@ -279,6 +279,79 @@ static void test_seal_authentic_but_malformed_payload_refused(void **state)
 	memcpy(buf + n - IBP_SEAL_TAG_LEN, md, IBP_SEAL_TAG_LEN);
 	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EBADMSG);
 	assert_int_equal(l.rx_seq, 0);
+}
+
+/* Retags the LEN-byte frame at BUF under C's sending key, as a peer holding the key could. */
+static void retag(const struct ibp_seal *c, uint8_t *buf, size_t len)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+
+	assert_non_null(HMAC(EVP_sha256(), c->tx_key, IBP_SEAL_KEY_LEN, buf, len - IBP_SEAL_TAG_LEN,
+			     md, &mdlen));
+	memcpy(buf + len - IBP_SEAL_TAG_LEN, md, IBP_SEAL_TAG_LEN);
+}
+
+/*
+ * A variable-length frame (FINGERPRINT): its length comes from its header,
+ * bounded by the type's maximum; the tag covers header, payload and seq,
+ * and only an authentic frame's payload is parsed, exactly.
+ */
+static void test_seal_variable_length_frame_roundtrip_and_refusals(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = {.type = IBP_OOB_FINGERPRINT}, out;
+	uint8_t buf[IBP_SEAL_FRAME_MAX + 1], bad[IBP_SEAL_FRAME_MAX + 1], md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	size_t plen;
+	int n, sv[2];
+
+	(void)state;
+	ibp_fp_set(&m.u.fingerprint, IBP_FP_HCA_SET, NULL, "1 rail: mlx5_0:1");
+	ibp_fp_set(&m.u.fingerprint, IBP_FP_FIRMWARE, "mlx5_0:1", "28.39.1002");
+	pair(&c, &l, &link1);
+	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
+	plen = (size_t)n - IBP_OOB_HDR_LEN - IBP_SEAL_OVERHEAD;
+	assert_int_equal(plen, 1 + (1 + 1 + 0 + 8 + 1 + 16) + (1 + 1 + 8 + 8 + 1 + 10));
+	assert_int_equal(buf[11], plen);
+	assert_true((size_t)n < ibp_seal_frame_max(IBP_OOB_FINGERPRINT));
+	assert_non_null(HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf,
+			     (size_t)n - IBP_SEAL_TAG_LEN, md, &mdlen));
+	assert_memory_equal(md, buf + n - IBP_SEAL_TAG_LEN, IBP_SEAL_TAG_LEN);
+	/* too small a buffer for this frame */
+	assert_int_equal(ibp_seal_encode(&c, &m, bad, (size_t)n - 1), -ENOSPC);
+	/* cut anywhere, or one byte more than the header says */
+	for (int len = 0; len < n; len++)
+		assert_int_equal(ibp_seal_decode(&l, buf, (size_t)len, &out), -EBADMSG);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n + 1, &out), -EBADMSG);
+	/* a header that claims one byte more, with the frame to match: the tag fails */
+	memcpy(bad, buf, IBP_OOB_HDR_LEN + plen);
+	bad[11]++;
+	bad[IBP_OOB_HDR_LEN + plen] = 0;
+	memcpy(bad + IBP_OOB_HDR_LEN + plen + 1, buf + IBP_OOB_HDR_LEN + plen, IBP_SEAL_OVERHEAD);
+	assert_int_equal(ibp_seal_decode(&l, bad, (size_t)n + 1, &out), -EKEYREJECTED);
+	/* ... and authentic (retagged by the key's holder): the byte left over is refused */
+	retag(&c, bad, (size_t)n + 1);
+	assert_int_equal(ibp_seal_decode(&l, bad, (size_t)n + 1, &out), -EBADMSG);
+	/* a length above the type's maximum */
+	memcpy(bad, buf, (size_t)n);
+	bad[8] = 0x7f;
+	assert_int_equal(ibp_seal_decode(&l, bad, (size_t)n, &out), -EBADMSG);
+	assert_int_equal(l.rx_seq, 0);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), 0);
+	assert_int_equal(out.u.fingerprint.n, 2);
+	assert_memory_equal(out.u.fingerprint.e, m.u.fingerprint.e,
+			    2 * sizeof(m.u.fingerprint.e[0]));
+	/* over a socket, then a header past the maximum: refused before anything more is read */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(ibp_seal_send(sv[0], &c, &m, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(out.u.fingerprint.n, 2);
+	assert_int_equal(write(sv[0], bad, IBP_OOB_HDR_LEN), IBP_OOB_HDR_LEN);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + 60 * IBP_NS_PER_S),
+			 -EKEYREJECTED);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* Over a socket: an unsealed frame (a relay's ERROR) where a sealed one is due. */
@@ -434,6 +507,7 @@ int main(void)
 	    cmocka_unit_test(test_seal_truncated_overlong_wrong_type_refused),
 	    cmocka_unit_test(test_seal_replay_drop_reorder_refused),
 	    cmocka_unit_test(test_seal_authentic_but_malformed_payload_refused),
+	    cmocka_unit_test(test_seal_variable_length_frame_roundtrip_and_refusals),
 	    cmocka_unit_test(test_seal_recv_unsealed_frame_is_auth_failure),
 	};
 

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fpframe-bench [RUNS]: what one FINGERPRINT and one FPSUM frame of the
+ * cross-node test cost (docs/consistency.md): the fingerprint
+ * tests/tools/rdmatest-sim.c --fingerprint sends (a DGX-like node, 8
+ * rails) and the sum of 64 such nodes, as the ring carries it.  For each:
+ * the sealed frame's bytes, and the median microseconds of ibp_oob_encode,
+ * ibp_oob_decode, ibp_seal_encode and ibp_seal_decode (encode or decode
+ * plus the MAC), and for the sum ibp_fp_sum_check; median over RUNS
+ * batches (default 31) of 200 calls.  A bench tool, not part of the
+ * library: it prints and exits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ibprep/fingerprint.h"
+#include "ibprep/seal.h"
+
+#define BATCH 200
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* As rdmatest-sim.c --fingerprint builds it. */
+static void sim_fingerprint(struct ibp_fp *fp)
+{
+	char rail[16];
+
+	ibp_fp_init(fp);
+	ibp_fp_set(fp, IBP_FP_HCA_SET, NULL,
+		   "8 rails: mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,"
+		   "mlx5_10:1,mlx5_11:1");
+	for (int r = 0; r < 8; r++) {
+		snprintf(rail, sizeof(rail), "mlx5_%d:1", r);
+		ibp_fp_set(fp, IBP_FP_MODEL, rail, "MT_0000000838");
+		ibp_fp_set(fp, IBP_FP_FIRMWARE, rail, "28.39.1002");
+		ibp_fp_set(fp, IBP_FP_MTU, rail, "4096");
+		ibp_fp_set(fp, IBP_FP_RATE, rail, "400 Gb/sec (4X NDR)");
+		ibp_fp_set(fp, IBP_FP_LINK_LAYER, rail, "InfiniBand");
+		ibp_fp_set(fp, IBP_FP_GID, rail, "LID (no GID)");
+	}
+	ibp_fp_set(fp, IBP_FP_KERNEL, NULL, "6.1.0-18-amd64");
+	ibp_fp_set(fp, IBP_FP_RDMA_CORE, NULL, "44.0");
+	ibp_fp_set(fp, IBP_FP_DRIVER, NULL, "mlx5_core in-tree");
+	ibp_fp_set(fp, IBP_FP_GDR, NULL, "nvidia_peermem");
+	ibp_fp_set(fp, IBP_FP_NCCL_IB_HCA, NULL, "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1");
+}
+
+enum op { ENCODE, DECODE, SEAL_ENCODE, SEAL_DECODE, SUM_CHECK };
+
+/* Median microseconds of one OP on M over RUNS batches; -1 when an OP fails. */
+static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
+{
+	static uint8_t buf[IBP_SEAL_FRAME_MAX], sealed[IBP_SEAL_FRAME_MAX];
+	static struct ibp_oob_msg out;
+	static const uint8_t zero[IBP_AUTH_SECRET_LEN];
+	struct ibp_seal_link link = {1, 1, 1000, 0, 1, 1, 0};
+	struct ibp_seal tx, rx;
+	double *t = calloc((size_t)runs, sizeof(*t)), med;
+	int n = ibp_oob_encode(m, buf, sizeof(buf)), sn;
+
+	ibp_seal_derive(&tx, zero, zero, 1, 2, &link, true);
+	ibp_seal_derive(&rx, zero, zero, 1, 2, &link, false);
+	sn = ibp_seal_encode(&tx, m, sealed, sizeof(sealed));
+	if (!t || n <= 0 || sn <= 0)
+		return -1;
+	for (int r = 0; r < runs; r++) {
+		double t0 = now_us();
+		int rc = 0;
+
+		for (int i = 0; i < BATCH && rc >= 0; i++) {
+			switch (op) {
+			case ENCODE:
+				rc = ibp_oob_encode(m, buf, sizeof(buf));
+				break;
+			case DECODE:
+				rc = ibp_oob_decode(buf, (size_t)n, &out);
+				break;
+			case SEAL_ENCODE:
+				rc = ibp_seal_encode(&tx, m, sealed, sizeof(sealed));
+				break;
+			case SEAL_DECODE:
+				rx.rx_seq = 0; /* the same frame each time */
+				rc = ibp_seal_decode(&rx, sealed, (size_t)sn, &out);
+				break;
+			case SUM_CHECK:
+				rc = ibp_fp_sum_check(&m->u.fpsum.sum);
+				break;
+			}
+		}
+		if (rc < 0)
+			return -1;
+		t[r] = (now_us() - t0) / BATCH;
+	}
+	qsort(t, (size_t)runs, sizeof(*t), cmp);
+	med = t[runs / 2];
+	free(t);
+	return med;
+}
+
+static void report(const char *what, const struct ibp_oob_msg *m, int runs)
+{
+	static uint8_t buf[IBP_SEAL_FRAME_MAX];
+	static const uint8_t zero[IBP_AUTH_SECRET_LEN];
+	struct ibp_seal_link link = {1, 1, 1000, 0, 1, 1, 0};
+	struct ibp_seal tx;
+	int n;
+
+	ibp_seal_derive(&tx, zero, zero, 1, 2, &link, true);
+	n = ibp_seal_encode(&tx, m, buf, sizeof(buf));
+	printf("%s: sealed frame %d bytes; encode_us %.2f decode_us %.2f seal_encode_us %.2f "
+	       "seal_decode_us %.2f",
+	       what, n, time_op(ENCODE, m, runs), time_op(DECODE, m, runs),
+	       time_op(SEAL_ENCODE, m, runs), time_op(SEAL_DECODE, m, runs));
+	if (m->type == IBP_OOB_FPSUM)
+		printf(" sum_check_us %.2f", time_op(SUM_CHECK, m, runs));
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 31;
+	struct ibp_oob_msg *fp = calloc(1, sizeof(*fp)), *sum = calloc(1, sizeof(*sum));
+	char what[128];
+
+	if (runs < 1 || !fp || !sum) {
+		fprintf(stderr, "usage: fpframe-bench [RUNS]\n");
+		return 2;
+	}
+	fp->type = IBP_OOB_FINGERPRINT;
+	sim_fingerprint(&fp->u.fingerprint);
+	snprintf(what, sizeof(what), "FINGERPRINT (rdmatest-sim's, %zu entries)",
+		 fp->u.fingerprint.n);
+	report(what, fp, runs);
+	sum->type = IBP_OOB_FPSUM;
+	sum->u.fpsum.phase = IBP_FPSUM_GATHER;
+	ibp_fp_sum_init(&sum->u.fpsum.sum, 64);
+	for (uint32_t i = 0; i < 64; i++)
+		if (ibp_fp_sum_add(&sum->u.fpsum.sum, i, &fp->u.fingerprint)) {
+			fprintf(stderr, "fpframe-bench: the sum refused node %u\n", (unsigned)i);
+			return 1;
+		}
+	snprintf(what, sizeof(what), "FPSUM (64 nodes, %u keys, %u values)",
+		 (unsigned)sum->u.fpsum.sum.n_keys, (unsigned)sum->u.fpsum.sum.n_values);
+	report(what, sum, runs);
+	free(fp);
+	free(sum);
+	return 0;
+}
