@@ -105,7 +105,7 @@ static void add_examples(uint32_t *ex, uint8_t *n_ex, const uint32_t *src, uint8
  */
 static void merge_examples(uint32_t *ex, uint8_t *n_ex, const uint32_t *src, uint8_t n_src)
 {
-	uint32_t out[IBP_FPS_EXAMPLES];
+	uint32_t out[IBP_FPS_EXAMPLES] = {0};
 	size_t a = 0, b = 0, n = 0;
 
 	while (n < IBP_FPS_EXAMPLES && (a < *n_ex || b < n_src))
