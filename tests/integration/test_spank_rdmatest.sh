@@ -4,8 +4,9 @@
 # through the cluster's private munged: healthy, then with one node cut off
 # by an nftables rule in that node's own network namespace that drops only
 # the test's TCP ports (test_ports=, default 230-299), so Slurm itself still
-# reaches it.  The test runs in the build's ibprep (test_helper=), dropped
-# to the job's user.
+# reaches it; and with n2 on another spank-ib build (its protocol version
+# the one before this).  The test runs in the build's ibprep (test_helper=),
+# dropped to the job's user.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
@@ -33,6 +34,58 @@ if [ $RC -eq 0 ] && grep -q "cross-node test: pass with 4 nodes" "$OUT/healthy";
 else
 	tap_fail "srun -N4 --ib-test healthy" "rc=$RC; $(show healthy)"
 fi
+
+# n2 runs another spank-ib build, as during a rolling upgrade: its test
+# helper (n2's own config=, test_helper=) is this build's ibprep linked with
+# a one-line ibp_oob_wire_version() that says the protocol version before
+# this one (the link-time seam of include/ibprep/oob.h; nothing a job can
+# set).  The step runs; n2's three peers warn that n2 answers with the old
+# version, n2 warns that they answer with this one; nobody is blamed or
+# drained.
+other_build() {
+	local cur old vdir=$CL_DIR/otherbuild
+	cur=$(awk '$1 == "#define" && $2 == "IBP_OOB_VERSION" { print $3 }' include/ibprep/oob.h)
+	old=$((cur - 1))
+	if [ -n "$CL_DAEMON_PREFIX" ]; then
+		tap_skip "another build on n2" "the nodes run the chroot's /usr/bin/ibprep; the variant helper is linked on the host"
+		return
+	fi
+	mkdir -p "$vdir" && chmod 0755 "$vdir"
+	printf 'unsigned ibp_oob_wire_version(void);
+unsigned ibp_oob_wire_version(void) { return %u; }
+' "$old" >"$vdir/v.c"
+	if ! ${CC:-cc} -O2 -o "$vdir/ibprep" "$vdir/v.c" build/obj/helpers/ibprep*.o build/libibprep.a \
+		$(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread 2>"$OUT/otherbuild.cc"; then
+		tap_fail "another build on n2: link the variant helper" "$(head -5 "$OUT/otherbuild.cc")"
+		return
+	fi
+	chmod 0755 "$vdir/ibprep"
+	for i in 1 2 3 4; do
+		if [ $i = 2 ]; then echo "test_helper=$vdir/ibprep"; else echo "# this build's helper"; fi >"$CL_DIR/nodes/n$i/spank_ib.conf"
+		chmod 0644 "$CL_DIR/nodes/n$i/spank_ib.conf"
+	done
+	plug drain=yes "config=$CL_DIR/nodes/%n/spank_ib.conf" # a drain would be the admin's
+	run otherbuild cl_srun -N4 --ib-test --ib-report true
+	plug
+	local said=0 miss="" states
+	for n in n1 n3 n4; do
+		has otherbuild "spank-ib: warning: n2: answers with cross-node test protocol $old, $n speaks $cur" && said=$((said + 1)) || miss+=" $n"
+		has otherbuild "spank-ib: warning: $n: answers with cross-node test protocol $cur, n2 speaks $old" || miss+=" n2-about-$n"
+	done
+	if [ $RC -eq 0 ] && [ $said -eq 3 ] && [ -z "$miss" ] && has otherbuild "cross-node test: warn with 4 nodes"; then
+		tap_ok "another build on n2: the step runs, n1, n3, n4 name n2 with protocol $old against $cur and n2 names each of them"
+	else
+		tap_fail "another build on n2: named by $said of 3, missing:$miss" "rc=$RC; $(show otherbuild)"
+	fi
+	states=$(for n in n1 n2 n3 n4; do cluster_node_state "$n"; done | tr '\n' ' ')
+	if ! grep -q "failing the step\|rdma test\|failed authentication\|draining" "$OUT/otherbuild" &&
+		[[ "$states" != *DRAIN* ]]; then
+		tap_ok "another build on n2 (drain=yes): nobody blamed, no failure, no node drained ($states)"
+	else
+		tap_fail "another build on n2: blamed, failed or drained" "states: $states; $(show otherbuild)"
+	fi
+}
+other_build
 
 if ! command -v nft >/dev/null; then
 	tap_skip "one node cut off" "nft not installed (contrib/install-deps.sh)"
