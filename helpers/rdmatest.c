@@ -984,8 +984,13 @@ static void *in_worker(void *arg)
 				link_fail(l, IBP_LINK_AUTH, -EACCES,
 					  "no connection from %s authenticated by the deadline; %s",
 					  ibp_rt_node_name(run, l->peer), reject);
-			else if (version_seen)
-				/* as on the sending side: a reject of this version outweighs it */
+			else if (version_seen && !l->rearms)
+				/*
+				 * As on the sending side, a reject of this version
+				 * outweighs it, and so does a connection of this
+				 * version that authenticated (then closed): the claim
+				 * was not the peer's.
+				 */
 				link_fail(l, IBP_LINK_VERSION, -EPROTONOSUPPORT,
 					  "%s answers with protocol %u (its hello from %s), %s "
 					  "speaks %u: not tested",
