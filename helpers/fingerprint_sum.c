@@ -11,6 +11,7 @@
 
 #include "ibprep/fingerprint.h"
 #include "ibprep/text.h"
+#include "fp_wire.h"
 
 void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes)
 {
@@ -174,81 +175,7 @@ int ibp_fp_sum_merge(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src)
 	return 0;
 }
 
-/* ---- wire form ---- */
-
-struct wr {
-	uint8_t *p;
-	size_t off;
-};
-
-static void w8(struct wr *w, uint8_t v)
-{
-	w->p[w->off++] = v;
-}
-
-static void w32(struct wr *w, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--)
-		w->p[w->off++] = (uint8_t)(v >> (8 * i));
-}
-
-static void w64(struct wr *w, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--)
-		w->p[w->off++] = (uint8_t)(v >> (8 * i));
-}
-
-static void wstr(struct wr *w, const char *s, size_t size)
-{
-	memcpy(w->p + w->off, s, strlen(s)); /* the rest stays zero */
-	w->off += size;
-}
-
-struct rd {
-	const uint8_t *p;
-	size_t off;
-};
-
-static uint8_t r8(struct rd *r)
-{
-	return r->p[r->off++];
-}
-
-static uint32_t r32(struct rd *r)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v = v << 8 | r->p[r->off++];
-	return v;
-}
-
-static uint64_t r64(struct rd *r)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | r->p[r->off++];
-	return v;
-}
-
-/* A NUL-terminated printable string, the rest of the field NULs. */
-static int rstr(struct rd *r, char *out, size_t size)
-{
-	const uint8_t *p = r->p + r->off;
-	size_t n = 0;
-
-	while (n < size && p[n])
-		n++;
-	if (n == size)
-		return -EINVAL;
-	for (size_t i = 0; i < size; i++)
-		if (i < n ? p[i] < 0x20 || p[i] >= 0x7f : p[i] != 0)
-			return -EINVAL;
-	memcpy(out, p, n + 1);
-	r->off += size;
-	return 0;
-}
+/* ---- checks ---- */
 
 /* Examples: N_EX == min(COUNT, bound), ascending, among S's nodes, unused slots 0. */
 static bool examples_ok(const struct ibp_fp_sum *s, const uint32_t *ex, uint8_t n_ex,
@@ -265,202 +192,172 @@ static bool examples_ok(const struct ibp_fp_sum *s, const uint32_t *ex, uint8_t 
 	return true;
 }
 
+/* Two ascending example lists share no node (one merge pass). */
+static bool disjoint(const uint32_t *a, uint8_t na, const uint32_t *b, uint8_t nb)
+{
+	for (size_t i = 0, j = 0; i < na && j < nb;) {
+		if (a[i] == b[j])
+			return false;
+		if (a[i] < b[j])
+			i++;
+		else
+			j++;
+	}
+	return true;
+}
+
+/*
+ * The groups of one pair are chained (head[key], next[value]), so that
+ * comparing a pair's groups with each other costs nothing in the usual
+ * sum, one group per pair, and is quadratic only in one pair's groups.
+ */
 static bool sum_ok(const struct ibp_fp_sum *s)
 {
-	uint64_t *per_key;
-	bool ok = true;
+	uint64_t per_key[IBP_FPS_MAX_KEYS];
+	int16_t head[IBP_FPS_MAX_KEYS];
+	int16_t next[IBP_FPS_MAX_VALUES] = {0}; /* set before read; cppcheck cannot tell */
 
 	if (s->nnodes == 0 || s->nnodes > IBP_FPS_MAX_NODES || s->n_merged == 0 ||
 	    s->first >= s->nnodes || s->n_merged > s->nnodes - s->first ||
 	    s->n_keys > IBP_FPS_MAX_KEYS || s->n_values > IBP_FPS_MAX_VALUES ||
 	    (uint64_t)s->keys_dropped > (uint64_t)s->n_merged * IBP_FP_MAX_ENTRIES)
 		return false;
-	per_key = calloc(IBP_FPS_MAX_KEYS, sizeof(*per_key));
-	if (!per_key)
-		return false;
-	for (size_t k = 0; k < s->n_keys && ok; k++) {
+	for (size_t k = 0; k < s->n_keys; k++) {
 		const struct ibp_fps_key *key = &s->keys[k];
 
-		ok = key->field < IBP_FP_N_FIELDS && key->other <= s->n_merged &&
-		     examples_ok(s, key->other_ex, key->n_other_ex, key->other) &&
-		     find_key(s, key->field, key->rail) == (int)k; /* no repeat */
+		if (key->field >= IBP_FP_N_FIELDS || key->other > s->n_merged ||
+		    !examples_ok(s, key->other_ex, key->n_other_ex, key->other) ||
+		    find_key(s, key->field, key->rail) != (int)k) /* no repeat */
+			return false;
 		per_key[k] = key->other;
+		head[k] = -1;
 	}
-	for (size_t v = 0; v < s->n_values && ok; v++) {
+	for (size_t v = 0; v < s->n_values; v++) {
 		const struct ibp_fps_value *x = &s->values[v];
+		const struct ibp_fps_key *key;
 
-		ok = x->key < s->n_keys && x->count >= 1 && x->count <= s->n_merged &&
-		     examples_ok(s, x->ex, x->n_ex, x->count);
-		for (size_t u = 0; u < v && ok; u++)
-			ok = !(s->values[u].key == x->key && s->values[u].hash == x->hash);
-		if (ok)
-			per_key[x->key] += x->count;
+		if (x->key >= s->n_keys || x->count < 1 || x->count > s->n_merged ||
+		    !examples_ok(s, x->ex, x->n_ex, x->count))
+			return false;
+		/* a node is in one group per pair; a (pair, value) is one group */
+		key = &s->keys[x->key];
+		if (!disjoint(x->ex, x->n_ex, key->other_ex, key->n_other_ex))
+			return false;
+		for (int u = head[x->key]; u >= 0; u = next[u])
+			if (s->values[u].hash == x->hash ||
+			    !disjoint(x->ex, x->n_ex, s->values[u].ex, s->values[u].n_ex))
+				return false;
+		next[v] = head[x->key];
+		head[x->key] = (int16_t)v;
+		per_key[x->key] += x->count;
 	}
 	/* every pair has a group; no pair counts more nodes than were merged */
-	for (size_t k = 0; k < s->n_keys && ok; k++)
-		ok = per_key[k] >= 1 && per_key[k] <= s->n_merged;
-	free(per_key);
-	/* a node is in one group per pair: the examples of a pair's groups are disjoint */
-	for (size_t v = 0; v < s->n_values && ok; v++) {
-		const struct ibp_fps_value *x = &s->values[v];
-		const struct ibp_fps_key *key = ok ? &s->keys[x->key] : NULL;
-
-		for (size_t a = 0; a < x->n_ex && ok; a++) {
-			for (size_t b = 0; b < key->n_other_ex && ok; b++)
-				ok = key->other_ex[b] != x->ex[a];
-			for (size_t u = v + 1; u < s->n_values && ok; u++)
-				for (size_t b = 0;
-				     s->values[u].key == x->key && b < s->values[u].n_ex && ok; b++)
-					ok = s->values[u].ex[b] != x->ex[a];
-		}
-	}
-	return ok;
-}
-
-int ibp_fp_sum_check(const struct ibp_fp_sum *s)
-{
-	for (size_t k = 0; k < s->n_keys && k < IBP_FPS_MAX_KEYS; k++) {
-		const char *r = s->keys[k].rail;
-		size_t n = strnlen(r, IBP_FP_RAIL_MAX);
-
-		if (n == IBP_FP_RAIL_MAX)
-			return -EINVAL;
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)r[i] < 0x20 || (unsigned char)r[i] >= 0x7f)
-				return -EINVAL;
-	}
-	for (size_t v = 0; v < s->n_values && v < IBP_FPS_MAX_VALUES; v++) {
-		const char *x = s->values[v].value;
-		size_t n = strnlen(x, IBP_FP_VALUE_MAX);
-
-		if (n == IBP_FP_VALUE_MAX)
-			return -EINVAL;
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)x[i] < 0x20 || (unsigned char)x[i] >= 0x7f)
-				return -EINVAL;
-	}
-	return sum_ok(s) ? 0 : -EINVAL;
-}
-
-int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len)
-{
-	struct wr w = {buf, 0};
-
-	if (len < IBP_FPS_WIRE_LEN)
-		return -ENOSPC;
-	if (ibp_fp_sum_check(s))
-		return -EINVAL;
-	memset(buf, 0, IBP_FPS_WIRE_LEN);
-	w32(&w, s->nnodes);
-	w32(&w, s->first);
-	w32(&w, s->n_merged);
-	w8(&w, (uint8_t)(s->n_keys >> 8));
-	w8(&w, (uint8_t)s->n_keys);
-	w8(&w, (uint8_t)(s->n_values >> 8));
-	w8(&w, (uint8_t)s->n_values);
-	w32(&w, s->keys_dropped);
-	for (size_t k = 0; k < IBP_FPS_MAX_KEYS; k++) {
-		const struct ibp_fps_key *key = &s->keys[k];
-
-		if (k >= s->n_keys) {
-			w.off += IBP_FPS_KEY_WIRE;
-			continue;
-		}
-		w8(&w, key->field);
-		wstr(&w, key->rail, IBP_FP_RAIL_MAX);
-		w32(&w, key->other);
-		w8(&w, key->n_other_ex);
-		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
-			w32(&w, i < key->n_other_ex ? key->other_ex[i] : 0);
-	}
-	for (size_t v = 0; v < IBP_FPS_MAX_VALUES; v++) {
-		const struct ibp_fps_value *x = &s->values[v];
-
-		if (v >= s->n_values) {
-			w.off += IBP_FPS_VALUE_WIRE;
-			continue;
-		}
-		w8(&w, x->key);
-		w64(&w, x->hash);
-		wstr(&w, x->value, IBP_FP_VALUE_MAX);
-		w32(&w, x->count);
-		w8(&w, x->n_ex);
-		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
-			w32(&w, i < x->n_ex ? x->ex[i] : 0);
-	}
-	return w.off == IBP_FPS_WIRE_LEN ? 0 : -EINVAL;
-}
-
-static bool zeros(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
+	for (size_t k = 0; k < s->n_keys; k++)
+		if (per_key[k] < 1 || per_key[k] > s->n_merged)
 			return false;
 	return true;
 }
 
+int ibp_fp_sum_check(const struct ibp_fp_sum *s)
+{
+	for (size_t k = 0; k < s->n_keys && k < IBP_FPS_MAX_KEYS; k++)
+		if (!fpw_str_ok(s->keys[k].rail, IBP_FP_RAIL_MAX))
+			return -EINVAL;
+	for (size_t v = 0; v < s->n_values && v < IBP_FPS_MAX_VALUES; v++)
+		if (!fpw_str_ok(s->values[v].value, IBP_FP_VALUE_MAX))
+			return -EINVAL;
+	return sum_ok(s) ? 0 : -EINVAL;
+}
+
+/* ---- wire form (fingerprint.h; the codec's reader and writer: fp_wire.h) ---- */
+
+_Static_assert(IBP_FPS_MAX_KEYS <= 255 && IBP_FPS_MAX_VALUES <= 255, "counts are one byte");
+_Static_assert(IBP_FPS_MAX_VALUES <= INT16_MAX, "value chains are int16_t");
+
+static void put_examples(struct fpw_out *w, const uint32_t *ex, uint8_t n_ex)
+{
+	fpw_put8(w, n_ex);
+	for (size_t i = 0; i < n_ex; i++)
+		fpw_put32(w, ex[i]);
+}
+
+static void get_examples(struct fpw_in *r, uint32_t *ex, uint8_t *n_ex)
+{
+	*n_ex = fpw_get8(r);
+	if (*n_ex > IBP_FPS_EXAMPLES)
+		r->err = -EINVAL;
+	for (size_t i = 0; i < *n_ex && !r->err; i++)
+		ex[i] = fpw_get32(r);
+}
+
+int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len)
+{
+	struct fpw_out w = {buf, len, 0, 0};
+
+	if (ibp_fp_sum_check(s))
+		return -EINVAL;
+	fpw_put32(&w, s->nnodes);
+	fpw_put32(&w, s->first);
+	fpw_put32(&w, s->n_merged);
+	fpw_put8(&w, (uint8_t)s->n_keys);
+	fpw_put8(&w, (uint8_t)s->n_values);
+	fpw_put32(&w, s->keys_dropped);
+	for (size_t k = 0; k < s->n_keys; k++) {
+		const struct ibp_fps_key *key = &s->keys[k];
+
+		fpw_put8(&w, key->field);
+		fpw_put_str(&w, key->rail);
+		fpw_put32(&w, key->other);
+		put_examples(&w, key->other_ex, key->n_other_ex);
+	}
+	for (size_t v = 0; v < s->n_values; v++) {
+		const struct ibp_fps_value *x = &s->values[v];
+
+		fpw_put8(&w, x->key);
+		fpw_put64(&w, x->hash);
+		fpw_put_str(&w, x->value);
+		fpw_put32(&w, x->count);
+		put_examples(&w, x->ex, x->n_ex);
+	}
+	return w.err ? w.err : (int)w.off;
+}
+
 int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s)
 {
-	struct rd r = {buf, 0};
-	int rc = -EINVAL;
+	struct fpw_in r = {buf, len, 0, 0};
 
 	ibp_fp_sum_init(s, 0);
-	if (len != IBP_FPS_WIRE_LEN)
-		return -EMSGSIZE;
-	s->nnodes = r32(&r);
-	s->first = r32(&r);
-	s->n_merged = r32(&r);
-	s->n_keys = (uint16_t)(r8(&r) << 8);
-	s->n_keys = (uint16_t)(s->n_keys | r8(&r));
-	s->n_values = (uint16_t)(r8(&r) << 8);
-	s->n_values = (uint16_t)(s->n_values | r8(&r));
-	s->keys_dropped = r32(&r);
+	s->nnodes = fpw_get32(&r);
+	s->first = fpw_get32(&r);
+	s->n_merged = fpw_get32(&r);
+	s->n_keys = fpw_get8(&r);
+	s->n_values = fpw_get8(&r);
+	s->keys_dropped = fpw_get32(&r);
 	if (s->n_keys > IBP_FPS_MAX_KEYS || s->n_values > IBP_FPS_MAX_VALUES)
-		goto bad;
-	for (size_t k = 0; k < IBP_FPS_MAX_KEYS; k++) {
+		r.err = -EINVAL;
+	for (size_t k = 0; k < s->n_keys && !r.err; k++) {
 		struct ibp_fps_key *key = &s->keys[k];
 
-		if (k >= s->n_keys) {
-			if (!zeros(r.p + r.off, IBP_FPS_KEY_WIRE))
-				goto bad;
-			r.off += IBP_FPS_KEY_WIRE;
-			continue;
-		}
-		key->field = r8(&r);
-		if (rstr(&r, key->rail, IBP_FP_RAIL_MAX))
-			goto bad;
-		key->other = r32(&r);
-		key->n_other_ex = r8(&r);
-		if (key->n_other_ex > IBP_FPS_EXAMPLES)
-			goto bad;
-		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
-			key->other_ex[i] = r32(&r);
+		key->field = fpw_get8(&r);
+		fpw_get_str(&r, key->rail, sizeof(key->rail));
+		key->other = fpw_get32(&r);
+		get_examples(&r, key->other_ex, &key->n_other_ex);
 	}
-	for (size_t v = 0; v < IBP_FPS_MAX_VALUES; v++) {
+	for (size_t v = 0; v < s->n_values && !r.err; v++) {
 		struct ibp_fps_value *x = &s->values[v];
 
-		if (v >= s->n_values) {
-			if (!zeros(r.p + r.off, IBP_FPS_VALUE_WIRE))
-				goto bad;
-			r.off += IBP_FPS_VALUE_WIRE;
-			continue;
-		}
-		x->key = r8(&r);
-		x->hash = r64(&r);
-		if (rstr(&r, x->value, IBP_FP_VALUE_MAX))
-			goto bad;
-		x->count = r32(&r);
-		x->n_ex = r8(&r);
-		if (x->n_ex > IBP_FPS_EXAMPLES)
-			goto bad;
-		for (size_t i = 0; i < IBP_FPS_EXAMPLES; i++)
-			x->ex[i] = r32(&r);
+		x->key = fpw_get8(&r);
+		x->hash = fpw_get64(&r);
+		fpw_get_str(&r, x->value, sizeof(x->value));
+		x->count = fpw_get32(&r);
+		get_examples(&r, x->ex, &x->n_ex);
 	}
-	if (r.off == IBP_FPS_WIRE_LEN && sum_ok(s))
-		return 0;
-bad:
-	ibp_fp_sum_init(s, 0);
-	return rc;
+	/* short, bad, bytes left over, or not a sum ibp_fp_sum_add could have built */
+	if (r.err || r.off != len || !sum_ok(s)) {
+		ibp_fp_sum_init(s, 0);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ---- the judgement ---- */

@@ -59,9 +59,14 @@ size_t ibp_oob_payload_max(unsigned type)
 
 size_t ibp_oob_payload_min(unsigned type)
 {
-	if (type == IBP_OOB_FINGERPRINT)
+	switch (type) {
+	case IBP_OOB_FINGERPRINT:
 		return IBP_FP_WIRE_MIN;
-	return ibp_oob_payload_max(type);
+	case IBP_OOB_FPSUM:
+		return IBP_OOB_FPSUM_HEAD_LEN; /* BROKEN: no sum */
+	default:
+		return ibp_oob_payload_max(type);
+	}
 }
 
 bool ibp_oob_sealed(unsigned type)
@@ -432,10 +437,11 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 		put32(&w, m->u.fpsum.origin);
 		put32(&w, m->u.fpsum.from);
 		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN)
-			memset(w.p + w.off, 0, IBP_FPS_WIRE_LEN); /* no sum */
-		else if (ibp_fp_sum_encode(&m->u.fpsum.sum, w.p + w.off, IBP_FPS_WIRE_LEN))
-			return -EBADMSG;
-		w.off += IBP_FPS_WIRE_LEN;
+			break; /* no sum */
+		n = ibp_fp_sum_encode(&m->u.fpsum.sum, w.p + w.off, room - IBP_OOB_FPSUM_HEAD_LEN);
+		if (n < 0)
+			return n == -ENOSPC ? -ENOSPC : -EBADMSG;
+		w.off += (size_t)n;
 		break;
 	case IBP_OOB_ERROR:
 		put32(&w, (uint32_t)m->u.error.code);
@@ -562,14 +568,11 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		m->u.fpsum.why = get8(&r);
 		m->u.fpsum.origin = get32(&r);
 		m->u.fpsum.from = get32(&r);
-		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN) {
-			for (size_t i = 0; i < IBP_FPS_WIRE_LEN; i++)
-				if (r.p[r.off + i])
-					return -EBADMSG;
-		} else if (ibp_fp_sum_decode(r.p + r.off, IBP_FPS_WIRE_LEN, &m->u.fpsum.sum)) {
+		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN)
+			break; /* no sum: the length check below refuses one */
+		if (ibp_fp_sum_decode(r.p + r.off, IBP_OOB_HDR_LEN + plen - r.off, &m->u.fpsum.sum))
 			return -EBADMSG;
-		}
-		r.off += IBP_FPS_WIRE_LEN;
+		r.off = IBP_OOB_HDR_LEN + plen;
 		break;
 	case IBP_OOB_ERROR:
 		m->u.error.code = (int32_t)get32(&r);

@@ -177,7 +177,7 @@ int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *bu
 		return -EINVAL;
 	if (len < IBP_OOB_HDR_LEN + IBP_SEAL_OVERHEAD)
 		return -ENOSPC;
-	/* the frame's length follows from what M holds (FINGERPRINT: compact) */
+	/* the frame's length follows from what M holds (FINGERPRINT, FPSUM: compact) */
 	n = ibp_oob_encode(m, buf, len - IBP_SEAL_OVERHEAD);
 	if (n < 0)
 		return n;

@@ -183,11 +183,19 @@ int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, si
 #define IBP_FPS_MAX_VALUES 192
 #define IBP_FPS_EXAMPLES   4
 #define IBP_FPS_MAX_NODES  65536
-#define IBP_FPS_KEY_WIRE   (1 + IBP_FP_RAIL_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
-#define IBP_FPS_VALUE_WIRE (1 + 8 + IBP_FP_VALUE_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
-#define IBP_FPS_WIRE_LEN                                                                           \
-	(4 + 4 + 4 + 2 + 2 + 4 + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE +                             \
-	 IBP_FPS_MAX_VALUES * IBP_FPS_VALUE_WIRE)
+/*
+ * Wire form: nnodes u32 | first u32 | n_merged u32 | n_keys u8 | n_values u8 |
+ * keys_dropped u32, then the pairs in use (field u8 | rail | other u32 |
+ * n_other_ex u8 | other_ex u32 x n_other_ex), then the groups in use
+ * (key u8 | hash u64 | value | count u32 | n_ex u8 | ex u32 x n_ex); a
+ * string is its length (u8, below its field's size) and its bytes.
+ */
+#define IBP_FPS_KEY_WIRE_MAX   (1 + IBP_FP_RAIL_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
+#define IBP_FPS_VALUE_WIRE_MAX (1 + 8 + IBP_FP_VALUE_MAX + 4 + 1 + 4 * IBP_FPS_EXAMPLES)
+#define IBP_FPS_WIRE_MIN       (4 + 4 + 4 + 1 + 1 + 4)
+#define IBP_FPS_WIRE_MAX                                                                           \
+	(IBP_FPS_WIRE_MIN + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE_MAX +                              \
+	 IBP_FPS_MAX_VALUES * IBP_FPS_VALUE_WIRE_MAX)
 
 struct ibp_fps_key {
 	uint8_t field;              /* enum ibp_fp_field */
@@ -239,14 +247,17 @@ int ibp_fp_sum_merge(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src);
 
 /* What the decoder checks (below), on a sum in memory: 0 or -EINVAL. */
 int ibp_fp_sum_check(const struct ibp_fp_sum *s);
-/* Fixed-length wire form; BUF of IBP_FPS_WIRE_LEN.  0, -EINVAL, -ENOSPC. */
+/*
+ * Compact wire form (above) into BUF (IBP_FPS_WIRE_MAX always suffices):
+ * bytes written, -EINVAL (ibp_fp_sum_check), -ENOSPC.
+ */
 int ibp_fp_sum_encode(const struct ibp_fp_sum *s, uint8_t *buf, size_t len);
 /*
- * Strangers' bytes: checks every count against its bound and against
- * n_merged, every index, string, example order and padding, that no pair
- * or (pair, value) repeats, that a node is in at most one group per pair
- * and that no pair counts more nodes than were merged.  0, -EINVAL or
- * -EMSGSIZE (S then empty).
+ * Strangers' bytes, exactly LEN of them: checks every count against its
+ * bound and against n_merged, every index, string length and byte,
+ * example order, that no pair or (pair, value) repeats, that a node is in
+ * at most one group per pair, that no pair counts more nodes than were
+ * merged, and that nothing is left over.  0 or -EINVAL (S then empty).
  */
 int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s);
 

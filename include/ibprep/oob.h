@@ -11,8 +11,8 @@
  *            version keeps: whatever a later version changes, any build
  *            can read which version a peer speaks, and the finding says
  *            "n7 answers with protocol 5" instead of a failed handshake)
- *   payload  fixed size per type (IBP_OOB_*_LEN), except FINGERPRINT:
- *            compact, from the type's minimum to its maximum
+ *   payload  fixed size per type (IBP_OOB_*_LEN), except FINGERPRINT and
+ *            FPSUM: compact, from the type's minimum to its maximum
  *            (ibp_oob_payload_min/_max).  A length outside the type's
  *            bounds is refused before a byte of payload is read; the
  *            payload must then be consumed exactly
@@ -43,9 +43,9 @@
 #define IBP_OOB_MAGIC 0x49425054u /* "IBPT" */
 /*
  * 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both
- * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT
+ * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT; 9: and FPSUM
  */
-#define IBP_OOB_VERSION 8
+#define IBP_OOB_VERSION 9
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -166,7 +166,8 @@ struct ibp_oob_summary {
  *           from place i > M to i-1: the sum of places [i, N)
  *   FINAL   the complete sum, from M outwards to 0 and to N-1
  *   BROKEN  the chain stopped at node ORIGIN: its link with node FROM gave
- *           nothing usable (WHY); no sum (all zero).  It spreads along the
+ *           nothing usable (WHY); no sum (all zero in memory, nothing
+ *           on the wire).  It spreads along the
  *           line both ways, and every node that learns it falls back to
  *           its neighbours' fingerprints.
  *
@@ -208,7 +209,7 @@ struct ibp_oob_msg {
 	} u;
 };
 
-/* Payload sizes on the wire; FINGERPRINT: the largest. */
+/* Payload sizes on the wire; FINGERPRINT and FPSUM: the largest. */
 #define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
 #define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
 #define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN + IBP_OOB_LEAF_MAX)
@@ -219,7 +220,9 @@ struct ibp_oob_msg {
 	 IBP_OOB_MAX_LEAVES * (4 + IBP_OOB_LEAF_MAX))
 #define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
 #define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_MAX
-#define IBP_OOB_FPSUM_LEN       (1 + 1 + 4 + 4 + IBP_FPS_WIRE_LEN)
+/* FPSUM: phase, why, origin, from, then (GATHER, FINAL) the sum's compact form */
+#define IBP_OOB_FPSUM_HEAD_LEN (1 + 1 + 4 + 4)
+#define IBP_OOB_FPSUM_LEN      (IBP_OOB_FPSUM_HEAD_LEN + IBP_FPS_WIRE_MAX)
 /* the largest */
 #define IBP_OOB_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define IBP_OOB_FRAME_MAX                                                                          \

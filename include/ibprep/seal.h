@@ -25,8 +25,8 @@
  *         first 16 bytes (128 bits)
  *
  * SEQ counts the frames of one direction from 0.  The receiver checks the
- * header's type and payload length (fixed per type, or for FINGERPRINT
- * within the type's bounds: a stranger cannot make it read more than
+ * header's type and payload length (fixed per type, or for FINGERPRINT and
+ * FPSUM within the type's bounds: a stranger cannot make it read more than
  * the type's largest frame), reads exactly one frame, compares the tag in constant time
  * (sodium_memcmp) and the sequence number, and only then decodes the
  * payload: nothing a frame says is used before its tag is checked.  A bad

@@ -882,28 +882,142 @@ static void test_sum_merge_halves_as_one_by_one(void **state)
 	free(one);
 }
 
-/* The wire form: a round trip, and a strict decoder (the sum comes from other hosts). */
-static void test_sum_wire_round_trip_and_refusals(void **state)
+/* Bytes of key K and of value V of S in the compact wire form (fingerprint.h). */
+static size_t key_wire(const struct ibp_fp_sum *s, size_t k)
+{
+	return 1 + 1 + strlen(s->keys[k].rail) + 4 + 1 + 4 * (size_t)s->keys[k].n_other_ex;
+}
+
+static size_t value_wire(const struct ibp_fp_sum *s, size_t v)
+{
+	return 1 + 8 + 1 + strlen(s->values[v].value) + 4 + 1 + 4 * (size_t)s->values[v].n_ex;
+}
+
+static size_t sum_wire(const struct ibp_fp_sum *s)
+{
+	size_t n = IBP_FPS_WIRE_MIN;
+
+	for (size_t k = 0; k < s->n_keys; k++)
+		n += key_wire(s, k);
+	for (size_t v = 0; v < s->n_values; v++)
+		n += value_wire(s, v);
+	return n;
+}
+
+/* Encodes S at its computed length, decodes it back, re-encodes it to the same bytes. */
+static void sum_round_trip(const struct ibp_fp_sum *s)
+{
+	struct ibp_fp_sum *back = malloc(sizeof(*back));
+	uint8_t *buf = malloc(IBP_FPS_WIRE_MAX), *again = malloc(IBP_FPS_WIRE_MAX);
+	int n;
+
+	assert_non_null(back);
+	assert_non_null(buf);
+	assert_non_null(again);
+	n = ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_MAX);
+	assert_int_equal(n, (int)sum_wire(s));
+	assert_int_equal(ibp_fp_sum_encode(s, buf, (size_t)n - 1), -ENOSPC);
+	assert_int_equal(ibp_fp_sum_decode(buf, (size_t)n, back), 0);
+	assert_int_equal(back->n_keys, s->n_keys);
+	assert_int_equal(back->n_values, s->n_values);
+	assert_memory_equal(back->keys, s->keys, s->n_keys * sizeof(s->keys[0]));
+	assert_memory_equal(back->values, s->values, s->n_values * sizeof(s->values[0]));
+	assert_int_equal(ibp_fp_sum_encode(back, again, IBP_FPS_WIRE_MAX), n);
+	assert_memory_equal(buf, again, (size_t)n);
+	free(again);
+	free(buf);
+	free(back);
+}
+
+/* Every pair and group in use, every string at its longest, every example slot: the bound. */
+static void maximal_sum(struct ibp_fp_sum *s)
+{
+	ibp_fp_sum_init(s, 16);
+	s->n_merged = 16;
+	s->n_keys = IBP_FPS_MAX_KEYS;
+	s->n_values = IBP_FPS_MAX_VALUES;
+	for (size_t k = 0; k < IBP_FPS_MAX_KEYS; k++) {
+		struct ibp_fps_key *key = &s->keys[k];
+
+		key->field = IBP_FP_FIRMWARE;
+		memset(key->rail, 'r', sizeof(key->rail) - 1);
+		snprintf(key->rail, 4, "%03zu", k);
+		key->rail[3] = 'r';
+		key->other = 4;
+		key->n_other_ex = 4;
+		for (uint32_t i = 0; i < 4; i++)
+			key->other_ex[i] = i;
+	}
+	/* keys 0..63 have two groups, the others one; a pair's nodes never overlap */
+	for (size_t v = 0; v < IBP_FPS_MAX_VALUES; v++) {
+		struct ibp_fps_value *x = &s->values[v];
+		uint32_t j = (uint32_t)(v / IBP_FPS_MAX_KEYS);
+
+		x->key = (uint8_t)(v % IBP_FPS_MAX_KEYS);
+		x->hash = 0x1000 + v;
+		memset(x->value, 'v', sizeof(x->value) - 1);
+		x->count = 4;
+		x->n_ex = 4;
+		for (uint32_t i = 0; i < 4; i++)
+			x->ex[i] = 4 + 4 * j + i;
+	}
+}
+
+static void test_sum_wire_round_trip_empty_typical_maximal(void **state)
+{
+	struct ibp_fp_sum *s = malloc(sizeof(*s));
+	struct ibp_fp *fp = malloc(sizeof(*fp));
+	(void)state;
+
+	assert_non_null(s);
+	assert_non_null(fp);
+	/* one node with an empty fingerprint: no pair, no group */
+	ibp_fp_init(fp);
+	ibp_fp_sum_init(s, 3);
+	assert_int_equal(ibp_fp_sum_add(s, 0, fp), 0);
+	assert_int_equal(sum_wire(s), IBP_FPS_WIRE_MIN);
+	sum_round_trip(s);
+	free(s);
+	/* typical: 8 nodes, three of them odd */
+	s = sum_of(8, fw_three_odd, NULL);
+	sum_round_trip(s);
+	maximal_sum(s);
+	assert_int_equal(ibp_fp_sum_check(s), 0);
+	assert_int_equal(sum_wire(s), IBP_FPS_WIRE_MAX);
+	sum_round_trip(s);
+	free(fp);
+	free(s);
+}
+
+/*
+ * The strict decoder (the sum comes from other hosts), on the 8-node sum
+ * of three odd firmware: pairs hca_set, kernel (rail ""), firmware
+ * mlx5_3:1; groups hca_set, kernel (8 nodes), firmware 28.41.1000 (5),
+ * 28.39.1002 (3).
+ */
+static void test_sum_wire_refuses_every_malformed_form(void **state)
 {
 	struct ibp_fp_sum *s = sum_of(8, fw_three_odd, NULL), *back = malloc(sizeof(*back));
-	uint8_t *buf = malloc(IBP_FPS_WIRE_LEN), *bad = malloc(IBP_FPS_WIRE_LEN),
-		*again = malloc(IBP_FPS_WIRE_LEN);
-	const size_t keys = 20, vals = keys + IBP_FPS_MAX_KEYS * IBP_FPS_KEY_WIRE;
-	/* offsets inside a value: key 0, hash 1, value 9, count 49, n_ex 53, ex 54 */
-	const size_t v1 = vals + IBP_FPS_VALUE_WIRE; /* the second value (kernel) */
+	uint8_t *buf = malloc(IBP_FPS_WIRE_MAX + 1), *bad = malloc(IBP_FPS_WIRE_MAX + 1);
+	size_t k0 = IBP_FPS_WIRE_MIN, k1, k2, v0, v1, v2, v3, l1, n;
 	(void)state;
 
 	assert_non_null(back);
 	assert_non_null(buf);
 	assert_non_null(bad);
-	assert_non_null(again);
-	assert_int_equal(ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_LEN - 1), -ENOSPC);
-	assert_int_equal(ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_LEN), 0);
-	assert_int_equal(ibp_fp_sum_decode(buf, IBP_FPS_WIRE_LEN, back), 0);
-	assert_int_equal(ibp_fp_sum_encode(back, again, IBP_FPS_WIRE_LEN), 0);
-	assert_memory_equal(buf, again, IBP_FPS_WIRE_LEN);
-	assert_int_equal(back->n_values, s->n_values);
-	assert_int_equal(ibp_fp_sum_decode(buf, IBP_FPS_WIRE_LEN + 1, back), -EMSGSIZE);
+	assert_int_equal(s->n_keys, 3);
+	assert_int_equal(s->n_values, 4);
+	assert_int_equal(s->values[2].count, 5);
+	assert_int_equal(s->values[3].count, 3);
+	k1 = k0 + key_wire(s, 0);
+	k2 = k1 + key_wire(s, 1);
+	v0 = k2 + key_wire(s, 2);
+	v1 = v0 + value_wire(s, 0);
+	v2 = v1 + value_wire(s, 1);
+	v3 = v2 + value_wire(s, 2);
+	l1 = strlen(s->values[1].value); /* v1: key | hash | len | value | count | n_ex | ex */
+	n = (size_t)ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_MAX);
+	assert_int_equal(n, sum_wire(s));
 
 	struct {
 		const char *what;
@@ -914,62 +1028,55 @@ static void test_sum_wire_round_trip_and_refusals(void **state)
 	    {"the first node past the step", 7, 8},
 	    {"nodes past the step's last", 7, 1},
 	    {"more merged than nodes", 11, 9},
-	    {"key count above the table", 12, 0xff},
-	    {"value count above the table", 14, 0xff},
-	    {"unknown field", keys, IBP_FP_N_FIELDS},
-	    {"control character in a rail", keys + 1, 0x07},
-	    {"a value of a key that does not exist", v1, 0x7f},
-	    {"control character in a value", v1 + 9, 0x1b},
-	    {"count zero", v1 + 52, 0},
-	    {"count above the nodes merged", v1 + 52, 9},
-	    {"examples not the count's", v1 + 53, 3},
-	    {"example past the nodes merged", v1 + 57, 8},
-	    {"examples out of order", v1 + 57 + 4, 0},
-	    {"garbage in an unused value slot", IBP_FPS_WIRE_LEN - 1, 1},
-	    {"garbage in an unused key slot", vals - 1, 1},
-	    {"dropped entries beyond any node's", 16, 0xff},
+	    {"pair count above the table", 12, IBP_FPS_MAX_KEYS + 1},
+	    {"group count above the table", 13, IBP_FPS_MAX_VALUES + 1},
+	    {"pair count above the pairs present", 12, 4},
+	    {"pair count below the pairs present", 12, 2},
+	    {"dropped entries beyond any node's", 14, 0xff},
+	    {"unknown field", k0, IBP_FP_N_FIELDS},
+	    {"control character in a rail", k2 + 2, 0x07},
+	    {"rail length of its whole field", k2 + 1, IBP_FP_RAIL_MAX},
+	    {"'other' examples above the bound", k1 + 6, IBP_FPS_EXAMPLES + 1},
+	    {"a group of a pair that does not exist", v1, 3},
+	    {"control character in a value", v1 + 10, 0x1b},
+	    {"value length of its whole field", v1 + 9, IBP_FP_VALUE_MAX},
+	    {"value length past the end", v3 + 9, IBP_FP_VALUE_MAX - 1},
+	    {"count zero", v1 + 13 + l1, 0},
+	    {"count above the nodes merged", v1 + 13 + l1, 9},
+	    {"examples not the count's", v1 + 13 + l1, 3},
+	    {"examples above the bound", v1 + 14 + l1, IBP_FPS_EXAMPLES + 1},
+	    {"example past the nodes merged", v1 + 15 + l1 + 3, 8},
+	    {"examples out of order", v1 + 15 + l1 + 4 + 3, 0},
+	    {"a node in two groups of one pair", v3 + 15 + 10 + 3, 0},
+	    {"more nodes in a pair's groups than merged", v2 + 13 + 10, 6},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
+		memcpy(bad, buf, n);
 		bad[cases[i].at] = cases[i].byte;
-		if (ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back) != -EINVAL)
+		if (ibp_fp_sum_decode(bad, n, back) != -EINVAL)
 			fail_msg("%s: accepted", cases[i].what);
 		assert_int_equal(back->n_merged, 0);
 	}
-	/* the same key twice */
-	memcpy(bad, buf, IBP_FPS_WIRE_LEN);
-	memcpy(bad + keys + IBP_FPS_KEY_WIRE, bad + keys, IBP_FPS_KEY_WIRE);
-	assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
-	/* the same (key, value) twice: the odd firmware's slot made a copy of the majority's */
-	{
-		size_t fw_major = SIZE_MAX, fw_odd = SIZE_MAX;
-
-		for (size_t v = 0; v < s->n_values; v++) {
-			if (s->keys[s->values[v].key].field != IBP_FP_FIRMWARE)
-				continue;
-			if (s->values[v].count == 5)
-				fw_major = v;
-			else
-				fw_odd = v;
-		}
-		assert_true(fw_major != SIZE_MAX && fw_odd != SIZE_MAX);
-		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
-		memcpy(bad + vals + fw_odd * IBP_FPS_VALUE_WIRE,
-		       bad + vals + fw_major * IBP_FPS_VALUE_WIRE, IBP_FPS_VALUE_WIRE);
-		assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
-		/* a node in two groups of one key: the odd group claims node 0 (n1) */
-		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
-		memset(bad + vals + fw_odd * IBP_FPS_VALUE_WIRE + 54, 0, 4);
-		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 54 + 3] = 0; /* ex[0] = 0 < ex[1] = 3 */
-		assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
-		/* more nodes in a key's groups than were merged */
-		memcpy(bad, buf, IBP_FPS_WIRE_LEN);
-		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 52] = 4;
-		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 53] = 4;
-		bad[vals + fw_odd * IBP_FPS_VALUE_WIRE + 54 + 12 + 3] = 7;
-		assert_int_equal(ibp_fp_sum_decode(bad, IBP_FPS_WIRE_LEN, back), -EINVAL);
-	}
-	free(again);
+	/* every truncation, and a byte left over */
+	for (size_t len = 0; len < n; len++)
+		if (ibp_fp_sum_decode(buf, len, back) != -EINVAL)
+			fail_msg("cut to %zu bytes: accepted", len);
+	buf[n] = 0;
+	assert_int_equal(ibp_fp_sum_decode(buf, n + 1, back), -EINVAL);
+	/* the same pair twice: kernel's pair made a copy of hca_set's (same size) */
+	memcpy(bad, buf, n);
+	memcpy(bad + k1, bad + k0, k1 - k0);
+	assert_int_equal(ibp_fp_sum_decode(bad, n, back), -EINVAL);
+	/* the same (pair, value) twice: the odd firmware's hash made the majority's */
+	memcpy(bad, buf, n);
+	memcpy(bad + v3 + 1, bad + v2 + 1, 8);
+	assert_int_equal(ibp_fp_sum_decode(bad, n, back), -EINVAL);
+	/* the encoder refuses what the decoder would */
+	s->values[3].ex[0] = 0;
+	assert_int_equal(ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_MAX), -EINVAL);
+	s->values[3].ex[0] = 3;
+	s->values[1].value[0] = '\n';
+	assert_int_equal(ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_MAX), -EINVAL);
 	free(buf);
 	free(bad);
 	free(back);
@@ -995,7 +1102,8 @@ int main(void)
 	    cmocka_unit_test(test_sum_add_in_order_each_node_once),
 	    cmocka_unit_test(test_sum_bounds_said),
 	    cmocka_unit_test(test_sum_merge_halves_as_one_by_one),
-	    cmocka_unit_test(test_sum_wire_round_trip_and_refusals),
+	    cmocka_unit_test(test_sum_wire_round_trip_empty_typical_maximal),
+	    cmocka_unit_test(test_sum_wire_refuses_every_malformed_form),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

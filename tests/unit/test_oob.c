@@ -450,6 +450,75 @@ static void test_oob_bad_fingerprint_refused_by_check_and_codec(void **state)
 	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), -EBADMSG);
 }
 
+/* A sum of nodes [1, 3) of 4, going down the ring's upper half (oob.h). */
+static struct ibp_oob_msg fpsum(void)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_FPSUM};
+	struct ibp_fp fp = {0};
+
+	m.u.fpsum.phase = IBP_FPSUM_GATHER;
+	ibp_fp_set(&fp, IBP_FP_FIRMWARE, "mlx5_3:1", "28.39.1002");
+	ibp_fp_sum_init(&m.u.fpsum.sum, 4);
+	m.u.fpsum.sum.first = 1;
+	m.u.fpsum.sum.n_merged = 0;
+	assert_int_equal(ibp_fp_sum_add(&m.u.fpsum.sum, 1, &fp), 0);
+	assert_int_equal(ibp_fp_sum_add(&m.u.fpsum.sum, 2, &fp), 0);
+	return m;
+}
+
+/* FPSUM: the sum in its compact form after phase, why, origin, from; BROKEN: nothing after. */
+static void test_oob_fpsum_compact_and_broken_bare(void **state)
+{
+	struct ibp_oob_msg m = fpsum(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX + 1], bad[IBP_OOB_FRAME_MAX + 1];
+	const size_t head = IBP_OOB_HDR_LEN + IBP_OOB_FPSUM_HEAD_LEN;
+	/* the sum: header, one pair (rail of 8), one group (value of 10, 2 examples) */
+	const size_t sum = IBP_FPS_WIRE_MIN + (1 + 1 + 8 + 4 + 1) + (1 + 8 + 1 + 10 + 4 + 1 + 8);
+	int n;
+
+	(void)state;
+	assert_int_equal(ibp_oob_payload_min(IBP_OOB_FPSUM), IBP_OOB_FPSUM_HEAD_LEN);
+	assert_int_equal(ibp_oob_payload_max(IBP_OOB_FPSUM),
+			 IBP_OOB_FPSUM_HEAD_LEN + IBP_FPS_WIRE_MAX);
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, head + sum);
+	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
+	assert_int_equal(out.u.fpsum.sum.first, 1);
+	assert_int_equal(out.u.fpsum.sum.n_merged, 2);
+	assert_memory_equal(&out.u.fpsum.sum, &m.u.fpsum.sum, sizeof(m.u.fpsum.sum));
+	/* a byte left over after the sum, the sum cut short */
+	memcpy(bad, buf, (size_t)n);
+	bad[11]++;
+	bad[n] = 0;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n + 1, &out), -EBADMSG);
+	bad[11] -= 2;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n - 1, &out), -EBADMSG);
+	/* a final sum is complete, from node 0 */
+	m.u.fpsum.phase = IBP_FPSUM_FINAL;
+	assert_int_equal(ibp_oob_encode(&m, buf, sizeof(buf)), -EBADMSG);
+	/* BROKEN: no sum on the wire at all */
+	m = (struct ibp_oob_msg){.type = IBP_OOB_FPSUM};
+	m.u.fpsum.phase = IBP_FPSUM_BROKEN;
+	m.u.fpsum.why = IBP_FPSUM_WHY_LINK;
+	m.u.fpsum.origin = 3;
+	m.u.fpsum.from = 2;
+	n = ibp_oob_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, head);
+	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
+	assert_int_equal(out.u.fpsum.origin, 3);
+	assert_int_equal(out.u.fpsum.from, 2);
+	/* ... and one that carries a sum is refused */
+	m = fpsum();
+	n = ibp_oob_encode(&m, bad, sizeof(bad));
+	bad[IBP_OOB_HDR_LEN] = IBP_FPSUM_BROKEN;
+	bad[IBP_OOB_HDR_LEN + 1] = IBP_FPSUM_WHY_LINK;
+	assert_int_equal(ibp_oob_decode(bad, (size_t)n, &out), -EBADMSG);
+	/* a header length below the shortest FPSUM (no room for its head) */
+	memcpy(bad, buf, head);
+	bad[11]--;
+	assert_int_equal(ibp_oob_decode(bad, head - 1, &out), -EBADMSG);
+}
+
 /* ---- framed I/O ---- */
 
 static void test_oob_send_recv_socketpair_ok(void **state)
@@ -829,6 +898,7 @@ int main(void)
 	    cmocka_unit_test(test_oob_decode_bad_frames_refused),
 	    cmocka_unit_test(test_oob_variable_length_bounds_and_exact_consumption),
 	    cmocka_unit_test(test_oob_bad_fingerprint_refused_by_check_and_codec),
+	    cmocka_unit_test(test_oob_fpsum_compact_and_broken_bare),
 	    cmocka_unit_test(test_oob_send_recv_socketpair_ok),
 	    cmocka_unit_test(test_oob_recv_stalled_peer_timeout_on_deadline),
 	    cmocka_unit_test(test_oob_recv_eof_mid_frame_connreset),
