@@ -242,7 +242,8 @@ static const char *errtext(int rc)
 /* What one candidate port gave. */
 enum try_outcome {
 	TRY_OK = 0,
-	TRY_CLOSED,  /* refused, reset, or no listener: nothing said */
+	TRY_CLOSED,  /* refused, or no listener: nothing said */
+	TRY_HUNG_UP, /* accepted the hello, then closed without a word */
 	TRY_SILENT,  /* connected, no answer in its time */
 	TRY_UNAUTH,  /* answered, but without valid credentials: ignored */
 	TRY_NO_RAIL, /* the peer, authenticated, has no such rail: final */
@@ -385,6 +386,7 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	}
 	if (rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -EPIPE) {
 		ibp_rt_setf(why, whylen, "port %u closed the connection", port);
+		out = TRY_HUNG_UP;
 		goto out;
 	}
 	if (rc == -EPROTONOSUPPORT) {
@@ -432,6 +434,15 @@ static void rail_missing(struct ibp_rt_run *run, struct ibp_rt_link *l, const ch
 	}
 }
 
+/* The first candidate port whose last try was closed unanswered, 0 none. */
+static uint16_t first_hung(const struct ibp_rt_run *run, const bool *hung)
+{
+	for (int c = 0; c < run->n_cands; c++)
+		if (hung[c])
+			return run->cands[c];
+	return 0;
+}
+
 /*
  * Connects to the peer's test port: candidates in order, again and again
  * (the peer may still be starting) with a growing pause, until DEADLINE.
@@ -445,16 +456,22 @@ static void rail_missing(struct ibp_rt_run *run, struct ibp_rt_link *l, const ch
 static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
 {
 	char why[IBP_TEXT_MAX] = "", unauth[IBP_TEXT_MAX] = "", silent[IBP_TEXT_MAX] = "";
-	uint16_t unauth_port = 0, version_port = 0;
+	uint16_t unauth_port = 0, version_port = 0, hung_port = 0;
+	/* candidates whose last try was accepted and closed unanswered */
+	bool hung[IBP_RDMATEST_MAX_LISTEN] = {false};
 	int pause_ms = 10, fd;
 
 	for (;;) {
 		int ms;
 
 		for (int c = 0; c < run->n_cands; c++) {
+			enum try_outcome t;
+
 			why[0] = '\0';
-			switch (
-			    try_candidate(run, l, run->cands[c], deadline, &fd, why, sizeof(why))) {
+			t = try_candidate(run, l, run->cands[c], deadline, &fd, why, sizeof(why));
+			if (t != TRY_CUT)
+				hung[c] = t == TRY_HUNG_UP;
+			switch (t) {
 			case TRY_OK:
 				return fd;
 			case TRY_LOCAL:
@@ -476,6 +493,7 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 				ibp_rt_setf(silent, sizeof(silent), "%s", why);
 				break;
 			case TRY_CLOSED:
+			case TRY_HUNG_UP:
 			case TRY_CUT:
 				break;
 			}
@@ -506,7 +524,20 @@ give_up:
 			  "%s answers with protocol %u (port %u), %s speaks %u: not tested",
 			  ibp_rt_node_name(run, l->peer), l->peer_version, version_port,
 			  ibp_rt_node_name(run, run->me), ibp_oob_wire_version());
-	else if (silent[0])
+	else if ((hung_port = first_hung(run, hung))) {
+		/*
+		 * Something listens there to the end and closes every hello
+		 * unanswered: not a node that is gone (that refuses, or stays
+		 * silent), and nothing that authenticated.  A build before
+		 * version 7 does this to another version's hello.
+		 */
+		l->closed_unanswered = true;
+		link_fail(l, IBP_LINK_AUTH, -EACCES,
+			  "port %u of %s accepted this node's hello and closed it unanswered until "
+			  "the deadline (a spank-ib build before protocol version 7, or another "
+			  "program on the port)",
+			  hung_port, ibp_rt_node_name(run, l->peer));
+	} else if (silent[0])
 		link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT, "%s: %s", l->peer_addr, silent);
 	else
 		link_fail(l, IBP_LINK_UNREACHABLE, -ECONNREFUSED,
@@ -1025,7 +1056,8 @@ static void version_out_links(struct ibp_rt_run *run)
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
 
-		if (!l->out || l->r.status != IBP_LINK_UNREACHABLE)
+		if (!l->out || (l->r.status != IBP_LINK_UNREACHABLE &&
+				(l->r.status != IBP_LINK_AUTH || !l->closed_unanswered)))
 			continue;
 		for (size_t k = 0; k < run->n_links; k++) {
 			const struct ibp_rt_link *x = &run->links[k];

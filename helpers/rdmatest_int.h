@@ -67,6 +67,8 @@ struct ibp_rt_link {
 	 */
 	bool version_seen;
 	uint16_t peer_version;
+	/* out-links: failed only because the peer's port closed every hello unanswered */
+	bool closed_unanswered;
 	/*
 	 * Rail-0 in-links: the rail count the peer announced in its HELLO
 	 * for this round, and how many of its HELLOs for rails this node has

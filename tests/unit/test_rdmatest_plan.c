@@ -1392,7 +1392,7 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
  */
 struct answerer {
 	int lfd[2];
-	unsigned version[2]; /* the version of each one's ERROR frame */
+	unsigned version[2]; /* the version of each one's ERROR frame; 0: hangs up unanswered */
 	volatile int stop;
 };
 
@@ -1417,6 +1417,10 @@ static void *answerer_main(void *arg)
 			if (fd < 0)
 				continue;
 			(void)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (!a->version[k]) {
+				close(fd); /* what a build before version 7 does to another's */
+				continue;
+			}
 			m.u.error.code = -EACCES;
 			strcpy(m.u.error.text, "refused");
 			n = ibp_oob_encode(&m, buf, sizeof(buf));
@@ -1438,11 +1442,11 @@ static enum ibp_link_status link_to(const struct node_run *nr, uint32_t to)
 	return IBP_LINK_STATUS_COUNT;
 }
 
-static void run_answered(uint32_t job, unsigned second, struct node_run *nr)
+static void run_answered(uint32_t job, unsigned first, unsigned second, struct node_run *nr)
 {
 	struct ibp_hostlist hl = {0};
 	struct ibp_policy pol;
-	struct answerer a = {.version = {IBP_OOB_VERSION + 1, second}};
+	struct answerer a = {.version = {first, second}};
 	uint16_t ports[2];
 	pthread_t th;
 	char err[128];
@@ -1471,20 +1475,46 @@ static void test_connect_version_claim_never_hides_auth_failure(void **state)
 
 	(void)state;
 	/* only a claim of another version: the links to t3 are that, not tested */
-	run_answered(22, IBP_OOB_VERSION + 1, nr);
+	run_answered(22, IBP_OOB_VERSION + 1, IBP_OOB_VERSION + 1, nr);
 	assert_int_equal(link_to(&nr[0], 2), IBP_LINK_VERSION);
 	assert_int_equal(link_to(&nr[1], 2), IBP_LINK_VERSION);
 	assert_non_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
 	for (size_t i = 0; i < 2; i++)
 		ibp_findings_release(&nr[i].out);
 	/* the same claim beside a refusal of this version: authentication failed */
-	run_answered(23, IBP_OOB_VERSION, nr);
+	run_answered(23, IBP_OOB_VERSION + 1, IBP_OOB_VERSION, nr);
 	assert_int_equal(link_to(&nr[0], 2), IBP_LINK_AUTH);
 	assert_int_equal(link_to(&nr[1], 2), IBP_LINK_AUTH);
 	assert_non_null(find_code(&nr[1].out, "rdmatest_auth_failed"));
 	assert_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
 	for (size_t i = 0; i < 2; i++)
 		ibp_findings_release(&nr[i].out);
+}
+
+/*
+ * A port that accepts every hello and closes it unanswered to the end (a
+ * build before version 7 meeting this one, or another program): not a node
+ * that is gone, which refuses or stays silent.  The link fails as an
+ * authentication failure that says so, not as "unreachable", which the
+ * blame would count against the node.
+ */
+static void test_connect_hung_up_to_the_end_is_no_unreachable(void **state)
+{
+	struct node_run nr[3];
+
+	(void)state;
+	run_answered(24, 0, 0, nr);
+	for (size_t i = 0; i < 2; i++) {
+		const struct ibp_rdmatest_link *l = NULL;
+
+		for (size_t k = 0; k < nr[i].res.n_links; k++)
+			if (nr[i].res.links[k].to == 2)
+				l = &nr[i].res.links[k];
+		assert_non_null(l);
+		assert_int_equal(l->status, IBP_LINK_AUTH);
+		assert_non_null(strstr(l->detail, "closed it unanswered until the deadline"));
+		ibp_findings_release(&nr[i].out);
+	}
 }
 
 struct flood {
@@ -1588,6 +1618,7 @@ int main(void)
 	    cmocka_unit_test(test_accept_flood_from_peer_address_every_link_passes),
 	    cmocka_unit_test(test_accept_other_version_answered_in_ours_and_named),
 	    cmocka_unit_test(test_connect_version_claim_never_hides_auth_failure),
+	    cmocka_unit_test(test_connect_hung_up_to_the_end_is_no_unreachable),
 	};
 
 	addrs_init();
