@@ -1225,11 +1225,10 @@ static bool ring_needs(const struct ibp_rt_run *run, int side)
 	return ring_waiting(run) && side == ring_down(run);
 }
 
-/* Sends PHASE on SIDE (this node's sum, or where the chain stopped). */
-static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase, uint32_t origin, uint8_t why,
-		      uint32_t from)
+/* Sends PHASE on L (this node's sum, or where the chain stopped). */
+static void ring_send_on(struct ibp_rt_run *run, struct ibp_rt_link *l, uint8_t phase,
+			 uint32_t origin, uint8_t why, uint32_t from)
 {
-	struct ibp_rt_link *l = ring_link(run, side);
 	struct ibp_oob_msg *m;
 
 	if (!l || l->fd < 0)
@@ -1252,6 +1251,36 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase, uint32_t 
 		l->fd = -1;
 	}
 	free(m);
+}
+
+static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase, uint32_t origin, uint8_t why,
+		      uint32_t from)
+{
+	ring_send_on(run, ring_link(run, side), phase, origin, why, from);
+}
+
+/*
+ * The complete sum goes on outwards, away from the middle, on every rail-0
+ * link to a node farther out on the same side (the middle: to every one):
+ * with the plain plan's i+1 and i+2 links it gains two places a hop, and a
+ * node takes the first copy that comes.
+ */
+static void ring_final_out(struct ibp_rt_run *run)
+{
+	uint32_t p = run->ring_pos, m = ring_mid(run);
+
+	for (size_t i = 0; i < run->n_links; i++) {
+		struct ibp_rt_link *l = &run->links[i];
+		uint32_t q = ring_place(run, l->peer);
+		bool again = false;
+
+		if (l->r.rail != 0 || !((p <= m && q < p) || (p >= m && q > p)))
+			continue;
+		for (size_t k = 0; k < i && !again; k++)
+			again = run->links[k].r.rail == 0 && run->links[k].peer == l->peer;
+		if (!again)
+			ring_send_on(run, l, IBP_FPSUM_FINAL, 0, 0, 0);
+	}
 }
 
 /*
@@ -1310,8 +1339,7 @@ static void ring_join(struct ibp_rt_run *run)
 	}
 	/* the middle: the whole step's sum goes back out both ways */
 	run->ring = IBP_RT_RING_DONE;
-	ring_send(run, RING_BACK, IBP_FPSUM_FINAL, 0, 0, 0);
-	ring_send(run, RING_FWD, IBP_FPSUM_FINAL, 0, 0, 0);
+	ring_final_out(run);
 }
 
 /* The line's ends start the halves; the others wait for them.  Before any frame is read. */
@@ -1341,7 +1369,10 @@ static void ring_start(struct ibp_rt_run *run)
 		ring_join(run);
 }
 
-/* A sum frame from the neighbour on SIDE, L (authenticated: it came sealed). */
+/*
+ * A sum frame on L, the line link on SIDE or (0) another rail-0 link
+ * (authenticated: it came sealed).
+ */
 static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link *l,
 		      const struct ibp_oob_fpsum *f)
 {
@@ -1363,15 +1394,15 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link
 		if (!(ring_up(run) & ~run->ring_got)) /* the middle waits for both halves */
 			ring_join(run);
 		return;
-	case IBP_FPSUM_FINAL:
-		if (run->ring != IBP_RT_RING_FINAL || side != ring_down(run) ||
-		    s->nnodes != run->n || s->first != 0 || s->n_merged != run->n) {
+	case IBP_FPSUM_FINAL: /* on any rail-0 link from nearer the middle */
+		if (run->ring != IBP_RT_RING_FINAL || s->nnodes != run->n || s->first != 0 ||
+		    s->n_merged != run->n) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
 			return;
 		}
 		*run->sum = *s;
 		run->ring = IBP_RT_RING_DONE;
-		ring_send(run, ring_up(run), IBP_FPSUM_FINAL, 0, 0, 0);
+		ring_final_out(run);
 		return;
 	case IBP_FPSUM_BROKEN:
 		if (f->origin >= run->n || f->from >= run->n)
@@ -1430,8 +1461,13 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			const struct ibp_rt_link *l = &run->links[i];
-			/* the line links stay read after the summary, for the sum */
-			bool ring_wait = ring_waiting(run) && ring_side(run, l);
+			/*
+			 * the line links stay read after the summary, for the sum;
+			 * every rail-0 link once the complete sum may come
+			 */
+			bool ring_wait = ring_waiting(run) &&
+					 (ring_side(run, l) ||
+					  (run->ring == IBP_RT_RING_FINAL && l->r.rail == 0));
 
 			if (l->fd < 0 || (l->summary_in && !ring_wait))
 				continue;
@@ -1469,7 +1505,8 @@ static void exchange_summaries(struct ibp_rt_run *run)
 			}
 			if (m->type == IBP_OOB_FINGERPRINT && want_fp)
 				fp_keep(run, l->peer, &m->u.fingerprint);
-			if (m->type == IBP_OOB_FPSUM && side && ring_waiting(run))
+			if (m->type == IBP_OOB_FPSUM && ring_waiting(run) &&
+			    (side || l->r.rail == 0))
 				ring_recv(run, side, l, &m->u.fpsum);
 			/* its summary came without a fingerprint first: it takes no part */
 			if (m->type == IBP_OOB_SUMMARY && side && ring_needs(run, side) &&
