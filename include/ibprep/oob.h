@@ -164,15 +164,17 @@ struct ibp_oob_summary {
  *
  *   GATHER  from place i < M to i+1: the sum of places [0, i];
  *           from place i > M to i-1: the sum of places [i, N)
- *   FINAL   the complete sum, from M outwards to 0 and to N-1
+ *   FINAL   the complete sum, from M outwards: each node that has it sends
+ *           it on every rail-0 link to a node farther out on its side
+ *           (M: to all), and a node takes the first copy
  *   BROKEN  the chain stopped at node ORIGIN: its link with node FROM gave
  *           nothing usable (WHY); no sum (all zero in memory, nothing
  *           on the wire).  It spreads along the
  *           line both ways, and every node that learns it falls back to
  *           its neighbours' fingerprints.
  *
- * N-1 hops in all, N/2 of them one after the other, where one chain all
- * the way round and round again was 2N-1.
+ * About N/2 hops one after the other in, N/4 out with the plain plan's
+ * i+1, i+2 links; one chain all the way round and round again was 2N-1.
  */
 enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
 enum ibp_fpsum_why {
