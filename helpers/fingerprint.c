@@ -347,9 +347,21 @@ int ibp_fp_collect(struct ibp_fp *fp, const struct ibp_fp_source *src)
 _Static_assert(IBP_FP_MAX_ENTRIES <= 255, "the entry count is one byte");
 _Static_assert(IBP_FP_RAIL_MAX <= 256 && IBP_FP_VALUE_MAX <= 256, "string lengths are one byte");
 
-static bool same_key(const struct ibp_fp_entry *a, const struct ibp_fp_entry *b)
+/* No (field, rail) twice in E[0..N): entries are chained per field, only those compared. */
+static bool keys_unique(const struct ibp_fp_entry *e, size_t n)
 {
-	return a->field == b->field && !strcmp(a->rail, b->rail);
+	int16_t by_field[IBP_FP_N_FIELDS], next[IBP_FP_MAX_ENTRIES] = {0};
+
+	for (size_t f = 0; f < IBP_FP_N_FIELDS; f++)
+		by_field[f] = -1;
+	for (size_t i = 0; i < n; i++) {
+		for (int k = by_field[e[i].field]; k >= 0; k = next[k])
+			if (!strcmp(e[k].rail, e[i].rail))
+				return false;
+		next[i] = by_field[e[i].field];
+		by_field[e[i].field] = (int16_t)i;
+	}
+	return true;
 }
 
 int ibp_fp_check(const struct ibp_fp *fp)
@@ -362,11 +374,8 @@ int ibp_fp_check(const struct ibp_fp *fp)
 		if (e->field >= IBP_FP_N_FIELDS || !fpw_str_ok(e->rail, sizeof(e->rail)) ||
 		    !fpw_str_ok(e->value, sizeof(e->value)))
 			return -EINVAL;
-		for (size_t k = 0; k < i; k++)
-			if (same_key(&fp->e[k], e))
-				return -EINVAL; /* one value per (field, rail) */
 	}
-	return 0;
+	return keys_unique(fp->e, fp->n) ? 0 : -EINVAL; /* one value per (field, rail) */
 }
 
 int ibp_fp_encode(const struct ibp_fp *fp, uint8_t *buf, size_t len)
@@ -405,13 +414,11 @@ int ibp_fp_decode(const uint8_t *buf, size_t len, struct ibp_fp *fp)
 		fpw_get_str(&r, e->value, sizeof(e->value));
 		if (e->field >= IBP_FP_N_FIELDS)
 			r.err = -EINVAL;
-		for (size_t k = 0; k < i && !r.err; k++)
-			if (same_key(&fp->e[k], e))
-				r.err = -EINVAL; /* one value per (field, rail) */
 	}
-	if (r.err || r.off != len) {
+	/* short, bad, bytes left over, or a (field, rail) twice */
+	if (r.err || r.off != len || !keys_unique(fp->e, n)) {
 		ibp_fp_init(fp);
-		return -EINVAL; /* short, bad, or bytes left over */
+		return -EINVAL;
 	}
 	fp->n = n;
 	return 0;

@@ -207,28 +207,37 @@ static bool disjoint(const uint32_t *a, uint8_t na, const uint32_t *b, uint8_t n
 }
 
 /*
- * The groups of one pair are chained (head[key], next[value]), so that
- * comparing a pair's groups with each other costs nothing in the usual
- * sum, one group per pair, and is quadratic only in one pair's groups.
+ * The groups of one pair are chained (head[key], next[value]), and the
+ * pairs of one field (by_field[field], next_key[key]), so that comparing
+ * them with each other costs little in the usual sum (one group per pair,
+ * a few rails per field) and is quadratic only within one pair or field.
  */
 static bool sum_ok(const struct ibp_fp_sum *s)
 {
 	uint64_t per_key[IBP_FPS_MAX_KEYS];
-	int16_t head[IBP_FPS_MAX_KEYS];
-	int16_t next[IBP_FPS_MAX_VALUES] = {0}; /* set before read; cppcheck cannot tell */
+	int16_t head[IBP_FPS_MAX_KEYS], by_field[IBP_FP_N_FIELDS];
+	/* each set before it is read; cppcheck cannot tell */
+	int16_t next_key[IBP_FPS_MAX_KEYS] = {0}, next[IBP_FPS_MAX_VALUES] = {0};
 
 	if (s->nnodes == 0 || s->nnodes > IBP_FPS_MAX_NODES || s->n_merged == 0 ||
 	    s->first >= s->nnodes || s->n_merged > s->nnodes - s->first ||
 	    s->n_keys > IBP_FPS_MAX_KEYS || s->n_values > IBP_FPS_MAX_VALUES ||
 	    (uint64_t)s->keys_dropped > (uint64_t)s->n_merged * IBP_FP_MAX_ENTRIES)
 		return false;
+	for (size_t f = 0; f < IBP_FP_N_FIELDS; f++)
+		by_field[f] = -1;
 	for (size_t k = 0; k < s->n_keys; k++) {
 		const struct ibp_fps_key *key = &s->keys[k];
 
 		if (key->field >= IBP_FP_N_FIELDS || key->other > s->n_merged ||
-		    !examples_ok(s, key->other_ex, key->n_other_ex, key->other) ||
-		    find_key(s, key->field, key->rail) != (int)k) /* no repeat */
+		    !examples_ok(s, key->other_ex, key->n_other_ex, key->other))
 			return false;
+		/* a pair once: the pairs of one field are chained too */
+		for (int j = by_field[key->field]; j >= 0; j = next_key[j])
+			if (!strcmp(s->keys[j].rail, key->rail))
+				return false;
+		next_key[k] = by_field[key->field];
+		by_field[key->field] = (int16_t)k;
 		per_key[k] = key->other;
 		head[k] = -1;
 	}
