@@ -12,6 +12,10 @@
 #   2. the plugin's step-end cost per node: the second read of every port of
 #      a generated DGX H100 tree and the comparison (tests/tools/linkwatch-
 #      bench.c, median of 200); target: under 5 ms
+#   3. what one FINGERPRINT and one FPSUM frame cost: sealed bytes, encode,
+#      decode, seal and unseal microseconds of rdmatest-sim's fingerprint and
+#      of the sum of 64 such nodes (tests/tools/fpframe-bench.c, median of 31
+#      batches of 200)
 set -u
 cd "$(dirname "$0")/.."
 B=${IBP_BUILD:-${B:-build}}
@@ -21,7 +25,8 @@ tmp=$(mktemp -d /tmp/ibp-bench-consistency.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 libs="$B/libibprep.a $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread"
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/sim" tests/tools/rdmatest-sim.c $libs &&
-	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/lwb" tests/tools/linkwatch-bench.c $libs ||
+	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/lwb" tests/tools/linkwatch-bench.c $libs &&
+	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/fpb" tests/tools/fpframe-bench.c $libs ||
 	{ echo "bench_consistency: cannot build the tools (run make first)" >&2; exit 1; }
 
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
@@ -55,3 +60,5 @@ python3 tests/fixtures/mksysfs.py --preset dgx-h100 --gdr "$root" >/dev/null
 echo "step end per node, generated DGX H100 tree (every port read again and compared), median of 200:"
 "$tmp/lwb" "$root" 200
 echo "target: total under 5 ms"
+echo "one frame of the sum's chain, median microseconds (load $(cut -d' ' -f1 /proc/loadavg)):"
+"$tmp/fpb" 31
