@@ -6,8 +6,9 @@
  * rails) and the sum of 64 such nodes, as the ring carries it.  For each:
  * the sealed frame's bytes, and the median microseconds of ibp_oob_encode,
  * ibp_oob_decode, ibp_seal_encode and ibp_seal_decode (encode or decode
- * plus the MAC), and for the sum ibp_fp_sum_check; median over RUNS
- * batches (default 31) of 200 calls.  A bench tool, not part of the
+ * plus the MAC), and for the sum ibp_fp_sum_check; then what a node does
+ * to the sum between the two (ibp_fp_sum_add, ibp_fp_sum_merge); median
+ * over RUNS batches (default 31) of 200 calls.  A bench tool, not part of the
  * library: it prints and exits.
  */
 #include <stdio.h>
@@ -131,6 +132,70 @@ static void report(const char *what, const struct ibp_oob_msg *m, int runs)
 	printf("\n");
 }
 
+/*
+ * What a node of the chain does between decoding and encoding: add its
+ * fingerprint FP after nodes [0, 63) of 64 (the lower half), or put its own
+ * in front of nodes [1, 64) (the upper half: a one-node sum, then merge).
+ * Each call starts from a copy of the sum (22 KB): copy_us says what that
+ * alone costs.
+ */
+static void ring_work(const struct ibp_fp *fp, int runs)
+{
+	struct ibp_fp_sum *lo = malloc(sizeof(*lo)), *hi = malloc(sizeof(*hi)),
+			  *one = malloc(sizeof(*one)), *t = malloc(sizeof(*t));
+	double *c = calloc((size_t)runs, sizeof(*c)), *a = calloc((size_t)runs, sizeof(*a)),
+	       *g = calloc((size_t)runs, sizeof(*g));
+	int rc = 0;
+
+	if (!lo || !hi || !one || !t || !c || !a || !g)
+		return;
+	ibp_fp_sum_init(lo, 64);
+	ibp_fp_sum_init(hi, 64);
+	hi->first = 1;
+	ibp_fp_sum_init(one, 64);
+	for (uint32_t i = 0; i < 64; i++)
+		rc |= i < 63 ? ibp_fp_sum_add(lo, i, fp) : 0;
+	for (uint32_t i = 1; i < 64; i++)
+		rc |= ibp_fp_sum_add(hi, i, fp);
+	rc |= ibp_fp_sum_add(one, 0, fp);
+	for (int r = 0; r < runs && !rc; r++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < BATCH; i++)
+			memcpy(t, lo, sizeof(*t));
+		c[r] = (now_us() - t0) / BATCH;
+		t0 = now_us();
+		for (int i = 0; i < BATCH && !rc; i++) {
+			memcpy(t, lo, sizeof(*t));
+			rc = ibp_fp_sum_add(t, 63, fp);
+		}
+		a[r] = (now_us() - t0) / BATCH;
+		t0 = now_us();
+		for (int i = 0; i < BATCH && !rc; i++) {
+			memcpy(t, one, sizeof(*t));
+			rc = ibp_fp_sum_merge(t, hi);
+		}
+		g[r] = (now_us() - t0) / BATCH;
+	}
+	if (rc) {
+		printf("ring work: the sum refused a node\n");
+	} else {
+		qsort(c, (size_t)runs, sizeof(*c), cmp);
+		qsort(a, (size_t)runs, sizeof(*a), cmp);
+		qsort(g, (size_t)runs, sizeof(*g), cmp);
+		printf("ring work (64 nodes): copy_us %.2f add_us %.2f merge_us %.2f (each with a "
+		       "copy)\n",
+		       c[runs / 2], a[runs / 2], g[runs / 2]);
+	}
+	free(c);
+	free(a);
+	free(g);
+	free(lo);
+	free(hi);
+	free(one);
+	free(t);
+}
+
 int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 31;
@@ -157,6 +222,7 @@ int main(int argc, char **argv)
 	snprintf(what, sizeof(what), "FPSUM (64 nodes, %u keys, %u values)",
 		 (unsigned)sum->u.fpsum.sum.n_keys, (unsigned)sum->u.fpsum.sum.n_values);
 	report(what, sum, runs);
+	ring_work(&fp->u.fingerprint, runs);
 	free(fp);
 	free(sum);
 	return 0;
