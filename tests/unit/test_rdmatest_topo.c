@@ -27,29 +27,59 @@ static struct ibp_oob_link L(uint32_t from, uint32_t to, uint8_t status) {
 	return l;
 }
 
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One node's view of a step: its known links, the leaves, and the suspect leaves found. */
+struct step {
+	const struct ibp_oob_link *k;
+	size_t n;
+	const int *leaf;
+	size_t nnodes;
+	int sus[4];
+	size_t ns;
+};
+
+/* Loads the view and finds its suspect leaves' uplinks (the count is in s->ns). */
+static void step_blame(struct step *s, const struct ibp_oob_link *k, size_t n, const int *leaf,
+		       size_t nnodes)
+{
+	s->k = k;
+	s->n = n;
+	s->leaf = leaf;
+	s->nnodes = nnodes;
+	s->ns = ibp_rdmatest_uplink_suspects(k, n, leaf, nnodes, s->sus, N_OF(s->sus));
+}
+
+static bool step_suspect(const struct step *s, uint32_t node, bool self)
+{
+	return ibp_rdmatest_suspect_topo(s->k, s->n, node, self, s->leaf, s->nnodes, s->sus, s->ns);
+}
+
+static bool step_explains(const struct step *s, uint32_t from, uint32_t to)
+{
+	return ibp_rdmatest_uplink_explains(from, to, s->leaf, s->nnodes, s->sus, s->ns);
+}
+
 /* n3's view with leaf 0 cut off from the others: its links and n1's and n2's summaries. */
-static void
-test_rdmatest_topo_leaf_uplinks_blamed_not_a_node(void **state)
+static void test_rdmatest_topo_leaf_uplinks_blamed_not_a_node(void **state)
 {
 	struct ibp_oob_link k[] = {
 	    L(2, 3, F), L(2, 4, F), L(0, 2, P), L(1, 2, P), /* n3's own */
 	    L(0, 1, P), L(8, 0, F), L(7, 0, F),             /* n1's */
 	    L(1, 3, F), L(8, 1, F),                         /* n2's */
 	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-	int sus[4];
-	size_t ns;
+	struct step s;
 
 	(void)state;
-	ns = ibp_rdmatest_uplink_suspects(k, n, leaf9, 9, sus, 4);
-	assert_int_equal(ns, 1);
-	assert_int_equal(sus[0], 0);
+	step_blame(&s, k, N_OF(k), leaf9, 9);
+	assert_int_equal(s.ns, 1);
+	assert_int_equal(s.sus[0], 0);
 	for (uint32_t i = 0; i < 9; i++)
-		assert_false(ibp_rdmatest_suspect_topo(k, n, i, i == 2, leaf9, 9, sus, ns));
-	assert_true(ibp_rdmatest_uplink_explains(2, 3, leaf9, 9, sus, ns));
-	assert_true(ibp_rdmatest_uplink_explains(8, 0, leaf9, 9, sus, ns));
-	assert_false(ibp_rdmatest_uplink_explains(0, 1, leaf9, 9, sus, ns));
-	assert_false(ibp_rdmatest_uplink_explains(3, 6, leaf9, 9, sus, ns));
+		assert_false(step_suspect(&s, i, i == 2));
+	assert_true(step_explains(&s, 2, 3));
+	assert_true(step_explains(&s, 8, 0));
+	assert_false(step_explains(&s, 0, 1));
+	assert_false(step_explains(&s, 3, 6));
 }
 
 /*
@@ -64,16 +94,14 @@ static void test_rdmatest_topo_one_foreign_leaf_names_links_not_a_node(void **st
 	    L(4, 5, P), L(4, 6, P), L(2, 4, F),             /* n5's */
 	    L(5, 6, P), L(5, 7, P),                         /* n6's */
 	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-	int sus[4];
-	size_t ns;
+	struct step s;
 
 	(void)state;
-	ns = ibp_rdmatest_uplink_suspects(k, n, leaf9, 9, sus, 4);
-	assert_int_equal(ns, 0);
-	assert_true(ibp_rdmatest_suspect(k, n, 2, false)); /* without the topology */
-	assert_false(ibp_rdmatest_suspect_topo(k, n, 2, false, leaf9, 9, sus, ns));
-	assert_false(ibp_rdmatest_suspect_topo(k, n, 3, true, leaf9, 9, sus, ns));
+	step_blame(&s, k, N_OF(k), leaf9, 9);
+	assert_int_equal(s.ns, 0);
+	assert_true(ibp_rdmatest_suspect(k, s.n, 2, false)); /* without the topology */
+	assert_false(step_suspect(&s, 2, false));
+	assert_false(step_suspect(&s, 3, true));
 }
 
 /* A leaf with one node in the step cannot be told from that node: no uplinks. */
@@ -84,16 +112,14 @@ static void test_rdmatest_topo_leaf_with_too_few_nodes(void **state)
 	    L(0, 1, F), L(0, 2, F), L(5, 0, F), L(4, 0, F), L(1, 2, P),
 	    L(2, 3, P), L(3, 4, P), L(4, 5, P), L(1, 3, P), L(2, 4, P),
 	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-	int sus[4];
-	size_t ns;
+	struct step s;
 
 	(void)state;
 	assert_true(IBP_RDMATEST_MIN_LEAF_NODES >= 2);
-	ns = ibp_rdmatest_uplink_suspects(k, n, leaf, 6, sus, 4);
-	assert_int_equal(ns, 0);
+	step_blame(&s, k, N_OF(k), leaf, 6);
+	assert_int_equal(s.ns, 0);
 	/* Its failures reach two leaves: a node, as today's rule says. */
-	assert_true(ibp_rdmatest_suspect_topo(k, n, 0, true, leaf, 6, sus, ns));
+	assert_true(step_suspect(&s, 0, true));
 }
 
 /* One failed link inside a leaf: neither end, no leaf: the link (both ends) is named. */
@@ -103,16 +129,14 @@ static void test_rdmatest_topo_both_ends_of_one_link(void **state)
 	    L(0, 1, F), L(1, 2, P), L(2, 3, P), L(0, 2, P), L(1, 3, P),
 	    L(3, 4, P), L(4, 5, P), L(5, 6, P), L(8, 0, P), L(7, 0, P),
 	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-	int sus[4];
-	size_t ns;
+	struct step s;
 
 	(void)state;
-	ns = ibp_rdmatest_uplink_suspects(k, n, leaf9, 9, sus, 4);
-	assert_int_equal(ns, 0);
-	assert_false(ibp_rdmatest_suspect_topo(k, n, 0, true, leaf9, 9, sus, ns));
-	assert_false(ibp_rdmatest_suspect_topo(k, n, 1, false, leaf9, 9, sus, ns));
-	assert_false(ibp_rdmatest_uplink_explains(0, 1, leaf9, 9, sus, ns));
+	step_blame(&s, k, N_OF(k), leaf9, 9);
+	assert_int_equal(s.ns, 0);
+	assert_false(step_suspect(&s, 0, true));
+	assert_false(step_suspect(&s, 1, false));
+	assert_false(step_explains(&s, 0, 1));
 }
 
 /* Leaf 0's uplinks cut and n8 (index 7, leaf 2) dead, in one step. */
@@ -141,18 +165,16 @@ static void test_rdmatest_topo_two_faults_at_once(void **state)
 	    L(6, 8, P),
 	    L(8, 1, F),
 	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-	int sus[4];
-	size_t ns;
+	struct step s;
 
 	(void)state;
-	ns = ibp_rdmatest_uplink_suspects(k, n, leaf9, 9, sus, 4);
-	assert_int_equal(ns, 1);
-	assert_int_equal(sus[0], 0);
-	assert_true(ibp_rdmatest_suspect_topo(k, n, 7, false, leaf9, 9, sus, ns));
+	step_blame(&s, k, N_OF(k), leaf9, 9);
+	assert_int_equal(s.ns, 1);
+	assert_int_equal(s.sus[0], 0);
+	assert_true(step_suspect(&s, 7, false));
 	for (uint32_t i = 0; i < 9; i++)
 		if (i != 7)
-			assert_false(ibp_rdmatest_suspect_topo(k, n, i, false, leaf9, 9, sus, ns));
+			assert_false(step_suspect(&s, i, false));
 }
 
 /* Without leaves (no topology, or unknown nodes) the rule is today's. */
@@ -162,20 +184,21 @@ static void test_rdmatest_topo_without_leaves_is_todays_rule(void **state)
 	struct ibp_oob_link k[] = {
 	    L(0, 1, F), L(0, 2, F), L(1, 2, P), L(2, 3, P), L(3, 0, F), L(2, 0, F), L(3, 1, P),
 	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-	int sus[4];
+	struct step none, unk;
 
 	(void)state;
-	assert_int_equal(ibp_rdmatest_uplink_suspects(k, n, NULL, 4, sus, 4), 0);
-	assert_false(ibp_rdmatest_uplink_explains(0, 1, NULL, 4, sus, 0));
-	assert_int_equal(ibp_rdmatest_uplink_suspects(k, n, unknown, 4, sus, 4), 0);
+	step_blame(&none, k, N_OF(k), NULL, 4);
+	assert_int_equal(none.ns, 0);
+	assert_false(step_explains(&none, 0, 1));
+	step_blame(&unk, k, N_OF(k), unknown, 4);
+	assert_int_equal(unk.ns, 0);
 	for (uint32_t i = 0; i < 4; i++) {
-		assert_int_equal(ibp_rdmatest_suspect_topo(k, n, i, i == 0, NULL, 4, sus, 0),
-				 ibp_rdmatest_suspect(k, n, i, i == 0));
-		assert_int_equal(ibp_rdmatest_suspect_topo(k, n, i, i == 0, unknown, 4, sus, 0),
-				 ibp_rdmatest_suspect(k, n, i, i == 0));
+		assert_int_equal(step_suspect(&none, i, i == 0),
+				 ibp_rdmatest_suspect(k, N_OF(k), i, i == 0));
+		assert_int_equal(step_suspect(&unk, i, i == 0),
+				 ibp_rdmatest_suspect(k, N_OF(k), i, i == 0));
 	}
-	assert_true(ibp_rdmatest_suspect(k, n, 0, true));
+	assert_true(ibp_rdmatest_suspect(k, N_OF(k), 0, true));
 }
 
 /*
@@ -189,11 +212,11 @@ static void test_rdmatest_topo_failing_inside_is_not_uplinks(void **state)
 	    L(0, 1, F), L(1, 2, P), L(0, 2, P), L(2, 3, F), L(1, 3, F),
 	    L(8, 0, F), L(2, 4, F), L(3, 4, P), L(4, 5, P),
 	};
-	int sus[4];
+	struct step s;
 
 	(void)state;
-	assert_int_equal(
-	    ibp_rdmatest_uplink_suspects(k, sizeof(k) / sizeof(k[0]), leaf9, 9, sus, 4), 0);
+	step_blame(&s, k, N_OF(k), leaf9, 9);
+	assert_int_equal(s.ns, 0);
 }
 
 int main(void)
