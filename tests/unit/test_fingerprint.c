@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ struct step {
 	const struct ibp_fp *p[MAXN];
 	const char *names[MAXN];
 	size_t n;
+	struct ibp_policy pol; /* the defaults unless a test sets a key */
 };
 
 static const char *const node_names[MAXN] = {"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"};
@@ -37,6 +39,7 @@ static struct step *make_step(size_t n, const char *const *fw)
 
 	assert_non_null(s);
 	s->n = n;
+	ibp_policy_init(&s->pol);
 	for (size_t i = 0; i < n; i++) {
 		struct ibp_fp *fp = &s->fp[i];
 
@@ -57,42 +60,58 @@ static struct step *make_step(size_t n, const char *const *fw)
 	return s;
 }
 
+/* S's fingerprints compared as node SELF would (-1: as the whole step), into F. */
+static int step_compare(struct step *s, long self, struct ibp_findings *f)
+{
+	return ibp_fp_compare(s->p, s->names, s->n, &s->pol, self, f);
+}
+
+/*
+ * F is the one finding of a step whose odd NODE(s) run another firmware
+ * on mlx5_3:1 than the majority's 28.41.1000, saying OBSERVED.
+ */
+static void assert_odd_firmware(const struct ibp_findings *f, const char *node,
+				const char *observed)
+{
+	assert_int_equal(f->n, 1);
+	assert_string_equal(f->v[0].code, "consistency_firmware");
+	assert_int_equal(f->v[0].severity, IBP_SEV_WARN);
+	assert_int_equal(f->v[0].fclass, IBP_CLASS_JOB);
+	assert_string_equal(f->v[0].node, node);
+	assert_string_equal(f->v[0].device, "mlx5_3");
+	assert_int_equal(f->v[0].port, 1);
+	assert_string_equal(f->v[0].observed, observed);
+	assert_string_equal(f->v[0].expected, "28.41.1000");
+}
+
 static void test_fp_one_odd_node_named_against_the_majority(void **state)
 {
 	const char *const fw[] = {NULL, NULL, "28.39.1002", NULL};
 	struct step *s = make_step(4, fw);
 	struct ibp_findings f = {0};
-	struct ibp_policy pol;
 	char err[256];
 	(void)state;
 
-	ibp_policy_init(&pol);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
-	assert_int_equal(f.n, 1);
-	assert_string_equal(f.v[0].code, "consistency_firmware");
-	assert_int_equal(f.v[0].severity, IBP_SEV_WARN);
-	assert_int_equal(f.v[0].fclass, IBP_CLASS_JOB);
-	assert_string_equal(f.v[0].node, "n3");
-	assert_string_equal(f.v[0].device, "mlx5_3");
-	assert_int_equal(f.v[0].port, 1);
-	assert_string_equal(f.v[0].observed, "firmware 28.39.1002, the other 3 nodes 28.41.1000");
-	assert_string_equal(f.v[0].expected, "28.41.1000");
+	assert_int_equal(step_compare(s, -1, &f), 0);
+	assert_odd_firmware(&f, "n3", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
 	ibp_findings_release(&f);
 
 	/* each node says only its own difference */
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, 2, &f), 0);
+	assert_int_equal(step_compare(s, 2, &f), 0);
 	assert_int_equal(f.n, 1);
 	ibp_findings_release(&f);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, 0, &f), 0);
+	assert_int_equal(step_compare(s, 0, &f), 0);
 	assert_int_equal(f.n, 0);
 
 	/* the policy decides the level, or turns the key off */
-	assert_int_equal(ibp_policy_set(&pol, "consistency", "firmware:fail", err, sizeof(err)), 0);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
+	assert_int_equal(ibp_policy_set(&s->pol, "consistency", "firmware:fail", err, sizeof(err)),
+			 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.v[0].severity, IBP_SEV_FAIL);
 	ibp_findings_release(&f);
-	assert_int_equal(ibp_policy_set(&pol, "consistency", "firmware:off", err, sizeof(err)), 0);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
+	assert_int_equal(ibp_policy_set(&s->pol, "consistency", "firmware:off", err, sizeof(err)),
+			 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.n, 0);
 	free(s);
 }
@@ -102,22 +121,20 @@ static void test_fp_tie_between_two_groups_names_both(void **state)
 	const char *const fw[] = {"28.39.1002", "28.39.1002", NULL, NULL};
 	struct step *s = make_step(4, fw);
 	struct ibp_findings f = {0};
-	struct ibp_policy pol;
 	(void)state;
 
-	ibp_policy_init(&pol);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.n, 1);
 	assert_string_equal(f.v[0].observed, "no majority for firmware across 4 nodes: n1,n2 "
 					     "28.39.1002; n3,n4 28.41.1000");
 	assert_string_equal(f.v[0].device, "mlx5_3");
 	ibp_findings_release(&f);
 	/* said once: by the first node only */
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, 0, &f), 0);
+	assert_int_equal(step_compare(s, 0, &f), 0);
 	assert_int_equal(f.n, 1);
 	ibp_findings_release(&f);
 	for (long self = 1; self < 4; self++) {
-		assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, self, &f), 0);
+		assert_int_equal(step_compare(s, self, &f), 0);
 		assert_int_equal(f.n, 0);
 	}
 	free(s);
@@ -128,18 +145,16 @@ static void test_fp_all_different_has_no_majority(void **state)
 	const char *const fw[] = {"1.0", "2.0", "3.0"};
 	struct step *s = make_step(3, fw);
 	struct ibp_findings f = {0};
-	struct ibp_policy pol;
 	(void)state;
 
-	ibp_policy_init(&pol);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.n, 1);
 	assert_string_equal(f.v[0].observed,
 			    "no majority for firmware across 3 nodes: n1 1.0; n2 2.0; n3 3.0");
 	ibp_findings_release(&f);
 	/* two nodes that differ: a tie of one against one */
 	s->n = 2;
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.n, 1);
 	assert_non_null(strstr(f.v[0].observed, "no majority for firmware across 2 nodes"));
 	ibp_findings_release(&f);
@@ -151,15 +166,13 @@ static void test_fp_one_node_or_missing_fingerprints_compare_nothing(void **stat
 	const char *const fw[] = {NULL, "9.9", NULL};
 	struct step *s = make_step(3, fw);
 	struct ibp_findings f = {0};
-	struct ibp_policy pol;
 	(void)state;
 
-	ibp_policy_init(&pol);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, 1, &pol, -1, &f), 0);
+	assert_int_equal(ibp_fp_compare(s->p, s->names, 1, &s->pol, -1, &f), 0);
 	assert_int_equal(f.n, 0);
 	/* n2's fingerprint did not arrive: left out, the other two agree */
 	s->p[1] = NULL;
-	assert_int_equal(ibp_fp_compare(s->p, s->names, 3, &pol, -1, &f), 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.n, 0);
 	free(s);
 }
@@ -168,7 +181,6 @@ static void test_fp_missing_rail_fails_on_the_hca_set_only(void **state)
 {
 	struct step *s = make_step(4, NULL);
 	struct ibp_findings f = {0};
-	struct ibp_policy pol;
 	struct ibp_fp *odd;
 	(void)state;
 
@@ -181,8 +193,7 @@ static void test_fp_missing_rail_fails_on_the_hca_set_only(void **state)
 	ibp_fp_set(odd, IBP_FP_FIRMWARE, "mlx5_3:1", "28.41.1000");
 	ibp_fp_set(odd, IBP_FP_LINK_LAYER, "mlx5_0:1", "InfiniBand");
 	ibp_fp_set(odd, IBP_FP_LINK_LAYER, "mlx5_3:1", "InfiniBand");
-	ibp_policy_init(&pol);
-	assert_int_equal(ibp_fp_compare(s->p, s->names, s->n, &pol, -1, &f), 0);
+	assert_int_equal(step_compare(s, -1, &f), 0);
 	assert_int_equal(f.n, 1);
 	assert_string_equal(f.v[0].code, "consistency_hca_set");
 	assert_int_equal(f.v[0].severity, IBP_SEV_FAIL);
@@ -225,6 +236,67 @@ static void test_fp_long_values_compared_whole(void **state)
 	ibp_fp_set(a, IBP_FP_NCCL_NET, NULL, "IB\033[31m");
 	assert_string_equal(a->e[1].value, "IB?[31m");
 	free(a);
+}
+
+/* One byte of a valid wire form set to a value the decoder must refuse. */
+struct corruption {
+	const char *what;
+	size_t at;
+	uint8_t byte;
+};
+
+/*
+ * A strict decoder under test: DECODE into BACK, and whether a refused
+ * decode left BACK empty (nothing half-decoded is ever used).
+ */
+struct wire_decoder {
+	int (*decode)(const uint8_t *buf, size_t len, void *back);
+	bool (*left_empty)(const void *back);
+	void *back;
+};
+
+/*
+ * GOOD (N valid bytes, room for N + 1) with each of CASES applied in turn
+ * in BAD, then cut to every shorter length, then with a byte left over:
+ * every one refused with -EINVAL.
+ */
+static void wire_refuses(const struct wire_decoder *d, uint8_t *good, size_t n, uint8_t *bad,
+			 const struct corruption *cases, size_t n_cases)
+{
+	for (size_t i = 0; i < n_cases; i++) {
+		memcpy(bad, good, n);
+		bad[cases[i].at] = cases[i].byte;
+		if (d->decode(bad, n, d->back) != -EINVAL)
+			fail_msg("%s: accepted", cases[i].what);
+		if (!d->left_empty(d->back))
+			fail_msg("%s: refused but left entries decoded", cases[i].what);
+	}
+	for (size_t len = 0; len < n; len++)
+		if (d->decode(good, len, d->back) != -EINVAL)
+			fail_msg("cut to %zu bytes: accepted", len);
+	good[n] = 0;
+	if (d->decode(good, n + 1, d->back) != -EINVAL)
+		fail_msg("one byte left over: accepted");
+}
+
+static int fp_decode(const uint8_t *buf, size_t len, void *back)
+{
+	return ibp_fp_decode(buf, len, back);
+}
+
+static bool fp_left_empty(const void *back)
+{
+	return ((const struct ibp_fp *)back)->n == 0;
+}
+
+static int sum_decode(const uint8_t *buf, size_t len, void *back)
+{
+	return ibp_fp_sum_decode(buf, len, back);
+}
+
+static bool sum_left_empty(const void *back)
+{
+	return ((const struct ibp_fp_sum *)back)->n_merged == 0;
 }
 
 /* Encodes FP, checks the length, decodes it back to the same entries. */
@@ -303,11 +375,7 @@ static void test_fp_wire_refuses_every_malformed_form(void **state)
 {
 	struct ibp_fp *fp = calloc(1, sizeof(*fp)), *back = calloc(1, sizeof(*back));
 	uint8_t buf[FP2_LEN + 1], bad[2 * FP2_LEN];
-	static const struct {
-		const char *what;
-		size_t at;
-		uint8_t byte;
-	} cases[] = {
+	static const struct corruption cases[] = {
 	    {"count above the maximum", 0, IBP_FP_MAX_ENTRIES + 1},
 	    {"count above the entries present", 0, 3},
 	    {"unknown field", 1, IBP_FP_N_FIELDS},
@@ -325,19 +393,8 @@ static void test_fp_wire_refuses_every_malformed_form(void **state)
 	assert_non_null(back);
 	fp2(fp, buf);
 	assert_int_equal(ibp_fp_decode(buf, FP2_LEN, back), 0);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		memcpy(bad, buf, FP2_LEN);
-		bad[cases[i].at] = cases[i].byte;
-		if (ibp_fp_decode(bad, FP2_LEN, back) != -EINVAL)
-			fail_msg("%s: accepted", cases[i].what);
-		assert_int_equal(back->n, 0);
-	}
-	/* every truncation, and one byte too many */
-	for (size_t len = 0; len < FP2_LEN; len++)
-		if (ibp_fp_decode(buf, len, back) != -EINVAL)
-			fail_msg("cut to %zu bytes: accepted", len);
-	buf[FP2_LEN] = 0;
-	assert_int_equal(ibp_fp_decode(buf, FP2_LEN + 1, back), -EINVAL);
+	wire_refuses(&(struct wire_decoder){fp_decode, fp_left_empty, back}, buf, FP2_LEN, bad,
+		     cases, sizeof(cases) / sizeof(cases[0]));
 	/* the same (field, rail) twice */
 	bad[0] = 2;
 	memcpy(bad + 1, buf + 1, 18);
@@ -559,15 +616,7 @@ static void test_sum_three_consecutive_odd_named_once_step_wide(void **state)
 	ibp_policy_init(&pol);
 	assert_int_equal(s->n_merged, 8);
 	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &f), 0);
-	assert_int_equal(f.n, 1);
-	assert_string_equal(f.v[0].code, "consistency_firmware");
-	assert_int_equal(f.v[0].severity, IBP_SEV_WARN);
-	assert_int_equal(f.v[0].fclass, IBP_CLASS_JOB);
-	assert_string_equal(f.v[0].node, "n3,n4,n5");
-	assert_string_equal(f.v[0].device, "mlx5_3");
-	assert_int_equal(f.v[0].port, 1);
-	assert_string_equal(f.v[0].observed, "firmware 28.39.1002, the other 5 nodes 28.41.1000");
-	assert_string_equal(f.v[0].expected, "28.41.1000");
+	assert_odd_firmware(&f, "n3,n4,n5", "firmware 28.39.1002, the other 5 nodes 28.41.1000");
 	ibp_findings_release(&f);
 	for (long self = 0; self < 8; self++) {
 		assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, self, &f), 0);
@@ -1019,11 +1068,7 @@ static void test_sum_wire_refuses_every_malformed_form(void **state)
 	n = (size_t)ibp_fp_sum_encode(s, buf, IBP_FPS_WIRE_MAX);
 	assert_int_equal(n, sum_wire(s));
 
-	struct {
-		const char *what;
-		size_t at;
-		uint8_t byte;
-	} cases[] = {
+	const struct corruption cases[] = {
 	    {"no nodes", 3, 0},
 	    {"the first node past the step", 7, 8},
 	    {"nodes past the step's last", 7, 1},
@@ -1050,19 +1095,8 @@ static void test_sum_wire_refuses_every_malformed_form(void **state)
 	    {"a node in two groups of one pair", v3 + 15 + 10 + 3, 0},
 	    {"more nodes in a pair's groups than merged", v2 + 13 + 10, 6},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		memcpy(bad, buf, n);
-		bad[cases[i].at] = cases[i].byte;
-		if (ibp_fp_sum_decode(bad, n, back) != -EINVAL)
-			fail_msg("%s: accepted", cases[i].what);
-		assert_int_equal(back->n_merged, 0);
-	}
-	/* every truncation, and a byte left over */
-	for (size_t len = 0; len < n; len++)
-		if (ibp_fp_sum_decode(buf, len, back) != -EINVAL)
-			fail_msg("cut to %zu bytes: accepted", len);
-	buf[n] = 0;
-	assert_int_equal(ibp_fp_sum_decode(buf, n + 1, back), -EINVAL);
+	wire_refuses(&(struct wire_decoder){sum_decode, sum_left_empty, back}, buf, n, bad, cases,
+		     sizeof(cases) / sizeof(cases[0]));
 	/* the same pair twice: kernel's pair made a copy of hca_set's (same size) */
 	memcpy(bad, buf, n);
 	memcpy(bad + k1, bad + k0, k1 - k0);
