@@ -400,6 +400,25 @@ static void test_policy(struct ibp_policy *pol)
 	assert_int_equal(ibp_policy_set(pol, "test_ports", "30000-30999", err, sizeof(err)), 0);
 }
 
+/*
+ * test_policy() with a run bound of TIMEOUT seconds and, unless NULL, a
+ * latency bound of MAX_LAT_US; and, unless HL is NULL, the step's NODES
+ * expanded into HL (the caller releases it).
+ */
+static void test_step(struct ibp_policy *pol, const char *timeout, const char *max_lat_us,
+		      struct ibp_hostlist *hl, const char *nodes)
+{
+	char err[128];
+
+	test_policy(pol);
+	assert_int_equal(ibp_policy_set(pol, "test_timeout", timeout, err, sizeof(err)), 0);
+	if (max_lat_us)
+		assert_int_equal(
+		    ibp_policy_set(pol, "test_max_lat_us", max_lat_us, err, sizeof(err)), 0);
+	if (hl)
+		assert_int_equal(ibp_hostlist_expand(nodes, 0, hl, err, sizeof(err)), 0);
+}
+
 /* One node that starts late (the others wait for it), or SIZE_MAX. */
 static size_t late_node = SIZE_MAX;
 
@@ -435,6 +454,27 @@ static void addrs_init(void)
 	}
 }
 
+/*
+ * Node I of a loopback step over ADDRS, testing in socket mode: zeroed,
+ * findings ready, the common settings; the caller adds its own and starts it.
+ */
+static void node_init(struct node_run *nr, size_t i, const struct ibp_hostlist *hl,
+		      const struct ibp_policy *pol, uint32_t job, const char *const *addrs)
+{
+	memset(nr, 0, sizeof(*nr));
+	ibp_findings_init(&nr->out);
+	nr->cfg.nodes = hl;
+	nr->cfg.index = i;
+	nr->cfg.job = job;
+	nr->cfg.uid = 1000;
+	nr->cfg.policy = pol;
+	nr->cfg.transport = &ibp_transport_socket;
+	nr->cfg.insecure = true;
+	nr->cfg.addrs = addrs;
+	nr->cfg.buf_len = 4096;
+	nr->cfg.burst_bytes = 65536;
+}
+
 static const struct ibp_tx_port *test_ports; /* two per node, or NULL */
 static size_t test_nports[3];
 
@@ -445,17 +485,7 @@ static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct i
 		memset(&nr[i], 0, sizeof(nr[i]));
 		if (i == skip)
 			continue;
-		ibp_findings_init(&nr[i].out);
-		nr[i].cfg.nodes = hl;
-		nr[i].cfg.index = i;
-		nr[i].cfg.job = job;
-		nr[i].cfg.uid = 1000;
-		nr[i].cfg.policy = pol;
-		nr[i].cfg.transport = &ibp_transport_socket;
-		nr[i].cfg.insecure = true;
-		nr[i].cfg.addrs = addrs3;
-		nr[i].cfg.buf_len = 4096;
-		nr[i].cfg.burst_bytes = 65536;
+		node_init(&nr[i], i, hl, pol, job, addrs3);
 		if (test_ports) {
 			nr[i].cfg.ports = &test_ports[2 * i];
 			nr[i].cfg.n_ports = test_nports[i];
@@ -473,13 +503,9 @@ static void test_run_three_nodes_in_threads_pass(void **state)
 	struct ibp_hostlist hl = {0};
 	struct ibp_policy pol;
 	struct node_run nr[3];
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "3", "200000", &hl, "t[1-3]");
 	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 11);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(nr[i].rc, 0);
@@ -507,18 +533,7 @@ static void run_eight(struct node_run *nr, struct ibp_fp *fp, const struct ibp_p
 		      const struct ibp_hostlist *hl, uint32_t job, size_t no_fp)
 {
 	for (size_t i = 0; i < 8; i++) {
-		memset(&nr[i], 0, sizeof(nr[i]));
-		ibp_findings_init(&nr[i].out);
-		nr[i].cfg.nodes = hl;
-		nr[i].cfg.index = i;
-		nr[i].cfg.job = job;
-		nr[i].cfg.uid = 1000;
-		nr[i].cfg.policy = pol;
-		nr[i].cfg.transport = &ibp_transport_socket;
-		nr[i].cfg.insecure = true;
-		nr[i].cfg.addrs = addrs8;
-		nr[i].cfg.buf_len = 4096;
-		nr[i].cfg.burst_bytes = 65536;
+		node_init(&nr[i], i, hl, pol, job, addrs8);
 		nr[i].cfg.fingerprint = i == no_fp ? NULL : &fp[i];
 		nr[i].cfg.topology = eight_topology;
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
@@ -545,10 +560,7 @@ static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 		ibp_fp_set(&fp[i], IBP_FP_FIRMWARE, "mlx5_3:1",
 			   i >= 2 && i <= 4 ? "28.39.1002" : "28.41.1000");
 	}
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "5", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "500000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-8]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "5", "500000", &hl, "t[1-8]");
 	run_eight(nr, fp, &pol, &hl, 31, SIZE_MAX);
 	for (size_t i = 0; i < 8; i++) {
 		assert_int_equal(nr[i].rc, 0);
@@ -666,7 +678,6 @@ static void test_run_fingerprints_compared_odd_node_says_it(void **state)
 	struct ibp_policy pol;
 	struct node_run nr[3];
 	struct ibp_fp *fp = calloc(3, sizeof(*fp));
-	char err[128];
 
 	(void)state;
 	assert_non_null(fp);
@@ -676,25 +687,10 @@ static void test_run_fingerprints_compared_odd_node_says_it(void **state)
 		ibp_fp_set(&fp[i], IBP_FP_FIRMWARE, "mlx5_3:1",
 			   i == 2 ? "28.39.1002" : "28.41.1000");
 	}
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
-	for (size_t i = 0; i < 3; i++)
-		memset(&nr[i], 0, sizeof(nr[i]));
-	/* run_nodes zeroes the configs: set the fingerprints through a second pass */
+	test_step(&pol, "3", "200000", &hl, "t[1-3]");
+	/* run_nodes gives no fingerprints: these nodes are started here */
 	for (size_t i = 0; i < 3; i++) {
-		ibp_findings_init(&nr[i].out);
-		nr[i].cfg.nodes = &hl;
-		nr[i].cfg.index = i;
-		nr[i].cfg.job = 21;
-		nr[i].cfg.uid = 1000;
-		nr[i].cfg.policy = &pol;
-		nr[i].cfg.transport = &ibp_transport_socket;
-		nr[i].cfg.insecure = true;
-		nr[i].cfg.addrs = addrs3;
-		nr[i].cfg.buf_len = 4096;
-		nr[i].cfg.burst_bytes = 65536;
+		node_init(&nr[i], i, &hl, &pol, 21, addrs3);
 		nr[i].cfg.fingerprint = &fp[i];
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
 	}
@@ -734,13 +730,9 @@ static void test_run_missing_node_blamed_by_both_others(void **state)
 	struct ibp_hostlist hl = {0};
 	struct ibp_policy pol;
 	struct node_run nr[3];
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "1.5", "200000", &hl, "t[1-3]");
 	run_nodes(nr, 3, 2, &pol, &hl, 12);
 	for (size_t i = 0; i < 2; i++) {
 		bool named = false;
@@ -829,13 +821,9 @@ static void test_run_garbage_connections_dropped_verdict_unchanged(void **state)
 	struct node_run nr[3];
 	struct stranger st = {0};
 	pthread_t th;
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "1.5", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "1.5", "200000", &hl, "t[1-3]");
 	assert_int_equal(ibp_oob_ports(13, 0, pol.test_port_lo, pol.test_port_hi, &st.port, 1), 1);
 	assert_int_equal(pthread_create(&th, NULL, stranger_main, &st), 0);
 	run_nodes(nr, 3, 2, &pol, &hl, 13);
@@ -864,10 +852,8 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
+	test_step(&pol, "3", NULL, &hl, "t[1-3]");
 	assert_int_equal(ibp_policy_set(&pol, "test_min_bw", "0.5", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
 	memset(ports, 0, sizeof(ports));
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(ports[2 * i].addr, sizeof(ports[2 * i].addr), "%s", addrs3[i]);
@@ -924,11 +910,8 @@ static void test_run_rail_count_mismatch_named(void **state)
 	bool named = false;
 
 	(void)state;
-	test_policy(&pol);
 	/* Generous: the run ends when its links are done; the bound only matters under load. */
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "4", "200000", &hl, "t[1-3]");
 	memset(ports, 0, sizeof(ports));
 	for (size_t i = 0; i < 6; i++) {
 		snprintf(ports[i].addr, sizeof(ports[i].addr), "%s", addrs3[i / 2]);
@@ -982,11 +965,9 @@ static void test_run_munge_unreachable_setup_failure_at_once(void **state)
 	struct ibp_rdmatest_result res;
 	struct ibp_findings out;
 	struct ibp_policy pol;
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
+	test_step(&pol, "20", NULL, NULL, NULL);
 	ibp_findings_init(&out);
 	cfg.nodelist = "t[1-2]";
 	cfg.addrs = addrs3;
@@ -1063,31 +1044,16 @@ static void test_run_caller_listeners_used_and_left_open(void **state)
 	struct node_run nr[3];
 	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
 	int fds[3][IBP_RDMATEST_PORT_CANDIDATES];
-	char err[128];
 	uint32_t job = 19;
 	int n;
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "4", "200000", &hl, "t[1-3]");
 	while (!bind_all(job, &pol, ports, fds, &n) && job < 20000)
 		job += 1000;
 	assert_true(job < 20000);
-	memset(nr, 0, sizeof(nr));
 	for (size_t i = 0; i < 3; i++) {
-		ibp_findings_init(&nr[i].out);
-		nr[i].cfg.nodes = &hl;
-		nr[i].cfg.index = i;
-		nr[i].cfg.job = job;
-		nr[i].cfg.uid = 1000;
-		nr[i].cfg.policy = &pol;
-		nr[i].cfg.transport = &ibp_transport_socket;
-		nr[i].cfg.insecure = true;
-		nr[i].cfg.addrs = addrs3;
-		nr[i].cfg.buf_len = 4096;
-		nr[i].cfg.burst_bytes = 65536;
+		node_init(&nr[i], i, &hl, &pol, job, addrs3);
 		nr[i].cfg.listen_fds = fds[i];
 		nr[i].cfg.listen_ports = ports;
 		nr[i].cfg.n_listen_fds = (size_t)n;
@@ -1126,11 +1092,9 @@ static void test_run_no_caller_listener_setup_failure(void **state)
 	struct ibp_policy pol;
 	const int fds[2] = {-1, -1};
 	const uint16_t ports[2] = {47001, 47002};
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "20", err, sizeof(err)), 0);
+	test_step(&pol, "20", NULL, NULL, NULL);
 	ibp_findings_init(&out);
 	cfg.nodelist = "t[1-2]";
 	cfg.addrs = addrs3;
@@ -1233,13 +1197,9 @@ static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
 	struct node_run nr[3];
 	struct probe pr = {.job = 20};
 	pthread_t th;
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "3", "200000", &hl, "t[1-3]");
 	assert_int_equal(ibp_oob_ports(pr.job, 0, pol.test_port_lo, pol.test_port_hi, &pr.port, 1),
 			 1);
 	assert_int_equal(pthread_create(&th, NULL, probe_main, &pr), 0);
@@ -1336,13 +1296,9 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
 	const struct ibp_finding *f;
 	char want[64];
 	pthread_t th;
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "3", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "3", "200000", &hl, "t[1-3]");
 	assert_int_equal(ibp_oob_ports(ob.job, 0, pol.test_port_lo, pol.test_port_hi, &ob.port, 1),
 			 1);
 	assert_int_equal(pthread_create(&th, NULL, old_build_main, &ob), 0);
@@ -1449,12 +1405,8 @@ static void run_answered(uint32_t job, unsigned first, unsigned second, struct n
 	struct answerer a = {.version = {first, second}};
 	uint16_t ports[2];
 	pthread_t th;
-	char err[128];
 
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "2", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "2", "200000", &hl, "t[1-3]");
 	assert_int_equal(ibp_oob_ports(job, 0, pol.test_port_lo, pol.test_port_hi, ports, 2), 2);
 	for (int k = 0; k < 2; k++) {
 		a.lfd[k] = bound_listener(addrs3[2], ports[k]);
@@ -1561,13 +1513,9 @@ static void test_accept_flood_from_peer_address_every_link_passes(void **state)
 	struct node_run nr[3];
 	struct flood f = {0};
 	pthread_t th;
-	char err[128];
 
 	(void)state;
-	test_policy(&pol);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "200000", err, sizeof(err)), 0);
-	assert_int_equal(ibp_hostlist_expand("t[1-3]", 0, &hl, err, sizeof(err)), 0);
+	test_step(&pol, "4", "200000", &hl, "t[1-3]");
 	assert_int_equal(ibp_oob_ports(21, 0, pol.test_port_lo, pol.test_port_hi, &f.port, 1), 1);
 	assert_int_equal(pthread_create(&th, NULL, flood_main, &f), 0);
 	/*
