@@ -478,6 +478,16 @@ static void node_init(struct node_run *nr, size_t i, const struct ibp_hostlist *
 static const struct ibp_tx_port *test_ports; /* two per node, or NULL */
 static size_t test_nports[3];
 
+/* P: port 1 of device "loDEV" at NODE's address, claiming RATE_GBPS (0: measured). */
+static void loopback_port(struct ibp_tx_port *p, size_t node, size_t dev, double rate_gbps)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->addr, sizeof(p->addr), "%s", addrs3[node]);
+	snprintf(p->device, sizeof(p->device), "lo%zu", dev);
+	p->port = 1;
+	p->rate_gbps = rate_gbps;
+}
+
 static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct ibp_policy *pol,
 		      const struct ibp_hostlist *hl, uint32_t job)
 {
@@ -854,12 +864,9 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 	(void)state;
 	test_step(&pol, "3", NULL, &hl, "t[1-3]");
 	assert_int_equal(ibp_policy_set(&pol, "test_min_bw", "0.5", err, sizeof(err)), 0);
-	memset(ports, 0, sizeof(ports));
+	memset(ports, 0, sizeof(ports)); /* one port per node: the second of each pair unused */
 	for (size_t i = 0; i < 3; i++) {
-		snprintf(ports[2 * i].addr, sizeof(ports[2 * i].addr), "%s", addrs3[i]);
-		snprintf(ports[2 * i].device, sizeof(ports[2 * i].device), "lo%zu", i);
-		ports[2 * i].port = 1;
-		ports[2 * i].rate_gbps = 1e6;
+		loopback_port(&ports[2 * i], i, i, 1e6);
 		test_nports[i] = 1;
 	}
 	test_ports = ports;
@@ -912,12 +919,8 @@ static void test_run_rail_count_mismatch_named(void **state)
 	(void)state;
 	/* Generous: the run ends when its links are done; the bound only matters under load. */
 	test_step(&pol, "4", "200000", &hl, "t[1-3]");
-	memset(ports, 0, sizeof(ports));
-	for (size_t i = 0; i < 6; i++) {
-		snprintf(ports[i].addr, sizeof(ports[i].addr), "%s", addrs3[i / 2]);
-		snprintf(ports[i].device, sizeof(ports[i].device), "lo%zu", i % 2);
-		ports[i].port = 1;
-	}
+	for (size_t i = 0; i < 6; i++)
+		loopback_port(&ports[i], i / 2, i % 2, 0);
 	test_nports[0] = 2;
 	test_nports[1] = test_nports[2] = 1;
 	test_ports = ports;
@@ -954,6 +957,29 @@ static void test_run_rail_count_mismatch_named(void **state)
 }
 
 /*
+ * Runs node 0 of t[1-2] over loopback as CFG sets it up (the helper adds
+ * the step, and a 20 s bound): a failure of its setup must come back at
+ * once, first as the node finding WANT_CODE.  The caller releases OUT.
+ */
+static void run_fails_at_setup(struct ibp_rdmatest_config *cfg, struct ibp_policy *pol,
+			       struct ibp_findings *out, struct ibp_rdmatest_result *res,
+			       const char *want_code)
+{
+	test_step(pol, "20", NULL, NULL, NULL);
+	ibp_findings_init(out);
+	cfg->nodelist = "t[1-2]";
+	cfg->addrs = addrs3;
+	cfg->policy = pol;
+	cfg->transport = &ibp_transport_socket;
+	assert_int_equal(ibp_rdmatest_run(cfg, out, res), 0);
+	assert_false(res->pass);
+	assert_true(res->elapsed_s < 10);
+	assert_true(out->n >= 1);
+	assert_string_equal(out->v[0].code, want_code);
+	assert_int_equal(out->v[0].fclass, IBP_CLASS_NODE);
+}
+
+/*
  * munged unreachable is a setup failure of this node, known before any
  * link: its own code and fix text (never the memlock one), and the run
  * returns without waiting out test_timeout (20 s here; it takes
@@ -961,30 +987,21 @@ static void test_run_rail_count_mismatch_named(void **state)
  */
 static void test_run_munge_unreachable_setup_failure_at_once(void **state)
 {
-	struct ibp_rdmatest_config cfg = {0};
+	struct ibp_rdmatest_config cfg = {
+	    .job = 18,
+	    .uid = (uint32_t)getuid(),
+	    .munge_socket = "/nonexistent/spank-ib-test/munge.socket",
+	};
 	struct ibp_rdmatest_result res;
 	struct ibp_findings out;
 	struct ibp_policy pol;
 
 	(void)state;
-	test_step(&pol, "20", NULL, NULL, NULL);
-	ibp_findings_init(&out);
-	cfg.nodelist = "t[1-2]";
-	cfg.addrs = addrs3;
-	cfg.job = 18;
-	cfg.uid = (uint32_t)getuid();
-	cfg.policy = &pol;
-	cfg.transport = &ibp_transport_socket;
-	cfg.munge_socket = "/nonexistent/spank-ib-test/munge.socket";
-	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), 0);
-	assert_false(res.pass);
+	run_fails_at_setup(&cfg, &pol, &out, &res, "rdmatest_munge_unavailable");
 	assert_int_not_equal(res.setup_err, 0);
 	assert_int_equal(res.n_links, 0);
-	assert_true(res.elapsed_s < 10);
 	assert_int_equal(out.n, 1);
-	assert_string_equal(out.v[0].code, "rdmatest_munge_unavailable");
 	assert_int_equal(out.v[0].severity, IBP_SEV_FAIL);
-	assert_int_equal(out.v[0].fclass, IBP_CLASS_NODE);
 	assert_non_null(strstr(out.v[0].fix, "munge_socket="));
 	assert_non_null(strstr(out.v[0].observed, "/nonexistent/spank-ib-test/munge.socket"));
 	assert_null(strstr(out.v[0].fix, "memlock"));
@@ -1086,30 +1103,21 @@ static void test_run_caller_listeners_used_and_left_open(void **state)
 /* Every caller listener missing: no listener, at once. */
 static void test_run_no_caller_listener_setup_failure(void **state)
 {
-	struct ibp_rdmatest_config cfg = {0};
+	const int fds[2] = {-1, -1};
+	const uint16_t ports[2] = {47001, 47002};
+	struct ibp_rdmatest_config cfg = {
+	    .insecure = true,
+	    .listen_fds = fds,
+	    .listen_ports = ports,
+	    .n_listen_fds = 2,
+	};
 	struct ibp_rdmatest_result res;
 	struct ibp_findings out;
 	struct ibp_policy pol;
-	const int fds[2] = {-1, -1};
-	const uint16_t ports[2] = {47001, 47002};
 
 	(void)state;
-	test_step(&pol, "20", NULL, NULL, NULL);
-	ibp_findings_init(&out);
-	cfg.nodelist = "t[1-2]";
-	cfg.addrs = addrs3;
-	cfg.policy = &pol;
-	cfg.transport = &ibp_transport_socket;
-	cfg.insecure = true;
-	cfg.listen_fds = fds;
-	cfg.listen_ports = ports;
-	cfg.n_listen_fds = 2;
-	assert_int_equal(ibp_rdmatest_run(&cfg, &out, &res), 0);
-	assert_false(res.pass);
+	run_fails_at_setup(&cfg, &pol, &out, &res, "rdmatest_no_listener");
 	assert_int_equal(res.setup_err, -EADDRINUSE);
-	assert_true(res.elapsed_s < 10);
-	assert_string_equal(out.v[0].code, "rdmatest_no_listener");
-	assert_int_equal(out.v[0].fclass, IBP_CLASS_NODE);
 	ibp_findings_release(&out);
 }
 
