@@ -508,6 +508,22 @@ static void run_nodes(struct node_run *nr, size_t n, size_t skip, const struct i
 			pthread_join(nr[i].th, NULL);
 }
 
+/*
+ * t1..t3 with node 2 missing (node 0 listens long for it) while FN(ARG)
+ * talks to node 0's first port for JOB, set in *PORT.
+ */
+static void run_with_intruder(struct node_run *nr, const struct ibp_policy *pol,
+			      const struct ibp_hostlist *hl, uint32_t job, uint16_t *port,
+			      void *(*fn)(void *), void *arg)
+{
+	pthread_t th;
+
+	assert_int_equal(ibp_oob_ports(job, 0, pol->test_port_lo, pol->test_port_hi, port, 1), 1);
+	assert_int_equal(pthread_create(&th, NULL, fn, arg), 0);
+	run_nodes(nr, 3, 2, pol, hl, job);
+	pthread_join(th, NULL);
+}
+
 static void test_run_three_nodes_in_threads_pass(void **state)
 {
 	struct ibp_hostlist hl = {0};
@@ -552,6 +568,42 @@ static void run_eight(struct node_run *nr, struct ibp_fp *fp, const struct ibp_p
 		pthread_join(nr[i].th, NULL);
 }
 
+/*
+ * The eight ran step-wide and t3..t5's firmware was said once in the whole
+ * step, with step-wide counts; by t3 as "t3,t4,t5" when IN_NODE_ORDER, else
+ * in whatever order the ring put them.  Releases the findings.
+ */
+static void assert_eight_said_once(struct node_run *nr, bool in_node_order)
+{
+	size_t said = 0;
+
+	for (size_t i = 0; i < 8; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.step_wide);
+		for (size_t k = 0; k < nr[i].out.n; k++) {
+			const struct ibp_finding *c = &nr[i].out.v[k];
+
+			if (strncmp(c->code, "consistency_", 12) != 0)
+				continue;
+			said++;
+			assert_string_equal(c->code, "consistency_firmware");
+			if (in_node_order) {
+				assert_int_equal(i, 2);
+				assert_string_equal(c->node, "t3,t4,t5");
+			} else {
+				assert_int_equal(strlen(c->node), strlen("t3,t4,t5"));
+				assert_non_null(strstr(c->node, "t3"));
+				assert_non_null(strstr(c->node, "t4"));
+				assert_non_null(strstr(c->node, "t5"));
+			}
+			assert_string_equal(c->observed,
+					    "firmware 28.39.1002, the other 5 nodes 28.41.1000");
+		}
+		ibp_findings_release(&nr[i].out);
+	}
+	assert_int_equal(said, 1);
+}
+
 static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 {
 	struct ibp_hostlist hl = {0};
@@ -572,27 +624,9 @@ static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 	}
 	test_step(&pol, "5", "500000", &hl, "t[1-8]");
 	run_eight(nr, fp, &pol, &hl, 31, SIZE_MAX);
-	for (size_t i = 0; i < 8; i++) {
-		assert_int_equal(nr[i].rc, 0);
-		assert_true(nr[i].res.step_wide);
-		for (size_t k = 0; k < nr[i].out.n; k++) {
-			const struct ibp_finding *c = &nr[i].out.v[k];
-
-			if (strncmp(c->code, "consistency_", 12) != 0)
-				continue;
-			said++;
-			assert_int_equal(i, 2);
-			assert_string_equal(c->code, "consistency_firmware");
-			assert_string_equal(c->node, "t3,t4,t5");
-			assert_string_equal(c->observed,
-					    "firmware 28.39.1002, the other 5 nodes 28.41.1000");
-		}
-		ibp_findings_release(&nr[i].out);
-	}
-	assert_int_equal(said, 1);
+	assert_eight_said_once(nr, true);
 
 	/* t7 (index 6) sends no fingerprint: the sum stops at t6 or t8, everyone falls back */
-	said = 0;
 	run_eight(nr, fp, &pol, &hl, 32, 6);
 	for (size_t i = 0; i < 8; i++) {
 		assert_int_equal(nr[i].rc, 0);
@@ -648,31 +682,9 @@ static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 		assert_int_equal(
 		    ibp_topology_parse_conf(&t, text, strlen(text), "t", err, sizeof(err)), 0);
 		eight_topology = &t;
-		said = 0;
 		run_eight(nr, fp, &pol, &hl, 33, SIZE_MAX);
 		eight_topology = NULL;
-		for (size_t i = 0; i < 8; i++) {
-			assert_int_equal(nr[i].rc, 0);
-			assert_true(nr[i].res.step_wide);
-			for (size_t k = 0; k < nr[i].out.n; k++) {
-				const struct ibp_finding *c = &nr[i].out.v[k];
-
-				if (strncmp(c->code, "consistency_", 12) != 0)
-					continue;
-				said++;
-				assert_string_equal(c->code, "consistency_firmware");
-				/* named in the ring's order */
-				assert_int_equal(strlen(c->node), strlen("t3,t4,t5"));
-				assert_non_null(strstr(c->node, "t3"));
-				assert_non_null(strstr(c->node, "t4"));
-				assert_non_null(strstr(c->node, "t5"));
-				assert_string_equal(
-				    c->observed,
-				    "firmware 28.39.1002, the other 5 nodes 28.41.1000");
-			}
-			ibp_findings_release(&nr[i].out);
-		}
-		assert_int_equal(said, 1);
+		assert_eight_said_once(nr, false); /* named in the ring's order */
 		ibp_topology_release(&t);
 	}
 	(void)said; /* the windows may miss the run of 3: that is what the warning says */
@@ -830,14 +842,10 @@ static void test_run_garbage_connections_dropped_verdict_unchanged(void **state)
 	struct ibp_policy pol;
 	struct node_run nr[3];
 	struct stranger st = {0};
-	pthread_t th;
 
 	(void)state;
 	test_step(&pol, "1.5", "200000", &hl, "t[1-3]");
-	assert_int_equal(ibp_oob_ports(13, 0, pol.test_port_lo, pol.test_port_hi, &st.port, 1), 1);
-	assert_int_equal(pthread_create(&th, NULL, stranger_main, &st), 0);
-	run_nodes(nr, 3, 2, &pol, &hl, 13);
-	pthread_join(th, NULL);
+	run_with_intruder(nr, &pol, &hl, 13, &st.port, stranger_main, &st);
 	assert_true(st.sent >= 1);
 	assert_true(nr[0].res.dropped >= 1);
 	assert_non_null(strstr(nr[0].res.drop_reason, "127.0.0.1"));
@@ -1204,15 +1212,10 @@ static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
 	struct ibp_policy pol;
 	struct node_run nr[3];
 	struct probe pr = {.job = 20};
-	pthread_t th;
 
 	(void)state;
 	test_step(&pol, "3", "200000", &hl, "t[1-3]");
-	assert_int_equal(ibp_oob_ports(pr.job, 0, pol.test_port_lo, pol.test_port_hi, &pr.port, 1),
-			 1);
-	assert_int_equal(pthread_create(&th, NULL, probe_main, &pr), 0);
-	run_nodes(nr, 3, 2, &pol, &hl, pr.job); /* node 2 missing: node 0 listens long */
-	pthread_join(th, NULL);
+	run_with_intruder(nr, &pol, &hl, pr.job, &pr.port, probe_main, &pr);
 	assert_int_equal(pr.reply_rc, 0);
 	assert_int_equal(pr.reply.type, IBP_OOB_ERROR);
 	assert_int_equal(pr.reply.u.error.code, -EACCES);
@@ -1303,15 +1306,11 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
 	struct ibp_oob_msg ans;
 	const struct ibp_finding *f;
 	char want[64];
-	pthread_t th;
 
 	(void)state;
 	test_step(&pol, "3", "200000", &hl, "t[1-3]");
-	assert_int_equal(ibp_oob_ports(ob.job, 0, pol.test_port_lo, pol.test_port_hi, &ob.port, 1),
-			 1);
-	assert_int_equal(pthread_create(&th, NULL, old_build_main, &ob), 0);
-	run_nodes(nr, 3, 2, &pol, &hl, ob.job); /* node 2's address speaks the old version */
-	pthread_join(th, NULL);
+	/* node 2's address speaks the old version */
+	run_with_intruder(nr, &pol, &hl, ob.job, &ob.port, old_build_main, &ob);
 	/* the answer: this build's version in a header any build reads, then a clean close */
 	assert_int_equal(ob.got, IBP_OOB_HDR_LEN + IBP_OOB_ERROR_LEN);
 	assert_int_equal(ob.after, 0);
