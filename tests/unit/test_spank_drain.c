@@ -112,7 +112,8 @@ static void test_drain_node_cases(void **state)
 	const struct drain_case cases[] = {
 	    {"nothing drains", false, "n7", 0, 0, false, "", 0},
 	    {"no NodeName for the host", true, NULL, 0, 0, false,
-	     "not draining: no NodeName for host gpu07 in slurm.conf (No such file or directory)", 0},
+	     "not draining: no NodeName for host gpu07 in slurm.conf (No such file or directory)",
+	     0},
 	    {"a NodeName past the buffer", true, too_long, 0, 0, false,
 	     "not draining: no NodeName for host gpu07 in slurm.conf (File name too long)", 0},
 	    {"the RPC fails", true, "n7", -1, 2017, false,
