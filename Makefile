@@ -217,7 +217,12 @@ lint:
 		--inline-suppr --std=c11 -D__GNUC__ -Iinclude $(LINT_SRCS)
 	printf '%s\n' $(LINT_SRCS) | xargs -P2 -n4 sh -c 'clang-tidy --quiet "$$@" -- $(filter-out -MMD -MP,$(BASEFLAGS)) -Wno-unknown-warning-option' clang-tidy
 
-FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+# Every C source and header git tracks, and the untracked ones it does not
+# ignore (a new file is checked before it is added); outside a git checkout,
+# every one below the project but the ignored trees.
+FORMAT_SRCS = $(sort $(wildcard $(shell git ls-files --cached --others --exclude-standard \
+	'*.c' '*.h' 2>/dev/null || find . \( -path ./.git -o -path './build*' -o -path ./tmp \) \
+	-prune -o -type f \( -name '*.c' -o -name '*.h' \) -print)))
 format:
 	clang-format -i $(FORMAT_SRCS)
 format-check:
@@ -269,7 +274,7 @@ help:
 	@echo '  asan              the ASan+UBSan ibprep and the unit test binaries'
 	@echo '  bench             benchmarks: figures and ratios (bench/README.md)'
 	@echo '  lint              cppcheck + clang-tidy, failing on findings'
-	@echo '  format            clang-format -i every tracked C file'
+	@echo '  format            clang-format -i every C file (tracked or not ignored)'
 	@echo '  format-check      clang-format --dry-run --Werror'
 	@echo '  install           PREFIX, DESTDIR, BINDIR, LIBDIR, MANDIR, SLURM_PLUGINDIR, SLURM_CONFDIR'
 	@echo '  uninstall         remove what install put there'
