@@ -20,6 +20,7 @@
 
 #include "ibprep/hca.h"
 #include "support/fixture.h"
+#include "support/findings.h"
 
 /* ---------------------------------------------------------------------- */
 /* Parsers                                                                  */
@@ -263,15 +264,6 @@ static const struct ibp_port *port1(const struct ibp_inventory *inv, const char 
 		fail_msg("device %s not in the inventory", dev);
 	assert_true(h->n_ports >= 1);
 	return &h->ports[0];
-}
-
-static const struct ibp_finding *find_code(const struct ibp_findings *f, const char *code,
-					   const char *dev)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].code, code) && (!dev || !strcmp(f->v[i].device, dev)))
-			return &f->v[i];
-	return NULL;
 }
 
 static const struct ibp_netdev *netdev_of(const struct ibp_hca *h, const char *name)
@@ -575,7 +567,8 @@ static void ck_unreadable_state(const struct loaded *l, const struct ibp_hca *h,
 {
 	(void)h;
 	assert_int_equal(p->state, IBP_PORT_STATE_UNKNOWN);
-	const struct ibp_finding *f = find_code(&l->findings, "sysfs_unreadable", "mlx5_0");
+	const struct ibp_finding *f =
+	    ibp_test_find_code(&l->findings, "sysfs_unreadable", "mlx5_0");
 	assert_non_null(f);
 	assert_int_equal(f->severity, IBP_SEV_WARN);
 	assert_int_equal(f->fclass, IBP_CLASS_NODE);
@@ -592,7 +585,7 @@ static void ck_unreadable_counter(const struct loaded *l, const struct ibp_hca *
 	const struct ibp_counter *c = ibp_port_counter(p, "VL15_dropped");
 	assert_non_null(c);
 	assert_int_equal(c->read_errno, -EISDIR);
-	assert_non_null(find_code(&l->findings, "sysfs_unreadable", "mlx5_0"));
+	assert_non_null(ibp_test_find_code(&l->findings, "sysfs_unreadable", "mlx5_0"));
 	/* The rest of the port still loaded. */
 	assert_int_equal(p->state, IBP_PORT_ACTIVE);
 	assert_int_equal(ibp_port_counter(p, "symbol_error")->read_errno, 0);
@@ -602,7 +595,7 @@ static void ck_malformed_state(const struct loaded *l, const struct ibp_hca *h,
 {
 	(void)h;
 	assert_int_equal(p->state, IBP_PORT_STATE_UNKNOWN);
-	const struct ibp_finding *f = find_code(&l->findings, "sysfs_malformed", "mlx5_0");
+	const struct ibp_finding *f = ibp_test_find_code(&l->findings, "sysfs_malformed", "mlx5_0");
 	assert_non_null(f);
 	assert_non_null(strstr(f->observed, "ports/1/state reads '4: DOWN'"));
 	assert_int_equal(l->findings.n, 1);
@@ -612,14 +605,14 @@ static void ck_malformed_rate(const struct loaded *l, const struct ibp_hca *h,
 {
 	(void)h;
 	assert_false(p->rate.known);
-	assert_non_null(find_code(&l->findings, "sysfs_malformed", "mlx5_0"));
+	assert_non_null(ibp_test_find_code(&l->findings, "sysfs_malformed", "mlx5_0"));
 }
 static void ck_malformed_lid(const struct loaded *l, const struct ibp_hca *h,
 			     const struct ibp_port *p)
 {
 	(void)h;
 	assert_int_equal(p->lid, -1);
-	assert_non_null(find_code(&l->findings, "sysfs_malformed", "mlx5_0"));
+	assert_non_null(ibp_test_find_code(&l->findings, "sysfs_malformed", "mlx5_0"));
 }
 static void ck_malformed_counter(const struct loaded *l, const struct ibp_hca *h,
 				 const struct ibp_port *p)
@@ -628,14 +621,14 @@ static void ck_malformed_counter(const struct loaded *l, const struct ibp_hca *h
 	const struct ibp_counter *c = ibp_port_counter(p, "symbol_error");
 	assert_int_equal(c->read_errno, -EINVAL);
 	assert_int_equal(c->value, 0);
-	assert_non_null(find_code(&l->findings, "sysfs_malformed", "mlx5_0"));
+	assert_non_null(ibp_test_find_code(&l->findings, "sysfs_malformed", "mlx5_0"));
 }
 static void ck_malformed_numa(const struct loaded *l, const struct ibp_hca *h,
 			      const struct ibp_port *p)
 {
 	(void)p;
 	assert_int_equal(h->numa, -1);
-	const struct ibp_finding *f = find_code(&l->findings, "sysfs_malformed", "mlx5_0");
+	const struct ibp_finding *f = ibp_test_find_code(&l->findings, "sysfs_malformed", "mlx5_0");
 	assert_non_null(f);
 	assert_non_null(strstr(f->observed, "numa_node reads 'zero'"));
 }
@@ -644,7 +637,7 @@ static void ck_malformed_control(const struct loaded *l, const struct ibp_hca *h
 {
 	(void)h;
 	(void)p;
-	const struct ibp_finding *f = find_code(&l->findings, "sysfs_malformed", "mlx5_0");
+	const struct ibp_finding *f = ibp_test_find_code(&l->findings, "sysfs_malformed", "mlx5_0");
 	assert_non_null(f);
 	for (const char *c = f->observed; *c; c++)
 		assert_true(*c >= 0x20 && *c < 0x7f); /* escape bytes never reach a terminal */
@@ -719,7 +712,7 @@ static void test_inventory_fifo_counter_does_not_block(void **state)
 	load_root(&l);
 	const struct ibp_counter *c = ibp_port_counter(port1(&l.inv, "mlx5_0"), "symbol_error");
 	assert_int_equal(c->read_errno, -ENXIO);
-	assert_non_null(find_code(&l.findings, "sysfs_unreadable", "mlx5_0"));
+	assert_non_null(ibp_test_find_code(&l.findings, "sysfs_unreadable", "mlx5_0"));
 	unload(&l);
 }
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "support/fixture.h"
+#include "support/findings.h"
 #include "ibprep/linkwatch.h"
 
 static const struct {
@@ -84,15 +85,6 @@ static void port_set(struct ibp_linkwatch *lw, const char *dev, unsigned port,
 	}
 }
 
-static const struct ibp_finding *find_code(const struct ibp_findings *f, const char *code,
-					   const char *dev)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].code, code) && (!dev || !strcmp(f->v[i].device, dev)))
-			return &f->v[i];
-	return NULL;
-}
-
 /* link_downed, link_error_recovery, symbol_error, port_rcv_errors, port_xmit_discards, xmit_wait */
 static const uint64_t zero[IBP_LW_N_COUNTERS] = {0, 0, 0, 0, 0, 0};
 
@@ -130,14 +122,14 @@ static void test_lw_compare_link_down_is_a_node_fault(void **state)
 	port_set(a, "mlx5_4", 1, IBP_PORT_DOWN, zero); /* down, counter not moved */
 	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
 	assert_int_equal(f.n, 2);
-	x = find_code(&f, "link_went_down", "mlx5_3");
+	x = ibp_test_find_code(&f, "link_went_down", "mlx5_3");
 	assert_non_null(x);
 	assert_int_equal(x->severity, IBP_SEV_FAIL);
 	assert_int_equal(x->fclass, IBP_CLASS_NODE);
 	assert_int_equal(x->port, 1);
 	assert_string_equal(x->observed, "link went down 2 times during job 1234.0");
 	assert_string_equal(x->expected, "");
-	x = find_code(&f, "link_went_down", "mlx5_4");
+	x = ibp_test_find_code(&f, "link_went_down", "mlx5_4");
 	assert_non_null(x);
 	assert_string_equal(x->observed, "link went down during job 1234.0, DOWN now");
 	ibp_findings_release(&f);
@@ -146,10 +138,10 @@ static void test_lw_compare_link_down_is_a_node_fault(void **state)
 	port_set(a, "mlx5_9", 1, IBP_PORT_DOWN, (const uint64_t[]){1, 3, 0, 0, 0, 0});
 	port_set(b, "mlx5_9", 1, IBP_PORT_ACTIVE, zero);
 	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
-	x = find_code(&f, "link_went_down", "mlx5_9");
+	x = ibp_test_find_code(&f, "link_went_down", "mlx5_9");
 	assert_non_null(x);
 	assert_string_equal(x->observed, "link went down 1 time during job 1234.0, DOWN now");
-	x = find_code(&f, "link_retrained", "mlx5_9");
+	x = ibp_test_find_code(&f, "link_retrained", "mlx5_9");
 	assert_non_null(x);
 	assert_int_equal(x->severity, IBP_SEV_FAIL);
 	assert_string_equal(x->observed,
@@ -227,14 +219,14 @@ static void test_lw_compare_reset_and_blind_are_notes(void **state)
 	port_set(a, "mlx5_0", 1, IBP_PORT_ACTIVE, after);
 	assert_int_equal(ibp_linkwatch_compare(b, a, &o, &f), 0);
 	/* link_downed 4 -> 1: reset, then it went down at least once */
-	x = find_code(&f, "link_went_down", NULL);
+	x = ibp_test_find_code(&f, "link_went_down", NULL);
 	assert_non_null(x);
 	assert_string_equal(x->observed, "link went down at least 1 time during job 5.0");
-	x = find_code(&f, "counter_reset", NULL);
+	x = ibp_test_find_code(&f, "counter_reset", NULL);
 	assert_non_null(x);
 	assert_int_equal(x->severity, IBP_SEV_OK);
 	assert_non_null(strstr(x->observed, "(link_downed)"));
-	x = find_code(&f, "counter_blind", NULL);
+	x = ibp_test_find_code(&f, "counter_blind", NULL);
 	assert_non_null(x);
 	assert_non_null(strstr(x->observed, "symbol_error saturated before"));
 	ibp_findings_release(&f);

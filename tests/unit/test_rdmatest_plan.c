@@ -26,6 +26,7 @@
 #include "ibprep/oob.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/topology_conf.h"
+#include "support/findings.h"
 
 /* ---- plan ---- */
 
@@ -1289,14 +1290,6 @@ static void *old_build_main(void *arg)
 	return NULL;
 }
 
-static const struct ibp_finding *find_code(const struct ibp_findings *f, const char *code)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].code, code))
-			return &f->v[i];
-	return NULL;
-}
-
 static void test_accept_other_version_answered_in_ours_and_named(void **state)
 {
 	struct ibp_hostlist hl = {0};
@@ -1322,7 +1315,7 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
 	for (size_t i = 0; i < nr[0].res.n_links; i++)
 		if (nr[0].res.links[i].from == 2 || nr[0].res.links[i].to == 2)
 			assert_int_equal(nr[0].res.links[i].status, IBP_LINK_VERSION);
-	f = find_code(&nr[0].out, "rdmatest_version_mismatch");
+	f = ibp_test_find_code(&nr[0].out, "rdmatest_version_mismatch", NULL);
 	assert_non_null(f);
 	assert_string_equal(f->node, "t3");
 	assert_int_equal(f->severity, IBP_SEV_WARN);
@@ -1331,8 +1324,8 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
 		 IBP_OOB_VERSION);
 	assert_non_null(strstr(f->observed, want));
 	assert_non_null(strstr(f->observed, "2 links not tested"));
-	assert_null(find_code(&nr[0].out, "rdmatest_auth_failed"));
-	assert_null(find_code(&nr[0].out, "rdmatest_dropped_connections"));
+	assert_null(ibp_test_find_code(&nr[0].out, "rdmatest_auth_failed", NULL));
+	assert_null(ibp_test_find_code(&nr[0].out, "rdmatest_dropped_connections", NULL));
 	assert_int_equal(nr[0].res.n_suspects, 0);
 	assert_int_equal(ibp_findings_worst(&nr[0].out), IBP_SEV_WARN);
 	/*
@@ -1341,7 +1334,7 @@ static void test_accept_other_version_answered_in_ours_and_named(void **state)
 	 * of the node that heard it.
 	 */
 	assert_int_equal(ibp_findings_worst(&nr[1].out), IBP_SEV_FAIL);
-	assert_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
+	assert_null(ibp_test_find_code(&nr[1].out, "rdmatest_version_mismatch", NULL));
 	for (size_t i = 0; i < 2; i++)
 		ibp_findings_release(&nr[i].out);
 	ibp_hostlist_release(&hl);
@@ -1437,15 +1430,15 @@ static void test_connect_version_claim_never_hides_auth_failure(void **state)
 	run_answered(22, IBP_OOB_VERSION + 1, IBP_OOB_VERSION + 1, nr);
 	assert_int_equal(link_to(&nr[0], 2), IBP_LINK_VERSION);
 	assert_int_equal(link_to(&nr[1], 2), IBP_LINK_VERSION);
-	assert_non_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
+	assert_non_null(ibp_test_find_code(&nr[1].out, "rdmatest_version_mismatch", NULL));
 	for (size_t i = 0; i < 2; i++)
 		ibp_findings_release(&nr[i].out);
 	/* the same claim beside a refusal of this version: authentication failed */
 	run_answered(23, IBP_OOB_VERSION + 1, IBP_OOB_VERSION, nr);
 	assert_int_equal(link_to(&nr[0], 2), IBP_LINK_AUTH);
 	assert_int_equal(link_to(&nr[1], 2), IBP_LINK_AUTH);
-	assert_non_null(find_code(&nr[1].out, "rdmatest_auth_failed"));
-	assert_null(find_code(&nr[1].out, "rdmatest_version_mismatch"));
+	assert_non_null(ibp_test_find_code(&nr[1].out, "rdmatest_auth_failed", NULL));
+	assert_null(ibp_test_find_code(&nr[1].out, "rdmatest_version_mismatch", NULL));
 	for (size_t i = 0; i < 2; i++)
 		ibp_findings_release(&nr[i].out);
 }

@@ -23,6 +23,7 @@
 
 #include "ibprep/rdmatest.h"
 #include "ibprep/topology_conf.h"
+#include "support/findings.h"
 
 /* A small deterministic generator: the same combos on every run. */
 static uint32_t lcg(uint32_t *s)
@@ -476,14 +477,6 @@ static void *node_main(void *arg)
 	return NULL;
 }
 
-static bool has_code(const struct ibp_findings *f, const char *code)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].code, code))
-			return true;
-	return false;
-}
-
 /*
  * Runs t[1-N], node I with TOPO[I] (NULL: none) and OWN_LEAF[I] (NULL, or
  * a NULL array), over TX.  Addresses 127.A.B.11.. from the PID, ports any
@@ -579,7 +572,7 @@ static void test_run_addr_leaves_name_cut_uplinks(void **state)
 	for (size_t i = 0; i < 9; i++) {
 		assert_int_equal(nr[i].rc, 0);
 		assert_int_equal(nr[i].res.pass, i == 5 || i == 6); /* no link to leaf A */
-		assert_false(has_code(&nr[i].out, "rdmatest_node_failed"));
+		assert_null(ibp_test_find_code(&nr[i].out, "rdmatest_node_failed", NULL));
 		assert_int_equal(nr[i].res.n_suspects, 0);
 		for (size_t k = 0; k < nr[i].out.n; k++)
 			if (!strcmp(nr[i].out.v[k].code, "rdmatest_uplinks_failed")) {
@@ -644,14 +637,15 @@ static void test_run_topology_mismatch_said_nobody_blamed(void **state)
 	run4(nr, topo, 142);
 	for (size_t i = 0; i < 4; i++) {
 		assert_int_equal(nr[i].rc, 0);
-		assert_false(has_code(&nr[i].out, "rdmatest_uplinks_failed"));
-		if (has_code(&nr[i].out, "rdmatest_plan_mismatch")) {
+		assert_null(ibp_test_find_code(&nr[i].out, "rdmatest_uplinks_failed", NULL));
+		if (ibp_test_find_code(&nr[i].out, "rdmatest_plan_mismatch", NULL)) {
 			saying++;
-			assert_false(has_code(&nr[i].out, "rdmatest_node_failed"));
+			assert_null(ibp_test_find_code(&nr[i].out, "rdmatest_node_failed", NULL));
 			assert_int_equal(nr[i].res.n_suspects, 0);
 		}
 	}
-	assert_true(nr[3].res.n_summaries == 0 || has_code(&nr[3].out, "rdmatest_plan_mismatch"));
+	assert_true(nr[3].res.n_summaries == 0 ||
+		    ibp_test_find_code(&nr[3].out, "rdmatest_plan_mismatch", NULL));
 	assert_true(saying >= 1);
 	for (size_t i = 0; i < 4; i++)
 		ibp_findings_release(&nr[i].out);
