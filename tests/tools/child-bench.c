@@ -22,18 +22,7 @@
 
 #include "../../spank/spank_ib.h"
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "bench-util.h"
 
 int main(int argc, char **argv)
 {
@@ -116,7 +105,7 @@ int main(int argc, char **argv)
 		}
 		ibp_findings_release(&f);
 	}
-	printf("in_process_ms %.3f\nchild_ms %.3f\nchild_cost_ms %.3f\n", median(in, runs),
-	       median(ch, runs), median(ch, runs) - median(in, runs));
+	printf("in_process_ms %.3f\nchild_ms %.3f\nchild_cost_ms %.3f\n", bench_median(in, runs),
+	       bench_median(ch, runs), bench_median(ch, runs) - bench_median(in, runs));
 	return 0;
 }

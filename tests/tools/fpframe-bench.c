@@ -14,27 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ibprep/fingerprint.h"
 #include "ibprep/seal.h"
 
+#include "bench-util.h"
+
 #define BATCH 200
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* As rdmatest-sim.c --fingerprint builds it. */
 static void sim_fingerprint(struct ibp_fp *fp)
@@ -80,7 +66,7 @@ static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
 	if (!t || n <= 0 || sn <= 0)
 		return -1;
 	for (int r = 0; r < runs; r++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		int rc = 0;
 
 		for (int i = 0; i < BATCH && rc >= 0; i++) {
@@ -105,10 +91,9 @@ static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
 		}
 		if (rc < 0)
 			return -1;
-		t[r] = (now_us() - t0) / BATCH;
+		t[r] = (bench_now_us() - t0) / BATCH;
 	}
-	qsort(t, (size_t)runs, sizeof(*t), cmp);
-	med = t[runs / 2];
+	med = bench_median(t, runs);
 	free(t);
 	return med;
 }
@@ -159,33 +144,30 @@ static void ring_work(const struct ibp_fp *fp, int runs)
 		rc |= ibp_fp_sum_add(hi, i, fp);
 	rc |= ibp_fp_sum_add(one, 0, fp);
 	for (int r = 0; r < runs && !rc; r++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 
 		for (int i = 0; i < BATCH; i++)
 			memcpy(t, lo, sizeof(*t));
-		c[r] = (now_us() - t0) / BATCH;
-		t0 = now_us();
+		c[r] = (bench_now_us() - t0) / BATCH;
+		t0 = bench_now_us();
 		for (int i = 0; i < BATCH && !rc; i++) {
 			memcpy(t, lo, sizeof(*t));
 			rc = ibp_fp_sum_add(t, 63, fp);
 		}
-		a[r] = (now_us() - t0) / BATCH;
-		t0 = now_us();
+		a[r] = (bench_now_us() - t0) / BATCH;
+		t0 = bench_now_us();
 		for (int i = 0; i < BATCH && !rc; i++) {
 			memcpy(t, one, sizeof(*t));
 			rc = ibp_fp_sum_merge(t, hi);
 		}
-		g[r] = (now_us() - t0) / BATCH;
+		g[r] = (bench_now_us() - t0) / BATCH;
 	}
 	if (rc) {
 		printf("ring work: the sum refused a node\n");
 	} else {
-		qsort(c, (size_t)runs, sizeof(*c), cmp);
-		qsort(a, (size_t)runs, sizeof(*a), cmp);
-		qsort(g, (size_t)runs, sizeof(*g), cmp);
 		printf("ring work (64 nodes): copy_us %.2f add_us %.2f merge_us %.2f (each with a "
 		       "copy)\n",
-		       c[runs / 2], a[runs / 2], g[runs / 2]);
+		       bench_median(c, runs), bench_median(a, runs), bench_median(g, runs));
 	}
 	free(c);
 	free(a);

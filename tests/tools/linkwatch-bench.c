@@ -8,24 +8,10 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "ibprep/linkwatch.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "bench-util.h"
 
 int main(int argc, char **argv)
 {
@@ -47,22 +33,19 @@ int main(int argc, char **argv)
 	for (int i = 0; i < runs; i++) {
 		struct ibp_findings f = {0};
 		struct ibp_linkwatch_opts o = {.during = "during job 1.0"};
-		double t0 = now_ms(), t1, t2;
+		double t0 = bench_now_ms(), t1, t2;
 
 		ibp_linkwatch_read(&lw[1], &fs, NULL);
-		t1 = now_ms();
+		t1 = bench_now_ms();
 		ibp_linkwatch_compare(&lw[0], &lw[1], &o, &f);
-		t2 = now_ms();
+		t2 = bench_now_ms();
 		ibp_findings_release(&f);
 		rd[i] = t1 - t0;
 		cp[i] = t2 - t1;
 		tot[i] = t2 - t0;
 	}
-	qsort(rd, (size_t)runs, sizeof(double), cmp);
-	qsort(cp, (size_t)runs, sizeof(double), cmp);
-	qsort(tot, (size_t)runs, sizeof(double), cmp);
 	printf("ports %zu read_ms %.3f compare_ms %.3f total_ms %.3f\n", lw[0].n_ports,
-	       rd[runs / 2], cp[runs / 2], tot[runs / 2]);
+	       bench_median(rd, runs), bench_median(cp, runs), bench_median(tot, runs));
 	ibp_sysfs_close(&fs);
 	free(rd);
 	free(cp);
