@@ -815,7 +815,8 @@ static void link_sender(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, i
 	else
 		l->r.status = IBP_LINK_PASS;
 verdict:
-	send_ctrl(l, fd, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0, deadline);
+	/* the test's last frame: whatever follows on FD is the summary exchange's */
+	l->clean = !send_ctrl(l, fd, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0, deadline);
 	goto done;
 abort:
 	send_abort(l, fd);
@@ -895,6 +896,7 @@ static bool link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 	l->r.lat_us = (double)c.b / 1000.0;
 	if (recv_ctrl(l, fd, IBP_CTRL_VERDICT, &c, deadline))
 		goto done;
+	l->clean = true; /* the test's last frame, as on the sending side */
 	if (c.a == IBP_LINK_PASS)
 		l->r.status = IBP_LINK_PASS;
 	else if (c.a < IBP_LINK_STATUS_COUNT)
@@ -938,12 +940,13 @@ static void *out_worker(void *arg)
 		int64_t deadline = round_deadline(run, r);
 		int fd = oob_connect(run, l, deadline);
 
-		if (fd < 0)
-			continue;
-		pthread_mutex_lock(&run->mu);
-		l->fd = fd;
-		pthread_mutex_unlock(&run->mu);
-		link_sender(run, l, fd, deadline);
+		if (fd >= 0) {
+			pthread_mutex_lock(&run->mu);
+			l->fd = fd;
+			pthread_mutex_unlock(&run->mu);
+			link_sender(run, l, fd, deadline);
+		}
+		ibp_rt_ring_link_ended(run, l);
 	}
 	return NULL;
 }
@@ -973,6 +976,59 @@ static int wait_slot(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t dead
 	return fd;
 }
 
+/* One round of an in-link: the connections the acceptor hands over, and the test on them. */
+static void in_round(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
+{
+	char reject[IBP_TEXT_MAX];
+	int fd = wait_slot(run, l, deadline, reject, sizeof(reject));
+	bool version_seen;
+	unsigned version;
+
+	while (fd >= 0 && link_receiver(run, l, fd, deadline)) {
+		pthread_mutex_lock(&run->mu);
+		close(l->fd);
+		l->fd = -1;
+		ibp_seal_clear(&l->seal);
+		l->rearms++;
+		l->slot = IBP_RT_SLOT_EMPTY;
+		pthread_mutex_unlock(&run->mu);
+		fd = wait_slot(run, l, deadline, reject, sizeof(reject));
+	}
+	pthread_mutex_lock(&run->mu);
+	if (l->slot == IBP_RT_SLOT_FILLED)
+		l->slot = IBP_RT_SLOT_LIVE; /* the link ended: the acceptor need not stay */
+	version_seen = l->version_seen;
+	version = l->peer_version;
+	pthread_mutex_unlock(&run->mu);
+	if (fd == -ENXIO) {
+		rail_missing(run, l, reject);
+		return;
+	}
+	if (fd >= 0)
+		return;
+	/* Only a hello from the peer's own address leaves a reject. */
+	if (reject[0])
+		link_fail(l, IBP_LINK_AUTH, -EACCES,
+			  "no connection from %s authenticated by the deadline; %s",
+			  ibp_rt_node_name(run, l->peer), reject);
+	else if (version_seen && !l->rearms)
+		/*
+		 * As on the sending side, a reject of this version outweighs
+		 * it, and so does a connection of this version that
+		 * authenticated (then closed): the claim was not the peer's.
+		 */
+		link_fail(
+		    l, IBP_LINK_VERSION, -EPROTONOSUPPORT,
+		    "%s answers with protocol %u (its hello from %s), %s speaks %u: not tested",
+		    ibp_rt_node_name(run, l->peer), version, l->peer_addr,
+		    ibp_rt_node_name(run, run->me), ibp_oob_wire_version());
+	else
+		link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT,
+			  "no connection from %s by the deadline%s", ibp_rt_node_name(run, l->peer),
+			  l->rearms ? " (it had closed an authenticated one before its first frame)"
+				    : "");
+}
+
 static void *in_worker(void *arg)
 {
 	struct worker *w = arg;
@@ -980,62 +1036,9 @@ static void *in_worker(void *arg)
 
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(run); r++) {
 		struct ibp_rt_link *l = ibp_rt_link_at(run, w->rail, r, false);
-		int64_t deadline = round_deadline(run, r);
-		char reject[IBP_TEXT_MAX];
-		int fd = wait_slot(run, l, deadline, reject, sizeof(reject));
 
-		while (fd >= 0 && link_receiver(run, l, fd, deadline)) {
-			pthread_mutex_lock(&run->mu);
-			close(l->fd);
-			l->fd = -1;
-			ibp_seal_clear(&l->seal);
-			l->rearms++;
-			l->slot = IBP_RT_SLOT_EMPTY;
-			pthread_mutex_unlock(&run->mu);
-			fd = wait_slot(run, l, deadline, reject, sizeof(reject));
-		}
-		pthread_mutex_lock(&run->mu);
-		if (l->slot == IBP_RT_SLOT_FILLED)
-			l->slot = IBP_RT_SLOT_LIVE; /* the link ended: the acceptor need not stay */
-		pthread_mutex_unlock(&run->mu);
-		if (fd == -ENXIO) {
-			rail_missing(run, l, reject);
-			continue;
-		}
-		if (fd < 0) {
-			bool version_seen;
-			unsigned version;
-
-			pthread_mutex_lock(&run->mu);
-			version_seen = l->version_seen;
-			version = l->peer_version;
-			pthread_mutex_unlock(&run->mu);
-			/* Only a hello from the peer's own address leaves a reject. */
-			if (reject[0])
-				link_fail(l, IBP_LINK_AUTH, -EACCES,
-					  "no connection from %s authenticated by the deadline; %s",
-					  ibp_rt_node_name(run, l->peer), reject);
-			else if (version_seen && !l->rearms)
-				/*
-				 * As on the sending side, a reject of this version
-				 * outweighs it, and so does a connection of this
-				 * version that authenticated (then closed): the claim
-				 * was not the peer's.
-				 */
-				link_fail(l, IBP_LINK_VERSION, -EPROTONOSUPPORT,
-					  "%s answers with protocol %u (its hello from %s), %s "
-					  "speaks %u: not tested",
-					  ibp_rt_node_name(run, l->peer), version, l->peer_addr,
-					  ibp_rt_node_name(run, run->me), ibp_oob_wire_version());
-			else
-				link_fail(l, IBP_LINK_UNREACHABLE, -ETIMEDOUT,
-					  "no connection from %s by the deadline%s",
-					  ibp_rt_node_name(run, l->peer),
-					  l->rearms ? " (it had closed an authenticated one before "
-						      "its first frame)"
-						    : "");
-			continue;
-		}
+		in_round(run, l, round_deadline(run, r));
+		ibp_rt_ring_link_ended(run, l);
 	}
 	return NULL;
 }
@@ -1149,270 +1152,36 @@ static bool fp_have(const struct ibp_rt_run *run, uint32_t peer)
 }
 
 /*
- * ---- the step-wide comparison: a reduction along the ring --------------
- *
- * The sum holds places 0..N-1 on the plan's ring.  It travels along the
- * line the ring makes without its link N-1 -> 0 (oob.h): places below the
- * middle M = N/2 gather forward, places above it backward, M joins both
- * halves and sends the complete sum back out both ways.  A node's line
- * links: BACK to place p-1 (its ring in-link), FWD to p+1 (its out-link).
+ * A frame from L's peer (authenticated: it came sealed): its fingerprint,
+ * the ring's sum, its summary.  A peer may still send link messages it had
+ * queued: they are skipped.
  */
-enum { RING_BACK = 1, RING_FWD = 2 };
-
-static uint32_t ring_mid(const struct ibp_rt_run *run)
+static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const struct ibp_oob_msg *m,
+		       bool want_fp)
 {
-	return (uint32_t)(run->n / 2);
-}
+	const struct ibp_oob_summary *s = &m->u.summary;
 
-/* The line link on SIDE; NULL at the line's ends. */
-static struct ibp_rt_link *ring_link(struct ibp_rt_run *run, int side)
-{
-	if ((side == RING_BACK && run->ring_pos == 0) ||
-	    (side == RING_FWD && run->ring_pos == run->n - 1))
-		return NULL;
-	return ibp_rt_link_at(run, 0, run->ring_round, side == RING_FWD);
-}
-
-/* The side of the line L is on, 0 when it is not a line link. */
-static int ring_side(struct ibp_rt_run *run, const struct ibp_rt_link *l)
-{
-	if (run->ring == IBP_RT_RING_OFF)
-		return 0;
-	if (l == ring_link(run, RING_BACK))
-		return RING_BACK;
-	return l == ring_link(run, RING_FWD) ? RING_FWD : 0;
-}
-
-/* The sides the halves' sums come from (towards the line's ends). */
-static int ring_up(const struct ibp_rt_run *run)
-{
-	uint32_t p = run->ring_pos, m = ring_mid(run);
-
-	if (p == m)
-		return RING_BACK | RING_FWD;
-	if (p < m)
-		return p > 0 ? RING_BACK : 0;
-	return p < run->n - 1 ? RING_FWD : 0;
-}
-
-/* The side this node's sum goes to and the complete one comes from; 0 at M. */
-static int ring_down(const struct ibp_rt_run *run)
-{
-	uint32_t p = run->ring_pos, m = ring_mid(run);
-
-	return p == m ? 0 : p < m ? RING_FWD : RING_BACK;
-}
-
-/* The place of NODE on the ring (the ring has every node). */
-static uint32_t ring_place(const struct ibp_rt_run *run, uint32_t node)
-{
-	for (uint32_t p = 0; p < run->n; p++)
-		if (run->ring_order[p] == node)
-			return p;
-	return 0;
-}
-
-static bool ring_waiting(const struct ibp_rt_run *run)
-{
-	return run->ring == IBP_RT_RING_GATHER || run->ring == IBP_RT_RING_FINAL;
-}
-
-/* Whether a frame must still come on SIDE: an awaited half, or the complete sum. */
-static bool ring_needs(const struct ibp_rt_run *run, int side)
-{
-	if (run->ring == IBP_RT_RING_GATHER && (ring_up(run) & side & ~run->ring_got))
-		return true;
-	return ring_waiting(run) && side == ring_down(run);
-}
-
-/* Sends PHASE on L (this node's sum, or where the chain stopped). */
-static void ring_send_on(struct ibp_rt_run *run, struct ibp_rt_link *l, uint8_t phase,
-			 uint32_t origin, uint8_t why, uint32_t from)
-{
-	struct ibp_oob_msg *m;
-
-	if (!l || l->fd < 0)
+	if (m->type == IBP_OOB_FINGERPRINT && want_fp)
+		fp_keep(run, l->peer, &m->u.fingerprint);
+	if (m->type == IBP_OOB_FPSUM && ibp_rt_ring_reads(run, l))
+		ibp_rt_ring_recv(run, ibp_rt_ring_side(run, l), l, &m->u.fpsum);
+	if (m->type != IBP_OOB_SUMMARY || l->summary_in)
 		return;
-	m = calloc(1, sizeof(*m));
-	if (!m)
+	/* its summary came without a fingerprint first: it takes no part */
+	ibp_rt_ring_summary(run, l, fp_have(run, l->peer));
+	l->summary_in = true;
+	if (s->node != l->peer || s->nnodes != run->n)
 		return;
-	m->type = IBP_OOB_FPSUM;
-	m->u.fpsum.phase = phase;
-	if (phase == IBP_FPSUM_BROKEN) {
-		m->u.fpsum.origin = origin;
-		m->u.fpsum.why = why;
-		m->u.fpsum.from = from;
-	} else {
-		m->u.fpsum.sum = *run->sum;
+	run->n_summaries++;
+	if (s->plan != run->plan.digest && !run->plan_mismatch) {
+		run->plan_mismatch = true;
+		run->mismatch_node = l->peer;
+		run->mismatch_digest = s->plan;
 	}
-	if (ibp_seal_send(l->fd, &l->seal, m,
-			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
-		close(l->fd); /* that neighbour sees the chain break at once */
-		l->fd = -1;
-	}
-	free(m);
-}
-
-static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase, uint32_t origin, uint8_t why,
-		      uint32_t from)
-{
-	ring_send_on(run, ring_link(run, side), phase, origin, why, from);
-}
-
-/*
- * The complete sum goes on outwards, away from the middle, on every rail-0
- * link to a node farther out on the same side (the middle: to every one):
- * with the plain plan's i+1 and i+2 links it gains two places a hop, and a
- * node takes the first copy that comes.
- */
-static void ring_final_out(struct ibp_rt_run *run)
-{
-	uint32_t p = run->ring_pos, m = ring_mid(run);
-
-	for (size_t i = 0; i < run->n_links; i++) {
-		struct ibp_rt_link *l = &run->links[i];
-		uint32_t q = ring_place(run, l->peer);
-		bool again = false;
-
-		if (l->r.rail != 0 || !((p <= m && q < p) || (p >= m && q > p)))
-			continue;
-		for (size_t k = 0; k < i && !again; k++)
-			again = run->links[k].r.rail == 0 && run->links[k].peer == l->peer;
-		if (!again)
-			ring_send_on(run, l, IBP_FPSUM_FINAL, 0, 0, 0);
-	}
-}
-
-/*
- * The chain stopped at ORIGIN, at its link with FROM: fall back, and tell
- * the neighbours on the line (but the side it came from, CAME).
- */
-static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uint32_t from,
-		       int came)
-{
-	if (!ring_waiting(run))
-		return;
-	run->ring = IBP_RT_RING_BROKEN;
-	run->ring_at = origin;
-	run->ring_why = why;
-	run->ring_from = from;
-	for (int side = RING_BACK; side <= RING_FWD; side++)
-		if (side != came)
-			ring_send(run, side, IBP_FPSUM_BROKEN, origin, why, from);
-}
-
-/* The line link on SIDE closed: the chain stops here if a frame had to come on it. */
-static void ring_lost(struct ibp_rt_run *run, int side)
-{
-	const struct ibp_rt_link *l = ring_link(run, side);
-
-	if (l && l->fd < 0 && ring_needs(run, side))
-		ring_break(run, run->me, IBP_FPSUM_WHY_LINK, l->peer, side);
-}
-
-/* Sends this node's half on towards the middle, and waits for the complete sum. */
-static void ring_pass_on(struct ibp_rt_run *run)
-{
-	run->ring = IBP_RT_RING_FINAL;
-	ring_send(run, ring_down(run), IBP_FPSUM_GATHER, 0, 0, 0);
-	ring_lost(run, ring_down(run)); /* when sending failed */
-}
-
-/* Every awaited half is in: SUM becomes [lower half] + this node + [upper half]. */
-static void ring_join(struct ibp_rt_run *run)
-{
-	const struct ibp_rt_link *fwd = ring_link(run, RING_FWD);
-
-	if (!(run->ring_got & RING_BACK))
-		ibp_fp_sum_init(run->sum, run->n);
-	if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
-		return;
-	}
-	if ((run->ring_got & RING_FWD) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, fwd ? fwd->peer : run->me, 0);
-		return;
-	}
-	if (ring_down(run)) {
-		ring_pass_on(run);
-		return;
-	}
-	/* the middle: the whole step's sum goes back out both ways */
-	run->ring = IBP_RT_RING_DONE;
-	ring_final_out(run);
-}
-
-/* The line's ends start the halves; the others wait for them.  Before any frame is read. */
-static void ring_start(struct ibp_rt_run *run)
-{
-	unsigned round = 0;
-
-	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails)
-		return;
-	run->sum = malloc(sizeof(*run->sum));
-	run->sum_in = malloc(sizeof(*run->sum_in));
-	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
-	/* no memory, or a ring the plan does not have: the neighbours' comparison */
-	if (!run->sum || !run->sum_in || !run->ring_order ||
-	    ibp_rdmatest_ring_order(run->n, run->leaf, run->ring_order, &round) || round < 1 ||
-	    round > ibp_rt_n_rounds(run))
-		return;
-	run->ring_pos = ring_place(run, run->me);
-	if (run->plan.send_to[round - 1] != run->ring_order[(run->ring_pos + 1) % run->n])
-		return;
-	run->ring_round = round;
-	ibp_fp_sum_init(run->sum, run->n);
-	run->ring = IBP_RT_RING_GATHER;
-	ring_lost(run, RING_BACK);
-	ring_lost(run, RING_FWD);
-	if (run->ring == IBP_RT_RING_GATHER && !ring_up(run))
-		ring_join(run);
-}
-
-/*
- * A sum frame on L, the line link on SIDE or (0) another rail-0 link
- * (authenticated: it came sealed).
- */
-static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link *l,
-		      const struct ibp_oob_fpsum *f)
-{
-	const struct ibp_fp_sum *s = &f->sum;
-	uint32_t p = run->ring_pos;
-
-	switch (f->phase) {
-	case IBP_FPSUM_GATHER:
-		/* from below: places [0, p); from above: (p, N) */
-		if (run->ring != IBP_RT_RING_GATHER || !(ring_up(run) & side & ~run->ring_got) ||
-		    s->nnodes != run->n ||
-		    (side == RING_BACK ? s->first != 0 || s->n_merged != p
-				       : s->first != p + 1 || s->n_merged != run->n - p - 1)) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
-			return;
-		}
-		*(side == RING_BACK ? run->sum : run->sum_in) = *s;
-		run->ring_got |= (uint8_t)side;
-		if (!(ring_up(run) & ~run->ring_got)) /* the middle waits for both halves */
-			ring_join(run);
-		return;
-	case IBP_FPSUM_FINAL: /* on any rail-0 link from nearer the middle */
-		if (run->ring != IBP_RT_RING_FINAL || s->nnodes != run->n || s->first != 0 ||
-		    s->n_merged != run->n) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
-			return;
-		}
-		*run->sum = *s;
-		run->ring = IBP_RT_RING_DONE;
-		ring_final_out(run);
-		return;
-	case IBP_FPSUM_BROKEN:
-		if (f->origin >= run->n || f->from >= run->n)
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, side);
-		else
-			ring_break(run, f->origin, f->why, f->from, side);
-		return;
-	default:
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
-	}
+	for (size_t k = 0; k < s->n_links; k++)
+		known_add(run, &s->links[k]);
+	for (size_t k = 0; k < s->n_leaves && !run->cfg->topology; k++)
+		ibp_rt_addr_leaf_add(run, s->leaves[k].node, s->leaves[k].name);
 }
 
 /*
@@ -1420,7 +1189,8 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link
  * connection with, sealed under that link's keys, and (unless all its own
  * links passed) reads theirs for the blame.  With a fingerprint, it goes
  * first on every rail-0 link, and the node reads its peers' rail-0 links
- * until their summaries (which follow their fingerprints) arrive.
+ * until their fingerprints arrive, unless the step-wide sum already came
+ * (rdmatest_ring.c, whose thread may have read some of them already).
  */
 static void exchange_summaries(struct ibp_rt_run *run)
 {
@@ -1443,15 +1213,30 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		if (l->r.status != IBP_LINK_PASS)
 			all_pass = false;
-		if (l->fd >= 0 &&
-		    ((fpm && l->r.rail == 0 && ibp_seal_send(l->fd, &l->seal, fpm, d)) ||
-		     ibp_seal_send(l->fd, &l->seal, &mine, d))) {
-			close(l->fd);
-			l->fd = -1;
-		}
+		/*
+		 * A peer that finished first may have closed its end: what it sent
+		 * before (the complete sum) is still to be read, and the read
+		 * says when it is gone.  So a failed send does not close.
+		 */
+		if (l->fd >= 0 && fpm && l->r.rail == 0 && ibp_seal_send(l->fd, &l->seal, fpm, d))
+			continue;
+		if (l->fd >= 0)
+			(void)ibp_seal_send(l->fd, &l->seal, &mine, d);
 	}
 	free(fpm);
-	ring_start(run);
+	/* what the ring's thread read for this exchange, in the order it came */
+	for (size_t i = 0; i < run->n_links; i++) {
+		struct ibp_rt_link *l = &run->links[i];
+
+		if (l->held_fp)
+			take_frame(run, l, l->held_fp, want_fp);
+		if (l->held_sum)
+			take_frame(run, l, l->held_sum, want_fp);
+		free(l->held_fp);
+		free(l->held_sum);
+		l->held_fp = l->held_sum = NULL;
+	}
+	ibp_rt_ring_step(run); /* a link it needs closed just now */
 	/* All passed and nothing to compare: nothing to learn from the peers. */
 	while (!all_pass || want_fp) {
 		struct pollfd pfd[IBP_RDMATEST_MAX_LINKS];
@@ -1461,17 +1246,14 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			const struct ibp_rt_link *l = &run->links[i];
-			/*
-			 * the line links stay read after the summary, for the sum;
-			 * every rail-0 link once the complete sum may come
-			 */
-			bool ring_wait = ring_waiting(run) &&
-					 (ring_side(run, l) ||
-					  (run->ring == IBP_RT_RING_FINAL && l->r.rail == 0));
+			bool ring_wait = ibp_rt_ring_reads(run, l);
 
 			if (l->fd < 0 || (l->summary_in && !ring_wait))
 				continue;
-			if (all_pass && !ring_wait && (l->r.rail != 0 || fp_have(run, l->peer)))
+			/* the neighbours' fingerprints are for when the step-wide sum does not come */
+			if (all_pass && !ring_wait &&
+			    (l->r.rail != 0 || fp_have(run, l->peer) ||
+			     run->ring == IBP_RT_RING_DONE))
 				continue;
 			pfd[np] = (struct pollfd){.fd = l->fd, .events = POLLIN};
 			who[np++] = &run->links[i];
@@ -1486,12 +1268,10 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		for (size_t i = 0; i < np; i++) {
 			struct ibp_oob_msg *m = NULL;
 			struct ibp_rt_link *l = who[i];
-			int side = ring_side(run, l);
 
 			if (!pfd[i].revents)
 				continue;
 			m = malloc(sizeof(*m));
-			/* A peer may still send link messages it had queued: skip them. */
 			if (!m ||
 			    ibp_seal_recv(
 				l->fd, &l->seal, m,
@@ -1499,99 +1279,14 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				free(m);
 				close(l->fd);
 				l->fd = -1;
-				if (side)
-					ring_lost(run, side);
+				ibp_rt_ring_step(run);
 				continue;
 			}
-			if (m->type == IBP_OOB_FINGERPRINT && want_fp)
-				fp_keep(run, l->peer, &m->u.fingerprint);
-			if (m->type == IBP_OOB_FPSUM && ring_waiting(run) &&
-			    (side || l->r.rail == 0))
-				ring_recv(run, side, l, &m->u.fpsum);
-			/* its summary came without a fingerprint first: it takes no part */
-			if (m->type == IBP_OOB_SUMMARY && side && ring_needs(run, side) &&
-			    !fp_have(run, l->peer))
-				ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, l->peer, side);
-			if (m->type != IBP_OOB_SUMMARY || l->summary_in) {
-				free(m);
-				continue;
-			}
-			l->summary_in = true;
-			if (m->u.summary.node != l->peer || m->u.summary.nnodes != run->n) {
-				free(m);
-				continue;
-			}
-			run->n_summaries++;
-			if (m->u.summary.plan != run->plan.digest && !run->plan_mismatch) {
-				run->plan_mismatch = true;
-				run->mismatch_node = l->peer;
-				run->mismatch_digest = m->u.summary.plan;
-			}
-			for (size_t k = 0; k < m->u.summary.n_links; k++)
-				known_add(run, &m->u.summary.links[k]);
-			for (size_t k = 0; k < m->u.summary.n_leaves && !run->cfg->topology; k++)
-				ibp_rt_addr_leaf_add(run, m->u.summary.leaves[k].node,
-						     m->u.summary.leaves[k].name);
+			take_frame(run, l, m, want_fp);
 			free(m);
 		}
 	}
-	if (ring_waiting(run)) { /* the deadline, or a line link closed unread */
-		run->ring = IBP_RT_RING_BROKEN;
-		run->ring_at = run->me;
-		run->ring_why = IBP_FPSUM_WHY_NONE;
-		for (int side = RING_BACK; side <= RING_FWD; side++) {
-			const struct ibp_rt_link *l = ring_link(run, side);
-
-			if (l && l->fd < 0 && ring_needs(run, side)) {
-				run->ring_why = IBP_FPSUM_WHY_LINK;
-				run->ring_from = l->peer;
-			}
-		}
-	}
-}
-
-/* The whole step's sum, judged the same way on every node: each difference said once. */
-static int judge_sum(struct ibp_rt_run *run, struct ibp_findings *out)
-{
-	const char **names = calloc(run->n, sizeof(*names));
-	int rc;
-
-	if (!names)
-		return -ENOMEM;
-	/* the sum counts places on the ring: NAMES by place */
-	for (uint32_t i = 0; i < run->n; i++)
-		names[i] = ibp_rt_node_name(run, run->ring_order[i]);
-	rc = ibp_fp_sum_judge(run->sum, names, &run->pol, run->ring_pos, out);
-	free(names);
-	return rc;
-}
-
-/* Why the step-wide comparison did not complete here, for the fallback's findings. */
-static void ring_why_text(const struct ibp_rt_run *run, char *buf, size_t len)
-{
-	const char *from = ibp_rt_node_name(run, run->ring_from);
-	const char *at = ibp_rt_node_name(run, run->ring_at);
-
-	switch (run->ring_why) {
-	case IBP_FPSUM_WHY_LINK:
-		ibp_rt_setf(buf, len,
-			    "the step-wide comparison stopped at %s: no connection with %s", at,
-			    from);
-		break;
-	case IBP_FPSUM_WHY_NO_FP:
-		ibp_rt_setf(buf, len,
-			    "the step-wide comparison stopped at %s: %s sent no fingerprint", at,
-			    from);
-		break;
-	case IBP_FPSUM_WHY_BAD:
-		ibp_rt_setf(
-		    buf, len,
-		    "the step-wide comparison stopped at %s: %s's sum was not the expected one", at,
-		    from);
-		break;
-	default:
-		ibp_rt_setf(buf, len, "the step-wide comparison did not finish by the deadline");
-	}
+	ibp_rt_ring_deadline(run);
 }
 
 /* This node and the peers whose fingerprints came, in node order: the differences to say. */
@@ -1608,7 +1303,7 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
 	if (!run->cfg->fingerprint || !run->fps)
 		return 0;
 	if (run->ring == IBP_RT_RING_DONE)
-		return judge_sum(run, out);
+		return ibp_rt_ring_judge(run, out);
 	if (!run->n_fps)
 		return 0;
 	idx[n] = run->me;
@@ -1637,7 +1332,7 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
 	if (run->ring != IBP_RT_RING_BROKEN)
 		return rc;
 	/* the fallback says what it is: counts of a window, not of the step */
-	ring_why_text(run, why, sizeof(why));
+	ibp_rt_ring_why(run, why, sizeof(why));
 	for (size_t i = first; i < out->n; i++) {
 		char obs[IBP_TEXT_MAX];
 
@@ -1867,6 +1562,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	if (!run)
 		return -ENOMEM;
 	run->cfg = cfg;
+	run->ring_wake = -1;
 	for (size_t c = 0; c < IBP_RDMATEST_MAX_LISTEN; c++)
 		run->listen_fds[c] = -1;
 	run->start = cfg->start_ns ? cfg->start_ns : ibp_now_ns();
@@ -1958,6 +1654,10 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&run->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	if (cfg->fingerprint)
+		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
+	ibp_rt_ring_prepare(run);
+	ibp_rt_ring_spawn(run);
 	for (size_t k = 0; k < run->n_rails; k++) {
 		for (int o = 0; o < 2; o++) {
 			struct worker *w = &workers[nw];
@@ -1975,9 +1675,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	for (size_t i = 0; i < nw; i++)
 		if (workers[i].started)
 			pthread_join(workers[i].th, NULL);
+	ibp_rt_ring_handover(run);
 	version_out_links(run);
-	if (cfg->fingerprint)
-		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
 	exchange_summaries(run);
 	ibp_rt_report(run, out, res);
 	compare_fingerprints(run, out); /* -ENOMEM: no comparison, nothing else lost */
@@ -1985,12 +1684,6 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	res->step_wide = run->ring == IBP_RT_RING_DONE;
 	free(run->fps);
 	run->fps = NULL;
-	free(run->sum);
-	run->sum = NULL;
-	free(run->sum_in);
-	run->sum_in = NULL;
-	free(run->ring_order);
-	run->ring_order = NULL;
 	for (size_t i = 0; i < run->n_links; i++) {
 		if (run->links[i].fd >= 0)
 			drain_close(run->links[i].fd);
@@ -2000,6 +1693,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	pthread_mutex_destroy(&run->mu);
 	rc = 0;
 out_free:
+	ibp_rt_ring_free(run);
 	fill_result(run, res);
 	ibp_rt_close_listeners(run);
 	ibp_hostlist_release(&run->own_nodes);

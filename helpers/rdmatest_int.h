@@ -10,6 +10,9 @@
  *                      (slot policy, HELLO checks, munge verification)
  *   rdmatest_plan.c    who tests with whom (pure)
  *   rdmatest_blame.c   who is suspected and the findings that say so
+ *   rdmatest_ring.c    the step-wide sum of the fingerprints along the
+ *                      plan's ring, on a thread of its own while the links
+ *                      are tested
  *
  * Non-static symbols here carry the ibp_rt_ prefix (the library is linked
  * into slurmstepd next to other plugins).
@@ -75,6 +78,15 @@ struct ibp_rt_link {
 	 * not were answered "no such rail": the acceptor stays until they are.
 	 */
 	uint8_t peer_rails, no_rail_answered;
+	/*
+	 * Under mu: the worker is done with the link (ENDED); CLEAN, its test
+	 * ended in the verdict, which is the last of the test's frames either
+	 * way: the ring's thread may use it from then on (rdmatest_ring.c).
+	 */
+	bool ended, clean;
+	uint8_t ring_use; /* the ring's thread's view of it */
+	/* the peer's fingerprint and summary the ring's thread read, for the exchange (heap) */
+	struct ibp_oob_msg *held_fp, *held_sum;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */
@@ -160,9 +172,17 @@ struct ibp_rt_run {
 	uint32_t ring_from; /* RING_BROKEN: the neighbour of RING_AT it stopped at */
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
 	uint32_t *ring_order;
-	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */
-	unsigned ring_round; /* the round whose links it uses */
-	uint8_t ring_why;    /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
+	uint32_t ring_pos;     /* this node's place on it: the sum holds places, not indices */
+	unsigned ring_round;   /* the round whose links it uses */
+	uint8_t ring_why;      /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
+	uint32_t *ring_places; /* node -> its place (heap) */
+	uint8_t ring_owe;      /* RING_BROKEN: the line sides still to be told */
+	/* the ring's thread: woken by an eventfd, told to stop under mu */
+	pthread_t ring_th;
+	int ring_wake;     /* -1: none */
+	bool ring_running; /* the thread was started and not joined */
+	bool ring_stop;    /* under mu */
+	bool ring_handed;  /* the caller's thread has the ring and every link */
 };
 
 /*
@@ -178,6 +198,33 @@ enum ibp_rt_ring {
 	IBP_RT_RING_DONE,   /* SUM is the whole step */
 	IBP_RT_RING_BROKEN, /* fall back to the neighbours' fingerprints */
 };
+
+/*
+ * rdmatest_ring.c.  PREPARE before the workers start (RING stays OFF
+ * without a ring), SPAWN its thread, LINK_ENDED from a worker when it is
+ * done with a link, HANDOVER once the workers are joined: from then on the
+ * caller's thread owns it and calls RECV (a sealed FPSUM frame on L, on
+ * the line's SIDE or 0), SUMMARY (a summary on L; HAD_FP: its sender's
+ * fingerprint came first), STEP (a link closed), DEADLINE (the exchange
+ * ended).  READS: whether the chain still wants frames from L.
+ */
+void ibp_rt_ring_prepare(struct ibp_rt_run *run);
+void ibp_rt_ring_spawn(struct ibp_rt_run *run);
+void ibp_rt_ring_link_ended(struct ibp_rt_run *run, struct ibp_rt_link *l);
+void ibp_rt_ring_handover(struct ibp_rt_run *run);
+bool ibp_rt_ring_waiting(const struct ibp_rt_run *run);
+int ibp_rt_ring_side(struct ibp_rt_run *run, const struct ibp_rt_link *l);
+bool ibp_rt_ring_reads(struct ibp_rt_run *run, const struct ibp_rt_link *l);
+void ibp_rt_ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link *l,
+		      const struct ibp_oob_fpsum *f);
+void ibp_rt_ring_summary(struct ibp_rt_run *run, const struct ibp_rt_link *l, bool had_fp);
+void ibp_rt_ring_step(struct ibp_rt_run *run);
+void ibp_rt_ring_deadline(struct ibp_rt_run *run);
+/* RING_DONE: the whole step's sum judged, the same way on every node */
+int ibp_rt_ring_judge(struct ibp_rt_run *run, struct ibp_findings *out);
+/* RING_BROKEN: why, for the fallback's findings */
+void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len);
+void ibp_rt_ring_free(struct ibp_rt_run *run);
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *ibp_rt_node_name(const struct ibp_rt_run *run, uint32_t i);
