@@ -135,7 +135,8 @@ static int check_msg(const struct ibp_oob_msg *m, bool deep)
 		if (h->nnodes == 0 || h->nnodes > IBP_OOB_MAX_NODES || h->from >= h->nnodes ||
 		    h->to >= h->nnodes || h->from == h->to)
 			return -EBADMSG;
-		if (h->round < 1 || h->round > 2)
+		if (h->round < 1 || h->round > IBP_OOB_RING_ROUND ||
+		    (h->round == IBP_OOB_RING_ROUND && h->rail != 0))
 			return -EBADMSG;
 		if (h->n_rails < 1 || h->n_rails > IBP_OOB_MAX_RAILS ||
 		    h->rail >= IBP_OOB_MAX_RAILS)

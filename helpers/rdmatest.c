@@ -451,15 +451,16 @@ static uint16_t first_hung(const struct ibp_rt_run *run, const bool *hung)
  * credential) is noted and skipped, never taken as the peer's word.  When
  * no candidate authenticates, the link fails as an authentication failure
  * if some port answered without valid credentials (nobody is blamed), else
- * as unreachable.
+ * as unreachable.  The first pause is PAUSE_MS.
  */
-static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
+static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline,
+		       int pause_ms)
 {
 	char why[IBP_TEXT_MAX] = "", unauth[IBP_TEXT_MAX] = "", silent[IBP_TEXT_MAX] = "";
 	uint16_t unauth_port = 0, version_port = 0, hung_port = 0;
 	/* candidates whose last try was accepted and closed unanswered */
 	bool hung[IBP_RDMATEST_MAX_LISTEN] = {false};
-	int pause_ms = 10, fd;
+	int fd;
 
 	for (;;) {
 		int ms;
@@ -544,6 +545,11 @@ give_up:
 			  "%s: connection refused on port %u%s", l->peer_addr, run->cands[0],
 			  run->n_cands > 1 ? " and its fallbacks" : "");
 	return -1;
+}
+
+int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
+{
+	return oob_connect(run, l, deadline, 2);
 }
 
 static int send_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, int32_t status, uint64_t a,
@@ -815,8 +821,7 @@ static void link_sender(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, i
 	else
 		l->r.status = IBP_LINK_PASS;
 verdict:
-	/* the test's last frame: whatever follows on FD is the summary exchange's */
-	l->clean = !send_ctrl(l, fd, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0, deadline);
+	send_ctrl(l, fd, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0, deadline);
 	goto done;
 abort:
 	send_abort(l, fd);
@@ -896,7 +901,6 @@ static bool link_receiver(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 	l->r.lat_us = (double)c.b / 1000.0;
 	if (recv_ctrl(l, fd, IBP_CTRL_VERDICT, &c, deadline))
 		goto done;
-	l->clean = true; /* the test's last frame, as on the sending side */
 	if (c.a == IBP_LINK_PASS)
 		l->r.status = IBP_LINK_PASS;
 	else if (c.a < IBP_LINK_STATUS_COUNT)
@@ -938,15 +942,14 @@ static void *out_worker(void *arg)
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(run); r++) {
 		struct ibp_rt_link *l = ibp_rt_link_at(run, w->rail, r, true);
 		int64_t deadline = round_deadline(run, r);
-		int fd = oob_connect(run, l, deadline);
+		int fd = oob_connect(run, l, deadline, 10);
 
-		if (fd >= 0) {
-			pthread_mutex_lock(&run->mu);
-			l->fd = fd;
-			pthread_mutex_unlock(&run->mu);
-			link_sender(run, l, fd, deadline);
-		}
-		ibp_rt_ring_link_ended(run, l);
+		if (fd < 0)
+			continue;
+		pthread_mutex_lock(&run->mu);
+		l->fd = fd;
+		pthread_mutex_unlock(&run->mu);
+		link_sender(run, l, fd, deadline);
 	}
 	return NULL;
 }
@@ -1038,7 +1041,6 @@ static void *in_worker(void *arg)
 		struct ibp_rt_link *l = ibp_rt_link_at(run, w->rail, r, false);
 
 		in_round(run, l, round_deadline(run, r));
-		ibp_rt_ring_link_ended(run, l);
 	}
 	return NULL;
 }
@@ -1152,9 +1154,9 @@ static bool fp_have(const struct ibp_rt_run *run, uint32_t peer)
 }
 
 /*
- * A frame from L's peer (authenticated: it came sealed): its fingerprint,
- * the ring's sum, its summary.  A peer may still send link messages it had
- * queued: they are skipped.
+ * A frame from L's peer (authenticated: it came sealed): its fingerprint or
+ * its summary.  A peer may still send link messages it had queued: they
+ * are skipped.
  */
 static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const struct ibp_oob_msg *m,
 		       bool want_fp)
@@ -1163,12 +1165,8 @@ static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const stru
 
 	if (m->type == IBP_OOB_FINGERPRINT && want_fp)
 		fp_keep(run, l->peer, &m->u.fingerprint);
-	if (m->type == IBP_OOB_FPSUM && ibp_rt_ring_reads(run, l))
-		ibp_rt_ring_recv(run, ibp_rt_ring_side(run, l), l, &m->u.fpsum);
 	if (m->type != IBP_OOB_SUMMARY || l->summary_in)
 		return;
-	/* its summary came without a fingerprint first: it takes no part */
-	ibp_rt_ring_summary(run, l, fp_have(run, l->peer));
 	l->summary_in = true;
 	if (s->node != l->peer || s->nnodes != run->n)
 		return;
@@ -1189,8 +1187,9 @@ static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const stru
  * connection with, sealed under that link's keys, and (unless all its own
  * links passed) reads theirs for the blame.  With a fingerprint, it goes
  * first on every rail-0 link, and the node reads its peers' rail-0 links
- * until their fingerprints arrive, unless the step-wide sum already came
- * (rdmatest_ring.c, whose thread may have read some of them already).
+ * until their fingerprints arrive, for the fallback, unless the step-wide
+ * sum came whole (rdmatest_ring.c): the exchange waits for the ring's
+ * thread to end, by the deadline at the latest.
  */
 static void exchange_summaries(struct ibp_rt_run *run)
 {
@@ -1213,50 +1212,36 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		if (l->r.status != IBP_LINK_PASS)
 			all_pass = false;
-		/*
-		 * A peer that finished first may have closed its end: what it sent
-		 * before (the complete sum) is still to be read, and the read
-		 * says when it is gone.  So a failed send does not close.
-		 */
-		if (l->fd >= 0 && fpm && l->r.rail == 0 && ibp_seal_send(l->fd, &l->seal, fpm, d))
-			continue;
-		if (l->fd >= 0)
-			(void)ibp_seal_send(l->fd, &l->seal, &mine, d);
+		if (l->fd >= 0 &&
+		    ((fpm && l->r.rail == 0 && ibp_seal_send(l->fd, &l->seal, fpm, d)) ||
+		     ibp_seal_send(l->fd, &l->seal, &mine, d))) {
+			close(l->fd);
+			l->fd = -1;
+		}
 	}
 	free(fpm);
-	/* what the ring's thread read for this exchange, in the order it came */
-	for (size_t i = 0; i < run->n_links; i++) {
-		struct ibp_rt_link *l = &run->links[i];
-
-		if (l->held_fp)
-			take_frame(run, l, l->held_fp, want_fp);
-		if (l->held_sum)
-			take_frame(run, l, l->held_sum, want_fp);
-		free(l->held_fp);
-		free(l->held_sum);
-		l->held_fp = l->held_sum = NULL;
-	}
-	ibp_rt_ring_step(run); /* a link it needs closed just now */
-	/* All passed and nothing to compare: nothing to learn from the peers. */
-	while (!all_pass || want_fp) {
-		struct pollfd pfd[IBP_RDMATEST_MAX_LINKS];
-		struct ibp_rt_link *who[IBP_RDMATEST_MAX_LINKS];
+	for (;;) {
+		struct pollfd pfd[IBP_RDMATEST_MAX_LINKS + 1];
+		struct ibp_rt_link *who[IBP_RDMATEST_MAX_LINKS + 1];
 		size_t np = 0;
 		int ms = ibp_deadline_poll_ms(deadline, ibp_now_ns()), n;
+		int ring_fd = ibp_rt_ring_done_fd(run);
+		/* the neighbours' fingerprints are for when the step-wide sum does not come */
+		bool fps = want_fp && (ring_fd >= 0 || run->ring != IBP_RT_RING_DONE);
 
-		for (size_t i = 0; i < run->n_links; i++) {
+		for (size_t i = 0; i < run->n_links && (!all_pass || fps); i++) {
 			const struct ibp_rt_link *l = &run->links[i];
-			bool ring_wait = ibp_rt_ring_reads(run, l);
 
-			if (l->fd < 0 || (l->summary_in && !ring_wait))
+			if (l->fd < 0 || l->summary_in)
 				continue;
-			/* the neighbours' fingerprints are for when the step-wide sum does not come */
-			if (all_pass && !ring_wait &&
-			    (l->r.rail != 0 || fp_have(run, l->peer) ||
-			     run->ring == IBP_RT_RING_DONE))
+			if (all_pass && (l->r.rail != 0 || fp_have(run, l->peer)))
 				continue;
 			pfd[np] = (struct pollfd){.fd = l->fd, .events = POLLIN};
 			who[np++] = &run->links[i];
+		}
+		if (ring_fd >= 0) {
+			pfd[np] = (struct pollfd){.fd = ring_fd, .events = POLLIN};
+			who[np++] = NULL;
 		}
 		if (np == 0 || ms == 0)
 			break;
@@ -1271,6 +1256,10 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 			if (!pfd[i].revents)
 				continue;
+			if (!l) { /* the ring's thread is done: RING is final */
+				ibp_rt_ring_join(run, false);
+				continue;
+			}
 			m = malloc(sizeof(*m));
 			if (!m ||
 			    ibp_seal_recv(
@@ -1279,14 +1268,13 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				free(m);
 				close(l->fd);
 				l->fd = -1;
-				ibp_rt_ring_step(run);
 				continue;
 			}
 			take_frame(run, l, m, want_fp);
 			free(m);
 		}
 	}
-	ibp_rt_ring_deadline(run);
+	ibp_rt_ring_join(run, true); /* the deadline */
 }
 
 /* This node and the peers whose fingerprints came, in node order: the differences to say. */
@@ -1562,7 +1550,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	if (!run)
 		return -ENOMEM;
 	run->cfg = cfg;
-	run->ring_wake = -1;
+	run->ring_wake = run->ring_done = -1;
+	run->ring_conn[0].fd = run->ring_conn[1].fd = -1;
 	for (size_t c = 0; c < IBP_RDMATEST_MAX_LISTEN; c++)
 		run->listen_fds[c] = -1;
 	run->start = cfg->start_ns ? cfg->start_ns : ibp_now_ns();
@@ -1624,6 +1613,9 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	if (!cfg->topology && cfg->own_leaf)
 		ibp_rt_addr_leaf_add(run, run->me, cfg->own_leaf);
 	setup_links(run, out);
+	if (cfg->fingerprint)
+		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
+	ibp_rt_ring_prepare(run); /* before the quotas: the predecessor's connection is one more */
 	rc = ibp_rt_peers_init(run);
 	if (rc)
 		goto out_free;
@@ -1654,9 +1646,6 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&run->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (cfg->fingerprint)
-		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
-	ibp_rt_ring_prepare(run);
 	ibp_rt_ring_spawn(run);
 	for (size_t k = 0; k < run->n_rails; k++) {
 		for (int o = 0; o < 2; o++) {
@@ -1672,10 +1661,10 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 		}
 	}
 	ibp_rt_acceptor(run);
+	ibp_rt_ring_accept_over(run);
 	for (size_t i = 0; i < nw; i++)
 		if (workers[i].started)
 			pthread_join(workers[i].th, NULL);
-	ibp_rt_ring_handover(run);
 	version_out_links(run);
 	exchange_summaries(run);
 	ibp_rt_report(run, out, res);
@@ -1701,3 +1690,4 @@ out_free:
 	free(run);
 	return rc;
 }
+

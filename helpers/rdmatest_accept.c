@@ -198,6 +198,11 @@ int ibp_rt_peers_init(struct ibp_rt_run *run)
 		}
 		p->quota++;
 	}
+	/* one more from the line's predecessor: the step-wide sum's connection (rdmatest_ring.c) */
+	for (size_t k = 0; k < run->n_in_peers; k++)
+		if ((run->ring_uses & IBP_RT_RING_BACK) &&
+		    run->in_peers[k].node == run->ring_conn[0].peer)
+			run->in_peers[k].quota++;
 	return 0;
 }
 
@@ -299,7 +304,10 @@ static void mark_missing_rails(struct ibp_rt_run *run, uint32_t from, unsigned p
 	}
 }
 
-/* The peer asked for a rail this node does not have: say so, authenticated. */
+/*
+ * The peer asked for a rail this node does not have, or to join a
+ * step-wide sum this node has no part in: say so, authenticated.
+ */
 static void answer_no_rail(struct ibp_rt_run *run, struct pending *p, const struct ibp_oob_hello *h)
 {
 	struct ibp_oob_msg reply;
@@ -319,8 +327,13 @@ static void answer_no_rail(struct ibp_rt_run *run, struct pending *p, const stru
 			x->no_rail_answered++;
 		pthread_mutex_unlock(&run->mu);
 	}
-	drop(run, p, "%s asks for rail %u, this node tests %zu%s%s", ibp_rt_node_name(run, h->from),
-	     h->rail, run->n_rails, rc ? ": cannot answer: " : "", rc ? why : "");
+	if (h->round == IBP_OOB_RING_ROUND)
+		drop(run, p, "%s opens the step-wide sum's connection, this node takes no part%s%s",
+		     ibp_rt_node_name(run, h->from), rc ? ": cannot answer: " : "", rc ? why : "");
+	else
+		drop(run, p, "%s asks for rail %u, this node tests %zu%s%s",
+		     ibp_rt_node_name(run, h->from), h->rail, run->n_rails,
+		     rc ? ": cannot answer: " : "", rc ? why : "");
 }
 
 static void handshake(struct ibp_rt_run *run, struct pending *p)
@@ -379,7 +392,14 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 		answer_no_rail(run, p, h);
 		return;
 	}
-	if (h->round <= ibp_rt_n_rounds(run)) {
+	if (h->round == IBP_OOB_RING_ROUND) {
+		l = ibp_rt_ring_slot(run, h->from);
+		/* nothing to add to the sum here: said at once, nobody waits for it */
+		if (!l && !run->ring_uses) {
+			answer_no_rail(run, p, h);
+			return;
+		}
+	} else if (h->round <= ibp_rt_n_rounds(run)) {
 		l = ibp_rt_link_at(run, h->rail, h->round, false);
 		if (l->peer != h->from)
 			l = NULL;
@@ -422,7 +442,7 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	}
 	pthread_mutex_lock(&run->mu);
 	mark_missing_rails(run, h->from, h->n_rails);
-	{
+	if (h->round <= ibp_rt_n_rounds(run)) {
 		struct ibp_rt_link *x = ibp_rt_link_at(run, 0, h->round, false);
 
 		if (x->peer == h->from)
@@ -433,6 +453,8 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	l->slot = IBP_RT_SLOT_FILLED;
 	pthread_cond_broadcast(&run->cv);
 	pthread_mutex_unlock(&run->mu);
+	if (h->round == IBP_OOB_RING_ROUND)
+		ibp_rt_ring_wake(run);
 	ibp_seal_clear(&seal);
 	p->fd = -1;
 	return;
@@ -519,6 +541,13 @@ static enum slots_state slots_state(struct ibp_rt_run *run)
 		if (l->r.rail == 0 && l->peer_rails > run->n_rails &&
 		    l->no_rail_answered < l->peer_rails - run->n_rails)
 			st = SLOTS_WAITING;
+	}
+	/* the step-wide sum's connection from the line's predecessor: a slot like a link's */
+	if (run->ring_uses & IBP_RT_RING_BACK) {
+		if (run->ring_conn[0].slot == IBP_RT_SLOT_EMPTY)
+			st = SLOTS_WAITING;
+		else if (run->ring_conn[0].slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
+			st = SLOTS_HANDED;
 	}
 	pthread_mutex_unlock(&run->mu);
 	return st;

@@ -11,8 +11,8 @@
  *   rdmatest_plan.c    who tests with whom (pure)
  *   rdmatest_blame.c   who is suspected and the findings that say so
  *   rdmatest_ring.c    the step-wide sum of the fingerprints along the
- *                      plan's ring, on a thread of its own while the links
- *                      are tested
+ *                      plan's ring: a thread and connections of its own,
+ *                      while the links are tested
  *
  * Non-static symbols here carry the ibp_rt_ prefix (the library is linked
  * into slurmstepd next to other plugins).
@@ -78,15 +78,6 @@ struct ibp_rt_link {
 	 * not were answered "no such rail": the acceptor stays until they are.
 	 */
 	uint8_t peer_rails, no_rail_answered;
-	/*
-	 * Under mu: the worker is done with the link (ENDED); CLEAN, its test
-	 * ended in the verdict, which is the last of the test's frames either
-	 * way: the ring's thread may use it from then on (rdmatest_ring.c).
-	 */
-	bool ended, clean;
-	uint8_t ring_use; /* the ring's thread's view of it */
-	/* the peer's fingerprint and summary the ring's thread read, for the exchange (heap) */
-	struct ibp_oob_msg *held_fp, *held_sum;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */
@@ -159,11 +150,12 @@ struct ibp_rt_run {
 	size_t n_fps;
 	/*
 	 * The step-wide comparison (cfg->fingerprint set, IBP_RT_RING_MIN nodes
-	 * or more): a reduction along the rail-0 links of the plan's ring
-	 * (fingerprint.h): the plain plan's round 1, the topology-aware one's 2,
-	 * from both ends of the line towards the middle and back (oob.h).
-	 * SUM is the heap copy that travels, complete once RING is RING_DONE;
-	 * SUM_IN the upper half's sum as it came (heap).
+	 * or more): a reduction along the plan's ring (fingerprint.h; the
+	 * plain plan's round 1, the topology-aware one's 2), from both ends of
+	 * the line towards the middle and back (oob.h), on connections of its
+	 * own.  SUM is the heap copy that travels, complete once RING is
+	 * RING_DONE; SUM_IN the upper half's sum as it came (heap).  The ring's
+	 * thread owns these fields from ibp_rt_ring_spawn to ibp_rt_ring_join.
 	 */
 	int ring; /* enum ibp_rt_ring */
 	struct ibp_fp_sum *sum, *sum_in;
@@ -173,16 +165,24 @@ struct ibp_rt_run {
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
 	uint32_t *ring_order;
 	uint32_t ring_pos;     /* this node's place on it: the sum holds places, not indices */
-	unsigned ring_round;   /* the round whose links it uses */
+	unsigned ring_round;   /* the plan's round whose links make the ring */
 	uint8_t ring_why;      /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
-	uint32_t *ring_places; /* node -> its place (heap) */
 	uint8_t ring_owe;      /* RING_BROKEN: the line sides still to be told */
-	/* the ring's thread: woken by an eventfd, told to stop under mu */
+	/*
+	 * The sum's own connections (HELLO round IBP_OOB_RING_ROUND, rail 0):
+	 * RING_CONN[0] from the line's predecessor (a slot the acceptor fills,
+	 * as an in-link's), [1] to its successor (the ring's thread opens it).
+	 * RING_USES says which of them this node has, fixed before the threads
+	 * start.  Under mu: the predecessor's slot and fd until the thread has
+	 * them, RING_STOP.
+	 */
+	struct ibp_rt_link ring_conn[2];
+	uint8_t ring_uses; /* IBP_RT_RING_BACK | IBP_RT_RING_FWD */
+	bool ring_stop;
+	/* the ring's thread: woken by RING_WAKE, says it is done on RING_DONE (eventfds) */
 	pthread_t ring_th;
-	int ring_wake;     /* -1: none */
-	bool ring_running; /* the thread was started and not joined */
-	bool ring_stop;    /* under mu */
-	bool ring_handed;  /* the caller's thread has the ring and every link */
+	int ring_wake, ring_done; /* -1: none */
+	bool ring_running;        /* started and not joined */
 };
 
 /*
@@ -190,6 +190,10 @@ struct ibp_rt_run {
  * their fingerprints are enough.  From 6 on, the sum travels the ring.
  */
 #define IBP_RT_RING_MIN 6
+
+/* A node's neighbours on the ring's line: place p-1 and p+1 */
+#define IBP_RT_RING_BACK 1u
+#define IBP_RT_RING_FWD  2u
 
 enum ibp_rt_ring {
 	IBP_RT_RING_OFF = 0,
@@ -200,26 +204,24 @@ enum ibp_rt_ring {
 };
 
 /*
- * rdmatest_ring.c.  PREPARE before the workers start (RING stays OFF
- * without a ring), SPAWN its thread, LINK_ENDED from a worker when it is
- * done with a link, HANDOVER once the workers are joined: from then on the
- * caller's thread owns it and calls RECV (a sealed FPSUM frame on L, on
- * the line's SIDE or 0), SUMMARY (a summary on L; HAD_FP: its sender's
- * fingerprint came first), STEP (a link closed), DEADLINE (the exchange
- * ended).  READS: whether the chain still wants frames from L.
+ * rdmatest_ring.c.  PREPARE before the in-peers' quotas (RING stays OFF
+ * without a ring); SPAWN once mu exists; the acceptor fills the slot SLOT
+ * gives it for the predecessor's HELLO (NULL: this node takes none from
+ * FROM) and WAKEs the thread; ACCEPT_OVER when the acceptor is done (an
+ * empty slot stays empty).  The summary exchange polls DONE_FD (-1:
+ * no thread) and JOINs (STOP: tell it to end first); from then on the
+ * caller's thread owns the ring's fields.  The thread opens the
+ * successor's connection with CONNECT (rdmatest.c: as a link's, but
+ * trying again sooner: the sum waits for it).
  */
 void ibp_rt_ring_prepare(struct ibp_rt_run *run);
 void ibp_rt_ring_spawn(struct ibp_rt_run *run);
-void ibp_rt_ring_link_ended(struct ibp_rt_run *run, struct ibp_rt_link *l);
-void ibp_rt_ring_handover(struct ibp_rt_run *run);
-bool ibp_rt_ring_waiting(const struct ibp_rt_run *run);
-int ibp_rt_ring_side(struct ibp_rt_run *run, const struct ibp_rt_link *l);
-bool ibp_rt_ring_reads(struct ibp_rt_run *run, const struct ibp_rt_link *l);
-void ibp_rt_ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link *l,
-		      const struct ibp_oob_fpsum *f);
-void ibp_rt_ring_summary(struct ibp_rt_run *run, const struct ibp_rt_link *l, bool had_fp);
-void ibp_rt_ring_step(struct ibp_rt_run *run);
-void ibp_rt_ring_deadline(struct ibp_rt_run *run);
+struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from);
+void ibp_rt_ring_wake(struct ibp_rt_run *run);
+void ibp_rt_ring_accept_over(struct ibp_rt_run *run);
+int ibp_rt_ring_done_fd(const struct ibp_rt_run *run);
+void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop);
+int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline);
 /* RING_DONE: the whole step's sum judged, the same way on every node */
 int ibp_rt_ring_judge(struct ibp_rt_run *run, struct ibp_findings *out);
 /* RING_BROKEN: why, for the fallback's findings */

@@ -7,66 +7,46 @@
  * The sum holds places 0..N-1 on the plan's ring.  It travels along the
  * line the ring makes without its link N-1 -> 0: places below the middle
  * M = N/2 gather forward, places above it backward, M joins both halves and
- * sends the complete sum back out both ways.  A node's line links: BACK to
- * place p-1 (its ring in-link), FWD to p+1 (its out-link), both rail 0.
+ * sends the complete sum back out both ways.  A node's line neighbours:
+ * BACK, place p-1, and FWD, place p+1.
  *
  * The sum needs nothing but fingerprints, which every node has before its
- * first link test, so it runs while the links are still being tested.  A
- * thread of its own (ibp_rt_ring_spawn) takes a rail-0 link as soon as
- * that link's test has ended in its verdict, and only such a link: the
- * peer reads nothing of the test after the verdict, so a frame behind it
- * cannot be mistaken for one of the test's.  Peers that finish all their
- * links send their fingerprint and summary on such a link; the thread
- * keeps them for the summary exchange (held_fp, held_sum).  When the
- * workers are done the caller's thread takes over (ibp_rt_ring_handover)
- * and the summary exchange finishes what is left, with every link.  A
- * frame the chain owes a link that cannot be used yet (where it stopped)
- * goes out as soon as it can.
+ * first link test, so it runs beside the tests, not after them: a thread of
+ * its own, on connections of its own, one per pair of line neighbours
+ * (HELLO round IBP_OOB_RING_ROUND, authenticated and sealed like a link's,
+ * with keys of their own).  The thread opens the one to FWD; the acceptor
+ * hands it the one from BACK, and stays for it as for an in-link.  On the
+ * links the test's frames and the summary exchange stay as they were: a
+ * chain that stops falls back to the neighbours' FINGERPRINT frames there.
  *
- * Before the handover the ring's fields of the run and the links the
- * thread took are the thread's alone; the workers publish a link's end
- * under mu (ended, clean), and the thread reads it there.
+ * Every node of a step big enough takes part, with a fingerprint or not: a
+ * node without one says so at once (BROKEN, "sent no fingerprint"), so
+ * that nobody waits for its connections.
+ *
+ * From ibp_rt_ring_spawn to ibp_rt_ring_join the ring's fields of the run
+ * are the thread's alone, but for the predecessor's slot, which the
+ * acceptor fills under mu.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "rdmatest_int.h"
 
-enum { RING_BACK = 1, RING_FWD = 2 };
-
-/* What the ring's thread may do with a rail-0 link (struct ibp_rt_link.ring_use). */
-enum {
-	RING_USE_NOT_YET = 0, /* its test still runs */
-	RING_USE_OK,          /* ended in its verdict, connection open: the thread's */
-	RING_USE_LATER,       /* ended otherwise, still open: after the handover */
-	RING_USE_GONE,        /* ended without a connection */
-};
+enum { RING_BACK = IBP_RT_RING_BACK, RING_FWD = IBP_RT_RING_FWD };
 
 static uint32_t ring_mid(const struct ibp_rt_run *run)
 {
 	return (uint32_t)(run->n / 2);
 }
 
-/* The line link on SIDE; NULL at the line's ends, and without a ring. */
-static struct ibp_rt_link *ring_link(struct ibp_rt_run *run, int side)
+/* The connection with the line neighbour on SIDE; NULL at the line's ends, and without a ring. */
+static struct ibp_rt_link *ring_conn(struct ibp_rt_run *run, int side)
 {
-	if (run->ring == IBP_RT_RING_OFF ||
-	    (side == RING_BACK && run->ring_pos == 0) ||
-	    (side == RING_FWD && run->ring_pos == run->n - 1))
-		return NULL;
-	return ibp_rt_link_at(run, 0, run->ring_round, side == RING_FWD);
-}
-
-int ibp_rt_ring_side(struct ibp_rt_run *run, const struct ibp_rt_link *l)
-{
-	if (run->ring == IBP_RT_RING_OFF)
-		return 0;
-	if (l == ring_link(run, RING_BACK))
-		return RING_BACK;
-	return l == ring_link(run, RING_FWD) ? RING_FWD : 0;
+	return run->ring_uses & side ? &run->ring_conn[side == RING_FWD] : NULL;
 }
 
 /* The sides the halves' sums come from (towards the line's ends). */
@@ -89,7 +69,7 @@ static int ring_down(const struct ibp_rt_run *run)
 	return p == m ? 0 : p < m ? RING_FWD : RING_BACK;
 }
 
-bool ibp_rt_ring_waiting(const struct ibp_rt_run *run)
+static bool ring_waiting(const struct ibp_rt_run *run)
 {
 	return run->ring == IBP_RT_RING_GATHER || run->ring == IBP_RT_RING_FINAL;
 }
@@ -99,40 +79,42 @@ static bool ring_needs(const struct ibp_rt_run *run, int side)
 {
 	if (run->ring == IBP_RT_RING_GATHER && (ring_up(run) & side & ~run->ring_got))
 		return true;
-	return ibp_rt_ring_waiting(run) && side == ring_down(run);
+	return ring_waiting(run) && side == ring_down(run);
 }
 
-/* Whether the chain may use L now: after the handover every open link. */
-static bool ring_usable(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
+/* The connection on SIDE is the thread's and open. */
+static bool ring_open(struct ibp_rt_run *run, int side)
 {
-	return l && l->fd >= 0 && (run->ring_handed || l->ring_use == RING_USE_OK);
+	const struct ibp_rt_link *c = ring_conn(run, side);
+
+	return c && c->slot == IBP_RT_SLOT_LIVE && c->fd >= 0;
 }
 
-/* L is closed for good: ended without a connection, or closed since. */
-static bool ring_closed(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
+/* The connection on SIDE will never carry anything (any more). */
+static bool ring_closed(struct ibp_rt_run *run, int side)
 {
-	return l && l->fd < 0 && (run->ring_handed || l->ring_use != RING_USE_NOT_YET);
+	const struct ibp_rt_link *c = ring_conn(run, side);
+
+	return c && c->slot == IBP_RT_SLOT_CLOSED;
 }
 
-bool ibp_rt_ring_reads(struct ibp_rt_run *run, const struct ibp_rt_link *l)
+/* Closes SIDE's connection after a frame that could not be sent or read. */
+static void ring_close(struct ibp_rt_run *run, int side)
 {
-	/* the line links until the sum is through; every rail-0 link once the complete one may come */
-	return ibp_rt_ring_waiting(run) && (ibp_rt_ring_side(run, l) ||
-					    (run->ring == IBP_RT_RING_FINAL && l->r.rail == 0));
-}
+	struct ibp_rt_link *c = ring_conn(run, side);
 
-/* Closes L after a frame that could not be sent or read: its neighbour sees the chain break. */
-static void ring_close(struct ibp_rt_run *run, struct ibp_rt_link *l)
-{
 	pthread_mutex_lock(&run->mu);
-	close(l->fd);
-	l->fd = -1;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->slot = IBP_RT_SLOT_CLOSED;
 	pthread_mutex_unlock(&run->mu);
 }
 
-/* Sends PHASE on L (this node's sum, or where the chain stopped); L usable. */
-static void ring_send_on(struct ibp_rt_run *run, struct ibp_rt_link *l, uint8_t phase)
+/* Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE open. */
+static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 {
+	struct ibp_rt_link *c = ring_conn(run, side);
 	struct ibp_oob_msg *m = calloc(1, sizeof(*m));
 
 	if (!m)
@@ -146,62 +128,34 @@ static void ring_send_on(struct ibp_rt_run *run, struct ibp_rt_link *l, uint8_t 
 	} else {
 		m->u.fpsum.sum = *run->sum;
 	}
-	if (ibp_seal_send(l->fd, &l->seal, m,
+	if (ibp_seal_send(c->fd, &c->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
-		ring_close(run, l);
+		ring_close(run, side); /* that neighbour sees the chain break at once */
 	free(m);
 }
 
-/*
- * The complete sum goes on outwards, away from the middle, on every usable
- * rail-0 link to a node farther out on the same side (the middle: to every
- * one): with the plain plan's i+1 and i+2 links it gains two places a hop
- * where both are through their tests, and a node takes the first copy that
- * comes.  The line links towards the ends are usable: the halves came on them.
- */
-static void ring_final_out(struct ibp_rt_run *run)
-{
-	uint32_t p = run->ring_pos, m = ring_mid(run);
-
-	for (size_t i = 0; i < run->n_links; i++) {
-		struct ibp_rt_link *l = &run->links[i];
-		uint32_t q = run->ring_places[l->peer];
-		bool again = false;
-
-		if (l->r.rail != 0 || !ring_usable(run, l) ||
-		    !((p <= m && q < p) || (p >= m && q > p)))
-			continue;
-		for (size_t k = 0; k < i && !again; k++)
-			again = run->links[k].r.rail == 0 && run->links[k].peer == l->peer;
-		if (!again)
-			ring_send_on(run, l, IBP_FPSUM_FINAL);
-	}
-}
-
-/* Where the chain stopped, to the line neighbours it is owed to, as soon as their links can take it. */
+/* Where the chain stopped, to the line neighbours it is owed to, once their connections are up. */
 static void ring_flush(struct ibp_rt_run *run)
 {
 	for (int side = RING_BACK; side <= RING_FWD; side++) {
-		struct ibp_rt_link *l = ring_link(run, side);
-
 		if (!(run->ring_owe & side))
 			continue;
-		if (ring_usable(run, l))
-			ring_send_on(run, l, IBP_FPSUM_BROKEN);
-		else if (l && !ring_closed(run, l) && !run->ring_handed)
-			continue; /* its test still runs: later */
+		if (ring_open(run, side))
+			ring_send(run, side, IBP_FPSUM_BROKEN);
+		else if (ring_conn(run, side) && !ring_closed(run, side))
+			continue; /* not up yet */
 		run->ring_owe &= (uint8_t)~side;
 	}
 }
 
 /*
- * The chain stopped at ORIGIN, at its link with FROM: fall back, and tell
- * the neighbours on the line (but the side it came from, CAME).
+ * The chain stopped at ORIGIN, at its connection with FROM: fall back, and
+ * tell the neighbours on the line (but the side it came from, CAME).
  */
 static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uint32_t from,
 		       int came)
 {
-	if (!ibp_rt_ring_waiting(run))
+	if (!ring_waiting(run))
 		return;
 	run->ring = IBP_RT_RING_BROKEN;
 	run->ring_at = origin;
@@ -211,10 +165,17 @@ static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uin
 	ring_flush(run);
 }
 
+/* The complete sum goes on outwards, away from the middle (the middle: both ways). */
+static void ring_final_out(struct ibp_rt_run *run)
+{
+	for (int side = RING_BACK; side <= RING_FWD; side++)
+		if ((ring_up(run) & side) && ring_open(run, side))
+			ring_send(run, side, IBP_FPSUM_FINAL);
+}
+
 /* Every awaited half is in: SUM becomes [lower half] + this node + [upper half]. */
 static void ring_join(struct ibp_rt_run *run)
 {
-	const struct ibp_rt_link *fwd = ring_link(run, RING_FWD);
 	int down = ring_down(run);
 
 	if (!(run->ring_got & RING_BACK))
@@ -224,12 +185,12 @@ static void ring_join(struct ibp_rt_run *run)
 		return;
 	}
 	if ((run->ring_got & RING_FWD) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, fwd ? fwd->peer : run->me, 0);
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[1].peer, 0);
 		return;
 	}
 	if (down) { /* this node's half goes on towards the middle */
 		run->ring = IBP_RT_RING_FINAL;
-		ring_send_on(run, ring_link(run, down), IBP_FPSUM_GATHER);
+		ring_send(run, down, IBP_FPSUM_GATHER);
 		return;
 	}
 	/* the middle: the whole step's sum goes back out both ways */
@@ -237,54 +198,31 @@ static void ring_join(struct ibp_rt_run *run)
 	ring_final_out(run);
 }
 
-void ibp_rt_ring_step(struct ibp_rt_run *run)
+/*
+ * Moves the chain on as far as the connections allow: stops it where one
+ * it needs closed, joins once every half is in and the way on is up, sends
+ * what it owes.
+ */
+static void ring_step(struct ibp_rt_run *run)
 {
-	for (int side = RING_BACK; side <= RING_FWD; side++) {
-		const struct ibp_rt_link *l = ring_link(run, side);
-
-		if (ring_needs(run, side) && ring_closed(run, l))
-			ring_break(run, run->me, IBP_FPSUM_WHY_LINK, l->peer, side);
-	}
+	for (int side = RING_BACK; side <= RING_FWD; side++)
+		if (ring_needs(run, side) && ring_closed(run, side))
+			ring_break(run, run->me, IBP_FPSUM_WHY_LINK, ring_conn(run, side)->peer,
+				   side);
 	if (run->ring == IBP_RT_RING_GATHER && !(ring_up(run) & ~run->ring_got) &&
-	    (!ring_down(run) || ring_usable(run, ring_link(run, ring_down(run))))) {
+	    (!ring_down(run) || ring_open(run, ring_down(run)))) {
 		ring_join(run);
-		ibp_rt_ring_step(run); /* when sending failed */
+		ring_step(run); /* when sending failed */
 		return;
 	}
 	ring_flush(run);
 }
 
-void ibp_rt_ring_prepare(struct ibp_rt_run *run)
-{
-	unsigned round = 0;
-
-	if (!run->cfg->fingerprint || !run->fps || run->n < IBP_RT_RING_MIN || !run->n_rails)
-		return;
-	run->sum = malloc(sizeof(*run->sum));
-	run->sum_in = malloc(sizeof(*run->sum_in));
-	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
-	run->ring_places = calloc(run->n, sizeof(*run->ring_places));
-	/* no memory, or a ring the plan does not have: the neighbours' comparison */
-	if (!run->sum || !run->sum_in || !run->ring_order || !run->ring_places ||
-	    ibp_rdmatest_ring_order(run->n, run->leaf, run->ring_order, &round) || round < 1 ||
-	    round > ibp_rt_n_rounds(run))
-		return;
-	for (uint32_t p = 0; p < run->n; p++)
-		run->ring_places[run->ring_order[p] < run->n ? run->ring_order[p] : 0] = p;
-	run->ring_pos = run->ring_places[run->me];
-	if (run->ring_order[run->ring_pos] != run->me ||
-	    run->plan.send_to[round - 1] != run->ring_order[(run->ring_pos + 1) % run->n])
-		return;
-	run->ring_round = round;
-	ibp_fp_sum_init(run->sum, run->n);
-	run->ring = IBP_RT_RING_GATHER;
-}
-
-void ibp_rt_ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link *l,
-		      const struct ibp_oob_fpsum *f)
+/* A sum frame from the neighbour on SIDE (authenticated: it came sealed). */
+static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fpsum *f)
 {
 	const struct ibp_fp_sum *s = &f->sum;
-	uint32_t p = run->ring_pos;
+	uint32_t p = run->ring_pos, peer = ring_conn(run, side)->peer;
 
 	switch (f->phase) {
 	case IBP_FPSUM_GATHER:
@@ -293,17 +231,17 @@ void ibp_rt_ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link
 		    s->nnodes != run->n ||
 		    (side == RING_BACK ? s->first != 0 || s->n_merged != p
 				       : s->first != p + 1 || s->n_merged != run->n - p - 1)) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
 		*(side == RING_BACK ? run->sum : run->sum_in) = *s;
 		run->ring_got |= (uint8_t)side;
-		ibp_rt_ring_step(run); /* the middle waits for both halves */
+		ring_step(run); /* the middle waits for both halves */
 		return;
-	case IBP_FPSUM_FINAL: /* on any rail-0 link from nearer the middle */
-		if (run->ring != IBP_RT_RING_FINAL || s->nnodes != run->n || s->first != 0 ||
-		    s->n_merged != run->n) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
+	case IBP_FPSUM_FINAL: /* from the side of the middle */
+		if (run->ring != IBP_RT_RING_FINAL || side != ring_down(run) ||
+		    s->nnodes != run->n || s->first != 0 || s->n_merged != run->n) {
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
 		*run->sum = *s;
@@ -312,94 +250,151 @@ void ibp_rt_ring_recv(struct ibp_rt_run *run, int side, const struct ibp_rt_link
 		return;
 	case IBP_FPSUM_BROKEN:
 		if (f->origin >= run->n || f->from >= run->n)
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, side);
+			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, side);
+		else if (f->why == IBP_FPSUM_WHY_NO_FP && f->origin == peer && f->from == peer)
+			/* the neighbour has no fingerprint: the chain stops here, said here */
+			ring_break(run, run->me, f->why, peer, side);
 		else
 			ring_break(run, f->origin, f->why, f->from, side);
 		return;
 	default:
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, l->peer, 0);
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 	}
 }
 
-void ibp_rt_ring_summary(struct ibp_rt_run *run, const struct ibp_rt_link *l, bool had_fp)
+/* One frame from SIDE: these connections carry sums and nothing else. */
+static void ring_read(struct ibp_rt_run *run, int side)
 {
-	int side = ibp_rt_ring_side(run, l);
-
-	if (side && !had_fp && ring_needs(run, side))
-		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, l->peer, side);
-}
-
-/* ---- the ring's thread, while the links are tested ---------------------- */
-
-/*
- * One frame from L, a link the thread took: the chain's, or the peer's
- * fingerprint and summary kept for the exchange (links carry nothing else
- * after their verdict).
- */
-static void ring_read(struct ibp_rt_run *run, struct ibp_rt_link *l)
-{
+	struct ibp_rt_link *c = ring_conn(run, side);
 	struct ibp_oob_msg *m = malloc(sizeof(*m));
 
-	if (!m || ibp_seal_recv(l->fd, &l->seal, m,
+	if (!m || ibp_seal_recv(c->fd, &c->seal, m,
 				ibp_deadline_min(run->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
 		free(m);
-		ring_close(run, l);
+		ring_close(run, side);
+		ring_step(run);
 		return;
 	}
-	if (m->type == IBP_OOB_FPSUM) {
-		ibp_rt_ring_recv(run, ibp_rt_ring_side(run, l), l, &m->u.fpsum);
-	} else if (m->type == IBP_OOB_FINGERPRINT && !l->held_fp && !l->held_sum) {
-		l->held_fp = m;
-		return;
-	} else if (m->type == IBP_OOB_SUMMARY && !l->held_sum) {
-		l->held_sum = m;
-		/* a peer with a fingerprint sends it on the link before its summary */
-		ibp_rt_ring_summary(run, l, l->held_fp != NULL);
-		return;
-	}
+	if (m->type == IBP_OOB_FPSUM)
+		ring_recv(run, side, &m->u.fpsum);
+	else
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
 	free(m);
 }
 
-/* Takes the rail-0 links whose tests ended since; true when the caller's thread takes over. */
-static bool ring_take_ended(struct ibp_rt_run *run)
+void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 {
+	unsigned round = 0;
+	uint32_t p;
+
+	if (run->n < IBP_RT_RING_MIN || !run->n_rails)
+		return;
+	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
+	/* no memory, or a ring the plan does not have: the neighbours' comparison */
+	if (!run->ring_order ||
+	    ibp_rdmatest_ring_order(run->n, run->leaf, run->ring_order, &round) || round < 1 ||
+	    round > ibp_rt_n_rounds(run))
+		return;
+	for (p = 0; p < run->n && run->ring_order[p] != run->me; p++)
+		;
+	if (p == run->n || run->plan.send_to[round - 1] != run->ring_order[(p + 1) % run->n])
+		return;
+	run->ring_pos = p;
+	run->ring_round = round;
+	for (int side = RING_BACK; side <= RING_FWD; side++) {
+		/* the ring's link with that neighbour gives its address */
+		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, round, side == RING_FWD);
+		struct ibp_rt_link *c = &run->ring_conn[side == RING_FWD];
+
+		if ((side == RING_BACK && p == 0) || (side == RING_FWD && p == run->n - 1))
+			continue;
+		memset(c, 0, sizeof(*c));
+		c->fd = -1;
+		c->out = side == RING_FWD;
+		c->peer = l->peer;
+		c->r = l->r;
+		c->r.round = IBP_OOB_RING_ROUND;
+		c->r.status = IBP_LINK_UNTESTED;
+		memcpy(c->peer_addr, l->peer_addr, sizeof(c->peer_addr));
+		/* a neighbour without an address: nothing to wait for */
+		c->slot = l->peer_addr[0] ? IBP_RT_SLOT_EMPTY : IBP_RT_SLOT_CLOSED;
+		run->ring_uses |= (uint8_t)side;
+	}
+	run->ring = IBP_RT_RING_GATHER;
+	if (!run->cfg->fingerprint || !run->fps)
+		return;
+	run->sum = malloc(sizeof(*run->sum));
+	run->sum_in = malloc(sizeof(*run->sum_in));
+	if (run->sum && run->sum_in)
+		ibp_fp_sum_init(run->sum, run->n);
+}
+
+struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
+{
+	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
+
+	return c && c->peer == from ? c : NULL;
+}
+
+/* ---- the ring's thread -------------------------------------------------- */
+
+/* Takes the predecessor's connection once the acceptor filled its slot; true: stop. */
+static bool ring_take(struct ibp_rt_run *run)
+{
+	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
 	bool stop;
 
 	pthread_mutex_lock(&run->mu);
 	stop = run->ring_stop;
-	for (size_t i = 0; i < run->n_links; i++) {
-		struct ibp_rt_link *l = &run->links[i];
-
-		if (l->r.rail == 0 && l->ended && l->ring_use == RING_USE_NOT_YET)
-			l->ring_use = l->fd < 0 ? RING_USE_GONE
-				      : l->clean ? RING_USE_OK
-						 : RING_USE_LATER;
-	}
+	if (c && c->slot == IBP_RT_SLOT_FILLED)
+		c->slot = IBP_RT_SLOT_LIVE;
 	pthread_mutex_unlock(&run->mu);
 	return stop;
+}
+
+/* Opens the successor's connection: like a link's, until the ring's round's deadline. */
+static void ring_connect(struct ibp_rt_run *run)
+{
+	struct ibp_rt_link *c = ring_conn(run, RING_FWD);
+	int fd;
+
+	if (!c || c->slot != IBP_RT_SLOT_EMPTY)
+		return;
+	fd = ibp_rt_connect(run, c, run->round_end[run->ring_round - 1]);
+	pthread_mutex_lock(&run->mu);
+	c->fd = fd;
+	c->slot = fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED;
+	pthread_mutex_unlock(&run->mu);
+	/* "no such rail": an authenticated word that it takes no part */
+	if (fd < 0 && (c->r.err == -ENXIO || c->r.status == IBP_LINK_UNTESTED))
+		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, c->peer, 0);
 }
 
 static void *ring_thread(void *arg)
 {
 	struct ibp_rt_run *run = arg;
+	uint64_t one = 1;
+	ssize_t w;
 
-	while (!ring_take_ended(run)) {
-		struct pollfd pfd[1 + IBP_RDMATEST_MAX_LINKS];
-		struct ibp_rt_link *who[1 + IBP_RDMATEST_MAX_LINKS];
+	/* no fingerprint to add: nobody is to wait for this node */
+	if (!run->sum || !run->sum_in)
+		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
+	ring_connect(run);
+	while (!ring_take(run)) {
+		struct pollfd pfd[3];
+		int side[3];
 		size_t np = 1;
 		int n;
 
-		ibp_rt_ring_step(run);
-		if (!ibp_rt_ring_waiting(run) && !run->ring_owe)
+		ring_step(run);
+		if (!ring_waiting(run) && !run->ring_owe)
 			break;
 		pfd[0] = (struct pollfd){.fd = run->ring_wake, .events = POLLIN};
-		for (size_t i = 0; i < run->n_links; i++) {
-			struct ibp_rt_link *l = &run->links[i];
-
-			if (ring_usable(run, l) && ibp_rt_ring_reads(run, l)) {
-				pfd[np] = (struct pollfd){.fd = l->fd, .events = POLLIN};
-				who[np++] = l;
-			}
+		for (int s = RING_BACK; s <= RING_FWD; s++) {
+			if (!ring_open(run, s))
+				continue;
+			pfd[np] = (struct pollfd){.fd = ring_conn(run, s)->fd, .events = POLLIN};
+			side[np++] = s;
 		}
 		n = poll(pfd, np, ibp_deadline_poll_ms(run->end, ibp_now_ns()));
 		if (n < 0 && errno == EINTR)
@@ -413,80 +408,79 @@ static void *ring_thread(void *arg)
 				break;
 		}
 		for (size_t i = 1; i < np; i++)
-			if (pfd[i].revents && ring_usable(run, who[i]) &&
-			    ibp_rt_ring_reads(run, who[i]))
-				ring_read(run, who[i]);
+			if (pfd[i].revents && ring_open(run, side[i]))
+				ring_read(run, side[i]);
 	}
+	w = write(run->ring_done, &one, sizeof(one));
+	(void)w; /* the exchange also ends at the deadline */
 	return NULL;
+}
+
+void ibp_rt_ring_spawn(struct ibp_rt_run *run)
+{
+	if (!ring_waiting(run))
+		return;
+	run->ring_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	run->ring_done = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (run->ring_wake >= 0 && run->ring_done >= 0)
+		run->ring_running = !pthread_create(&run->ring_th, NULL, ring_thread, run);
+	if (!run->ring_running) { /* the neighbours' comparison; the slot is refused */
+		run->ring = IBP_RT_RING_BROKEN;
+		run->ring_uses = 0;
+	}
 }
 
 /*
  * Wakes the thread.  An eventfd's write fails only when its count is
  * full, and then the thread is awake anyway.
  */
-static void ring_wake(struct ibp_rt_run *run)
+void ibp_rt_ring_wake(struct ibp_rt_run *run)
 {
 	uint64_t one = 1;
 	ssize_t w = 0;
 
-	if (run->ring_wake >= 0)
+	if (run->ring_running)
 		w = write(run->ring_wake, &one, sizeof(one));
 	(void)w;
 }
 
-void ibp_rt_ring_spawn(struct ibp_rt_run *run)
+void ibp_rt_ring_accept_over(struct ibp_rt_run *run)
 {
-	if (!ibp_rt_ring_waiting(run))
-		return;
-	run->ring_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (run->ring_wake < 0)
-		return; /* the summary exchange does it all */
-	run->ring_running = !pthread_create(&run->ring_th, NULL, ring_thread, run);
-	if (!run->ring_running) {
-		close(run->ring_wake);
-		run->ring_wake = -1;
-	}
-}
+	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
 
-void ibp_rt_ring_link_ended(struct ibp_rt_run *run, struct ibp_rt_link *l)
-{
 	pthread_mutex_lock(&run->mu);
-	l->ended = true;
+	if (c && c->slot == IBP_RT_SLOT_EMPTY)
+		c->slot = IBP_RT_SLOT_CLOSED;
 	pthread_mutex_unlock(&run->mu);
-	if (l->r.rail == 0)
-		ring_wake(run);
+	ibp_rt_ring_wake(run);
 }
 
-void ibp_rt_ring_handover(struct ibp_rt_run *run)
+int ibp_rt_ring_done_fd(const struct ibp_rt_run *run)
+{
+	return run->ring_running ? run->ring_done : -1;
+}
+
+void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop)
 {
 	if (run->ring_running) {
-		pthread_mutex_lock(&run->mu);
-		run->ring_stop = true;
-		pthread_mutex_unlock(&run->mu);
-		ring_wake(run);
+		if (stop) {
+			pthread_mutex_lock(&run->mu);
+			run->ring_stop = true;
+			pthread_mutex_unlock(&run->mu);
+			ibp_rt_ring_wake(run);
+		}
 		pthread_join(run->ring_th, NULL);
 		run->ring_running = false;
 	}
-	if (run->ring_wake >= 0)
-		close(run->ring_wake);
-	run->ring_wake = -1;
-	run->ring_handed = true;
-	ibp_rt_ring_step(run);
-}
-
-void ibp_rt_ring_deadline(struct ibp_rt_run *run)
-{
-	if (!ibp_rt_ring_waiting(run))
+	if (!ring_waiting(run))
 		return;
-	/* the deadline, or a line link closed unread */
+	/* the deadline, or a connection closed with a frame still to come */
 	run->ring_why = IBP_FPSUM_WHY_NONE;
 	run->ring_at = run->me;
 	for (int side = RING_BACK; side <= RING_FWD; side++) {
-		const struct ibp_rt_link *l = ring_link(run, side);
-
-		if (ring_needs(run, side) && ring_closed(run, l)) {
+		if (ring_needs(run, side) && ring_closed(run, side)) {
 			run->ring_why = IBP_FPSUM_WHY_LINK;
-			run->ring_from = l->peer;
+			run->ring_from = ring_conn(run, side)->peer;
 		}
 	}
 	run->ring = IBP_RT_RING_BROKEN;
@@ -536,18 +530,21 @@ void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len)
 
 void ibp_rt_ring_free(struct ibp_rt_run *run)
 {
+	for (int i = 0; i < 2; i++) {
+		if (run->ring_conn[i].fd >= 0)
+			close(run->ring_conn[i].fd);
+		run->ring_conn[i].fd = -1;
+		ibp_seal_clear(&run->ring_conn[i].seal);
+	}
 	if (run->ring_wake >= 0)
 		close(run->ring_wake);
-	run->ring_wake = -1;
-	for (size_t i = 0; i < run->n_links; i++) {
-		free(run->links[i].held_fp);
-		free(run->links[i].held_sum);
-		run->links[i].held_fp = run->links[i].held_sum = NULL;
-	}
+	if (run->ring_done >= 0)
+		close(run->ring_done);
+	run->ring_wake = run->ring_done = -1;
 	free(run->sum);
 	free(run->sum_in);
 	free(run->ring_order);
-	free(run->ring_places);
 	run->sum = run->sum_in = NULL;
-	run->ring_order = run->ring_places = NULL;
+	run->ring_order = NULL;
 }
+

@@ -45,7 +45,7 @@
  * 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both
  * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT; 9: and FPSUM
  */
-#define IBP_OOB_VERSION 9
+#define IBP_OOB_VERSION 10
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -95,11 +95,18 @@ const char *ibp_link_status_name(enum ibp_link_status s); /* "pass", "unreachabl
 #define IBP_HELLO_REPLY    0x1u /* the listener's answer to a HELLO */
 #define IBP_HELLO_INSECURE 0x2u /* no credential: the sender runs --insecure */
 #define IBP_HELLO_NO_RAIL  0x4u /* in a reply: this node has no such rail (its n_rails) */
+/*
+ * A HELLO of this round (rail 0) opens the step-wide sum's own connection
+ * from a node to its successor on the ring's line (below); it carries
+ * nothing but FPSUM frames.  "No such rail" in the reply: the addressee
+ * takes no part in the sum (it has no fingerprint).
+ */
+#define IBP_OOB_RING_ROUND 3
 
 struct ibp_oob_hello {
 	uint32_t job, step, uid;
 	uint32_t from, to, nnodes; /* node indices: sender of this HELLO, its addressee */
-	uint8_t round;             /* 1, 2 */
+	uint8_t round;             /* 1, 2, or IBP_OOB_RING_ROUND on rail 0 */
 	uint8_t rail;
 	uint8_t n_rails;   /* rails the sender of this HELLO tests (1..IBP_OOB_MAX_RAILS) */
 	uint16_t flags;    /* IBP_HELLO_* */
@@ -160,21 +167,21 @@ struct ibp_oob_summary {
 /*
  * The reduction along the ring (fingerprint.h), from both ends of the line
  * of places 0..N-1 (the ring without its link N-1 -> 0) towards the middle,
- * place M = N/2, and back:
+ * place M = N/2, and back.  Each pair of neighbours on the line has a
+ * connection of its own for it (HELLO round IBP_OOB_RING_ROUND, from place
+ * i to i+1), opened before their first link test: the sum needs nothing
+ * but the fingerprints, so it travels while the links are being tested.
  *
  *   GATHER  from place i < M to i+1: the sum of places [0, i];
  *           from place i > M to i-1: the sum of places [i, N)
- *   FINAL   the complete sum, from M outwards: each node that has it sends
- *           it on every rail-0 link to a node farther out on its side
- *           (M: to all), and a node takes the first copy
- *   BROKEN  the chain stopped at node ORIGIN: its link with node FROM gave
- *           nothing usable (WHY); no sum (all zero in memory, nothing
- *           on the wire).  It spreads along the
- *           line both ways, and every node that learns it falls back to
- *           its neighbours' fingerprints.
+ *   FINAL   the complete sum, from M outwards along the line
+ *   BROKEN  the chain stopped at node ORIGIN: its connection with node
+ *           FROM gave nothing usable (WHY); no sum (all zero in memory,
+ *           nothing on the wire).  It spreads along the line both ways, and
+ *           every node that learns it falls back to its neighbours'
+ *           fingerprints (FINGERPRINT frames on the rail-0 links).
  *
- * About N/2 hops one after the other in, N/4 out with the plain plan's
- * i+1, i+2 links; one chain all the way round and round again was 2N-1.
+ * N/2 hops one after the other in, N/2 out.
  */
 enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
 enum ibp_fpsum_why {
