@@ -141,8 +141,12 @@ static int check_msg(const struct ibp_oob_msg *m, bool deep)
 		if (h->n_rails < 1 || h->n_rails > IBP_OOB_MAX_RAILS ||
 		    h->rail >= IBP_OOB_MAX_RAILS)
 			return -EBADMSG;
-		if (h->flags &
-		    ~(unsigned)(IBP_HELLO_REPLY | IBP_HELLO_INSECURE | IBP_HELLO_NO_RAIL))
+		if (h->flags & ~(unsigned)(IBP_HELLO_REPLY | IBP_HELLO_INSECURE |
+					   IBP_HELLO_NO_RAIL | IBP_HELLO_NO_RING))
+			return -EBADMSG;
+		if ((h->flags & IBP_HELLO_NO_RING) &&
+		    (!(h->flags & IBP_HELLO_REPLY) || (h->flags & IBP_HELLO_NO_RAIL) ||
+		     h->round != IBP_OOB_RING_ROUND))
 			return -EBADMSG;
 		/* Only a reply saying "no such rail here" names a rail beyond its count. */
 		if ((h->flags & IBP_HELLO_NO_RAIL)

@@ -290,10 +290,10 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 	want.round = l->r.round;
 	want.rail = (uint8_t)l->r.rail;
 	want.echo = hello->u.hello.nonce;
-	if ((got.flags & ~IBP_HELLO_NO_RAIL) != flags || got.job != want.job ||
-	    got.step != want.step || got.uid != want.uid || got.from != want.from ||
-	    got.to != want.to || got.nnodes != want.nnodes || got.round != want.round ||
-	    got.rail != want.rail || got.echo != want.echo) {
+	if ((got.flags & ~(IBP_HELLO_NO_RAIL | IBP_HELLO_NO_RING)) != flags ||
+	    got.job != want.job || got.step != want.step || got.uid != want.uid ||
+	    got.from != want.from || got.to != want.to || got.nnodes != want.nnodes ||
+	    got.round != want.round || got.rail != want.rail || got.echo != want.echo) {
 		ibp_rt_setf(why, whylen, "a hello that is not %s's answer for this link",
 			    ibp_rt_node_name(run, l->peer));
 		return TRY_UNAUTH;
@@ -311,6 +311,12 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 			    ibp_rt_node_name(run, l->peer), got.n_rails,
 			    got.n_rails == 1 ? "" : "s", ibp_rt_node_name(run, run->me),
 			    run->n_rails, l->r.rail);
+		return TRY_NO_RAIL;
+	}
+	if (got.flags & IBP_HELLO_NO_RING) { /* final too: the ring's thread says so */
+		sodium_memzero(theirs, sizeof(theirs));
+		ibp_rt_setf(why, whylen, "%s takes no part in the step-wide sum",
+			    ibp_rt_node_name(run, l->peer));
 		return TRY_NO_RAIL;
 	}
 	rc = ibp_seal_derive(&l->seal, mine, theirs, hello->u.hello.nonce, h->nonce, &sl, true);
@@ -1690,4 +1696,3 @@ out_free:
 	free(run);
 	return rc;
 }
-

@@ -313,8 +313,9 @@ static void answer_no_rail(struct ibp_rt_run *run, struct pending *p, const stru
 	struct ibp_oob_msg reply;
 	uint8_t secret[IBP_AUTH_SECRET_LEN];
 	char why[IBP_TEXT_MAX] = "";
+	uint16_t no = h->round == IBP_OOB_RING_ROUND ? IBP_HELLO_NO_RING : IBP_HELLO_NO_RAIL;
 	int rc = ibp_rt_hello_make(run, &reply, h->from, h->round, h->rail, h->nonce,
-				   IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL, secret, why, sizeof(why));
+				   IBP_HELLO_REPLY | no, secret, why, sizeof(why));
 
 	if (!rc)
 		rc = ibp_oob_send(p->fd, &reply,
@@ -352,7 +353,7 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 		drop(run, p, "malformed hello (%s)", strerror(-rc));
 		return;
 	}
-	if (h->flags & (IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL)) {
+	if (h->flags & (IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL | IBP_HELLO_NO_RING)) {
 		refuse_drop(run, p, "a reply where a hello was expected");
 		return;
 	}

@@ -164,10 +164,10 @@ struct ibp_rt_run {
 	uint32_t ring_from; /* RING_BROKEN: the neighbour of RING_AT it stopped at */
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
 	uint32_t *ring_order;
-	uint32_t ring_pos;     /* this node's place on it: the sum holds places, not indices */
-	unsigned ring_round;   /* the plan's round whose links make the ring */
-	uint8_t ring_why;      /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
-	uint8_t ring_owe;      /* RING_BROKEN: the line sides still to be told */
+	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */
+	unsigned ring_round; /* the plan's round whose links make the ring */
+	uint8_t ring_why;    /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
+	uint8_t ring_owe;    /* RING_BROKEN: the line sides still to be told */
 	/*
 	 * The sum's own connections (HELLO round IBP_OOB_RING_ROUND, rail 0):
 	 * RING_CONN[0] from the line's predecessor (a slot the acceptor fills,

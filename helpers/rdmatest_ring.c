@@ -338,16 +338,34 @@ struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
 
 /* ---- the ring's thread -------------------------------------------------- */
 
-/* Takes the predecessor's connection once the acceptor filled its slot; true: stop. */
-static bool ring_take(struct ibp_rt_run *run)
+/*
+ * The predecessor opens its connection until this deadline, as this node
+ * opens the successor's: a slot still empty then stays empty.
+ */
+static int64_t ring_slot_deadline(const struct ibp_rt_run *run)
+{
+	return run->round_end[run->ring_round - 1];
+}
+
+/*
+ * Takes the predecessor's connection once the acceptor filled its slot;
+ * true: stop.  *WAKE: when to look again without a frame or a wake-up.
+ */
+static bool ring_take(struct ibp_rt_run *run, int64_t *wake)
 {
 	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
 	bool stop;
 
+	*wake = run->end;
 	pthread_mutex_lock(&run->mu);
 	stop = run->ring_stop;
 	if (c && c->slot == IBP_RT_SLOT_FILLED)
 		c->slot = IBP_RT_SLOT_LIVE;
+	else if (c && c->slot == IBP_RT_SLOT_EMPTY &&
+		 ibp_deadline_expired(ring_slot_deadline(run), ibp_now_ns()))
+		c->slot = IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
+	else if (c && c->slot == IBP_RT_SLOT_EMPTY)
+		*wake = ibp_deadline_min(*wake, ring_slot_deadline(run));
 	pthread_mutex_unlock(&run->mu);
 	return stop;
 }
@@ -374,13 +392,14 @@ static void *ring_thread(void *arg)
 {
 	struct ibp_rt_run *run = arg;
 	uint64_t one = 1;
+	int64_t wake;
 	ssize_t w;
 
 	/* no fingerprint to add: nobody is to wait for this node */
 	if (!run->sum || !run->sum_in)
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
 	ring_connect(run);
-	while (!ring_take(run)) {
+	while (!ring_take(run, &wake)) {
 		struct pollfd pfd[3];
 		int side[3];
 		size_t np = 1;
@@ -396,10 +415,10 @@ static void *ring_thread(void *arg)
 			pfd[np] = (struct pollfd){.fd = ring_conn(run, s)->fd, .events = POLLIN};
 			side[np++] = s;
 		}
-		n = poll(pfd, np, ibp_deadline_poll_ms(run->end, ibp_now_ns()));
+		n = poll(pfd, np, ibp_deadline_poll_ms(wake, ibp_now_ns()));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0 || (n == 0 && ibp_deadline_expired(run->end, ibp_now_ns())))
 			break; /* the deadline: the summary exchange says so */
 		if (pfd[0].revents) {
 			uint64_t v;
@@ -547,4 +566,3 @@ void ibp_rt_ring_free(struct ibp_rt_run *run)
 	run->sum = run->sum_in = NULL;
 	run->ring_order = NULL;
 }
-

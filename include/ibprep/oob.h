@@ -95,11 +95,12 @@ const char *ibp_link_status_name(enum ibp_link_status s); /* "pass", "unreachabl
 #define IBP_HELLO_REPLY    0x1u /* the listener's answer to a HELLO */
 #define IBP_HELLO_INSECURE 0x2u /* no credential: the sender runs --insecure */
 #define IBP_HELLO_NO_RAIL  0x4u /* in a reply: this node has no such rail (its n_rails) */
+#define IBP_HELLO_NO_RING  0x8u /* in a reply to a ring HELLO: this node takes no part */
 /*
  * A HELLO of this round (rail 0) opens the step-wide sum's own connection
  * from a node to its successor on the ring's line (below); it carries
- * nothing but FPSUM frames.  "No such rail" in the reply: the addressee
- * takes no part in the sum (it has no fingerprint).
+ * nothing but FPSUM frames.  IBP_HELLO_NO_RING in the reply: the addressee
+ * takes no part in the sum.
  */
 #define IBP_OOB_RING_ROUND 3
 

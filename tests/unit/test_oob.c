@@ -148,6 +148,24 @@ static void test_oob_roundtrip_every_type_identical(void **state)
 	}
 }
 
+/* The step-wide sum's own connection opens with a HELLO of round 3, on rail 0 only. */
+static void test_oob_ring_hello_rail0_roundtrips(void **state)
+{
+	struct ibp_oob_msg in = hello(), out;
+	uint8_t buf[IBP_OOB_FRAME_MAX];
+	int n;
+
+	(void)state;
+	in.u.hello.round = IBP_OOB_RING_ROUND;
+	in.u.hello.rail = 0;
+	n = ibp_oob_encode(&in, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
+	assert_int_equal(out.u.hello.round, IBP_OOB_RING_ROUND);
+	in.u.hello.rail = 1;
+	assert_int_equal(ibp_oob_encode(&in, buf, sizeof(buf)), -EBADMSG);
+}
+
 static void test_oob_encode_small_buffer_enospc(void **state)
 {
 	struct ibp_oob_msg m = hello();
@@ -179,7 +197,11 @@ MUT(h_from_range, m->u.hello.from = 16)
 MUT(h_to_range, m->u.hello.to = 99)
 MUT(h_self, m->u.hello.to = m->u.hello.from)
 MUT(h_round0, m->u.hello.round = 0)
-MUT(h_round3, m->u.hello.round = 3)
+MUT(h_round_ring_rail, m->u.hello.round = IBP_OOB_RING_ROUND) /* the ring's, on rail 2 */
+MUT(h_round4, m->u.hello.round = IBP_OOB_RING_ROUND + 1)
+MUT(h_noring_round1, m->u.hello.flags = IBP_HELLO_REPLY | IBP_HELLO_NO_RING)
+MUT(h_noring_hello, (m->u.hello.round = IBP_OOB_RING_ROUND, m->u.hello.rail = 0,
+		     m->u.hello.flags = IBP_HELLO_NO_RING))
 MUT(h_flags, m->u.hello.flags = 0x80)
 MUT(h_rails0, m->u.hello.n_rails = 0)
 MUT(h_rails_big, m->u.hello.n_rails = IBP_OOB_MAX_RAILS + 1)
@@ -234,7 +256,10 @@ static const struct mutation mutations[] = {
     {"hello to out of range", hello, h_to_range},
     {"hello to itself", hello, h_self},
     {"hello round 0", hello, h_round0},
-    {"hello round 3", hello, h_round3},
+    {"hello ring round on another rail than 0", hello, h_round_ring_rail},
+    {"hello round 4", hello, h_round4},
+    {"hello 'no part in the sum' for a link", hello, h_noring_round1},
+    {"hello 'no part in the sum' not in a reply", hello, h_noring_hello},
     {"hello unknown flag", hello, h_flags},
     {"hello no rails", hello, h_rails0},
     {"hello too many rails", hello, h_rails_big},
@@ -893,6 +918,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_oob_roundtrip_every_type_identical),
+	    cmocka_unit_test(test_oob_ring_hello_rail0_roundtrips),
 	    cmocka_unit_test(test_oob_encode_small_buffer_enospc),
 	    cmocka_unit_test(test_oob_every_malformed_field_refused),
 	    cmocka_unit_test(test_oob_decode_bad_frames_refused),

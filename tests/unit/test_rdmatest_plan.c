@@ -1231,6 +1231,64 @@ static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
 }
 
 /*
+ * The step-wide sum's HELLO (round 3) from a peer's address to a node that
+ * has no ring (3 nodes): an authenticated "no such rail" reply, so that the
+ * peer knows at once this node takes no part instead of trying all round.
+ */
+static void *ring_probe_main(void *arg)
+{
+	struct probe *pr = arg;
+	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
+	int fd = -1;
+
+	pr->reply_rc = -ECONNREFUSED;
+	for (int t = 0; t < 200 && fd < 0; t++) {
+		fd = dial_from(addrs3[2], addrs3[0], pr->port);
+		if (fd < 0)
+			usleep(5000);
+	}
+	if (fd < 0)
+		return NULL;
+	m.u.hello.job = pr->job;
+	m.u.hello.uid = 1000;
+	m.u.hello.from = 2;
+	m.u.hello.to = 0;
+	m.u.hello.nnodes = 3;
+	m.u.hello.round = IBP_OOB_RING_ROUND;
+	m.u.hello.n_rails = 1;
+	m.u.hello.flags = IBP_HELLO_INSECURE;
+	m.u.hello.nonce = 44;
+	pr->reply_rc = ibp_oob_send(fd, &m, ibp_now_ns() + IBP_NS_PER_S);
+	if (!pr->reply_rc)
+		pr->reply_rc = ibp_oob_recv(fd, &pr->reply, ibp_now_ns() + IBP_NS_PER_S);
+	close(fd);
+	return NULL;
+}
+
+static void test_accept_ring_hello_without_ring_answered_no_part(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct probe pr = {.job = 24};
+
+	(void)state;
+	test_step(&pol, "3", "200000", &hl, "t[1-3]");
+	run_with_intruder(nr, &pol, &hl, pr.job, &pr.port, ring_probe_main, &pr);
+	assert_int_equal(pr.reply_rc, 0);
+	assert_int_equal(pr.reply.type, IBP_OOB_HELLO);
+	assert_int_equal(pr.reply.u.hello.flags,
+			 IBP_HELLO_REPLY | IBP_HELLO_NO_RING | IBP_HELLO_INSECURE);
+	assert_int_equal(pr.reply.u.hello.round, IBP_OOB_RING_ROUND);
+	assert_int_equal(pr.reply.u.hello.echo, 44);
+	assert_non_null(strstr(nr[0].res.drop_reason,
+			       "t3 opens the step-wide sum's connection, this node takes no part"));
+	for (size_t i = 0; i < 2; i++)
+		ibp_findings_release(&nr[i].out);
+	ibp_hostlist_release(&hl);
+}
+
+/*
  * Another build's HELLO (an older protocol version) from a peer's address:
  * the answer is an ERROR frame of this build's version, whole and followed
  * by a clean close, so the older build reads a version it does not speak
@@ -1563,6 +1621,7 @@ int main(void)
 	    cmocka_unit_test(test_run_caller_listeners_used_and_left_open),
 	    cmocka_unit_test(test_run_no_caller_listener_setup_failure),
 	    cmocka_unit_test(test_accept_stranger_gets_refused_and_nothing_else),
+	    cmocka_unit_test(test_accept_ring_hello_without_ring_answered_no_part),
 	    cmocka_unit_test(test_accept_flood_from_peer_address_every_link_passes),
 	    cmocka_unit_test(test_accept_other_version_answered_in_ours_and_named),
 	    cmocka_unit_test(test_connect_version_claim_never_hides_auth_failure),
