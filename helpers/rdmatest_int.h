@@ -177,7 +177,8 @@ struct ibp_rt_run {
 	 * them, RING_STOP.
 	 */
 	struct ibp_rt_link ring_conn[2];
-	uint8_t ring_uses; /* IBP_RT_RING_BACK | IBP_RT_RING_FWD */
+	uint8_t ring_state[2]; /* the ring's thread's copy of their slots */
+	uint8_t ring_uses;     /* IBP_RT_RING_BACK | IBP_RT_RING_FWD */
 	bool ring_stop;
 	/* the ring's thread: woken by RING_WAKE, says it is done on RING_DONE (eventfds) */
 	pthread_t ring_th;

@@ -82,33 +82,34 @@ static bool ring_needs(const struct ibp_rt_run *run, int side)
 	return ring_waiting(run) && side == ring_down(run);
 }
 
-/* The connection on SIDE is the thread's and open. */
+/*
+ * The thread's view of the connection on SIDE (RING_STATE, its own copy
+ * of the slot: the acceptor writes the slot under mu).  OPEN: the
+ * thread's and open; CLOSED: it will never carry anything (any more).
+ */
 static bool ring_open(struct ibp_rt_run *run, int side)
 {
-	const struct ibp_rt_link *c = ring_conn(run, side);
-
-	return c && c->slot == IBP_RT_SLOT_LIVE && c->fd >= 0;
+	return ring_conn(run, side) && run->ring_state[side == RING_FWD] == IBP_RT_SLOT_LIVE;
 }
 
-/* The connection on SIDE will never carry anything (any more). */
 static bool ring_closed(struct ibp_rt_run *run, int side)
 {
-	const struct ibp_rt_link *c = ring_conn(run, side);
-
-	return c && c->slot == IBP_RT_SLOT_CLOSED;
+	return ring_conn(run, side) && run->ring_state[side == RING_FWD] == IBP_RT_SLOT_CLOSED;
 }
 
-/* Closes SIDE's connection after a frame that could not be sent or read. */
-static void ring_close(struct ibp_rt_run *run, int side)
+/* SIDE's connection is now the thread's (LIVE) or gone (CLOSED). */
+static void ring_set(struct ibp_rt_run *run, int side, enum ibp_rt_slot st)
 {
 	struct ibp_rt_link *c = ring_conn(run, side);
 
 	pthread_mutex_lock(&run->mu);
-	if (c->fd >= 0)
+	if (st == IBP_RT_SLOT_CLOSED && c->fd >= 0) {
 		close(c->fd);
-	c->fd = -1;
-	c->slot = IBP_RT_SLOT_CLOSED;
+		c->fd = -1;
+	}
+	c->slot = st;
 	pthread_mutex_unlock(&run->mu);
+	run->ring_state[side == RING_FWD] = (uint8_t)st;
 }
 
 /* Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE open. */
@@ -130,7 +131,7 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 	}
 	if (ibp_seal_send(c->fd, &c->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
-		ring_close(run, side); /* that neighbour sees the chain break at once */
+		ring_set(run, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
 	free(m);
 }
 
@@ -271,7 +272,7 @@ static void ring_read(struct ibp_rt_run *run, int side)
 	if (!m || ibp_seal_recv(c->fd, &c->seal, m,
 				ibp_deadline_min(run->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
 		free(m);
-		ring_close(run, side);
+		ring_set(run, side, IBP_RT_SLOT_CLOSED);
 		ring_step(run);
 		return;
 	}
@@ -318,6 +319,7 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		memcpy(c->peer_addr, l->peer_addr, sizeof(c->peer_addr));
 		/* a neighbour without an address: nothing to wait for */
 		c->slot = l->peer_addr[0] ? IBP_RT_SLOT_EMPTY : IBP_RT_SLOT_CLOSED;
+		run->ring_state[side == RING_FWD] = (uint8_t)c->slot;
 		run->ring_uses |= (uint8_t)side;
 	}
 	run->ring = IBP_RT_RING_GATHER;
@@ -366,6 +368,8 @@ static bool ring_take(struct ibp_rt_run *run, int64_t *wake)
 		c->slot = IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
 	else if (c && c->slot == IBP_RT_SLOT_EMPTY)
 		*wake = ibp_deadline_min(*wake, ring_slot_deadline(run));
+	if (c)
+		run->ring_state[0] = (uint8_t)c->slot;
 	pthread_mutex_unlock(&run->mu);
 	return stop;
 }
@@ -376,13 +380,13 @@ static void ring_connect(struct ibp_rt_run *run)
 	struct ibp_rt_link *c = ring_conn(run, RING_FWD);
 	int fd;
 
-	if (!c || c->slot != IBP_RT_SLOT_EMPTY)
+	if (!c || run->ring_state[1] != IBP_RT_SLOT_EMPTY)
 		return;
 	fd = ibp_rt_connect(run, c, run->round_end[run->ring_round - 1]);
 	pthread_mutex_lock(&run->mu);
 	c->fd = fd;
-	c->slot = fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED;
 	pthread_mutex_unlock(&run->mu);
+	ring_set(run, RING_FWD, fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED);
 	/* "no such rail": an authenticated word that it takes no part */
 	if (fd < 0 && (c->r.err == -ENXIO || c->r.status == IBP_LINK_UNTESTED))
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, c->peer, 0);
