@@ -107,7 +107,7 @@ struct ibp_rt_link *ibp_rt_link_at(struct ibp_rt_run *run, size_t rail, unsigned
 	return &run->links[(rail * ibp_rt_n_rounds(run) + (round - 1)) * 2 + (out ? 0 : 1)];
 }
 
-static int resolve(const struct ibp_rt_run *run, uint32_t i, char *addr, size_t len)
+int ibp_rt_resolve(const struct ibp_rt_run *run, uint32_t i, char *addr, size_t len)
 {
 	const struct ibp_rdmatest_config *cfg = run->cfg;
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
@@ -1461,7 +1461,7 @@ static int setup_links(struct ibp_rt_run *run, struct ibp_findings *out)
 					;
 				if (j == np) {
 					int rc =
-					    resolve(run, l->peer, addrs[np], sizeof(addrs[np]));
+					    ibp_rt_resolve(run, l->peer, addrs[np], sizeof(addrs[np]));
 
 					if (rc) {
 						ibp_rt_setf(addrs[np], sizeof(addrs[np]), "%s", "");
@@ -1557,7 +1557,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 		return -ENOMEM;
 	run->cfg = cfg;
 	run->ring_wake = run->ring_done = -1;
-	run->ring_conn[0].fd = run->ring_conn[1].fd = -1;
+	for (size_t i = 0; i < 3; i++)
+		run->ring_conn[i].fd = -1;
 	for (size_t c = 0; c < IBP_RDMATEST_MAX_LISTEN; c++)
 		run->listen_fds[c] = -1;
 	run->start = cfg->start_ns ? cfg->start_ns : ibp_now_ns();
@@ -1593,7 +1594,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 		res->pass = true;
 		goto out_free;
 	}
-	rc = resolve(run, run->me, run->my_addr, sizeof(run->my_addr));
+	rc = ibp_rt_resolve(run, run->me, run->my_addr, sizeof(run->my_addr));
 	if (rc) {
 		ibp_findings_addf(out, "rdmatest_no_address", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0,
 				  "the node's name resolves to its address",

@@ -46,7 +46,7 @@
 
 #define HELLO_FRAME     (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN)
 #define IBP_RT_GRACE_MS 50
-#define IBP_RT_PEND_MAX (IBP_RDMATEST_MAX_LINKS + 2 * IBP_RT_MAX_PEERS)
+#define IBP_RT_PEND_MAX (IBP_RDMATEST_MAX_LINKS + 2 * IBP_RT_MAX_IN_PEERS)
 #define ACCEPT_BATCH    64
 #define DEFER_ACCEPT_S  1
 
@@ -171,39 +171,50 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 	return false;
 }
 
+/* One more connection from NODE at ADDR: its entry among the in-peers, added when new. */
+static int in_peer_add(struct ibp_rt_run *run, uint32_t node, const char *addr)
+{
+	struct ibp_rt_peer *p = NULL;
+	socklen_t len;
+
+	for (size_t k = 0; k < run->n_in_peers; k++)
+		if (run->in_peers[k].node == node)
+			p = &run->in_peers[k];
+	if (!p) {
+		if (run->n_in_peers == IBP_RT_MAX_IN_PEERS)
+			return -E2BIG;
+		p = &run->in_peers[run->n_in_peers];
+		memset(p, 0, sizeof(*p));
+		if (ibp_rt_sockaddr_of(addr, 0, &p->addr, &len))
+			return 0;
+		unmap(&p->addr);
+		p->node = node;
+		p->quota = 2;
+		run->n_in_peers++;
+	}
+	p->quota++;
+	return 0;
+}
+
 int ibp_rt_peers_init(struct ibp_rt_run *run)
 {
-	run->n_in_peers = 0;
-	for (size_t i = 0; i < run->n_links; i++) {
-		const struct ibp_rt_link *l = &run->links[i];
-		struct ibp_rt_peer *p = NULL;
-		socklen_t len;
+	int rc = 0;
 
-		if (l->out || !l->peer_addr[0])
-			continue;
-		for (size_t k = 0; k < run->n_in_peers; k++)
-			if (run->in_peers[k].node == l->peer)
-				p = &run->in_peers[k];
-		if (!p) {
-			if (run->n_in_peers == IBP_RT_MAX_PEERS)
-				return -E2BIG;
-			p = &run->in_peers[run->n_in_peers];
-			memset(p, 0, sizeof(*p));
-			if (ibp_rt_sockaddr_of(l->peer_addr, 0, &p->addr, &len))
-				continue;
-			unmap(&p->addr);
-			p->node = l->peer;
-			p->quota = 2;
-			run->n_in_peers++;
-		}
-		p->quota++;
+	run->n_in_peers = 0;
+	for (size_t i = 0; i < run->n_links && !rc; i++) {
+		const struct ibp_rt_link *l = &run->links[i];
+
+		if (!l->out && l->peer_addr[0])
+			rc = in_peer_add(run, l->peer, l->peer_addr);
 	}
-	/* one more from the line's predecessor: the step-wide sum's connection (rdmatest_ring.c) */
-	for (size_t k = 0; k < run->n_in_peers; k++)
-		if ((run->ring_uses & IBP_RT_RING_BACK) &&
-		    run->in_peers[k].node == run->ring_conn[0].peer)
-			run->in_peers[k].quota++;
-	return 0;
+	/* the step-wide sum's children (rdmatest_ring.c): one connection each */
+	for (int i = 0; i < 2 && !rc; i++) {
+		const struct ibp_rt_link *c = ibp_rt_ring_child(run, i);
+
+		if (c && c->peer_addr[0])
+			rc = in_peer_add(run, c->peer, c->peer_addr);
+	}
+	return rc;
 }
 
 static int peer_of_addr(const struct ibp_rt_run *run, const struct sockaddr_storage *ss)
@@ -543,11 +554,13 @@ static enum slots_state slots_state(struct ibp_rt_run *run)
 		    l->no_rail_answered < l->peer_rails - run->n_rails)
 			st = SLOTS_WAITING;
 	}
-	/* the step-wide sum's connection from the line's predecessor: a slot like a link's */
-	if (run->ring_uses & IBP_RT_RING_BACK) {
-		if (run->ring_conn[0].slot == IBP_RT_SLOT_EMPTY)
+	/* the step-wide sum's connections from this node's children: slots like a link's */
+	for (int i = 0; i < 2; i++) {
+		const struct ibp_rt_link *c = ibp_rt_ring_child(run, i);
+
+		if (c && c->slot == IBP_RT_SLOT_EMPTY)
 			st = SLOTS_WAITING;
-		else if (run->ring_conn[0].slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
+		else if (c && c->slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
 			st = SLOTS_HANDED;
 	}
 	pthread_mutex_unlock(&run->mu);

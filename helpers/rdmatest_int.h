@@ -88,6 +88,8 @@ struct ibp_rt_peer {
 };
 
 #define IBP_RT_MAX_PEERS 4
+/* the peers this node receives links from, and the step-wide sum's two children */
+#define IBP_RT_MAX_IN_PEERS (IBP_RT_MAX_PEERS + 2)
 /* this node, its peers, and their summaries' tables */
 #define IBP_RT_MAX_ADDR_LEAVES (1 + IBP_RT_MAX_PEERS * (1 + IBP_OOB_MAX_LEAVES))
 
@@ -128,7 +130,7 @@ struct ibp_rt_run {
 	int64_t start, round_end[2], end;
 	struct ibp_rt_link links[IBP_RDMATEST_MAX_LINKS];
 	size_t n_links;
-	struct ibp_rt_peer in_peers[IBP_RT_MAX_PEERS];
+	struct ibp_rt_peer in_peers[IBP_RT_MAX_IN_PEERS];
 	size_t n_in_peers;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -169,16 +171,19 @@ struct ibp_rt_run {
 	uint8_t ring_why;    /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
 	uint8_t ring_owe;    /* RING_BROKEN: the line sides still to be told */
 	/*
-	 * The sum's own connections (HELLO round IBP_OOB_RING_ROUND, rail 0):
-	 * RING_CONN[0] from the line's predecessor (a slot the acceptor fills,
-	 * as an in-link's), [1] to its successor (the ring's thread opens it).
-	 * RING_USES says which of them this node has, fixed before the threads
-	 * start.  Under mu: the predecessor's slot and fd until the thread has
-	 * them, RING_STOP.
+	 * The sum's own connections (HELLO round IBP_OOB_RING_ROUND, rail 0)
+	 * with this node's neighbours in the tree over the ring's places
+	 * (rdmatest_ring.c): RING_CONN[0] and [1] from its left and right
+	 * child (slots the acceptor fills, as an in-link's), [2] to its parent
+	 * (the ring's thread opens it).  RING_USES says which of them this
+	 * node has (bits 1, 2, 4), fixed before the threads start; its place
+	 * holds the range [RING_LO, RING_HI).  Under mu: the children's slots
+	 * and fds until the thread has them, RING_STOP.
 	 */
-	struct ibp_rt_link ring_conn[2];
-	uint8_t ring_state[2]; /* the ring's thread's copy of their slots */
-	uint8_t ring_uses;     /* IBP_RT_RING_BACK | IBP_RT_RING_FWD */
+	struct ibp_rt_link ring_conn[3];
+	uint8_t ring_state[3]; /* the ring's thread's copy of their slots */
+	uint8_t ring_uses;
+	uint32_t ring_lo, ring_hi;
 	bool ring_stop;
 	/* the ring's thread: woken by RING_WAKE, says it is done on RING_DONE (eventfds) */
 	pthread_t ring_th;
@@ -191,10 +196,6 @@ struct ibp_rt_run {
  * their fingerprints are enough.  From 6 on, the sum travels the ring.
  */
 #define IBP_RT_RING_MIN 6
-
-/* A node's neighbours on the ring's line: place p-1 and p+1 */
-#define IBP_RT_RING_BACK 1u
-#define IBP_RT_RING_FWD  2u
 
 enum ibp_rt_ring {
 	IBP_RT_RING_OFF = 0,
@@ -218,11 +219,15 @@ enum ibp_rt_ring {
 void ibp_rt_ring_prepare(struct ibp_rt_run *run);
 void ibp_rt_ring_spawn(struct ibp_rt_run *run);
 struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from);
+/* Child I's connection (0 left, 1 right), NULL when there is none: its slot is under mu. */
+struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i);
 void ibp_rt_ring_wake(struct ibp_rt_run *run);
 void ibp_rt_ring_accept_over(struct ibp_rt_run *run);
 int ibp_rt_ring_done_fd(const struct ibp_rt_run *run);
 void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop);
 int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline);
+/* Node I's address, numeric (the config's, its resolver's or the name's); -errno. */
+int ibp_rt_resolve(const struct ibp_rt_run *run, uint32_t i, char *addr, size_t len);
 /* RING_DONE: the whole step's sum judged, the same way on every node */
 int ibp_rt_ring_judge(struct ibp_rt_run *run, struct ibp_findings *out);
 /* RING_BROKEN: why, for the fallback's findings */

@@ -1,31 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rdmatest_ring.c: the step-wide comparison of the cross-node test's
- * fingerprints, a reduction along the plan's ring (oob.h has its frames,
- * fingerprint.h the sum).
+ * fingerprints, a reduction over the places of the plan's ring (oob.h has
+ * its frames, fingerprint.h the sum).
  *
- * The sum holds places 0..N-1 on the plan's ring.  It travels along the
- * line the ring makes without its link N-1 -> 0: places below the middle
- * M = N/2 gather forward, places above it backward, M joins both halves and
- * sends the complete sum back out both ways.  A node's line neighbours:
- * BACK, place p-1, and FWD, place p+1.
+ * The sum holds places 0..N-1 on the plan's ring: a group's nodes are
+ * listed in the ring's order, and every node judges the same sum.  It is
+ * gathered along a balanced binary tree of those places in which every
+ * subtree holds a range of them: the node at place p for the range
+ * [lo, hi) has p = (lo + hi) / 2, its LEFT child holds [lo, p), its RIGHT
+ * child (p, hi).  Each node joins its left child's sum, its own fingerprint
+ * and its right child's sum (ibp_fp_sum_merge: adjacent ranges) and sends
+ * that up to its PARENT; the root, place N/2, holds the whole step and the
+ * complete sum goes back down.  About log2(N) hops one after the other up
+ * and as many down.
  *
  * The sum needs nothing but fingerprints, which every node has before its
  * first link test, so it runs beside the tests, not after them: a thread of
- * its own, on connections of its own, one per pair of line neighbours
+ * its own, on connections of its own, one from each node to its parent
  * (HELLO round IBP_OOB_RING_ROUND, authenticated and sealed like a link's,
- * with keys of their own).  The thread opens the one to FWD; the acceptor
- * hands it the one from BACK, and stays for it as for an in-link.  On the
- * links the test's frames and the summary exchange stay as they were: a
- * chain that stops falls back to the neighbours' FINGERPRINT frames there.
+ * with keys of their own).  The thread opens the one to the parent; the
+ * acceptor hands it the children's, and stays for them as for in-links.  On
+ * the links the test's frames and the summary exchange stay as they were:
+ * a chain that stops falls back to the neighbours' FINGERPRINT frames there.
  *
  * Every node of a step big enough takes part, with a fingerprint or not: a
  * node without one says so at once (BROKEN, "sent no fingerprint"), so
  * that nobody waits for its connections.
  *
  * From ibp_rt_ring_spawn to ibp_rt_ring_join the ring's fields of the run
- * are the thread's alone, but for the predecessor's slot, which the
- * acceptor fills under mu.
+ * are the thread's alone, but for the children's slots, which the acceptor
+ * fills under mu.
  */
 #include <errno.h>
 #include <poll.h>
@@ -36,37 +41,30 @@
 
 #include "rdmatest_int.h"
 
-enum { RING_BACK = IBP_RT_RING_BACK, RING_FWD = IBP_RT_RING_FWD };
+/* A node's tree neighbours, as bits of ring_uses, and their connections' index. */
+enum { RING_LEFT = 1, RING_RIGHT = 2, RING_PARENT = 4 };
 
-static uint32_t ring_mid(const struct ibp_rt_run *run)
+static int ring_index(int side)
 {
-	return (uint32_t)(run->n / 2);
+	return side == RING_LEFT ? 0 : side == RING_RIGHT ? 1 : 2;
 }
 
-/* The connection with the line neighbour on SIDE; NULL at the line's ends, and without a ring. */
+/* The connection with the tree neighbour on SIDE; NULL when there is none. */
 static struct ibp_rt_link *ring_conn(struct ibp_rt_run *run, int side)
 {
-	return run->ring_uses & side ? &run->ring_conn[side == RING_FWD] : NULL;
+	return run->ring_uses & side ? &run->ring_conn[ring_index(side)] : NULL;
 }
 
-/* The sides the halves' sums come from (towards the line's ends). */
+/* The sides the partial sums come from: the children. */
 static int ring_up(const struct ibp_rt_run *run)
 {
-	uint32_t p = run->ring_pos, m = ring_mid(run);
-
-	if (p == m)
-		return RING_BACK | RING_FWD;
-	if (p < m)
-		return p > 0 ? RING_BACK : 0;
-	return p < run->n - 1 ? RING_FWD : 0;
+	return run->ring_uses & (RING_LEFT | RING_RIGHT);
 }
 
-/* The side this node's sum goes to and the complete one comes from; 0 at M. */
+/* The side this node's sum goes to and the complete one comes from; 0 at the root. */
 static int ring_down(const struct ibp_rt_run *run)
 {
-	uint32_t p = run->ring_pos, m = ring_mid(run);
-
-	return p == m ? 0 : p < m ? RING_FWD : RING_BACK;
+	return run->ring_uses & RING_PARENT;
 }
 
 static bool ring_waiting(const struct ibp_rt_run *run)
@@ -89,12 +87,12 @@ static bool ring_needs(const struct ibp_rt_run *run, int side)
  */
 static bool ring_open(struct ibp_rt_run *run, int side)
 {
-	return ring_conn(run, side) && run->ring_state[side == RING_FWD] == IBP_RT_SLOT_LIVE;
+	return ring_conn(run, side) && run->ring_state[ring_index(side)] == IBP_RT_SLOT_LIVE;
 }
 
 static bool ring_closed(struct ibp_rt_run *run, int side)
 {
-	return ring_conn(run, side) && run->ring_state[side == RING_FWD] == IBP_RT_SLOT_CLOSED;
+	return ring_conn(run, side) && run->ring_state[ring_index(side)] == IBP_RT_SLOT_CLOSED;
 }
 
 /* SIDE's connection is now the thread's (LIVE) or gone (CLOSED). */
@@ -109,7 +107,7 @@ static void ring_set(struct ibp_rt_run *run, int side, enum ibp_rt_slot st)
 	}
 	c->slot = st;
 	pthread_mutex_unlock(&run->mu);
-	run->ring_state[side == RING_FWD] = (uint8_t)st;
+	run->ring_state[ring_index(side)] = (uint8_t)st;
 }
 
 /* Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE open. */
@@ -135,10 +133,10 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 	free(m);
 }
 
-/* Where the chain stopped, to the line neighbours it is owed to, once their connections are up. */
+/* Where the chain stopped, to the tree neighbours it is owed to, once their connections are up. */
 static void ring_flush(struct ibp_rt_run *run)
 {
-	for (int side = RING_BACK; side <= RING_FWD; side++) {
+	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
 		if (!(run->ring_owe & side))
 			continue;
 		if (ring_open(run, side))
@@ -162,39 +160,39 @@ static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uin
 	run->ring_at = origin;
 	run->ring_why = why;
 	run->ring_from = from;
-	run->ring_owe = (uint8_t)((RING_BACK | RING_FWD) & ~came);
+	run->ring_owe = (uint8_t)((RING_LEFT | RING_RIGHT | RING_PARENT) & ~came);
 	ring_flush(run);
 }
 
-/* The complete sum goes on outwards, away from the middle (the middle: both ways). */
+/* The complete sum goes on down to the children. */
 static void ring_final_out(struct ibp_rt_run *run)
 {
-	for (int side = RING_BACK; side <= RING_FWD; side++)
+	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1)
 		if ((ring_up(run) & side) && ring_open(run, side))
 			ring_send(run, side, IBP_FPSUM_FINAL);
 }
 
-/* Every awaited half is in: SUM becomes [lower half] + this node + [upper half]. */
+/* Every child's sum is in: SUM becomes [left child's] + this node + [right child's]. */
 static void ring_join(struct ibp_rt_run *run)
 {
 	int down = ring_down(run);
 
-	if (!(run->ring_got & RING_BACK))
+	if (!(run->ring_got & RING_LEFT))
 		ibp_fp_sum_init(run->sum, run->n);
 	if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
 		return;
 	}
-	if ((run->ring_got & RING_FWD) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
+	if ((run->ring_got & RING_RIGHT) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[1].peer, 0);
 		return;
 	}
-	if (down) { /* this node's half goes on towards the middle */
+	if (down) { /* this subtree's sum goes up */
 		run->ring = IBP_RT_RING_FINAL;
 		ring_send(run, down, IBP_FPSUM_GATHER);
 		return;
 	}
-	/* the middle: the whole step's sum goes back out both ways */
+	/* the root: the whole step's sum goes back down */
 	run->ring = IBP_RT_RING_DONE;
 	ring_final_out(run);
 }
@@ -206,7 +204,7 @@ static void ring_join(struct ibp_rt_run *run)
  */
 static void ring_step(struct ibp_rt_run *run)
 {
-	for (int side = RING_BACK; side <= RING_FWD; side++)
+	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1)
 		if (ring_needs(run, side) && ring_closed(run, side))
 			ring_break(run, run->me, IBP_FPSUM_WHY_LINK, ring_conn(run, side)->peer,
 				   side);
@@ -227,19 +225,19 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 
 	switch (f->phase) {
 	case IBP_FPSUM_GATHER:
-		/* from below: places [0, p); from above: (p, N) */
+		/* from the left child: places [lo, p); from the right one: (p, hi) */
 		if (run->ring != IBP_RT_RING_GATHER || !(ring_up(run) & side & ~run->ring_got) ||
 		    s->nnodes != run->n ||
-		    (side == RING_BACK ? s->first != 0 || s->n_merged != p
-				       : s->first != p + 1 || s->n_merged != run->n - p - 1)) {
+		    (side == RING_LEFT ? s->first != run->ring_lo || s->n_merged != p - run->ring_lo
+				       : s->first != p + 1 || s->n_merged != run->ring_hi - p - 1)) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		*(side == RING_BACK ? run->sum : run->sum_in) = *s;
+		*(side == RING_LEFT ? run->sum : run->sum_in) = *s;
 		run->ring_got |= (uint8_t)side;
-		ring_step(run); /* the middle waits for both halves */
+		ring_step(run); /* a node waits for both children */
 		return;
-	case IBP_FPSUM_FINAL: /* from the side of the middle */
+	case IBP_FPSUM_FINAL: /* from the parent */
 		if (run->ring != IBP_RT_RING_FINAL || side != ring_down(run) ||
 		    s->nnodes != run->n || s->first != 0 || s->n_merged != run->n) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
@@ -283,10 +281,33 @@ static void ring_read(struct ibp_rt_run *run, int side)
 	free(m);
 }
 
+/*
+ * Place P's range [RING_LO, RING_HI) in the tree, and TREE[] the places of
+ * its left child, right child and parent (UINT32_MAX: none).
+ */
+static void ring_tree(struct ibp_rt_run *run, uint32_t p, uint32_t tree[3])
+{
+	uint32_t lo = 0, hi = run->n, mid = run->n / 2;
+
+	tree[2] = UINT32_MAX;
+	while (mid != p) {
+		tree[2] = mid;
+		if (p < mid)
+			hi = mid;
+		else
+			lo = mid + 1;
+		mid = lo + (hi - lo) / 2;
+	}
+	run->ring_lo = lo;
+	run->ring_hi = hi;
+	tree[0] = lo < p ? lo + (p - lo) / 2 : UINT32_MAX;
+	tree[1] = p + 1 < hi ? p + 1 + (hi - p - 1) / 2 : UINT32_MAX;
+}
+
 void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 {
 	unsigned round = 0;
-	uint32_t p;
+	uint32_t p, tree[3];
 
 	if (run->n < IBP_RT_RING_MIN || !run->n_rails)
 		return;
@@ -302,24 +323,29 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		return;
 	run->ring_pos = p;
 	run->ring_round = round;
-	for (int side = RING_BACK; side <= RING_FWD; side++) {
-		/* the ring's link with that neighbour gives its address */
-		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, round, side == RING_FWD);
-		struct ibp_rt_link *c = &run->ring_conn[side == RING_FWD];
+	ring_tree(run, p, tree);
+	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
+		/* rail 0's first link gives the template: rail, device, port */
+		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, 1, true);
+		struct ibp_rt_link *c = &run->ring_conn[ring_index(side)];
+		uint32_t q = tree[ring_index(side)];
 
-		if ((side == RING_BACK && p == 0) || (side == RING_FWD && p == run->n - 1))
+		if (q == UINT32_MAX)
 			continue;
 		memset(c, 0, sizeof(*c));
 		c->fd = -1;
-		c->out = side == RING_FWD;
-		c->peer = l->peer;
+		c->out = side == RING_PARENT;
+		c->peer = run->ring_order[q];
 		c->r = l->r;
+		c->r.from = c->out ? run->me : c->peer;
+		c->r.to = c->out ? c->peer : run->me;
 		c->r.round = IBP_OOB_RING_ROUND;
 		c->r.status = IBP_LINK_UNTESTED;
-		memcpy(c->peer_addr, l->peer_addr, sizeof(c->peer_addr));
 		/* a neighbour without an address: nothing to wait for */
-		c->slot = l->peer_addr[0] ? IBP_RT_SLOT_EMPTY : IBP_RT_SLOT_CLOSED;
-		run->ring_state[side == RING_FWD] = (uint8_t)c->slot;
+		c->slot = ibp_rt_resolve(run, c->peer, c->peer_addr, sizeof(c->peer_addr))
+			      ? IBP_RT_SLOT_CLOSED
+			      : IBP_RT_SLOT_EMPTY;
+		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
 		run->ring_uses |= (uint8_t)side;
 	}
 	run->ring = IBP_RT_RING_GATHER;
@@ -333,16 +359,25 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 
 struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
 {
-	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
+	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
+		struct ibp_rt_link *c = ring_conn(run, side);
 
-	return c && c->peer == from ? c : NULL;
+		if (c && c->peer == from)
+			return c;
+	}
+	return NULL;
+}
+
+struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i)
+{
+	return ring_conn(run, i ? RING_RIGHT : RING_LEFT);
 }
 
 /* ---- the ring's thread -------------------------------------------------- */
 
 /*
- * The predecessor opens its connection until this deadline, as this node
- * opens the successor's: a slot still empty then stays empty.
+ * A child opens its connection until this deadline, as this node opens its
+ * parent's: a slot still empty then stays empty.
  */
 static int64_t ring_slot_deadline(const struct ibp_rt_run *run)
 {
@@ -350,44 +385,47 @@ static int64_t ring_slot_deadline(const struct ibp_rt_run *run)
 }
 
 /*
- * Takes the predecessor's connection once the acceptor filled its slot;
+ * Takes the children's connections once the acceptor filled their slots;
  * true: stop.  *WAKE: when to look again without a frame or a wake-up.
  */
 static bool ring_take(struct ibp_rt_run *run, int64_t *wake)
 {
-	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
-	bool stop;
+	bool stop, late = ibp_deadline_expired(ring_slot_deadline(run), ibp_now_ns());
 
 	*wake = run->end;
 	pthread_mutex_lock(&run->mu);
 	stop = run->ring_stop;
-	if (c && c->slot == IBP_RT_SLOT_FILLED)
-		c->slot = IBP_RT_SLOT_LIVE;
-	else if (c && c->slot == IBP_RT_SLOT_EMPTY &&
-		 ibp_deadline_expired(ring_slot_deadline(run), ibp_now_ns()))
-		c->slot = IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
-	else if (c && c->slot == IBP_RT_SLOT_EMPTY)
-		*wake = ibp_deadline_min(*wake, ring_slot_deadline(run));
-	if (c)
-		run->ring_state[0] = (uint8_t)c->slot;
+	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
+		struct ibp_rt_link *c = ring_conn(run, side);
+
+		if (!c)
+			continue;
+		if (c->slot == IBP_RT_SLOT_FILLED)
+			c->slot = IBP_RT_SLOT_LIVE;
+		else if (c->slot == IBP_RT_SLOT_EMPTY && late)
+			c->slot = IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
+		else if (c->slot == IBP_RT_SLOT_EMPTY)
+			*wake = ibp_deadline_min(*wake, ring_slot_deadline(run));
+		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
+	}
 	pthread_mutex_unlock(&run->mu);
 	return stop;
 }
 
-/* Opens the successor's connection: like a link's, until the ring's round's deadline. */
+/* Opens the parent's connection: like a link's, until the ring's round's deadline. */
 static void ring_connect(struct ibp_rt_run *run)
 {
-	struct ibp_rt_link *c = ring_conn(run, RING_FWD);
+	struct ibp_rt_link *c = ring_conn(run, RING_PARENT);
 	int fd;
 
-	if (!c || run->ring_state[1] != IBP_RT_SLOT_EMPTY)
+	if (!c || run->ring_state[2] != IBP_RT_SLOT_EMPTY)
 		return;
-	fd = ibp_rt_connect(run, c, run->round_end[run->ring_round - 1]);
+	fd = ibp_rt_connect(run, c, ring_slot_deadline(run));
 	pthread_mutex_lock(&run->mu);
 	c->fd = fd;
 	pthread_mutex_unlock(&run->mu);
-	ring_set(run, RING_FWD, fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED);
-	/* "no such rail": an authenticated word that it takes no part */
+	ring_set(run, RING_PARENT, fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED);
+	/* IBP_HELLO_NO_RING: an authenticated word that it takes no part */
 	if (fd < 0 && (c->r.err == -ENXIO || c->r.status == IBP_LINK_UNTESTED))
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, c->peer, 0);
 }
@@ -404,8 +442,8 @@ static void *ring_thread(void *arg)
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
 	ring_connect(run);
 	while (!ring_take(run, &wake)) {
-		struct pollfd pfd[3];
-		int side[3];
+		struct pollfd pfd[4];
+		int side[4];
 		size_t np = 1;
 		int n;
 
@@ -413,7 +451,7 @@ static void *ring_thread(void *arg)
 		if (!ring_waiting(run) && !run->ring_owe)
 			break;
 		pfd[0] = (struct pollfd){.fd = run->ring_wake, .events = POLLIN};
-		for (int s = RING_BACK; s <= RING_FWD; s++) {
+		for (int s = RING_LEFT; s <= RING_PARENT; s <<= 1) {
 			if (!ring_open(run, s))
 				continue;
 			pfd[np] = (struct pollfd){.fd = ring_conn(run, s)->fd, .events = POLLIN};
@@ -469,11 +507,13 @@ void ibp_rt_ring_wake(struct ibp_rt_run *run)
 
 void ibp_rt_ring_accept_over(struct ibp_rt_run *run)
 {
-	struct ibp_rt_link *c = ring_conn(run, RING_BACK);
-
 	pthread_mutex_lock(&run->mu);
-	if (c && c->slot == IBP_RT_SLOT_EMPTY)
-		c->slot = IBP_RT_SLOT_CLOSED;
+	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
+		struct ibp_rt_link *c = ring_conn(run, side);
+
+		if (c && c->slot == IBP_RT_SLOT_EMPTY)
+			c->slot = IBP_RT_SLOT_CLOSED;
+	}
 	pthread_mutex_unlock(&run->mu);
 	ibp_rt_ring_wake(run);
 }
@@ -500,7 +540,7 @@ void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop)
 	/* the deadline, or a connection closed with a frame still to come */
 	run->ring_why = IBP_FPSUM_WHY_NONE;
 	run->ring_at = run->me;
-	for (int side = RING_BACK; side <= RING_FWD; side++) {
+	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
 		if (ring_needs(run, side) && ring_closed(run, side)) {
 			run->ring_why = IBP_FPSUM_WHY_LINK;
 			run->ring_from = ring_conn(run, side)->peer;
@@ -553,7 +593,7 @@ void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len)
 
 void ibp_rt_ring_free(struct ibp_rt_run *run)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (run->ring_conn[i].fd >= 0)
 			close(run->ring_conn[i].fd);
 		run->ring_conn[i].fd = -1;
