@@ -1460,8 +1460,8 @@ static int setup_links(struct ibp_rt_run *run, struct ibp_findings *out)
 				for (j = 0; j < np && peers[j] != l->peer; j++)
 					;
 				if (j == np) {
-					int rc =
-					    ibp_rt_resolve(run, l->peer, addrs[np], sizeof(addrs[np]));
+					int rc = ibp_rt_resolve(run, l->peer, addrs[np],
+								sizeof(addrs[np]));
 
 					if (rc) {
 						ibp_rt_setf(addrs[np], sizeof(addrs[np]), "%s", "");

@@ -161,9 +161,10 @@ struct ibp_rt_run {
 	 */
 	int ring; /* enum ibp_rt_ring */
 	struct ibp_fp_sum *sum, *sum_in;
-	uint8_t ring_got;   /* the sides whose halves came (RING_BACK, RING_FWD) */
-	uint32_t ring_at;   /* RING_BROKEN: where the chain stopped */
-	uint32_t ring_from; /* RING_BROKEN: the neighbour of RING_AT it stopped at */
+	struct ibp_oob_msg *ring_msg; /* [2]: out (SUM is in it) and in (heap) */
+	uint8_t ring_got;             /* the sides whose halves came (RING_BACK, RING_FWD) */
+	uint32_t ring_at;             /* RING_BROKEN: where the chain stopped */
+	uint32_t ring_from;           /* RING_BROKEN: the neighbour of RING_AT it stopped at */
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
 	uint32_t *ring_order;
 	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */

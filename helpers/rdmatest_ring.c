@@ -110,27 +110,28 @@ static void ring_set(struct ibp_rt_run *run, int side, enum ibp_rt_slot st)
 	run->ring_state[ring_index(side)] = (uint8_t)st;
 }
 
-/* Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE open. */
+/*
+ * Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE
+ * open.  The sum is kept in the frame it goes out in (RING_MSG[0]); where
+ * the chain stopped goes out in the one frames are read into, whose
+ * content is no longer needed then.
+ */
 static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 {
 	struct ibp_rt_link *c = ring_conn(run, side);
-	struct ibp_oob_msg *m = calloc(1, sizeof(*m));
+	struct ibp_oob_msg *m = &run->ring_msg[phase == IBP_FPSUM_BROKEN];
 
-	if (!m)
-		return;
 	m->type = IBP_OOB_FPSUM;
-	m->u.fpsum.phase = phase;
 	if (phase == IBP_FPSUM_BROKEN) {
+		memset(&m->u.fpsum, 0, sizeof(m->u.fpsum));
 		m->u.fpsum.origin = run->ring_at;
 		m->u.fpsum.why = run->ring_why;
 		m->u.fpsum.from = run->ring_from;
-	} else {
-		m->u.fpsum.sum = *run->sum;
 	}
+	m->u.fpsum.phase = phase;
 	if (ibp_seal_send(c->fd, &c->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
 		ring_set(run, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
-	free(m);
 }
 
 /* Where the chain stopped, to the tree neighbours it is owed to, once their connections are up. */
@@ -228,8 +229,9 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 		/* from the left child: places [lo, p); from the right one: (p, hi) */
 		if (run->ring != IBP_RT_RING_GATHER || !(ring_up(run) & side & ~run->ring_got) ||
 		    s->nnodes != run->n ||
-		    (side == RING_LEFT ? s->first != run->ring_lo || s->n_merged != p - run->ring_lo
-				       : s->first != p + 1 || s->n_merged != run->ring_hi - p - 1)) {
+		    (side == RING_LEFT
+			 ? s->first != run->ring_lo || s->n_merged != p - run->ring_lo
+			 : s->first != p + 1 || s->n_merged != run->ring_hi - p - 1)) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
@@ -265,11 +267,10 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 static void ring_read(struct ibp_rt_run *run, int side)
 {
 	struct ibp_rt_link *c = ring_conn(run, side);
-	struct ibp_oob_msg *m = malloc(sizeof(*m));
+	struct ibp_oob_msg *m = &run->ring_msg[1];
 
-	if (!m || ibp_seal_recv(c->fd, &c->seal, m,
-				ibp_deadline_min(run->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
-		free(m);
+	if (ibp_seal_recv(c->fd, &c->seal, m,
+			  ibp_deadline_min(run->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
 		ring_set(run, side, IBP_RT_SLOT_CLOSED);
 		ring_step(run);
 		return;
@@ -278,7 +279,6 @@ static void ring_read(struct ibp_rt_run *run, int side)
 		ring_recv(run, side, &m->u.fpsum);
 	else
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
-	free(m);
 }
 
 /*
@@ -348,13 +348,20 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
 		run->ring_uses |= (uint8_t)side;
 	}
+	/* the frames it goes out in and comes in, allocated once: the sum lives in the first */
+	run->ring_msg = calloc(2, sizeof(*run->ring_msg));
+	if (!run->ring_msg) {
+		run->ring_uses = 0; /* no ring: a HELLO for it is answered so */
+		return;
+	}
 	run->ring = IBP_RT_RING_GATHER;
 	if (!run->cfg->fingerprint || !run->fps)
 		return;
-	run->sum = malloc(sizeof(*run->sum));
 	run->sum_in = malloc(sizeof(*run->sum_in));
-	if (run->sum && run->sum_in)
-		ibp_fp_sum_init(run->sum, run->n);
+	if (!run->sum_in)
+		return;
+	run->sum = &run->ring_msg[0].u.fpsum.sum;
+	ibp_fp_sum_init(run->sum, run->n);
 }
 
 struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
@@ -403,7 +410,8 @@ static bool ring_take(struct ibp_rt_run *run, int64_t *wake)
 		if (c->slot == IBP_RT_SLOT_FILLED)
 			c->slot = IBP_RT_SLOT_LIVE;
 		else if (c->slot == IBP_RT_SLOT_EMPTY && late)
-			c->slot = IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
+			c->slot =
+			    IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
 		else if (c->slot == IBP_RT_SLOT_EMPTY)
 			*wake = ibp_deadline_min(*wake, ring_slot_deadline(run));
 		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
@@ -604,9 +612,10 @@ void ibp_rt_ring_free(struct ibp_rt_run *run)
 	if (run->ring_done >= 0)
 		close(run->ring_done);
 	run->ring_wake = run->ring_done = -1;
-	free(run->sum);
+	free(run->ring_msg);
 	free(run->sum_in);
 	free(run->ring_order);
+	run->ring_msg = NULL;
 	run->sum = run->sum_in = NULL;
 	run->ring_order = NULL;
 }
