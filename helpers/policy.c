@@ -46,6 +46,14 @@ static const char *const consistency_names[IBP_CK_N] = {
     [IBP_CK_DRIVER] = "driver",   [IBP_CK_GDR] = "gdr",
 };
 
+bool ibp_policy_consistency_wanted(const struct ibp_policy *p)
+{
+	for (int k = 0; k < IBP_CK_N; k++)
+		if (p->consistency[k] != IBP_CONSISTENCY_OFF)
+			return true;
+	return false;
+}
+
 const char *ibp_consistency_key_name(enum ibp_consistency_key k)
 {
 	return (unsigned)k < IBP_CK_N ? consistency_names[k] : NULL;

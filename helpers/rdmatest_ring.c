@@ -24,9 +24,10 @@
  * the links the test's frames and the summary exchange stay as they were:
  * a chain that stops falls back to the neighbours' FINGERPRINT frames there.
  *
- * Every node of a step big enough takes part, with a fingerprint or not: a
- * node without one says so at once (BROKEN, "sent no fingerprint"), so
- * that nobody waits for its connections.
+ * Every node of a step big enough takes part unless consistency= is all
+ * off, with a fingerprint or not: a node whose fingerprint could not be had
+ * says so at once (BROKEN, "sent no fingerprint"), so that nobody waits for
+ * its connections.
  *
  * From ibp_rt_ring_spawn to ibp_rt_ring_join the ring's fields of the run
  * are the thread's alone, but for the children's slots, which the acceptor
@@ -309,7 +310,12 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	unsigned round = 0;
 	uint32_t p, tree[3];
 
-	if (run->n < IBP_RT_RING_MIN || !run->n_rails)
+	/*
+	 * consistency= all off: no fingerprint anywhere, no sum.  Otherwise a
+	 * node whose fingerprint could not be had takes part to say so.
+	 */
+	if (run->n < IBP_RT_RING_MIN || !run->n_rails ||
+	    (!run->cfg->fingerprint && !ibp_policy_consistency_wanted(&run->pol)))
 		return;
 	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
 	/* no memory, or a ring the plan does not have: the neighbours' comparison */

@@ -210,14 +210,6 @@ static const char *fp_getenv(void *ctx, const char *name)
 	return ours ? ours->value : NULL;
 }
 
-static bool consistency_wanted(const struct ibp_policy *p)
-{
-	for (int k = 0; k < IBP_CK_N; k++)
-		if (p->consistency[k] != IBP_CONSISTENCY_OFF)
-			return true;
-	return false;
-}
-
 /*
  * This node's fingerprint (fingerprint.h): the step's rails (the placement's
  * healthy fabric ports, whatever the transport), the node's versions read
@@ -238,7 +230,7 @@ static struct ibp_fp *node_fingerprint(spank_t sp, struct spank_ib_state *st,
 	char root[PATH_MAX];
 	size_t nr;
 
-	if (!consistency_wanted(&st->conf.policy))
+	if (!ibp_policy_consistency_wanted(&st->conf.policy))
 		return NULL;
 	fp = calloc(1, sizeof(*fp));
 	fe = calloc(1, sizeof(*fe));

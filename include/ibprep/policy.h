@@ -114,6 +114,8 @@ struct ibp_policy {
 	int consistency[IBP_CK_N];
 };
 
+/* Whether any key of consistency= is compared (not all off). */
+bool ibp_policy_consistency_wanted(const struct ibp_policy *p);
 /* The key's name in consistency= ("hca_set"), NULL out of range. */
 const char *ibp_consistency_key_name(enum ibp_consistency_key k);
 

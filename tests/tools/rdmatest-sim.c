@@ -273,6 +273,8 @@ static void run_silent(const char *addr, uint32_t job, uint32_t step, const stru
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		inet_pton(AF_INET, addr, &a.sin_addr);
+		if (fd >= 0) /* as the node's own listener: a run just before may leave TIME_WAIT */
+			(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
 		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64))
 			perror("rdmatest-sim: silent node listener");
 	}
@@ -415,6 +417,12 @@ static pid_t squat(const char *addr, uint32_t job, uint32_t step, const struct i
 	ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, &port, 1);
 	a.sin_port = htons(port);
 	inet_pton(AF_INET, addr, &a.sin_addr);
+	/*
+	 * as most servers do: the connections of a run just before on the same
+	 * port may still be in TIME_WAIT there
+	 */
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64)) {
 		perror("rdmatest-sim: squatter");
 		return -1;
@@ -773,6 +781,9 @@ int main(int argc, char **argv)
 	if (n < 1 || n > MAX_NODES || !outdir)
 		usage();
 	my_timeout = pol.test_timeout_s;
+	/* without --fingerprint the step is one with consistency= all off: no fingerprint, no sum */
+	for (int k = 0; k < IBP_CK_N && !with_fp; k++)
+		pol.consistency[k] = IBP_CONSISTENCY_OFF;
 	snprintf(spec, sizeof(spec), "sim[%04u-%04zu]", 0u, n - 1);
 	if (ibp_hostlist_expand(spec, 0, &hl, err, sizeof(err))) {
 		fprintf(stderr, "rdmatest-sim: %s\n", err);
