@@ -25,9 +25,11 @@ cluster_start_or_done 8
 cluster_hw_or_done "consistency across the step"
 cluster_suite_out
 HELPER=$(cluster_test_helper)
+# Round trips over loopback sockets on a busy 2-core machine reach a few ms
+# at 8 nodes: this suite is about the fingerprints, so the limit is loose.
 plug() {
 	cluster_plugstack "$(cluster_spank_line min_memlock=0 test_transport=socket test_timeout=8 \
-		"test_helper=$HELPER" "munge_socket=$CL_DIR/munge/munge.sock" "$@")"
+		test_max_lat_us=50000 "test_helper=$HELPER" "munge_socket=$CL_DIR/munge/munge.sock" "$@")"
 }
 fw() { echo "$2" >"$CL_DIR/nodes/$1/root/sys/class/infiniband/mlx5_3/fw_ver"; }
 plug
