@@ -30,15 +30,18 @@ ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/sim" tests/tools/rdmat
 	{ echo "bench_consistency: cannot build the tools (run make first)" >&2; exit 1; }
 
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
-# verdict N JOB ARGS...: the slowest node's time to verdict, and how many passed
+# verdict N JOB ARGS...: the slowest node's time to verdict, how many passed,
+# the longest a node waited after its own link tests (ms), CPU per node (ms)
 verdict() {
 	local n=$1 job=$2 out=$tmp/o$1-$2; shift 2
 	mkdir -p "$out"
 	"$tmp/sim" --nodes "$n" --timeout 5 --job "$job" --step "$n" --insecure "$@" --outdir "$out" >"$out.txt" 2>&1
-	echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")"
+	echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")" \
+		"$(awk '/^node /{for (i = 6; i <= NF; i++) if ($i ~ /^links=/) {w = $5 - substr($i, 7); if (w > m) m = w}} END {printf "%.1f", m * 1000}' "$out.txt")" \
+		"$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")"
 }
 echo "cross-node test, time to verdict with and without the fingerprint ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $RUNS paired runs)"
-printf '%6s  %12s  %12s  %8s  %8s  %s\n' nodes without_s with_s ratio extra_ms passed
+printf '%6s  %12s  %12s  %8s  %8s  %8s  %12s  %s\n' nodes without_s with_s ratio extra_ms wait_ms cpu_ms passed
 for n in $SIZES; do
 	: >"$tmp/a" && : >"$tmp/b"
 	# the second run of a pair is a little slower (the first one's processes
@@ -55,12 +58,16 @@ for n in $SIZES; do
 	done
 	a=$(awk '{print $1}' "$tmp/a" | median) b=$(awk '{print $1}' "$tmp/b" | median)
 	pb=$(awk '{print $2}' "$tmp/b" | median)
-	printf '%6s  %12s  %12s  %8s  %8s  %s/%s\n' "$n" "$a" "$b" \
+	wb=$(awk '{print $3}' "$tmp/b" | median)
+	ca=$(awk '{print $4}' "$tmp/a" | median) cb=$(awk '{print $4}' "$tmp/b" | median)
+	printf '%6s  %12s  %12s  %8s  %8s  %8s  %12s  %s/%s\n' "$n" "$a" "$b" \
 		"$(awk -v a="$a" -v b="$b" 'BEGIN {if (a > 0) printf "%.2f", b / a; else print "-"}')" \
 		"$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.1f", (b - a) * 1000}')" \
-		"$pb" "$n"
+		"$wb" "$ca/$cb" "$pb" "$n"
 done
-echo "target: ratio under 1.10 (extra_ms: with - without, medians)"
+echo "target: ratio under 1.10 (extra_ms: with - without, medians; wait_ms: with the"
+echo "fingerprint, the longest a node waited after its own link tests; cpu_ms: per node,"
+echo "without/with: on 2 cores every node's extra CPU lengthens everyone's tests)"
 
 root=$tmp/dgx
 python3 tests/fixtures/mksysfs.py --preset dgx-h100 --gdr "$root" >/dev/null

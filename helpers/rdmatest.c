@@ -1672,6 +1672,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	for (size_t i = 0; i < nw; i++)
 		if (workers[i].started)
 			pthread_join(workers[i].th, NULL);
+	res->links_s = (double)(ibp_now_ns() - run->start) / 1e9;
 	version_out_links(run);
 	exchange_summaries(run);
 	ibp_rt_report(run, out, res);

@@ -247,6 +247,8 @@ struct ibp_rdmatest_result {
 	unsigned dropped_peer; /* of which from a peer's address: unauthenticated or over quota */
 	char drop_reason[IBP_TEXT_MAX]; /* the last one */
 	double elapsed_s;
+	double
+	    links_s; /* from the start to the end of this node's link tests: the rest is the exchange's */
 };
 
 /*

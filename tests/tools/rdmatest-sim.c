@@ -6,6 +6,7 @@
  * per node:
  *
  *   node INDEX NAME pass|fail ELAPSED_S suspects=NAME,NAME codes=CODE@NODE,...
+ *        dropped=N port=P links=LINKS_S (when its own link tests ended)
  *
  * then "wall SECONDS" for the whole run.  Faults (--fault INDEX:KIND):
  *   refuse   the node does not run: its ports refuse connections
@@ -633,7 +634,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u port=%u\n", res.dropped, res.oob_port);
+	fprintf(fp, " dropped=%u port=%u links=%.4f\n", res.dropped, res.oob_port, res.links_s);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
 
