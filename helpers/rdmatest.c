@@ -1622,7 +1622,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	setup_links(run, out);
 	if (cfg->fingerprint)
 		run->fps = calloc(IBP_RT_MAX_PEERS, sizeof(*run->fps));
-	ibp_rt_ring_prepare(run); /* before the quotas: the predecessor's connection is one more */
+	ibp_rt_ring_prepare(run); /* before the in-peers: the sum's children are among them */
 	rc = ibp_rt_peers_init(run);
 	if (rc)
 		goto out_free;

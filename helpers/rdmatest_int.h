@@ -151,18 +151,19 @@ struct ibp_rt_run {
 	} * fps;
 	size_t n_fps;
 	/*
-	 * The step-wide comparison (cfg->fingerprint set, IBP_RT_RING_MIN nodes
-	 * or more): a reduction along the plan's ring (fingerprint.h; the
-	 * plain plan's round 1, the topology-aware one's 2), from both ends of
-	 * the line towards the middle and back (oob.h), on connections of its
-	 * own.  SUM is the heap copy that travels, complete once RING is
-	 * RING_DONE; SUM_IN the upper half's sum as it came (heap).  The ring's
-	 * thread owns these fields from ibp_rt_ring_spawn to ibp_rt_ring_join.
+	 * The step-wide comparison (IBP_RT_RING_MIN nodes or more, consistency=
+	 * not all off): a reduction over the places of the plan's ring
+	 * (fingerprint.h; the plain plan's round 1, the topology-aware one's
+	 * 2), up a binary tree of them and back down (oob.h), on connections of
+	 * its own.  SUM, in RING_MSG[0], is the sum that travels, complete once
+	 * RING is RING_DONE (NULL without a fingerprint); SUM_IN the right
+	 * child's as it came (heap).  The ring's thread owns these fields from
+	 * ibp_rt_ring_spawn to ibp_rt_ring_join.
 	 */
 	int ring; /* enum ibp_rt_ring */
 	struct ibp_fp_sum *sum, *sum_in;
 	struct ibp_oob_msg *ring_msg; /* [2]: out (SUM is in it) and in (heap) */
-	uint8_t ring_got;             /* the sides whose halves came (RING_BACK, RING_FWD) */
+	uint8_t ring_got;             /* the children whose sums came (rdmatest_ring.c) */
 	uint32_t ring_at;             /* RING_BROKEN: where the chain stopped */
 	uint32_t ring_from;           /* RING_BROKEN: the neighbour of RING_AT it stopped at */
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
@@ -170,7 +171,7 @@ struct ibp_rt_run {
 	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */
 	unsigned ring_round; /* the plan's round whose links make the ring */
 	uint8_t ring_why;    /* RING_BROKEN: enum ibp_fpsum_why, 0 the deadline */
-	uint8_t ring_owe;    /* RING_BROKEN: the line sides still to be told */
+	uint8_t ring_owe;    /* RING_BROKEN: the tree neighbours still to be told */
 	/*
 	 * The sum's own connections (HELLO round IBP_OOB_RING_ROUND, rail 0)
 	 * with this node's neighbours in the tree over the ring's places
@@ -200,8 +201,8 @@ struct ibp_rt_run {
 
 enum ibp_rt_ring {
 	IBP_RT_RING_OFF = 0,
-	IBP_RT_RING_GATHER, /* waiting for the halves' sums from the line's ends */
-	IBP_RT_RING_FINAL,  /* sent ours on towards the middle; waiting for the complete sum */
+	IBP_RT_RING_GATHER, /* waiting for the children's sums */
+	IBP_RT_RING_FINAL,  /* sent ours up to the parent; waiting for the complete sum */
 	IBP_RT_RING_DONE,   /* SUM is the whole step */
 	IBP_RT_RING_BROKEN, /* fall back to the neighbours' fingerprints */
 };
@@ -209,12 +210,12 @@ enum ibp_rt_ring {
 /*
  * rdmatest_ring.c.  PREPARE before the in-peers' quotas (RING stays OFF
  * without a ring); SPAWN once mu exists; the acceptor fills the slot SLOT
- * gives it for the predecessor's HELLO (NULL: this node takes none from
+ * gives it for a child's HELLO (NULL: this node takes none from
  * FROM) and WAKEs the thread; ACCEPT_OVER when the acceptor is done (an
  * empty slot stays empty).  The summary exchange polls DONE_FD (-1:
  * no thread) and JOINs (STOP: tell it to end first); from then on the
  * caller's thread owns the ring's fields.  The thread opens the
- * successor's connection with CONNECT (rdmatest.c: as a link's, but
+ * parent's connection with CONNECT (rdmatest.c: as a link's, but
  * trying again sooner: the sum waits for it).
  */
 void ibp_rt_ring_prepare(struct ibp_rt_run *run);

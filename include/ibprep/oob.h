@@ -98,8 +98,8 @@ const char *ibp_link_status_name(enum ibp_link_status s); /* "pass", "unreachabl
 #define IBP_HELLO_NO_RING  0x8u /* in a reply to a ring HELLO: this node takes no part */
 /*
  * A HELLO of this round (rail 0) opens the step-wide sum's own connection
- * from a node to its successor on the ring's line (below); it carries
- * nothing but FPSUM frames.  IBP_HELLO_NO_RING in the reply: the addressee
+ * from a node to its parent in the tree over the ring's places (below); it
+ * carries nothing but FPSUM frames.  IBP_HELLO_NO_RING in the reply: the addressee
  * takes no part in the sum.
  */
 #define IBP_OOB_RING_ROUND 3
@@ -166,23 +166,23 @@ struct ibp_oob_summary {
 };
 
 /*
- * The reduction along the ring (fingerprint.h), from both ends of the line
- * of places 0..N-1 (the ring without its link N-1 -> 0) towards the middle,
- * place M = N/2, and back.  Each pair of neighbours on the line has a
- * connection of its own for it (HELLO round IBP_OOB_RING_ROUND, from place
- * i to i+1), opened before their first link test: the sum needs nothing
- * but the fingerprints, so it travels while the links are being tested.
+ * The reduction over the places 0..N-1 of the plan's ring (fingerprint.h),
+ * along a balanced binary tree of them in which the node at place p for
+ * the range [lo, hi) has p = (lo + hi) / 2, its left child [lo, p) and its
+ * right child (p, hi); the root is place N/2.  Each node has a connection
+ * of its own to its parent (HELLO round IBP_OOB_RING_ROUND), opened before
+ * its first link test: the sum needs nothing but the fingerprints, so it
+ * travels while the links are being tested.
  *
- *   GATHER  from place i < M to i+1: the sum of places [0, i];
- *           from place i > M to i-1: the sum of places [i, N)
- *   FINAL   the complete sum, from M outwards along the line
+ *   GATHER  from a child to its parent: the sum of the child's range
+ *   FINAL   the complete sum, from the root down
  *   BROKEN  the chain stopped at node ORIGIN: its connection with node
  *           FROM gave nothing usable (WHY); no sum (all zero in memory,
- *           nothing on the wire).  It spreads along the line both ways, and
- *           every node that learns it falls back to its neighbours'
+ *           nothing on the wire).  It spreads along the tree, and every
+ *           node that learns it falls back to its neighbours'
  *           fingerprints (FINGERPRINT frames on the rail-0 links).
  *
- * N/2 hops one after the other in, N/2 out.
+ * About log2(N) hops one after the other up, as many down.
  */
 enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
 enum ibp_fpsum_why {
