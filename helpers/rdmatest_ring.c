@@ -282,32 +282,32 @@ static void ring_read(struct ibp_rt_run *run, int side)
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
 }
 
-/*
- * Place P's range [RING_LO, RING_HI) in the tree, and TREE[] the places of
- * its left child, right child and parent (UINT32_MAX: none).
- */
-static void ring_tree(struct ibp_rt_run *run, uint32_t p, uint32_t tree[3])
+int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_tree *t)
 {
-	uint32_t lo = 0, hi = run->n, mid = run->n / 2;
+	uint32_t lo = 0, hi = nnodes, mid = nnodes / 2;
 
-	tree[2] = UINT32_MAX;
-	while (mid != p) {
-		tree[2] = mid;
-		if (p < mid)
+	if (place >= nnodes)
+		return -EINVAL;
+	t->parent = IBP_RDMATEST_TREE_NONE;
+	while (mid != place) { /* down from the root: O(log N) */
+		t->parent = mid;
+		if (place < mid)
 			hi = mid;
 		else
 			lo = mid + 1;
 		mid = lo + (hi - lo) / 2;
 	}
-	run->ring_lo = lo;
-	run->ring_hi = hi;
-	tree[0] = lo < p ? lo + (p - lo) / 2 : UINT32_MAX;
-	tree[1] = p + 1 < hi ? p + 1 + (hi - p - 1) / 2 : UINT32_MAX;
+	t->lo = lo;
+	t->hi = hi;
+	t->left = lo < place ? lo + (place - lo) / 2 : IBP_RDMATEST_TREE_NONE;
+	t->right = place + 1 < hi ? place + 1 + (hi - place - 1) / 2 : IBP_RDMATEST_TREE_NONE;
+	return 0;
 }
 
 void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 {
 	unsigned round = 0;
+	struct ibp_rdmatest_tree t;
 	uint32_t p, tree[3];
 
 	/*
@@ -329,14 +329,19 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		return;
 	run->ring_pos = p;
 	run->ring_round = round;
-	ring_tree(run, p, tree);
+	ibp_rdmatest_sum_tree(run->n, p, &t);
+	run->ring_lo = t.lo;
+	run->ring_hi = t.hi;
+	tree[0] = t.left;
+	tree[1] = t.right;
+	tree[2] = t.parent;
 	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
 		/* rail 0's first link gives the template: rail, device, port */
 		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, 1, true);
 		struct ibp_rt_link *c = &run->ring_conn[ring_index(side)];
 		uint32_t q = tree[ring_index(side)];
 
-		if (q == UINT32_MAX)
+		if (q == IBP_RDMATEST_TREE_NONE)
 			continue;
 		memset(c, 0, sizeof(*c));
 		c->fd = -1;

@@ -300,6 +300,20 @@ int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
 int ibp_rdmatest_ring_order(size_t nnodes, const int *leaf, uint32_t *order, unsigned *round);
 
 /*
+ * The tree the step-wide sum is gathered along (rdmatest_ring.c): over the
+ * places 0..NNODES-1 of the ring above, balanced, every subtree a range of
+ * places.  Place PLACE holds [LO, HI) and is (LO + HI) / 2; its left child
+ * holds [LO, PLACE), its right child (PLACE, HI); the root is NNODES / 2.
+ * NONE in a field: no such neighbour.  0, -EINVAL (PLACE >= NNODES).
+ */
+#define IBP_RDMATEST_TREE_NONE UINT32_MAX
+struct ibp_rdmatest_tree {
+	uint32_t lo, hi;
+	uint32_t left, right, parent; /* places */
+};
+int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_tree *t);
+
+/*
  * Blame over the links a node knows (its own and its peers' summaries):
  * true when NODE is at fault by the rule above.  SELF: NODE is the caller,
  * who may blame itself without confirmation from peers.

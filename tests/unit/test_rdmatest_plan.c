@@ -70,6 +70,62 @@ static void test_plan_bad_arguments_einval(void **state)
 	assert_int_equal(ibp_rdmatest_plan(IBP_HOSTLIST_MAX + 1, 0, &p), -EINVAL);
 }
 
+/*
+ * The sum's tree over the ring's places, for every step size up to 600:
+ * one root, N/2, holding [0, N); every place the middle of its range; the
+ * children's ranges the two halves beside it, their parent this place; at
+ * most log2(N) hops from any place to the root.
+ */
+static void test_sum_tree_every_n_ranges_and_depth(void **state)
+{
+	struct ibp_rdmatest_tree t;
+
+	(void)state;
+	for (uint32_t n = 1; n <= 600; n++) {
+		size_t roots = 0;
+
+		for (uint32_t p = 0; p < n; p++) {
+			struct ibp_rdmatest_tree c;
+			unsigned depth = 0;
+
+			assert_int_equal(ibp_rdmatest_sum_tree(n, p, &t), 0);
+			assert_true(t.lo <= p && p < t.hi && t.hi <= n);
+			assert_int_equal(p, t.lo + (t.hi - t.lo) / 2);
+			if (t.left != IBP_RDMATEST_TREE_NONE) {
+				assert_int_equal(ibp_rdmatest_sum_tree(n, t.left, &c), 0);
+				assert_int_equal(c.parent, p);
+				assert_int_equal(c.lo, t.lo);
+				assert_int_equal(c.hi, p);
+			} else {
+				assert_int_equal(t.lo, p);
+			}
+			if (t.right != IBP_RDMATEST_TREE_NONE) {
+				assert_int_equal(ibp_rdmatest_sum_tree(n, t.right, &c), 0);
+				assert_int_equal(c.parent, p);
+				assert_int_equal(c.lo, p + 1);
+				assert_int_equal(c.hi, t.hi);
+			} else {
+				assert_int_equal(t.hi, p + 1);
+			}
+			if (t.parent == IBP_RDMATEST_TREE_NONE) {
+				roots++;
+				assert_int_equal(p, n / 2);
+				assert_int_equal(t.lo, 0);
+				assert_int_equal(t.hi, n);
+			}
+			for (uint32_t q = p;; depth++) {
+				assert_int_equal(ibp_rdmatest_sum_tree(n, q, &c), 0);
+				if (c.parent == IBP_RDMATEST_TREE_NONE)
+					break;
+				q = c.parent;
+			}
+			assert_true((1ull << depth) <= n);
+		}
+		assert_int_equal(roots, 1);
+		assert_int_equal(ibp_rdmatest_sum_tree(n, n, &t), -EINVAL);
+	}
+}
+
 /* The ring the fingerprint sum travels: every node once, from node 0, each sending to the next. */
 static void test_ring_order_follows_the_plans_ring(void **state)
 {
@@ -1610,6 +1666,7 @@ int main(void)
 	    cmocka_unit_test(test_run_fingerprints_compared_odd_node_says_it),
 	    cmocka_unit_test(test_run_eight_nodes_three_odd_said_once_step_wide),
 	    cmocka_unit_test(test_ring_order_follows_the_plans_ring),
+	    cmocka_unit_test(test_sum_tree_every_n_ranges_and_depth),
 	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
 	    cmocka_unit_test(test_run_bad_nodelist_job_finding),
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
