@@ -1348,7 +1348,7 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
  * Reads what the peer already sent and nobody will read (its summary after
  * its fingerprint, on a link whose outcome we know), then closes.  A socket
  * closed with unread data resets the connection, and the reset can cost the
- * peer frames still queued for it: the ring's last sum.  Bounded: 256 KiB.
+ * peer frames still queued for it: this node's summary.  Bounded: 256 KiB.
  */
 static void drain_close(int fd)
 {

@@ -1218,7 +1218,9 @@ struct probe {
 	int outside_rc; /* what it said to an address outside the step */
 };
 
-static int probe_hello(struct probe *pr, const char *src, struct ibp_oob_msg *reply)
+/* A HELLO from SRC to node 0 of 3 for JOB, ROUND, with NONCE; the answer in REPLY. */
+static int probe_hello(const struct probe *pr, const char *src, uint32_t job, uint8_t round,
+		       uint64_t nonce, struct ibp_oob_msg *reply)
 {
 	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
 	int fd = -1, rc;
@@ -1230,15 +1232,15 @@ static int probe_hello(struct probe *pr, const char *src, struct ibp_oob_msg *re
 	}
 	if (fd < 0)
 		return -ECONNREFUSED;
-	m.u.hello.job = pr->job + 1000; /* another job: must not authenticate */
+	m.u.hello.job = job;
 	m.u.hello.uid = 1000;
 	m.u.hello.from = 2;
 	m.u.hello.to = 0;
 	m.u.hello.nnodes = 3;
-	m.u.hello.round = 1;
+	m.u.hello.round = round;
 	m.u.hello.n_rails = 1;
 	m.u.hello.flags = IBP_HELLO_INSECURE;
-	m.u.hello.nonce = 42;
+	m.u.hello.nonce = nonce;
 	rc = ibp_oob_send(fd, &m, ibp_now_ns() + IBP_NS_PER_S);
 	if (!rc)
 		rc = ibp_oob_recv(fd, reply, ibp_now_ns() + IBP_NS_PER_S);
@@ -1251,8 +1253,9 @@ static void *probe_main(void *arg)
 	struct probe *pr = arg;
 	struct ibp_oob_msg outside;
 
-	pr->reply_rc = probe_hello(pr, addrs3[2], &pr->reply);
-	pr->outside_rc = probe_hello(pr, "127.0.0.1", &outside);
+	/* another job: must not authenticate */
+	pr->reply_rc = probe_hello(pr, addrs3[2], pr->job + 1000, 1, 42, &pr->reply);
+	pr->outside_rc = probe_hello(pr, "127.0.0.1", pr->job + 1000, 1, 42, &outside);
 	return NULL;
 }
 
@@ -1286,36 +1289,14 @@ static void test_accept_stranger_gets_refused_and_nothing_else(void **state)
 
 /*
  * The step-wide sum's HELLO (round 3) from a peer's address to a node that
- * has no ring (3 nodes): an authenticated "no such rail" reply, so that the
+ * has no ring (3 nodes): an authenticated "no part" reply, so that the
  * peer knows at once this node takes no part instead of trying all round.
  */
 static void *ring_probe_main(void *arg)
 {
 	struct probe *pr = arg;
-	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
-	int fd = -1;
 
-	pr->reply_rc = -ECONNREFUSED;
-	for (int t = 0; t < 200 && fd < 0; t++) {
-		fd = dial_from(addrs3[2], addrs3[0], pr->port);
-		if (fd < 0)
-			usleep(5000);
-	}
-	if (fd < 0)
-		return NULL;
-	m.u.hello.job = pr->job;
-	m.u.hello.uid = 1000;
-	m.u.hello.from = 2;
-	m.u.hello.to = 0;
-	m.u.hello.nnodes = 3;
-	m.u.hello.round = IBP_OOB_RING_ROUND;
-	m.u.hello.n_rails = 1;
-	m.u.hello.flags = IBP_HELLO_INSECURE;
-	m.u.hello.nonce = 44;
-	pr->reply_rc = ibp_oob_send(fd, &m, ibp_now_ns() + IBP_NS_PER_S);
-	if (!pr->reply_rc)
-		pr->reply_rc = ibp_oob_recv(fd, &pr->reply, ibp_now_ns() + IBP_NS_PER_S);
-	close(fd);
+	pr->reply_rc = probe_hello(pr, addrs3[2], pr->job, IBP_OOB_RING_ROUND, 44, &pr->reply);
 	return NULL;
 }
 
