@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -495,6 +496,33 @@ int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t
 	return 0;
 }
 
+/* The size of TYPE's member of the union: all of it for an unknown type. */
+static size_t member_size(unsigned type)
+{
+	switch (type) {
+	case IBP_OOB_HELLO:
+		return sizeof(((struct ibp_oob_msg *)0)->u.hello);
+	case IBP_OOB_ENDPOINT:
+		return sizeof(((struct ibp_oob_msg *)0)->u.endpoint);
+	case IBP_OOB_CTRL:
+		return sizeof(((struct ibp_oob_msg *)0)->u.ctrl);
+	case IBP_OOB_SUMMARY:
+		return sizeof(((struct ibp_oob_msg *)0)->u.summary);
+	case IBP_OOB_ERROR:
+		return sizeof(((struct ibp_oob_msg *)0)->u.error);
+	case IBP_OOB_FINGERPRINT:
+		return sizeof(((struct ibp_oob_msg *)0)->u.fingerprint);
+	default:
+		return sizeof(((struct ibp_oob_msg *)0)->u);
+	}
+}
+
+void ibp_oob_msg_clear(struct ibp_oob_msg *m, unsigned type)
+{
+	memset(m, 0, offsetof(struct ibp_oob_msg, u) + member_size(type));
+	m->type = (uint16_t)type;
+}
+
 int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 {
 	struct rbuf r = {buf, IBP_OOB_HDR_LEN};
@@ -507,7 +535,14 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		return rc;
 	if (len < IBP_OOB_HDR_LEN + plen)
 		return -EBADMSG;
-	memset(m, 0, sizeof(*m));
+	/*
+	 * The member of TYPE only; a fingerprint's and a sum's decoders clear
+	 * what they fill (a sum's frame header here, its sum there).
+	 */
+	if (type == IBP_OOB_FPSUM)
+		memset(m, 0, offsetof(struct ibp_oob_msg, u.fpsum.sum));
+	else if (type != IBP_OOB_FINGERPRINT)
+		ibp_oob_msg_clear(m, type);
 	m->type = (uint16_t)type;
 	switch (type) {
 	case IBP_OOB_HELLO: {
@@ -573,8 +608,10 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 		m->u.fpsum.why = get8(&r);
 		m->u.fpsum.origin = get32(&r);
 		m->u.fpsum.from = get32(&r);
-		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN)
+		if (m->u.fpsum.phase == IBP_FPSUM_BROKEN) {
+			ibp_fp_sum_init(&m->u.fpsum.sum, 0);
 			break; /* no sum: the length check below refuses one */
+		}
 		if (ibp_fp_sum_decode(r.p + r.off, IBP_OOB_HDR_LEN + plen - r.off, &m->u.fpsum.sum))
 			return -EBADMSG;
 		r.off = IBP_OOB_HDR_LEN + plen;

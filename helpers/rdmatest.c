@@ -184,9 +184,8 @@ int ibp_rt_hello_make(struct ibp_rt_run *run, struct ibp_oob_msg *m, uint32_t to
 	struct ibp_auth_claims c;
 	int n;
 
-	memset(m, 0, sizeof(*m));
+	ibp_oob_msg_clear(m, IBP_OOB_HELLO);
 	memset(secret, 0, IBP_AUTH_SECRET_LEN);
-	m->type = IBP_OOB_HELLO;
 	h->job = run->cfg->job;
 	h->step = run->cfg->step;
 	h->uid = run->cfg->uid;
@@ -561,8 +560,9 @@ int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadli
 static int send_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, int32_t status, uint64_t a,
 		     uint64_t b, int64_t deadline)
 {
-	struct ibp_oob_msg m = {.type = IBP_OOB_CTRL};
+	struct ibp_oob_msg m;
 
+	ibp_oob_msg_clear(&m, IBP_OOB_CTRL);
 	m.u.ctrl.op = op;
 	m.u.ctrl.status = status;
 	m.u.ctrl.a = a;
@@ -618,10 +618,11 @@ static void send_abort(struct ibp_rt_link *l, int fd)
 static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 			      struct ibp_tx *tx, struct ibp_endpoint *peer, int64_t deadline)
 {
-	struct ibp_oob_msg mine = {.type = IBP_OOB_ENDPOINT}, theirs;
+	struct ibp_oob_msg mine, theirs;
 	const struct ibp_tx_port *port = &run->rails[l->r.rail];
 	int rc;
 
+	ibp_oob_msg_clear(&mine, IBP_OOB_ENDPOINT);
 	rc = run->ops->endpoint(tx, &mine.u.endpoint.ep);
 	if (rc) {
 		link_fail(l, IBP_LINK_LOCAL, rc, "local endpoint: %s", strerror(-rc));
@@ -1195,16 +1196,21 @@ static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const stru
  * first on every rail-0 link, and the node reads its peers' rail-0 links
  * until their fingerprints arrive, for the fallback, unless the step-wide
  * sum came whole (rdmatest_ring.c): the exchange waits for the ring's
- * thread to end, by the deadline at the latest.
+ * thread to end, by the deadline at the latest.  A node whose sum is
+ * already whole sends no fingerprint: every node that got the complete
+ * sum needs none, and one whose sum stopped (every node's, but for a
+ * connection lost after its half went up) stops waiting for it at the
+ * summary, comparing with the neighbours that did send one.
  */
 static void exchange_summaries(struct ibp_rt_run *run)
 {
-	struct ibp_oob_msg mine = {.type = IBP_OOB_SUMMARY};
+	struct ibp_oob_msg mine;
 	struct ibp_oob_msg *fpm = NULL;
 	bool all_pass = true, want_fp = run->cfg->fingerprint && run->fps;
 	int64_t deadline = run->end;
 
-	if (want_fp) {
+	ibp_oob_msg_clear(&mine, IBP_OOB_SUMMARY);
+	if (want_fp && !ibp_rt_ring_whole(run)) {
 		fpm = malloc(sizeof(*fpm));
 		if (fpm) {
 			fpm->type = IBP_OOB_FINGERPRINT;

@@ -568,6 +568,15 @@ void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop)
 	run->ring = IBP_RT_RING_BROKEN;
 }
 
+bool ibp_rt_ring_whole(struct ibp_rt_run *run)
+{
+	struct pollfd pfd = {.fd = ibp_rt_ring_done_fd(run), .events = POLLIN};
+
+	if (pfd.fd >= 0 && poll(&pfd, 1, 0) == 1)
+		ibp_rt_ring_join(run, false);
+	return !run->ring_running && run->ring == IBP_RT_RING_DONE;
+}
+
 int ibp_rt_ring_judge(struct ibp_rt_run *run, struct ibp_findings *out)
 {
 	const char **names = calloc(run->n, sizeof(*names));

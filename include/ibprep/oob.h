@@ -284,8 +284,20 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
  */
 int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t *payload_len);
 
-/* Decodes one frame from BUF: frame length consumed, or -errno as above. */
+/*
+ * Decodes one frame from BUF: frame length consumed, or -errno as above.
+ * Only M's type and the union member of that type are written (the member
+ * whole, padding included; after an error M is no message to use): the
+ * union is 22 KB, most frames a few hundred bytes.
+ */
 int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
+
+/*
+ * Makes M an all-zero message of TYPE: its type and that member cleared,
+ * the rest of the union left as it was (what `= {.type = TYPE}` would do
+ * for 22 KB).
+ */
+void ibp_oob_msg_clear(struct ibp_oob_msg *m, unsigned type);
 
 /*
  * Framed I/O on a socket (blocking or not): every wait is a poll() bounded by

@@ -107,8 +107,10 @@ int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *bu
  * Checks and decodes one sealed frame of LEN bytes from BUF: the header
  * (-EBADMSG, -EPROTONOSUPPORT), the length (-EBADMSG unless exactly one
  * frame), then the tag and the sequence number (-EKEYREJECTED), and only
- * then the payload (-EBADMSG).  0 with M filled and S's receive sequence
- * advanced; on any error M is untouched and S unchanged.
+ * then the payload (-EBADMSG).  0 with M filled (as ibp_oob_decode: its
+ * type and that member) and S's receive sequence advanced.  On any error S
+ * is unchanged; M is untouched unless the payload itself did not decode
+ * (an authentic frame that is not a message: M is then no message to use).
  */
 int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
 
