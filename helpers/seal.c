@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * seal.c: per-link keys (HKDF-SHA256) and the MAC on every frame after the
- * HELLOs (seal.h).  The primitive is libsodium's HMAC-SHA-256
- * (crypto_auth_hmacsha256); HKDF is RFC 5869's two steps over it, checked
+ * HELLOs (seal.h).  The keys come from libsodium's HMAC-SHA-256
+ * (crypto_auth_hmacsha256), the tags from its ChaCha20-Poly1305 (below,
+ * tag_of); HKDF is RFC 5869's two steps over HMAC-SHA-256, checked
  * against the RFC's test vectors, OpenSSL's HKDF, and the keys the earlier
  * OpenSSL-based build derived (tests/unit/test_seal.c), so both ends agree
  * whichever build each runs.  This file only lays out the bytes it is given.
@@ -12,6 +13,7 @@
  * relocations) cost about 1 ms of the child's 3-5 ms; libsodium loads in
  * well under 0.1 ms (docs/rdmatest.md, "test child").
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -154,17 +156,33 @@ size_t ibp_seal_frame_max(unsigned type)
 		   : 0;
 }
 
-/* The tag of the LEN bytes at P (header, payload, seq) under KEY. */
+/*
+ * The tag of the LEN bytes at P (header, payload, seq: SEQ is its last 8)
+ * under KEY: ChaCha20-Poly1305 (RFC 8439) with P as the associated data,
+ * nothing to encrypt, the nonce 4 zero bytes || SEQ.  A key belongs to one
+ * direction of one link and SEQ never repeats in it, so no nonce is used
+ * twice under one key.  Poly1305 runs at about 2.7 GB/s here against
+ * HMAC-SHA-256's 0.17 (libsodium, no SHA extensions): 1.2 us for a
+ * 3.2 KB frame instead of 18.7 (docs/rdmatest.md, "Sealed frames").
+ */
 static int tag_of(const uint8_t key[IBP_SEAL_KEY_LEN], const uint8_t *p, size_t len,
 		  uint8_t tag[IBP_SEAL_TAG_LEN])
 {
-	uint8_t md[crypto_auth_hmacsha256_BYTES];
-	int rc = hmac3(key, IBP_SEAL_KEY_LEN, p, len, NULL, 0, NULL, 0, md);
+	uint8_t nonce[crypto_aead_chacha20poly1305_ietf_NPUBBYTES] = {0};
+	uint8_t none[1]; /* the (empty) ciphertext: libsodium wants a pointer */
+	unsigned long long n = 0;
 
-	if (!rc)
-		memcpy(tag, md, IBP_SEAL_TAG_LEN);
-	sodium_memzero(md, sizeof(md));
-	return rc;
+	static_assert(IBP_SEAL_TAG_LEN == crypto_aead_chacha20poly1305_ietf_ABYTES, "tag size");
+	static_assert(IBP_SEAL_KEY_LEN == crypto_aead_chacha20poly1305_ietf_KEYBYTES, "key size");
+	if (len < IBP_SEAL_SEQ_LEN)
+		return -EIO;
+	memcpy(nonce + sizeof(nonce) - IBP_SEAL_SEQ_LEN, p + len - IBP_SEAL_SEQ_LEN,
+	       IBP_SEAL_SEQ_LEN);
+	if (crypto_aead_chacha20poly1305_ietf_encrypt_detached(none, tag, &n, NULL, 0, p, len, NULL,
+							       nonce, key) ||
+	    n != IBP_SEAL_TAG_LEN)
+		return -EIO;
+	return 0;
 }
 
 int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *buf, size_t len)

@@ -43,9 +43,10 @@
 #define IBP_OOB_MAGIC 0x49425054u /* "IBPT" */
 /*
  * 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both
- * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT; 9: and FPSUM
+ * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT; 9: and FPSUM;
+ * 10: the sum's own connections (HELLO round 3, NO_RING); 11: Poly1305 tags (seal.h)
  */
-#define IBP_OOB_VERSION 10
+#define IBP_OOB_VERSION 11
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */

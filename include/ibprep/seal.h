@@ -21,8 +21,9 @@
  * FPSUM; oob.h):
  *
  *   header (12) | payload (its length in the header) | seq u64 BE | tag (16)
- *   tag = HMAC-SHA256(key of this direction, header || payload || seq),
- *         first 16 bytes (128 bits)
+ *   tag = the Poly1305 tag of ChaCha20-Poly1305 (RFC 8439, AEAD) under the
+ *         key of this direction, nonce 0 (u32) || seq (u64 BE), associated
+ *         data header || payload || seq, nothing encrypted (128 bits)
  *
  * SEQ counts the frames of one direction from 0.  The receiver checks the
  * header's type and payload length (fixed per type, or for FINGERPRINT and

@@ -2,13 +2,13 @@
 /*
  * Unit tests of the per-link keys and the sealed frames (helpers/seal.c):
  * both ends derive matching keys and nothing else does, the tag is
- * HMAC-SHA256 over the frame as seal.h says, and the decoder refuses a
+ * ChaCha20-Poly1305's over the frame as seal.h says, and the decoder refuses a
  * truncated or overlong frame, any flipped bit, a replayed, dropped or
  * reordered frame and an unsealed type, before it decodes the payload.
  * OpenSSL's libcrypto is linked here only, as an independent reference:
  * seal.c's HKDF and tags (libsodium) must equal what OpenSSL computes, and
  * the keys of a fixed link must equal the ones the OpenSSL-based build
- * derived, so nodes on either build interoperate.
+ * derived.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,7 +22,6 @@
 
 #include <cmocka.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/kdf.h>
 #include <openssl/core_names.h>
 #include <openssl/params.h>
@@ -134,12 +133,28 @@ static void test_seal_derive_every_input_binds(void **state)
 	assert_memory_not_equal(x.tx_key, base.tx_key, IBP_SEAL_KEY_LEN);
 }
 
-static void test_seal_roundtrip_and_tag_is_hmac_sha256(void **state)
+/* The tag of LEN bytes at P (ending in the seq) by OpenSSL's ChaCha20-Poly1305. */
+static void openssl_tag(const uint8_t key[IBP_SEAL_KEY_LEN], const uint8_t *p, size_t len,
+			uint8_t tag[IBP_SEAL_TAG_LEN])
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	uint8_t nonce[12] = {0};
+	int out = 0;
+
+	assert_non_null(x);
+	memcpy(nonce + 4, p + len - 8, 8);
+	assert_int_equal(EVP_EncryptInit_ex(x, EVP_chacha20_poly1305(), NULL, key, nonce), 1);
+	assert_int_equal(EVP_EncryptUpdate(x, NULL, &out, p, (int)len), 1); /* associated data */
+	assert_int_equal(EVP_EncryptFinal_ex(x, tag, &out), 1);
+	assert_int_equal(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_GET_TAG, IBP_SEAL_TAG_LEN, tag), 1);
+	EVP_CIPHER_CTX_free(x);
+}
+
+static void test_seal_roundtrip_and_tag_is_chacha20_poly1305(void **state)
 {
 	struct ibp_seal c, l;
 	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 12345), out;
-	uint8_t buf[IBP_SEAL_FRAME_MAX], md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
+	uint8_t buf[IBP_SEAL_FRAME_MAX], md[IBP_SEAL_TAG_LEN];
 	int n;
 
 	(void)state;
@@ -147,12 +162,15 @@ static void test_seal_roundtrip_and_tag_is_hmac_sha256(void **state)
 	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
 	assert_int_equal(n, (int)ibp_seal_frame_max(IBP_OOB_CTRL));
 	assert_int_equal(n, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN + IBP_SEAL_OVERHEAD);
-	/* seal.h's layout: header | payload | seq | first 16 bytes of the HMAC of all that */
-	assert_non_null(HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf,
-			     (size_t)n - IBP_SEAL_TAG_LEN, md, &mdlen));
-	assert_memory_equal(md, buf + n - IBP_SEAL_TAG_LEN, IBP_SEAL_TAG_LEN);
+	/*
+	 * seal.h's layout: header | payload | seq | the ChaCha20-Poly1305 tag
+	 * of all that as associated data, nonce 0 || seq; OpenSSL's AEAD as the
+	 * reference
+	 */
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(buf[n - IBP_SEAL_OVERHEAD + i], 0); /* seq 0 */
+	openssl_tag(c.tx_key, buf, (size_t)n - IBP_SEAL_TAG_LEN, md);
+	assert_memory_equal(md, buf + n - IBP_SEAL_TAG_LEN, IBP_SEAL_TAG_LEN);
 	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), 0);
 	assert_int_equal(out.u.ctrl.a, 12345);
 	assert_int_equal(l.rx_seq, 1);
@@ -266,17 +284,13 @@ static void test_seal_authentic_but_malformed_payload_refused(void **state)
 	struct ibp_seal c, l;
 	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 0), out;
 	uint8_t buf[IBP_SEAL_FRAME_MAX];
-	unsigned mdlen = 0;
-	uint8_t md[EVP_MAX_MD_SIZE];
 	int n;
 
 	(void)state;
 	pair(&c, &l, &link1);
 	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
 	buf[IBP_OOB_HDR_LEN] = 200; /* op out of range */
-	HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf, (size_t)n - IBP_SEAL_TAG_LEN, md,
-	     &mdlen);
-	memcpy(buf + n - IBP_SEAL_TAG_LEN, md, IBP_SEAL_TAG_LEN);
+	openssl_tag(c.tx_key, buf, (size_t)n - IBP_SEAL_TAG_LEN, buf + n - IBP_SEAL_TAG_LEN);
 	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EBADMSG);
 	assert_int_equal(l.rx_seq, 0);
 }
@@ -284,12 +298,7 @@ static void test_seal_authentic_but_malformed_payload_refused(void **state)
 /* Retags the LEN-byte frame at BUF under C's sending key, as a peer holding the key could. */
 static void retag(const struct ibp_seal *c, uint8_t *buf, size_t len)
 {
-	uint8_t md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-
-	assert_non_null(HMAC(EVP_sha256(), c->tx_key, IBP_SEAL_KEY_LEN, buf, len - IBP_SEAL_TAG_LEN,
-			     md, &mdlen));
-	memcpy(buf + len - IBP_SEAL_TAG_LEN, md, IBP_SEAL_TAG_LEN);
+	openssl_tag(c->tx_key, buf, len - IBP_SEAL_TAG_LEN, buf + len - IBP_SEAL_TAG_LEN);
 }
 
 /*
@@ -301,8 +310,7 @@ static void test_seal_variable_length_frame_roundtrip_and_refusals(void **state)
 {
 	struct ibp_seal c, l;
 	struct ibp_oob_msg m = {.type = IBP_OOB_FINGERPRINT}, out;
-	uint8_t buf[IBP_SEAL_FRAME_MAX + 1], bad[IBP_SEAL_FRAME_MAX + 1], md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
+	uint8_t buf[IBP_SEAL_FRAME_MAX + 1], bad[IBP_SEAL_FRAME_MAX + 1], md[IBP_SEAL_TAG_LEN];
 	size_t plen;
 	int n, sv[2];
 
@@ -315,8 +323,7 @@ static void test_seal_variable_length_frame_roundtrip_and_refusals(void **state)
 	assert_int_equal(plen, 1 + (1 + 1 + 0 + 8 + 1 + 16) + (1 + 1 + 8 + 8 + 1 + 10));
 	assert_int_equal(buf[11], plen);
 	assert_true((size_t)n < ibp_seal_frame_max(IBP_OOB_FINGERPRINT));
-	assert_non_null(HMAC(EVP_sha256(), c.tx_key, IBP_SEAL_KEY_LEN, buf,
-			     (size_t)n - IBP_SEAL_TAG_LEN, md, &mdlen));
+	openssl_tag(c.tx_key, buf, (size_t)n - IBP_SEAL_TAG_LEN, md);
 	assert_memory_equal(md, buf + n - IBP_SEAL_TAG_LEN, IBP_SEAL_TAG_LEN);
 	/* too small a buffer for this frame */
 	assert_int_equal(ibp_seal_encode(&c, &m, bad, (size_t)n - 1), -ENOSPC);
@@ -502,7 +509,7 @@ int main(void)
 	    cmocka_unit_test(test_seal_keys_match_previous_build),
 	    cmocka_unit_test(test_seal_derive_ends_agree_directions_differ),
 	    cmocka_unit_test(test_seal_derive_every_input_binds),
-	    cmocka_unit_test(test_seal_roundtrip_and_tag_is_hmac_sha256),
+	    cmocka_unit_test(test_seal_roundtrip_and_tag_is_chacha20_poly1305),
 	    cmocka_unit_test(test_seal_every_bit_flip_refused),
 	    cmocka_unit_test(test_seal_truncated_overlong_wrong_type_refused),
 	    cmocka_unit_test(test_seal_replay_drop_reorder_refused),
