@@ -7,16 +7,43 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ibprep/fingerprint.h"
 #include "ibprep/text.h"
 #include "fp_wire.h"
 
+/*
+ * The counts only: a pair or a group is cleared when it comes into use
+ * (new_key, new_value, the decoder), so a sum costs what it holds, not its
+ * 22 KB of tables.
+ */
 void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes)
 {
-	memset(s, 0, sizeof(*s));
+	memset(s, 0, offsetof(struct ibp_fp_sum, keys));
 	s->nnodes = nnodes;
+}
+
+void ibp_fp_sum_copy(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src)
+{
+	if (dst == src)
+		return;
+	memcpy(dst, src, offsetof(struct ibp_fp_sum, keys));
+	memcpy(dst->keys, src->keys, src->n_keys * sizeof(src->keys[0]));
+	memcpy(dst->values, src->values, src->n_values * sizeof(src->values[0]));
+}
+
+/* Pair K, cleared, in use from now on: FIELD of RAIL. */
+static struct ibp_fps_key *new_key(struct ibp_fp_sum *s, int k, uint8_t field,
+				   const char rail[IBP_FP_RAIL_MAX])
+{
+	struct ibp_fps_key *key = &s->keys[k];
+
+	memset(key, 0, sizeof(*key));
+	key->field = field;
+	memcpy(key->rail, rail, sizeof(key->rail));
+	return key;
 }
 
 static int find_key(const struct ibp_fp_sum *s, uint8_t field, const char *rail)
@@ -64,8 +91,7 @@ int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp)
 				continue;
 			}
 			k = s->n_keys++;
-			s->keys[k].field = e->field;
-			memcpy(s->keys[k].rail, e->rail, sizeof(e->rail));
+			new_key(s, k, e->field, e->rail);
 		}
 		for (v = 0; v < s->n_values; v++)
 			if (s->values[v].key == k && s->values[v].hash == e->hash)
@@ -79,6 +105,7 @@ int ibp_fp_sum_add(struct ibp_fp_sum *s, uint32_t node, const struct ibp_fp *fp)
 				continue;
 			}
 			s->n_values++;
+			memset(&s->values[v], 0, sizeof(s->values[v]));
 			s->values[v].key = (uint8_t)k;
 			s->values[v].hash = e->hash;
 			memcpy(s->values[v].value, e->value, sizeof(e->value));
@@ -123,7 +150,7 @@ int ibp_fp_sum_merge(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src)
 	    (dst->n_merged && (ibp_fp_sum_check(dst) || src->first != dst->first + dst->n_merged)))
 		return -EINVAL;
 	if (!dst->n_merged) {
-		*dst = *src;
+		ibp_fp_sum_copy(dst, src);
 		return 0;
 	}
 	for (size_t k = 0; k < src->n_keys; k++) {
@@ -132,8 +159,7 @@ int ibp_fp_sum_merge(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src)
 		map[k] = find_key(dst, sk->field, sk->rail);
 		if (map[k] < 0 && dst->n_keys < IBP_FPS_MAX_KEYS) {
 			map[k] = dst->n_keys++;
-			dst->keys[map[k]].field = sk->field;
-			memcpy(dst->keys[map[k]].rail, sk->rail, sizeof(sk->rail));
+			new_key(dst, map[k], sk->field, sk->rail);
 		}
 		if (map[k] < 0) { /* past the pair bound: every entry of it is dropped */
 			dst->keys_dropped += sk->other;
@@ -347,6 +373,7 @@ int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s)
 	for (size_t k = 0; k < s->n_keys && !r.err; k++) {
 		struct ibp_fps_key *key = &s->keys[k];
 
+		memset(key, 0, sizeof(*key));
 		key->field = fpw_get8(&r);
 		fpw_get_str(&r, key->rail, sizeof(key->rail));
 		key->other = fpw_get32(&r);
@@ -355,6 +382,7 @@ int ibp_fp_sum_decode(const uint8_t *buf, size_t len, struct ibp_fp_sum *s)
 	for (size_t v = 0; v < s->n_values && !r.err; v++) {
 		struct ibp_fps_value *x = &s->values[v];
 
+		memset(x, 0, sizeof(*x));
 		x->key = fpw_get8(&r);
 		x->hash = fpw_get64(&r);
 		fpw_get_str(&r, x->value, sizeof(x->value));

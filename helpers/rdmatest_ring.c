@@ -123,13 +123,12 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 	struct ibp_oob_msg *m = &run->ring_msg[phase == IBP_FPSUM_BROKEN];
 
 	m->type = IBP_OOB_FPSUM;
-	if (phase == IBP_FPSUM_BROKEN) {
-		memset(&m->u.fpsum, 0, sizeof(m->u.fpsum));
-		m->u.fpsum.origin = run->ring_at;
-		m->u.fpsum.why = run->ring_why;
-		m->u.fpsum.from = run->ring_from;
-	}
 	m->u.fpsum.phase = phase;
+	m->u.fpsum.origin = phase == IBP_FPSUM_BROKEN ? run->ring_at : 0;
+	m->u.fpsum.why = phase == IBP_FPSUM_BROKEN ? run->ring_why : 0;
+	m->u.fpsum.from = phase == IBP_FPSUM_BROKEN ? run->ring_from : 0;
+	if (phase == IBP_FPSUM_BROKEN)
+		ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
 	if (ibp_seal_send(c->fd, &c->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
 		ring_set(run, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
@@ -236,7 +235,7 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		*(side == RING_LEFT ? run->sum : run->sum_in) = *s;
+		ibp_fp_sum_copy(side == RING_LEFT ? run->sum : run->sum_in, s);
 		run->ring_got |= (uint8_t)side;
 		ring_step(run); /* a node waits for both children */
 		return;
@@ -246,7 +245,7 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		*run->sum = *s;
+		ibp_fp_sum_copy(run->sum, s);
 		run->ring = IBP_RT_RING_DONE;
 		ring_final_out(run);
 		return;
@@ -360,7 +359,7 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		run->ring_uses |= (uint8_t)side;
 	}
 	/* the frames it goes out in and comes in, allocated once: the sum lives in the first */
-	run->ring_msg = calloc(2, sizeof(*run->ring_msg));
+	run->ring_msg = malloc(2 * sizeof(*run->ring_msg)); /* cleared as they are used */
 	if (!run->ring_msg) {
 		run->ring_uses = 0; /* no ring: a HELLO for it is answered so */
 		return;

@@ -224,8 +224,16 @@ struct ibp_fp_sum {
 	struct ibp_fps_value values[IBP_FPS_MAX_VALUES];
 };
 
-/* An empty sum for a step of NNODES (1..IBP_FPS_MAX_NODES). */
+/*
+ * An empty sum for a step of NNODES (1..IBP_FPS_MAX_NODES).  Only the counts
+ * are cleared: the tables past n_keys and n_values are never read, and
+ * every function here clears a pair or a group as it comes into use.  Two
+ * sums are the same when their counts and the entries in use are.
+ */
 void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes);
+
+/* DST becomes SRC: the counts and the entries in use (not 22 KB). */
+void ibp_fp_sum_copy(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src);
 
 /*
  * Adds node NODE's fingerprint FP.  An empty sum takes any node below

@@ -536,7 +536,11 @@ static void test_oob_fpsum_compact_and_broken_bare(void **state)
 	assert_int_equal(ibp_oob_decode(buf, (size_t)n, &out), n);
 	assert_int_equal(out.u.fpsum.sum.first, 1);
 	assert_int_equal(out.u.fpsum.sum.n_merged, 2);
-	assert_memory_equal(&out.u.fpsum.sum, &m.u.fpsum.sum, sizeof(m.u.fpsum.sum));
+	assert_memory_equal(&out.u.fpsum.sum, &m.u.fpsum.sum, offsetof(struct ibp_fp_sum, keys));
+	assert_memory_equal(out.u.fpsum.sum.keys, m.u.fpsum.sum.keys,
+			    m.u.fpsum.sum.n_keys * sizeof(m.u.fpsum.sum.keys[0]));
+	assert_memory_equal(out.u.fpsum.sum.values, m.u.fpsum.sum.values,
+			    m.u.fpsum.sum.n_values * sizeof(m.u.fpsum.sum.values[0]));
 	/* a byte left over after the sum, the sum cut short */
 	memcpy(bad, buf, (size_t)n);
 	bad[11]++;
