@@ -328,17 +328,42 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 }
 
 /*
+ * The HELLO a connector sends, with the secret its credential carries:
+ * kept from one try to the next while no try sent it (every candidate
+ * refused: the peer is still starting), so that a link whose peer comes
+ * up late costs one munge credential, not one per try.  Once sent it is
+ * never sent again (munged refuses a credential decoded twice), and it is
+ * made anew after HELLO_KEEP_S (a credential lives 300 s by default, a
+ * test up to 600).
+ */
+#define HELLO_KEEP_S 10
+
+struct hello_kept {
+	bool ready;
+	int64_t made;
+	struct ibp_oob_msg m; /* only its HELLO member is ever written */
+	uint8_t secret[IBP_AUTH_SECRET_LEN];
+};
+
+static void hello_forget(struct hello_kept *h)
+{
+	h->ready = false;
+	sodium_memzero(h->secret, sizeof(h->secret));
+}
+
+/*
  * Tries one candidate port: *FD connected and mutually authenticated, with
  * L's keys, on TRY_OK.  The HELLO (and its munge credential) is built
- * before connecting, so it arrives with the connection.
+ * before connecting, so it arrives with the connection, or kept from a try
+ * that did not send it (H).
  */
 static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link *l, uint16_t port,
-				      int64_t deadline, int *fdp, char *why, size_t whylen)
+				      int64_t deadline, struct hello_kept *h, int *fdp, char *why,
+				      size_t whylen)
 {
 	struct sockaddr_storage ss, src;
 	socklen_t len, srclen, sl = sizeof(int);
-	struct ibp_oob_msg hello, reply;
-	uint8_t mine[IBP_AUTH_SECRET_LEN];
+	struct ibp_oob_msg reply;
 	enum try_outcome out;
 	int fd, rc, soerr = 0;
 	unsigned version = 0;
@@ -347,10 +372,19 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	*fdp = -1;
 	if (ibp_rt_sockaddr_of(l->peer_addr, port, &ss, &len))
 		return TRY_CLOSED;
-	rc =
-	    ibp_rt_hello_make(run, &hello, l->peer, l->r.round, l->r.rail, 0, 0, mine, why, whylen);
-	if (rc)
-		return TRY_LOCAL;
+	if (h->ready && ibp_now_ns() - h->made > HELLO_KEEP_S * IBP_NS_PER_S)
+		hello_forget(h);
+	if (!h->ready) {
+		h->made = ibp_now_ns();
+		rc = ibp_rt_hello_make(run, &h->m, l->peer, l->r.round, l->r.rail, 0, 0, h->secret,
+				       why, whylen);
+		if (rc) {
+			hello_forget(h);
+			return TRY_LOCAL;
+		}
+		h->ready = true;
+		l->hellos++;
+	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		ibp_rt_setf(why, whylen, "socket: %s", strerror(errno));
@@ -381,7 +415,7 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 	if (rc || (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr))
 		goto out;
 	ibp_rt_nodelay(fd);
-	rc = ibp_oob_send(fd, &hello, deadline);
+	rc = ibp_oob_send(fd, &h->m, deadline);
 	if (!rc)
 		rc = ibp_oob_recv_version(fd, &reply, step_deadline, &version);
 	if (rc == -ETIMEDOUT) {
@@ -413,13 +447,14 @@ static enum try_outcome try_candidate(struct ibp_rt_run *run, struct ibp_rt_link
 		out = TRY_UNAUTH;
 		goto out;
 	}
-	out = check_reply(run, l, &hello, mine, &reply, why, whylen);
+	out = check_reply(run, l, &h->m, h->secret, &reply, why, whylen);
 	if (out == TRY_OK) {
 		*fdp = fd;
 		fd = -1;
 	}
 out:
-	sodium_memzero(mine, sizeof(mine));
+	if (out != TRY_CLOSED) /* sent (or no use any more): a new one next time */
+		hello_forget(h);
 	if (fd >= 0)
 		close(fd);
 	return out;
@@ -465,7 +500,10 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 	uint16_t unauth_port = 0, version_port = 0, hung_port = 0;
 	/* candidates whose last try was accepted and closed unanswered */
 	bool hung[IBP_RDMATEST_MAX_LISTEN] = {false};
+	struct hello_kept h;
 	int fd;
+
+	h.ready = false;
 
 	for (;;) {
 		int ms;
@@ -474,7 +512,8 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 			enum try_outcome t;
 
 			why[0] = '\0';
-			t = try_candidate(run, l, run->cands[c], deadline, &fd, why, sizeof(why));
+			t = try_candidate(run, l, run->cands[c], deadline, &h, &fd, why,
+					  sizeof(why));
 			if (t != TRY_CUT)
 				hung[c] = t == TRY_HUNG_UP;
 			switch (t) {
@@ -514,6 +553,7 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 			pause_ms *= 2;
 	}
 give_up:
+	hello_forget(&h); /* the last tries were refused: never sent */
 	/*
 	 * An answer of this version that failed authentication outweighs any
 	 * version claim: a stranger's claim must not turn an authentication
@@ -1538,6 +1578,11 @@ static void fill_result(struct ibp_rt_run *run, struct ibp_rdmatest_result *res)
 	for (size_t i = 0; i < run->n_links; i++)
 		res->links[i] = run->links[i].r;
 	res->n_summaries = run->n_summaries;
+	res->hellos = 0;
+	for (size_t i = 0; i < run->n_links; i++)
+		res->hellos += run->links[i].hellos;
+	for (int i = 0; i < 3; i++)
+		res->hellos += run->ring_conn[i].hellos;
 	res->dropped = run->dropped;
 	res->dropped_outside = run->dropped_away;
 	res->dropped_peer = run->dropped_peer;

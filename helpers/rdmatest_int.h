@@ -78,6 +78,7 @@ struct ibp_rt_link {
 	 * not were answered "no such rail": the acceptor stays until they are.
 	 */
 	uint8_t peer_rails, no_rail_answered;
+	unsigned hellos; /* out-links: HELLOs made (the result's hellos) */
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */

@@ -249,6 +249,13 @@ struct ibp_rdmatest_result {
 	double elapsed_s;
 	double
 	    links_s; /* from the start to the end of this node's link tests: the rest is the exchange's */
+	/*
+	 * HELLOs this node made to connect (one munge credential each): one
+	 * per connection it opened, plus one per try a peer answered without
+	 * opening the link; tries the peer refused (not listening yet) reuse
+	 * the HELLO they never sent.
+	 */
+	unsigned hellos;
 };
 
 /*

@@ -634,7 +634,8 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u port=%u links=%.4f\n", res.dropped, res.oob_port, res.links_s);
+	fprintf(fp, " dropped=%u port=%u links=%.4f hellos=%u\n", res.dropped, res.oob_port,
+		res.links_s, res.hellos);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
 

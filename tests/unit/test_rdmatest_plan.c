@@ -581,6 +581,32 @@ static void run_with_intruder(struct node_run *nr, const struct ibp_policy *pol,
 	pthread_join(th, NULL);
 }
 
+/*
+ * A peer that starts late refuses the connections until it listens: the
+ * connector sends the HELLO it made for its first try (one munge
+ * credential), not a new one per try.
+ */
+static void test_run_late_peer_one_hello_per_link(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+
+	(void)state;
+	test_step(&pol, "3", "200000", &hl, "t[1-3]");
+	late_node = 2; /* 300 ms: t2's link to it (round 1) is refused several times */
+	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 23);
+	late_node = SIZE_MAX;
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		/* two out-links each (rounds 1 and 2), one HELLO each */
+		assert_int_equal(nr[i].res.hellos, 2);
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
 static void test_run_three_nodes_in_threads_pass(void **state)
 {
 	struct ibp_hostlist hl = {0};
@@ -1644,6 +1670,7 @@ int main(void)
 	    cmocka_unit_test(test_blame_auth_failures_blame_nobody),
 	    cmocka_unit_test(test_blame_all_slow_only_when_every_link_slow),
 	    cmocka_unit_test(test_run_three_nodes_in_threads_pass),
+	    cmocka_unit_test(test_run_late_peer_one_hello_per_link),
 	    cmocka_unit_test(test_run_fingerprints_compared_odd_node_says_it),
 	    cmocka_unit_test(test_run_eight_nodes_three_odd_said_once_step_wide),
 	    cmocka_unit_test(test_ring_order_follows_the_plans_ring),
