@@ -463,9 +463,14 @@ static void group_nodes(const struct ibp_fp *const *fps, const char *const *name
 	}
 }
 
+/*
+ * MINE: a window of neighbours (ibp_fp_compare_window): SELF says what its
+ * own value is part of; else what SELF is the first node of.
+ */
 static int judge_groups(const struct ibp_fp *const *fps, const char *const *names, size_t n,
-			const struct ibp_policy *p, long self, uint8_t field, const char *rail,
-			const struct ibp_fp_entry **val, struct group *g, struct ibp_findings *out)
+			const struct ibp_policy *p, long self, bool mine, uint8_t field,
+			const char *rail, const struct ibp_fp_entry **val, struct group *g,
+			struct ibp_findings *out)
 {
 	size_t ng = 0, present = 0, best = 0, top = 0;
 	int level = p->consistency[fields[field].key];
@@ -513,7 +518,7 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 		for (size_t i = 0; i < n && first < 0; i++)
 			if (val[i])
 				first = (long)i;
-		if (self >= 0 && self != first)
+		if (self >= 0 && (mine ? !val[self] : self != first))
 			return 0;
 		o = (size_t)snprintf(obs, sizeof(obs),
 				     "no majority for %s across %zu nodes:", fields[field].label,
@@ -546,7 +551,8 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 		char nodes[IBP_NODE_MAX];
 
 		/* said by the group's first node only: once, not once per member */
-		if (k == top || (self >= 0 && g[k].first != self))
+		if (k == top || (self >= 0 && (mine ? !val[self] || val[self]->hash != g[k].hash
+						    : g[k].first != self)))
 			continue;
 		group_nodes(fps, names, n, val, &g[k], nodes, sizeof(nodes));
 		memset(&x, 0, sizeof(x));
@@ -574,8 +580,8 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 }
 
 static int judge_one(const struct ibp_fp *const *fps, const char *const *names, size_t n,
-		     const struct ibp_policy *p, long self, uint8_t field, const char *rail,
-		     struct ibp_findings *out)
+		     const struct ibp_policy *p, long self, bool mine, uint8_t field,
+		     const char *rail, struct ibp_findings *out)
 {
 	const struct ibp_fp_entry **val;
 	struct group *g;
@@ -590,14 +596,14 @@ static int judge_one(const struct ibp_fp *const *fps, const char *const *names, 
 		free(g);
 		return -ENOMEM;
 	}
-	rc = judge_groups(fps, names, n, p, self, field, rail, val, g, out);
+	rc = judge_groups(fps, names, n, p, self, mine, field, rail, val, g, out);
 	free(val);
 	free(g);
 	return rc;
 }
 
-int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, size_t n,
-		   const struct ibp_policy *p, long self, struct ibp_findings *out)
+static int compare(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+		   const struct ibp_policy *p, long self, bool mine, struct ibp_findings *out)
 {
 	const struct ibp_fp_entry **keys = NULL;
 	size_t nk = 0, cap = 0;
@@ -629,7 +635,19 @@ int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, si
 		}
 	}
 	for (size_t k = 0; k < nk && !rc; k++)
-		rc = judge_one(fps, names, n, p, self, keys[k]->field, keys[k]->rail, out);
+		rc = judge_one(fps, names, n, p, self, mine, keys[k]->field, keys[k]->rail, out);
 	free(keys);
 	return rc;
+}
+
+int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+		   const struct ibp_policy *p, long self, struct ibp_findings *out)
+{
+	return compare(fps, names, n, p, self, false, out);
+}
+
+int ibp_fp_compare_window(const struct ibp_fp *const *fps, const char *const *names, size_t n,
+			  const struct ibp_policy *p, long self, struct ibp_findings *out)
+{
+	return compare(fps, names, n, p, self < 0 ? 0 : self, true, out);
 }

@@ -1368,7 +1368,13 @@ static int compare_fingerprints(struct ibp_rt_run *run, struct ibp_findings *out
 		if (idx[i] == run->me)
 			self = (long)i;
 	}
-	rc = ibp_fp_compare(fps, names, n, &run->pol, self, out);
+	/*
+	 * The whole step (a step too small for the sum, every fingerprint
+	 * here): every node sees the same, the first node of a difference
+	 * says it.  A window of neighbours: each node says its own part.
+	 */
+	rc = n == run->n ? ibp_fp_compare(fps, names, n, &run->pol, self, out)
+			 : ibp_fp_compare_window(fps, names, n, &run->pol, self, out);
 	if (run->ring != IBP_RT_RING_BROKEN)
 		return rc;
 	/* the fallback says what it is: counts of a window, not of the step */

@@ -140,6 +140,60 @@ static void test_fp_tie_between_two_groups_names_both(void **state)
 	free(s);
 }
 
+/*
+ * The fallback's windows (ring neighbours at +-1 and +-2 of 8 nodes, n4
+ * refusing): n5 and n6 run 28.39.1002.  n3's window {n1,n2,n3,n5} shows n5
+ * odd, first said by n5; n5's window {n3,n5,n6,n7} a tie, first said by
+ * n3: with the whole step's rule nobody says it.  With the window's rule
+ * n5 says its tie, n3 (in the majority of its window) nothing, n6 its own
+ * part of its window.
+ */
+static void test_fp_window_each_node_says_its_own_part(void **state)
+{
+	const char *const fw3[] = {NULL, NULL, NULL, "28.39.1002"};
+	const char *const fw5[] = {NULL, "28.39.1002", "28.39.1002", NULL};
+	const char *const fw6[] = {"28.39.1002", "28.39.1002", NULL, NULL};
+	struct step *w3 = make_step(4, fw3), *w5 = make_step(4, fw5), *w6 = make_step(4, fw6);
+	const char *n3[] = {"n1", "n2", "n3", "n5"}, *n5[] = {"n3", "n5", "n6", "n7"},
+		   *n6[] = {"n5", "n6", "n7", "n8"};
+	struct ibp_findings f = {0};
+	(void)state;
+
+	memcpy(w3->names, n3, sizeof(n3));
+	memcpy(w5->names, n5, sizeof(n5));
+	memcpy(w6->names, n6, sizeof(n6));
+	/* the whole step's rule: silent in both windows */
+	assert_int_equal(step_compare(w3, 2, &f), 0);
+	assert_int_equal(step_compare(w5, 1, &f), 0);
+	assert_int_equal(f.n, 0);
+	/* the window's rule */
+	assert_int_equal(ibp_fp_compare_window(w3->p, w3->names, 4, &w3->pol, 2, &f), 0);
+	assert_int_equal(f.n, 0);
+	assert_int_equal(ibp_fp_compare_window(w5->p, w5->names, 4, &w5->pol, 1, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].observed, "no majority for firmware across 4 nodes: n3,n7 "
+					     "28.41.1000; n5,n6 28.39.1002");
+	ibp_findings_release(&f);
+	/* n6's window: n5,n6 against n7,n8, a tie n6 is part of; n8 too */
+	assert_int_equal(ibp_fp_compare_window(w6->p, w6->names, 4, &w6->pol, 1, &f), 0);
+	assert_int_equal(f.n, 1);
+	ibp_findings_release(&f);
+	assert_int_equal(ibp_fp_compare_window(w6->p, w6->names, 4, &w6->pol, 3, &f), 0);
+	assert_int_equal(f.n, 1);
+	ibp_findings_release(&f);
+	/* an odd group: each of its nodes says it, the majority's nodes nothing */
+	assert_int_equal(ibp_fp_compare_window(w3->p, w3->names, 4, &w3->pol, 3, &f), 0);
+	assert_odd_firmware(&f, "n5", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
+	ibp_findings_release(&f);
+	for (long self = 0; self < 3; self++) {
+		assert_int_equal(ibp_fp_compare_window(w3->p, w3->names, 4, &w3->pol, self, &f), 0);
+		assert_int_equal(f.n, 0);
+	}
+	free(w3);
+	free(w5);
+	free(w6);
+}
+
 static void test_fp_all_different_has_no_majority(void **state)
 {
 	const char *const fw[] = {"1.0", "2.0", "3.0"};
@@ -1133,6 +1187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fp_one_odd_node_named_against_the_majority),
 	    cmocka_unit_test(test_fp_tie_between_two_groups_names_both),
+	    cmocka_unit_test(test_fp_window_each_node_says_its_own_part),
 	    cmocka_unit_test(test_fp_all_different_has_no_majority),
 	    cmocka_unit_test(test_fp_one_node_or_missing_fingerprints_compare_nothing),
 	    cmocka_unit_test(test_fp_missing_rail_fails_on_the_hca_set_only),
