@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench_consistency.sh: what issue 13 adds to a step (docs/consistency.md).
 #   1. the cross-node test's time to verdict with and without the consistency
-#      fingerprint (every node sends its fingerprint to its ring neighbours;
-#      from 6 nodes on the bounded sum of every fingerprint is gathered up a
-#      binary tree of the ring's places and sent back down, on connections
-#      of its own while the links are tested, and every node judges the
-#      step-wide majority), 2, 16, 64 and 256 simulated nodes
+#      fingerprint (from 6 nodes on the bounded sum of every fingerprint is
+#      gathered up a binary tree of the ring's places and sent back down, on
+#      connections of its own while the links are tested, and every node
+#      judges the step-wide majority; up to 5 nodes, or when the sum does not
+#      come, the neighbours' fingerprints go on the links), 2, 16, 64 and
+#      256 simulated nodes
 #      (tests/tools/rdmatest-sim.c, socket transport, --insecure so that the
 #      difference is the fingerprint's alone), paired runs in alternating
 #      order, median of RUNS; target: under 10% more
