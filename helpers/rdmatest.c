@@ -246,6 +246,7 @@ enum try_outcome {
 	TRY_SILENT,  /* connected, no answer in its time */
 	TRY_UNAUTH,  /* answered, but without valid credentials: ignored */
 	TRY_NO_RAIL, /* the peer, authenticated, has no such rail: final */
+	TRY_NO_RING, /* the peer, authenticated, takes no part in the step-wide sum: final */
 	TRY_LOCAL,   /* this end failed (munged, getrandom): final */
 	TRY_CUT,     /* the link's own deadline cut the try short: proves nothing */
 	TRY_VERSION, /* answered in another protocol version (l->peer_version): ignored */
@@ -254,7 +255,8 @@ enum try_outcome {
 /*
  * Checks the peer's reply to HELLO (sent to it for link L): fields, then
  * its credential, then derives the link's keys into L.  TRY_OK, TRY_UNAUTH
- * (WHY says why, for the local record only), TRY_NO_RAIL or TRY_LOCAL.
+ * (WHY says why, for the local record only), TRY_NO_RAIL, TRY_NO_RING or
+ * TRY_LOCAL.
  */
 static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *l,
 				    const struct ibp_oob_msg *hello, const uint8_t mine[],
@@ -316,7 +318,7 @@ static enum try_outcome check_reply(struct ibp_rt_run *run, struct ibp_rt_link *
 		sodium_memzero(theirs, sizeof(theirs));
 		ibp_rt_setf(why, whylen, "%s takes no part in the step-wide sum",
 			    ibp_rt_node_name(run, l->peer));
-		return TRY_NO_RAIL;
+		return TRY_NO_RING;
 	}
 	rc = ibp_seal_derive(&l->seal, mine, theirs, hello->u.hello.nonce, h->nonce, &sl, true);
 	sodium_memzero(theirs, sizeof(theirs));
@@ -525,6 +527,11 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 				return -1;
 			case TRY_NO_RAIL:
 				rail_missing(run, l, why);
+				return -1;
+			case TRY_NO_RING: /* the sum's connection only: rdmatest_ring.c */
+				l->no_ring = true;
+				l->r.status = IBP_LINK_UNTESTED;
+				ibp_rt_setf(l->r.detail, sizeof(l->r.detail), "%s", why);
 				return -1;
 			case TRY_UNAUTH:
 				unauth_port = run->cands[c];

@@ -79,6 +79,7 @@ struct ibp_rt_link {
 	 */
 	uint8_t peer_rails, no_rail_answered;
 	unsigned hellos; /* out-links: HELLOs made (the result's hellos) */
+	bool no_ring;    /* the sum's parent connection: the parent answered it takes no part */
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */

@@ -444,8 +444,8 @@ static void ring_connect(struct ibp_rt_run *run)
 	pthread_mutex_unlock(&run->mu);
 	ring_set(run, RING_PARENT, fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED);
 	/* IBP_HELLO_NO_RING: an authenticated word that it takes no part */
-	if (fd < 0 && (c->r.err == -ENXIO || c->r.status == IBP_LINK_UNTESTED))
-		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, c->peer, 0);
+	if (fd < 0 && c->no_ring)
+		ring_break(run, run->me, IBP_FPSUM_WHY_NO_PART, c->peer, 0);
 }
 
 static void *ring_thread(void *arg)
@@ -605,6 +605,11 @@ void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len)
 	case IBP_FPSUM_WHY_NO_FP:
 		ibp_rt_setf(buf, len,
 			    "the step-wide comparison stopped at %s: %s sent no fingerprint", at,
+			    from);
+		break;
+	case IBP_FPSUM_WHY_NO_PART:
+		ibp_rt_setf(buf, len,
+			    "the step-wide comparison stopped at %s: %s takes no part in it", at,
 			    from);
 		break;
 	case IBP_FPSUM_WHY_BAD:

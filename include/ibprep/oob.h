@@ -188,9 +188,10 @@ struct ibp_oob_summary {
 enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
 enum ibp_fpsum_why {
 	IBP_FPSUM_WHY_NONE = 0,
-	IBP_FPSUM_WHY_LINK,  /* no connection with FROM */
-	IBP_FPSUM_WHY_NO_FP, /* FROM sent no fingerprint */
-	IBP_FPSUM_WHY_BAD,   /* FROM's sum was not the one expected */
+	IBP_FPSUM_WHY_LINK,    /* no connection with FROM */
+	IBP_FPSUM_WHY_NO_FP,   /* FROM sent no fingerprint */
+	IBP_FPSUM_WHY_BAD,     /* FROM's sum was not the one expected */
+	IBP_FPSUM_WHY_NO_PART, /* FROM takes no part in the sum (answered IBP_HELLO_NO_RING) */
 	IBP_FPSUM_WHY_COUNT
 };
 
