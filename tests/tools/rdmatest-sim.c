@@ -623,7 +623,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	fp = fopen(path, "we");
 	if (!fp)
 		return 2;
-	fprintf(fp, "node %zu %s %s %.3f suspects=", i, hl->names[i],
+	fprintf(fp, "node %zu %s %s %.4f suspects=", i, hl->names[i],
 		rc         ? "error"
 		: res.pass ? "pass"
 			   : "fail",
