@@ -6,7 +6,8 @@
  * or read out of bounds; what it accepts must pass the checker, re-encode
  * to the same bytes (one encoding per sum), take one
  * more node's fingerprint and still pass, and be judged (once complete)
- * without crashing, with every finding's strings terminated.
+ * without crashing, with every finding's strings terminated, the same way
+ * once pruned (ibp_fp_sum_prune: what the root sends back down).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -65,11 +66,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ibp_fp_sum_check(&s) != 0)
 		abort();
 	ibp_policy_init(&pol);
-	if (ibp_fp_sum_judge(&s, names, &pol, -1, &f) == 0)
+	if (ibp_fp_sum_judge(&s, names, &pol, -1, &f) == 0) {
+		struct ibp_findings g = {0};
+
 		for (size_t i = 0; i < f.n; i++)
 			if (!memchr(f.v[i].observed, 0, sizeof(f.v[i].observed)) ||
 			    !memchr(f.v[i].node, 0, sizeof(f.v[i].node)))
 				abort();
+		ibp_fp_sum_copy(&one, &s);
+		ibp_fp_sum_prune(&one);
+		if (ibp_fp_sum_check(&one) != 0 ||
+		    ibp_fp_sum_judge(&one, names, &pol, -1, &g) != 0 || g.n != f.n)
+			abort();
+		for (size_t i = 0; i < f.n; i++)
+			if (strcmp(f.v[i].code, g.v[i].code) || strcmp(f.v[i].node, g.v[i].node) ||
+			    strcmp(f.v[i].observed, g.v[i].observed))
+				abort();
+		ibp_findings_release(&g);
+	}
 	ibp_findings_release(&f);
 	return 0;
 }

@@ -34,6 +34,36 @@ void ibp_fp_sum_copy(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src)
 	memcpy(dst->values, src->values, src->n_values * sizeof(src->values[0]));
 }
 
+void ibp_fp_sum_prune(struct ibp_fp_sum *s)
+{
+	uint8_t groups[IBP_FPS_MAX_KEYS] = {0};
+	int map[IBP_FPS_MAX_KEYS];
+	uint16_t nk = 0, nv = 0;
+
+	for (size_t v = 0; v < s->n_values; v++)
+		if (s->values[v].key < s->n_keys && groups[s->values[v].key] < 2)
+			groups[s->values[v].key]++;
+	for (size_t k = 0; k < s->n_keys; k++) {
+		map[k] = -1;
+		if (groups[k] < 2 && !s->keys[k].other)
+			continue; /* agreed: nothing to say about it */
+		map[k] = nk;
+		if (nk != k)
+			s->keys[nk] = s->keys[k];
+		nk++;
+	}
+	for (size_t v = 0; v < s->n_values; v++) {
+		if (s->values[v].key >= s->n_keys || map[s->values[v].key] < 0)
+			continue;
+		if (nv != v)
+			s->values[nv] = s->values[v];
+		s->values[nv].key = (uint8_t)map[s->values[v].key];
+		nv++;
+	}
+	s->n_keys = nk;
+	s->n_values = nv;
+}
+
 /* Pair K, cleared, in use from now on: FIELD of RAIL. */
 static struct ibp_fps_key *new_key(struct ibp_fp_sum *s, int k, uint8_t field,
 				   const char rail[IBP_FP_RAIL_MAX])

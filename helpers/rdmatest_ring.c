@@ -193,7 +193,12 @@ static void ring_join(struct ibp_rt_run *run)
 		ring_send(run, down, IBP_FPSUM_GATHER);
 		return;
 	}
-	/* the root: the whole step's sum goes back down */
+	/*
+	 * The root: the whole step's sum goes back down, without the pairs
+	 * the step agrees on (the judgment is the same; a step that agrees
+	 * sends a bare header)
+	 */
+	ibp_fp_sum_prune(run->sum);
 	run->ring = IBP_RT_RING_DONE;
 	ring_final_out(run);
 }

@@ -248,6 +248,15 @@ void ibp_fp_sum_init(struct ibp_fp_sum *s, uint32_t nnodes);
 void ibp_fp_sum_copy(struct ibp_fp_sum *dst, const struct ibp_fp_sum *src);
 
 /*
+ * Drops the pairs every node that has them agrees on (one group, nobody in
+ * "other") with their group: the judgment of a complete sum says exactly
+ * what it said before, and a step that agrees sends its complete sum back
+ * down the tree as a bare header.  Only for a sum nothing more is merged
+ * into (a dropped pair could differ in the nodes still to come).
+ */
+void ibp_fp_sum_prune(struct ibp_fp_sum *s);
+
+/*
  * Adds node NODE's fingerprint FP.  An empty sum takes any node below
  * s->nnodes (it becomes s->first); then NODE must be the next one
  * (first + n_merged): 0, or -EINVAL (out of order, a duplicate, past the

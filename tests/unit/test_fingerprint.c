@@ -1077,6 +1077,61 @@ static void maximal_sum(struct ibp_fp_sum *s)
 	}
 }
 
+/* The findings of F as one string each: code, node, observed. */
+static void findings_text(const struct ibp_findings *f, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < f->n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s|%s|%s\n", f->v[i].code, f->v[i].node,
+				      f->v[i].observed);
+}
+
+/* Pruned, a complete sum judges the same; a step that agrees keeps a bare header. */
+static void test_sum_prune_judges_the_same(void **state)
+{
+	struct ibp_fp_sum *s = sum_of(8, fw_three_odd, NULL), *t = malloc(sizeof(*t));
+	struct ibp_findings a = {0}, b = {0};
+	struct ibp_policy pol;
+	char before[4096], after[4096];
+	(void)state;
+
+	assert_non_null(t);
+	sum_names_init();
+	ibp_policy_init(&pol);
+	assert_true(s->n_keys > 1);
+	for (long self = -1; self < 8; self++) {
+		assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, self, &a), 0);
+		ibp_fp_sum_copy(t, s);
+		ibp_fp_sum_prune(t);
+		assert_int_equal(ibp_fp_sum_check(t), 0);
+		assert_int_equal(ibp_fp_sum_judge(t, sum_names, &pol, self, &b), 0);
+		findings_text(&a, before, sizeof(before));
+		findings_text(&b, after, sizeof(after));
+		assert_string_equal(before, after);
+		ibp_findings_release(&a);
+		ibp_findings_release(&b);
+	}
+	/* only the odd pair is left: firmware on one rail, its two groups */
+	assert_int_equal(t->n_keys, 1);
+	assert_int_equal(t->n_values, 2);
+	assert_int_equal(t->keys[0].field, IBP_FP_FIRMWARE);
+	sum_round_trip(t);
+	free(s);
+	/* a step that agrees: nothing is left but the counts */
+	s = sum_of(8, fw_same, NULL);
+	ibp_fp_sum_prune(s);
+	assert_int_equal(s->n_keys, 0);
+	assert_int_equal(s->n_values, 0);
+	assert_int_equal(s->n_merged, 8);
+	assert_int_equal(ibp_fp_sum_judge(s, sum_names, &pol, -1, &a), 0);
+	assert_int_equal(a.n, 0);
+	assert_int_equal(sum_wire(s), IBP_FPS_WIRE_MIN);
+	free(s);
+	free(t);
+}
+
 static void test_sum_wire_round_trip_empty_typical_maximal(void **state)
 {
 	struct ibp_fp_sum *s = malloc(sizeof(*s));
@@ -1203,6 +1258,7 @@ int main(void)
 	    cmocka_unit_test(test_sum_bounds_said),
 	    cmocka_unit_test(test_sum_merge_halves_as_one_by_one),
 	    cmocka_unit_test(test_sum_wire_round_trip_empty_typical_maximal),
+	    cmocka_unit_test(test_sum_prune_judges_the_same),
 	    cmocka_unit_test(test_sum_wire_refuses_every_malformed_form),
 	};
 
