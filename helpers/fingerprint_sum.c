@@ -43,8 +43,9 @@ void ibp_fp_sum_prune(struct ibp_fp_sum *s)
 	for (size_t v = 0; v < s->n_values; v++)
 		if (s->values[v].key < s->n_keys && groups[s->values[v].key] < 2)
 			groups[s->values[v].key]++;
-	for (size_t k = 0; k < s->n_keys; k++) {
+	for (size_t k = 0; k < IBP_FPS_MAX_KEYS; k++)
 		map[k] = -1;
+	for (size_t k = 0; k < s->n_keys; k++) {
 		if (groups[k] < 2 && !s->keys[k].other)
 			continue; /* agreed: nothing to say about it */
 		map[k] = nk;
