@@ -63,8 +63,10 @@ static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
 	ibp_seal_derive(&tx, zero, zero, 1, 2, &link, true);
 	ibp_seal_derive(&rx, zero, zero, 1, 2, &link, false);
 	sn = ibp_seal_encode(&tx, m, sealed, sizeof(sealed));
-	if (!t || n <= 0 || sn <= 0)
+	if (!t || n <= 0 || sn <= 0) {
+		free(t);
 		return -1;
+	}
 	for (int r = 0; r < runs; r++) {
 		double t0 = bench_now_us();
 		int rc = 0;
@@ -89,8 +91,10 @@ static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
 				break;
 			}
 		}
-		if (rc < 0)
+		if (rc < 0) {
+			free(t);
 			return -1;
+		}
 		t[r] = (bench_now_us() - t0) / BATCH;
 	}
 	med = bench_median(t, runs);
