@@ -649,5 +649,5 @@ int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, si
 int ibp_fp_compare_window(const struct ibp_fp *const *fps, const char *const *names, size_t n,
 			  const struct ibp_policy *p, long self, struct ibp_findings *out)
 {
-	return compare(fps, names, n, p, self < 0 ? 0 : self, true, out);
+	return compare(fps, names, n, p, self, true, out);
 }

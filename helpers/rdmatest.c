@@ -1588,12 +1588,12 @@ static void fill_result(struct ibp_rt_run *run, struct ibp_rdmatest_result *res)
 	res->nnodes = run->n;
 	res->index = run->me;
 	res->n_links = run->n_links;
-	for (size_t i = 0; i < run->n_links; i++)
-		res->links[i] = run->links[i].r;
-	res->n_summaries = run->n_summaries;
 	res->hellos = 0;
-	for (size_t i = 0; i < run->n_links; i++)
+	for (size_t i = 0; i < run->n_links; i++) {
+		res->links[i] = run->links[i].r;
 		res->hellos += run->links[i].hellos;
+	}
+	res->n_summaries = run->n_summaries;
 	for (int i = 0; i < 3; i++)
 		res->hellos += run->ring_conn[i].hellos;
 	res->dropped = run->dropped;

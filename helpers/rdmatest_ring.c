@@ -124,11 +124,14 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 
 	m->type = IBP_OOB_FPSUM;
 	m->u.fpsum.phase = phase;
-	m->u.fpsum.origin = phase == IBP_FPSUM_BROKEN ? run->ring_at : 0;
-	m->u.fpsum.why = phase == IBP_FPSUM_BROKEN ? run->ring_why : 0;
-	m->u.fpsum.from = phase == IBP_FPSUM_BROKEN ? run->ring_from : 0;
-	if (phase == IBP_FPSUM_BROKEN)
+	m->u.fpsum.origin = m->u.fpsum.from = 0;
+	m->u.fpsum.why = 0;
+	if (phase == IBP_FPSUM_BROKEN) {
+		m->u.fpsum.origin = run->ring_at;
+		m->u.fpsum.why = run->ring_why;
+		m->u.fpsum.from = run->ring_from;
 		ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
+	}
 	if (ibp_seal_send(c->fd, &c->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
 		ring_set(run, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */

@@ -164,8 +164,9 @@ int ibp_fp_compare(const struct ibp_fp *const *fps, const char *const *names, si
  * differ, so "the first node says it" can leave a difference unsaid by
  * everyone (n4's window a tie first held by n2, n2's window n4 odd, said
  * by n4).  Here SELF (>= 0) says every difference its own value is part
- * of: a group it is in that is not the window's majority, a tie.  A
- * difference may then be said by each of its nodes, each for its window.
+ * of: a group it is in that is not the window's majority, a tie (SELF < 0:
+ * all, as there).  A difference may then be said by each of its nodes,
+ * each for its window.
  */
 int ibp_fp_compare_window(const struct ibp_fp *const *fps, const char *const *names, size_t n,
 			  const struct ibp_policy *p, long self, struct ibp_findings *out);
