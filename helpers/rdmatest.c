@@ -667,6 +667,7 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 {
 	struct ibp_oob_msg mine, theirs;
 	const struct ibp_tx_port *port = &run->rails[l->r.rail];
+	const struct ibp_oob_msg *sum = ibp_rt_ring_leaf_frame(run, l);
 	int rc;
 
 	ibp_oob_msg_clear(&mine, IBP_OOB_ENDPOINT);
@@ -684,9 +685,18 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 		if (run->addr_leaves[i].node == run->me)
 			memcpy(mine.u.endpoint.leaf, run->addr_leaves[i].name, IBP_OOB_LEAF_MAX);
 	pthread_mutex_unlock(&run->mu);
-	rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
+	/* a leaf of the step-wide sum's tree: its sum goes up first (rdmatest_ring.c) */
+	rc = sum ? ibp_seal_send(fd, &l->seal, sum, deadline) : 0;
+	if (!rc && sum)
+		l->sum_up = true;
+	if (!rc)
+		rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
 	if (!rc)
 		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+	if (!rc && theirs.type == IBP_OOB_FPSUM) { /* a leaf child's, before its endpoint */
+		ibp_rt_ring_link_frame(run, l, &theirs.u.fpsum);
+		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+	}
 	/*
 	 * The listener's end, and the connector closed before its first
 	 * frame: it gave up waiting for the HELLO reply (a slow munged) and
@@ -719,6 +729,7 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 		    run->ops->kind);
 		return -EPROTO;
 	}
+	ibp_rt_ring_link_over(run, l, true); /* a sum came first, or none will */
 	ibp_rt_setf(l->r.peer_device, sizeof(l->r.peer_device), "%s", theirs.u.endpoint.device);
 	if (theirs.u.endpoint.leaf[0] && !run->cfg->topology) {
 		pthread_mutex_lock(&run->mu);
@@ -998,12 +1009,13 @@ static void *out_worker(void *arg)
 		int64_t deadline = round_deadline(run, r);
 		int fd = oob_connect(run, l, deadline, 10);
 
-		if (fd < 0)
-			continue;
-		pthread_mutex_lock(&run->mu);
-		l->fd = fd;
-		pthread_mutex_unlock(&run->mu);
-		link_sender(run, l, fd, deadline);
+		if (fd >= 0) {
+			pthread_mutex_lock(&run->mu);
+			l->fd = fd;
+			pthread_mutex_unlock(&run->mu);
+			link_sender(run, l, fd, deadline);
+		}
+		ibp_rt_ring_link_over(run, l, false); /* no leaf child's sum after this */
 	}
 	return NULL;
 }
@@ -1095,6 +1107,7 @@ static void *in_worker(void *arg)
 		struct ibp_rt_link *l = ibp_rt_link_at(run, w->rail, r, false);
 
 		in_round(run, l, round_deadline(run, r));
+		ibp_rt_ring_link_over(run, l, false); /* no leaf child's sum after this */
 	}
 	return NULL;
 }
@@ -1236,6 +1249,64 @@ static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const stru
 		ibp_rt_addr_leaf_add(run, s->leaves[k].node, s->leaves[k].name);
 }
 
+/* This node's fingerprint on every rail-0 link still up, for the neighbours' comparison. */
+static void send_fingerprint(struct ibp_rt_run *run)
+{
+	struct ibp_oob_msg *fpm = malloc(sizeof(*fpm));
+
+	if (!fpm)
+		return;
+	fpm->type = IBP_OOB_FINGERPRINT;
+	fpm->u.fingerprint = *run->cfg->fingerprint;
+	for (size_t i = 0; i < run->n_links; i++) {
+		struct ibp_rt_link *l = &run->links[i];
+
+		if (l->fd >= 0 && l->r.rail == 0 &&
+		    ibp_seal_send(l->fd, &l->seal, fpm,
+				  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+			close(l->fd);
+			l->fd = -1;
+		}
+	}
+	free(fpm);
+}
+
+/* A leaf waiting for its parent's answer on the ring round's link. */
+static bool leaf_waits(const struct ibp_rt_run *run)
+{
+	return run->ring_link && run->ring == IBP_RT_RING_FINAL;
+}
+
+/*
+ * The leaf's parent answered (F), or its link closed (NULL): where the
+ * chain stopped, it now says its fingerprint to its neighbours.
+ */
+static void leaf_heard(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f, bool want_fp)
+{
+	ibp_rt_ring_leaf_hears(run, f);
+	if (want_fp && run->ring == IBP_RT_RING_BROKEN)
+		send_fingerprint(run);
+}
+
+/*
+ * Whether to read L now: a failed link's peer's summary (for the blame),
+ * a leaf's answer from its parent, or (FPS: the step-wide sum is not here)
+ * a rail-0 neighbour's fingerprint, which a leaf may send after its
+ * summary, when it learns the chain stopped.
+ */
+static bool summary_wants(const struct ibp_rt_run *run, const struct ibp_rt_link *l,
+			  bool all_pass, bool fps)
+{
+	if (l->fd < 0)
+		return false;
+	if (l == run->ring_link && leaf_waits(run))
+		return true;
+	if (!l->summary_in && !all_pass)
+		return true;
+	return fps && l->r.rail == 0 && !fp_have(run, l->peer) &&
+	       (!l->summary_in || ibp_rt_ring_leaf_at(run, l->peer));
+}
+
 /*
  * Each node sends its link outcomes to every peer it still has a
  * connection with, sealed under that link's keys, and (unless all its own
@@ -1243,27 +1314,27 @@ static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const stru
  * first on every rail-0 link, and the node reads its peers' rail-0 links
  * until their fingerprints arrive, for the fallback, unless the step-wide
  * sum came whole (rdmatest_ring.c): the exchange waits for the ring's
- * thread to end, by the deadline at the latest.  A node whose sum is
- * already whole sends no fingerprint: every node that got the complete
- * sum needs none, and one whose sum stopped (every node's, but for a
- * connection lost after its half went up) stops waiting for it at the
- * summary, comparing with the neighbours that did send one.
+ * thread to end, by the deadline at the latest, and a leaf of the sum's
+ * tree for its parent's answer on their link, which the parent sends
+ * here once its ring is over.  A node whose sum is already whole sends no
+ * fingerprint: every node that got the complete sum needs none, and one
+ * whose sum stopped (every node's, but for a connection lost after its
+ * half went up) stops waiting for it at the summary, comparing with the
+ * neighbours that did send one.  A leaf still waiting sends its
+ * fingerprint once it hears that the chain stopped.
  */
 static void exchange_summaries(struct ibp_rt_run *run)
 {
 	struct ibp_oob_msg mine;
-	struct ibp_oob_msg *fpm = NULL;
 	bool all_pass = true, want_fp = run->cfg->fingerprint && run->fps;
 	int64_t deadline = run->end;
 
 	ibp_oob_msg_clear(&mine, IBP_OOB_SUMMARY);
-	if (want_fp && !ibp_rt_ring_whole(run)) {
-		fpm = malloc(sizeof(*fpm));
-		if (fpm) {
-			fpm->type = IBP_OOB_FINGERPRINT;
-			fpm->u.fingerprint = *run->cfg->fingerprint;
-		}
-	}
+	/* a leaf whose sum did not go up, or whose link with its parent is gone */
+	if (leaf_waits(run) && (!run->ring_link->sum_up || run->ring_link->fd < 0))
+		ibp_rt_ring_leaf_hears(run, NULL);
+	if (want_fp && !ibp_rt_ring_whole(run) && !leaf_waits(run))
+		send_fingerprint(run);
 	own_links(run, &mine.u.summary);
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
@@ -1271,14 +1342,12 @@ static void exchange_summaries(struct ibp_rt_run *run)
 
 		if (l->r.status != IBP_LINK_PASS)
 			all_pass = false;
-		if (l->fd >= 0 &&
-		    ((fpm && l->r.rail == 0 && ibp_seal_send(l->fd, &l->seal, fpm, d)) ||
-		     ibp_seal_send(l->fd, &l->seal, &mine, d))) {
+		if (l->fd >= 0 && ibp_seal_send(l->fd, &l->seal, &mine, d)) {
 			close(l->fd);
 			l->fd = -1;
 		}
 	}
-	free(fpm);
+	ibp_rt_ring_answer(run); /* the leaf children, when the ring is over already */
 	for (;;) {
 		struct pollfd pfd[IBP_RDMATEST_MAX_LINKS + 1];
 		struct ibp_rt_link *who[IBP_RDMATEST_MAX_LINKS + 1];
@@ -1288,14 +1357,10 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		/* the neighbours' fingerprints are for when the step-wide sum does not come */
 		bool fps = want_fp && (ring_fd >= 0 || run->ring != IBP_RT_RING_DONE);
 
-		for (size_t i = 0; i < run->n_links && (!all_pass || fps); i++) {
-			const struct ibp_rt_link *l = &run->links[i];
-
-			if (l->fd < 0 || l->summary_in)
+		for (size_t i = 0; i < run->n_links; i++) {
+			if (!summary_wants(run, &run->links[i], all_pass, fps))
 				continue;
-			if (all_pass && (l->r.rail != 0 || fp_have(run, l->peer)))
-				continue;
-			pfd[np] = (struct pollfd){.fd = l->fd, .events = POLLIN};
+			pfd[np] = (struct pollfd){.fd = run->links[i].fd, .events = POLLIN};
 			who[np++] = &run->links[i];
 		}
 		if (ring_fd >= 0) {
@@ -1317,6 +1382,7 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				continue;
 			if (!l) { /* the ring's thread is done: RING is final */
 				ibp_rt_ring_join(run, false);
+				ibp_rt_ring_answer(run);
 				continue;
 			}
 			m = malloc(sizeof(*m));
@@ -1327,9 +1393,14 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				free(m);
 				close(l->fd);
 				l->fd = -1;
+				if (l == run->ring_link && leaf_waits(run))
+					leaf_heard(run, NULL, want_fp);
 				continue;
 			}
-			take_frame(run, l, m, want_fp);
+			if (m->type == IBP_OOB_FPSUM && l == run->ring_link)
+				leaf_heard(run, &m->u.fpsum, want_fp);
+			else
+				take_frame(run, l, m, want_fp);
 			free(m);
 		}
 	}

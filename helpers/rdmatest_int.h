@@ -79,7 +79,20 @@ struct ibp_rt_link {
 	 */
 	uint8_t peer_rails, no_rail_answered;
 	unsigned hellos; /* out-links: HELLOs made (the result's hellos) */
-	bool no_ring;    /* the sum's parent connection: the parent answered it takes no part */
+	/*
+	 * The sum's parent connection: the parent answered it takes no part.
+	 * A leaf child's side (rdmatest_ring.c): it sent its endpoint without
+	 * a sum first.
+	 */
+	bool no_ring;
+	/*
+	 * Rail 0 of the ring's round, between a leaf of the sum's tree and its
+	 * parent (rdmatest_ring.c): SUM_UP, the leaf's sum frame went up on
+	 * it; SUM_OWED (under mu), a peer sent one this node does not take
+	 * as its child's, and waits for the word that it takes no part;
+	 * SUM_ANSWERED, the parent's answer went down.
+	 */
+	bool sum_up, sum_owed, sum_answered;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */
@@ -187,6 +200,23 @@ struct ibp_rt_run {
 	struct ibp_rt_link ring_conn[3];
 	uint8_t ring_state[3]; /* the ring's thread's copy of their slots */
 	uint8_t ring_uses;
+	/*
+	 * A leaf of the tree (no children, half the places) needs no
+	 * connection, thread or HELLO of its own: its parent is its neighbour
+	 * on the ring, and the link of the ring's round between them (rail 0)
+	 * carries the leaf's sum up before its endpoint, and the parent's
+	 * answer (the complete sum, or where the chain stopped) down at the
+	 * summary exchange.  RING_LINK: a leaf's link with its parent.
+	 * RING_BY_LINK: the children (bits 1, 2) that are leaves; their sides
+	 * in RING_CONN keep the slot (under mu: the link's worker fills it
+	 * with the frame, in RING_MSG[2 + side's index], or closes it) but
+	 * never a connection.  RING_CAME: the sides the word that the chain
+	 * stopped came from (it goes to the others).
+	 */
+	struct ibp_rt_link *ring_link;
+	struct ibp_rt_link *ring_child_link[2];
+	uint8_t ring_by_link;
+	uint8_t ring_came;
 	uint32_t ring_lo, ring_hi;
 	bool ring_stop;
 	/* the ring's thread: woken by RING_WAKE, says it is done on RING_DONE (eventfds) */
@@ -239,6 +269,26 @@ int ibp_rt_ring_judge(struct ibp_rt_run *run, struct ibp_findings *out);
 /* RING_BROKEN: why, for the fallback's findings */
 void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len);
 void ibp_rt_ring_free(struct ibp_rt_run *run);
+/*
+ * The leaves' sums on the ring round's links (rdmatest.c's link workers
+ * and summary exchange).  LEAF_FRAME: what a leaf sends up on L before
+ * its endpoint (NULL: nothing, L is not its parent's link).
+ * LINK_FRAME: a sum frame that came on L before the peer's endpoint.
+ * LINK_OVER: L's worker is done with what comes first on it (ENDPOINT:
+ * the peer's endpoint came, after a sum frame or without one).  ANSWER:
+ * the caller's thread, the ring over, sends what it owes on the links.
+ * LEAF_HEARS: a leaf reads its parent's answer (NULL: the link closed).
+ * LEAF_AT: whether NODE is a leaf (its fingerprint may come after its
+ * summary, when it learns that the chain stopped).
+ */
+const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
+						 const struct ibp_rt_link *l);
+void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
+			    const struct ibp_oob_fpsum *f);
+void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint);
+void ibp_rt_ring_answer(struct ibp_rt_run *run);
+void ibp_rt_ring_leaf_hears(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f);
+bool ibp_rt_ring_leaf_at(const struct ibp_rt_run *run, uint32_t node);
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *ibp_rt_node_name(const struct ibp_rt_run *run, uint32_t i);

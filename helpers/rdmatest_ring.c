@@ -56,6 +56,12 @@ static struct ibp_rt_link *ring_conn(struct ibp_rt_run *run, int side)
 	return run->ring_uses & side ? &run->ring_conn[ring_index(side)] : NULL;
 }
 
+/* A leaf child's side: its sum comes on the ring round's link, not on a connection. */
+static bool ring_linked(const struct ibp_rt_run *run, int side)
+{
+	return run->ring_by_link & side;
+}
+
 /* The sides the partial sums come from: the children. */
 static int ring_up(const struct ibp_rt_run *run)
 {
@@ -88,7 +94,8 @@ static bool ring_needs(const struct ibp_rt_run *run, int side)
  */
 static bool ring_open(struct ibp_rt_run *run, int side)
 {
-	return ring_conn(run, side) && run->ring_state[ring_index(side)] == IBP_RT_SLOT_LIVE;
+	return ring_conn(run, side) && !ring_linked(run, side) &&
+	       run->ring_state[ring_index(side)] == IBP_RT_SLOT_LIVE;
 }
 
 static bool ring_closed(struct ibp_rt_run *run, int side)
@@ -143,7 +150,9 @@ static void ring_flush(struct ibp_rt_run *run)
 	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
 		if (!(run->ring_owe & side))
 			continue;
-		if (ring_open(run, side))
+		if (ring_linked(run, side))
+			; /* said on the link at the summary exchange (ibp_rt_ring_answer) */
+		else if (ring_open(run, side))
 			ring_send(run, side, IBP_FPSUM_BROKEN);
 		else if (ring_conn(run, side) && !ring_closed(run, side))
 			continue; /* not up yet */
@@ -164,6 +173,7 @@ static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uin
 	run->ring_at = origin;
 	run->ring_why = why;
 	run->ring_from = from;
+	run->ring_came = (uint8_t)came;
 	run->ring_owe = (uint8_t)((RING_LEFT | RING_RIGHT | RING_PARENT) & ~came);
 	ring_flush(run);
 }
@@ -215,8 +225,11 @@ static void ring_step(struct ibp_rt_run *run)
 {
 	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1)
 		if (ring_needs(run, side) && ring_closed(run, side))
-			ring_break(run, run->me, IBP_FPSUM_WHY_LINK, ring_conn(run, side)->peer,
-				   side);
+			/* a leaf child that sent its endpoint without a sum takes no part */
+			ring_break(run, run->me,
+				   ring_conn(run, side)->no_ring ? IBP_FPSUM_WHY_NO_PART
+								 : IBP_FPSUM_WHY_LINK,
+				   ring_conn(run, side)->peer, side);
 	if (run->ring == IBP_RT_RING_GATHER && !(ring_up(run) & ~run->ring_got) &&
 	    (!ring_down(run) || ring_open(run, ring_down(run)))) {
 		ring_join(run);
@@ -224,6 +237,32 @@ static void ring_step(struct ibp_rt_run *run)
 		return;
 	}
 	ring_flush(run);
+}
+
+/* The complete sum from the parent PEER: checked, kept; false when it is not one. */
+static bool ring_final_in(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
+{
+	const struct ibp_fp_sum *s = &f->sum;
+
+	if (run->ring != IBP_RT_RING_FINAL || s->nnodes != run->n || s->first != 0 ||
+	    s->n_merged != run->n)
+		return false;
+	ibp_fp_sum_copy(run->sum, s);
+	run->ring = IBP_RT_RING_DONE;
+	return true;
+}
+
+/* Where the chain stopped, as the neighbour PEER on SIDE tells it. */
+static void ring_broken_in(struct ibp_rt_run *run, int side, const struct ibp_oob_fpsum *f,
+			   uint32_t peer)
+{
+	if (f->origin >= run->n || f->from >= run->n)
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, side);
+	else if (f->why == IBP_FPSUM_WHY_NO_FP && f->origin == peer && f->from == peer)
+		/* the neighbour has no fingerprint: the chain stops here, said here */
+		ring_break(run, run->me, f->why, peer, side);
+	else
+		ring_break(run, f->origin, f->why, f->from, side);
 }
 
 /* A sum frame from the neighbour on SIDE (authenticated: it came sealed). */
@@ -248,23 +287,14 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 		ring_step(run); /* a node waits for both children */
 		return;
 	case IBP_FPSUM_FINAL: /* from the parent */
-		if (run->ring != IBP_RT_RING_FINAL || side != ring_down(run) ||
-		    s->nnodes != run->n || s->first != 0 || s->n_merged != run->n) {
+		if (side != ring_down(run) || !ring_final_in(run, f)) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		ibp_fp_sum_copy(run->sum, s);
-		run->ring = IBP_RT_RING_DONE;
 		ring_final_out(run);
 		return;
 	case IBP_FPSUM_BROKEN:
-		if (f->origin >= run->n || f->from >= run->n)
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, side);
-		else if (f->why == IBP_FPSUM_WHY_NO_FP && f->origin == peer && f->from == peer)
-			/* the neighbour has no fingerprint: the chain stops here, said here */
-			ring_break(run, run->me, f->why, peer, side);
-		else
-			ring_break(run, f->origin, f->why, f->from, side);
+		ring_broken_in(run, side, f, peer);
 		return;
 	default:
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
@@ -311,11 +341,72 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 	return 0;
 }
 
+/* Whether PLACE is a leaf of the tree over N places (a range of one place). */
+static bool ring_leaf(uint32_t n, uint32_t place)
+{
+	struct ibp_rdmatest_tree t;
+
+	return !ibp_rdmatest_sum_tree(n, place, &t) && t.left == IBP_RDMATEST_TREE_NONE &&
+	       t.right == IBP_RDMATEST_TREE_NONE;
+}
+
+/*
+ * The ring round's rail-0 link with the neighbour at place Q (P +- 1): P
+ * sends to P + 1 in that round and receives from P - 1.  NULL when the
+ * plan's link is not with that node.
+ */
+static struct ibp_rt_link *ring_neighbour_link(struct ibp_rt_run *run, uint32_t q)
+{
+	struct ibp_rt_link *l = ibp_rt_link_at(run, 0, run->ring_round, q > run->ring_pos);
+
+	return l && l->peer == run->ring_order[q] ? l : NULL;
+}
+
+/*
+ * A leaf: its sum (this node alone), or where the chain stops when it
+ * has none, goes up on the link with its parent before its endpoint, in
+ * RING_MSG[0], built once here; the answer comes down at the summary.
+ */
+static void ring_prepare_leaf(struct ibp_rt_run *run, uint32_t parent)
+{
+	struct ibp_rt_link *l = ring_neighbour_link(run, parent);
+	struct ibp_oob_msg *m;
+
+	if (!l)
+		return; /* the neighbours' comparison */
+	run->ring_msg = malloc(sizeof(*run->ring_msg)); /* cleared as it is used */
+	if (!run->ring_msg)
+		return;
+	m = run->ring_msg;
+	run->ring_link = l;
+	run->ring = IBP_RT_RING_FINAL;
+	m->type = IBP_OOB_FPSUM;
+	m->u.fpsum.phase = IBP_FPSUM_GATHER;
+	m->u.fpsum.why = 0;
+	m->u.fpsum.origin = m->u.fpsum.from = 0;
+	if (run->cfg->fingerprint && run->fps) {
+		run->sum = &m->u.fpsum.sum;
+		ibp_fp_sum_init(run->sum, run->n);
+		if (!ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint))
+			return;
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
+	} else {
+		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
+	}
+	m->u.fpsum.phase = IBP_FPSUM_BROKEN;
+	m->u.fpsum.why = run->ring_why;
+	m->u.fpsum.origin = run->ring_at;
+	m->u.fpsum.from = run->ring_from;
+	ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
+}
+
 void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 {
 	unsigned round = 0;
 	struct ibp_rdmatest_tree t;
+	struct ibp_rt_link *by_link[2] = {NULL, NULL};
 	uint32_t p, tree[3];
+	uint8_t uses = 0, linked = 0;
 
 	/*
 	 * consistency= all off: no fingerprint anywhere, no sum.  Otherwise a
@@ -339,6 +430,10 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	ibp_rdmatest_sum_tree(run->n, p, &t);
 	run->ring_lo = t.lo;
 	run->ring_hi = t.hi;
+	if (t.left == IBP_RDMATEST_TREE_NONE && t.right == IBP_RDMATEST_TREE_NONE) {
+		ring_prepare_leaf(run, t.parent);
+		return;
+	}
 	tree[0] = t.left;
 	tree[1] = t.right;
 	tree[2] = t.parent;
@@ -359,19 +454,35 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		c->r.to = c->out ? c->peer : run->me;
 		c->r.round = IBP_OOB_RING_ROUND;
 		c->r.status = IBP_LINK_UNTESTED;
-		/* a neighbour without an address: nothing to wait for */
-		c->slot = ibp_rt_resolve(run, c->peer, c->peer_addr, sizeof(c->peer_addr))
-			      ? IBP_RT_SLOT_CLOSED
-			      : IBP_RT_SLOT_EMPTY;
+		uses |= (uint8_t)side;
+		if (side != RING_PARENT && ring_leaf(run->n, q)) {
+			/* a leaf child: its sum comes on the ring round's link with it */
+			by_link[ring_index(side)] = ring_neighbour_link(run, q);
+			if (!by_link[ring_index(side)])
+				return;
+			linked |= (uint8_t)side;
+			c->slot = IBP_RT_SLOT_EMPTY;
+		} else {
+			/* a neighbour without an address: nothing to wait for */
+			c->slot =
+			    ibp_rt_resolve(run, c->peer, c->peer_addr, sizeof(c->peer_addr))
+				? IBP_RT_SLOT_CLOSED
+				: IBP_RT_SLOT_EMPTY;
+		}
 		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
-		run->ring_uses |= (uint8_t)side;
 	}
-	/* the frames it goes out in and comes in, allocated once: the sum lives in the first */
-	run->ring_msg = malloc(2 * sizeof(*run->ring_msg)); /* cleared as they are used */
-	if (!run->ring_msg) {
-		run->ring_uses = 0; /* no ring: a HELLO for it is answered so */
-		return;
-	}
+	/*
+	 * The frames it goes out in and comes in, allocated once: the sum
+	 * lives in the first; then the leaf children's as their links hand
+	 * them over
+	 */
+	run->ring_msg = malloc((linked ? 4 : 2) * sizeof(*run->ring_msg)); /* cleared as used */
+	if (!run->ring_msg)
+		return; /* no ring: a HELLO for it is answered so */
+	run->ring_uses = uses;
+	run->ring_by_link = linked;
+	run->ring_child_link[0] = by_link[0];
+	run->ring_child_link[1] = by_link[1];
 	run->ring = IBP_RT_RING_GATHER;
 	if (!run->cfg->fingerprint || !run->fps)
 		return;
@@ -387,7 +498,7 @@ struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
 	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
 		struct ibp_rt_link *c = ring_conn(run, side);
 
-		if (c && c->peer == from)
+		if (c && !ring_linked(run, side) && c->peer == from)
 			return c;
 	}
 	return NULL;
@@ -395,7 +506,9 @@ struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
 
 struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i)
 {
-	return ring_conn(run, i ? RING_RIGHT : RING_LEFT);
+	int side = i ? RING_RIGHT : RING_LEFT;
+
+	return ring_linked(run, side) ? NULL : ring_conn(run, side);
 }
 
 /* ---- the ring's thread -------------------------------------------------- */
@@ -410,10 +523,12 @@ static int64_t ring_slot_deadline(const struct ibp_rt_run *run)
 }
 
 /*
- * Takes the children's connections once the acceptor filled their slots;
- * true: stop.  *WAKE: when to look again without a frame or a wake-up.
+ * Takes the children's connections once the acceptor filled their slots,
+ * and the leaf children's frames once their links handed them over
+ * (*HANDED: their sides); true: stop.  *WAKE: when to look again without
+ * a frame or a wake-up.
  */
-static bool ring_take(struct ibp_rt_run *run, int64_t *wake)
+static bool ring_take(struct ibp_rt_run *run, int64_t *wake, uint8_t *handed)
 {
 	bool stop, late = ibp_deadline_expired(ring_slot_deadline(run), ibp_now_ns());
 
@@ -425,9 +540,11 @@ static bool ring_take(struct ibp_rt_run *run, int64_t *wake)
 
 		if (!c)
 			continue;
-		if (c->slot == IBP_RT_SLOT_FILLED)
+		if (c->slot == IBP_RT_SLOT_FILLED) {
 			c->slot = IBP_RT_SLOT_LIVE;
-		else if (c->slot == IBP_RT_SLOT_EMPTY && late)
+			if (ring_linked(run, side))
+				*handed |= (uint8_t)side;
+		} else if (c->slot == IBP_RT_SLOT_EMPTY && late)
 			c->slot =
 			    IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
 		else if (c->slot == IBP_RT_SLOT_EMPTY)
@@ -467,12 +584,19 @@ static void *ring_thread(void *arg)
 	if (!run->sum || !run->sum_in)
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
 	ring_connect(run);
-	while (!ring_take(run, &wake)) {
+	for (;;) {
 		struct pollfd pfd[4];
 		int side[4];
 		size_t np = 1;
+		uint8_t handed = 0;
 		int n;
 
+		if (ring_take(run, &wake, &handed))
+			break;
+		/* a leaf child's frame, as its link's worker read it (written before FILLED) */
+		for (int s = RING_LEFT; s <= RING_RIGHT; s <<= 1)
+			if (handed & s)
+				ring_recv(run, s, &run->ring_msg[2 + ring_index(s)].u.fpsum);
 		ring_step(run);
 		if (!ring_waiting(run) && !run->ring_owe)
 			break;
@@ -505,7 +629,8 @@ static void *ring_thread(void *arg)
 
 void ibp_rt_ring_spawn(struct ibp_rt_run *run)
 {
-	if (!ring_waiting(run))
+	/* a leaf has no thread: its links carry its sum and the answer */
+	if (!ring_waiting(run) || run->ring_link)
 		return;
 	run->ring_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	run->ring_done = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -514,6 +639,9 @@ void ibp_rt_ring_spawn(struct ibp_rt_run *run)
 	if (!run->ring_running) { /* the neighbours' comparison; the slot is refused */
 		run->ring = IBP_RT_RING_BROKEN;
 		run->ring_uses = 0;
+		/* a leaf child's frame is then answered that this node takes no part */
+		run->ring_by_link = 0;
+		run->ring_child_link[0] = run->ring_child_link[1] = NULL;
 	}
 }
 
@@ -537,7 +665,8 @@ void ibp_rt_ring_accept_over(struct ibp_rt_run *run)
 	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
 		struct ibp_rt_link *c = ring_conn(run, side);
 
-		if (c && c->slot == IBP_RT_SLOT_EMPTY)
+		/* a leaf child's side is its link's worker's to close */
+		if (c && !ring_linked(run, side) && c->slot == IBP_RT_SLOT_EMPTY)
 			c->slot = IBP_RT_SLOT_CLOSED;
 	}
 	pthread_mutex_unlock(&run->mu);
@@ -650,4 +779,160 @@ void ibp_rt_ring_free(struct ibp_rt_run *run)
 	run->ring_msg = NULL;
 	run->sum = run->sum_in = NULL;
 	run->ring_order = NULL;
+}
+
+/* ---- the leaves' links -------------------------------------------------- */
+
+/* Which leaf child L is the link of: 0 left, 1 right, -1 neither. */
+static int ring_child_of(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
+{
+	for (int i = 0; i < 2; i++)
+		if (run->ring_child_link[i] == l)
+			return i;
+	return -1;
+}
+
+const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
+						 const struct ibp_rt_link *l)
+{
+	/* built by ring_prepare_leaf and only read from then on, until the summary */
+	return run->ring_link && l == run->ring_link ? &run->ring_msg[0] : NULL;
+}
+
+void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
+			    const struct ibp_oob_fpsum *f)
+{
+	int i = l ? ring_child_of(run, l) : -1;
+	bool wake = false;
+
+	pthread_mutex_lock(&run->mu);
+	if (i < 0) {
+		l->sum_owed = true; /* not a child of this node's: told so at the summary */
+	} else if (run->ring_conn[i].slot == IBP_RT_SLOT_EMPTY) {
+		struct ibp_oob_fpsum *to = &run->ring_msg[2 + i].u.fpsum;
+
+		run->ring_msg[2 + i].type = IBP_OOB_FPSUM;
+		to->phase = f->phase;
+		to->why = f->why;
+		to->origin = f->origin;
+		to->from = f->from;
+		ibp_fp_sum_copy(&to->sum, &f->sum);
+		run->ring_conn[i].slot = IBP_RT_SLOT_FILLED;
+		wake = true;
+	} /* else the connection came again: the first frame counts */
+	pthread_mutex_unlock(&run->mu);
+	if (wake)
+		ibp_rt_ring_wake(run);
+}
+
+void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint)
+{
+	int i = ring_child_of(run, l);
+	bool wake = false;
+
+	if (i < 0)
+		return;
+	pthread_mutex_lock(&run->mu);
+	if (run->ring_conn[i].slot == IBP_RT_SLOT_EMPTY) {
+		/* its endpoint without a sum first: it takes no part; else the link failed */
+		run->ring_conn[i].no_ring = endpoint;
+		run->ring_conn[i].slot = IBP_RT_SLOT_CLOSED;
+		wake = true;
+	}
+	pthread_mutex_unlock(&run->mu);
+	if (wake)
+		ibp_rt_ring_wake(run);
+}
+
+/* Sends the sum word M on L (its link's keys); a link that fails is closed. */
+static void ring_answer_on(struct ibp_rt_run *run, struct ibp_rt_link *l,
+			   const struct ibp_oob_msg *m)
+{
+	l->sum_answered = true;
+	if (ibp_seal_send(l->fd, &l->seal, m,
+			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+		close(l->fd);
+		l->fd = -1;
+	}
+}
+
+/* The word that the chain stopped: where, why, with whom (no sum). */
+static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint32_t from)
+{
+	m->type = IBP_OOB_FPSUM;
+	m->u.fpsum.phase = IBP_FPSUM_BROKEN;
+	m->u.fpsum.origin = origin;
+	m->u.fpsum.why = why;
+	m->u.fpsum.from = from;
+	ibp_fp_sum_init(&m->u.fpsum.sum, 0);
+}
+
+void ibp_rt_ring_answer(struct ibp_rt_run *run)
+{
+	struct ibp_oob_msg *word = NULL;
+
+	if (run->ring_running || ring_waiting(run))
+		return; /* not over yet */
+	for (int i = 0; i < 2; i++) {
+		struct ibp_rt_link *l = run->ring_child_link[i];
+		int side = i ? RING_RIGHT : RING_LEFT;
+		struct ibp_oob_msg *m;
+
+		/* a child that sent its frame: it waits for the answer */
+		if (!l || l->sum_answered || l->fd < 0 ||
+		    (run->ring_conn[i].slot != IBP_RT_SLOT_FILLED &&
+		     run->ring_conn[i].slot != IBP_RT_SLOT_LIVE))
+			continue;
+		if (run->ring == IBP_RT_RING_DONE) {
+			m = &run->ring_msg[0]; /* the complete sum lives there */
+			m->type = IBP_OOB_FPSUM;
+			m->u.fpsum.phase = IBP_FPSUM_FINAL;
+			m->u.fpsum.origin = m->u.fpsum.from = 0;
+			m->u.fpsum.why = 0;
+		} else if (run->ring_came & side) {
+			l->sum_answered = true; /* the word came from there */
+			continue;
+		} else {
+			m = &run->ring_msg[1]; /* the read frame: no longer needed */
+			ring_word(m, run->ring_at, run->ring_why, run->ring_from);
+		}
+		ring_answer_on(run, l, m);
+	}
+	for (size_t k = 0; k < run->n_links; k++) {
+		struct ibp_rt_link *l = &run->links[k];
+
+		if (!l->sum_owed || l->sum_answered || l->fd < 0)
+			continue;
+		if (!word)
+			word = malloc(sizeof(*word));
+		if (!word)
+			return; /* it waits to its deadline */
+		ring_word(word, run->me, IBP_FPSUM_WHY_NO_PART, run->me);
+		ring_answer_on(run, l, word);
+	}
+	free(word);
+}
+
+void ibp_rt_ring_leaf_hears(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
+{
+	uint32_t parent = run->ring_link->peer;
+
+	if (run->ring != IBP_RT_RING_FINAL)
+		return;
+	if (!f)
+		ring_break(run, run->me, IBP_FPSUM_WHY_LINK, parent, 0);
+	else if (f->phase == IBP_FPSUM_BROKEN)
+		ring_broken_in(run, 0, f, parent);
+	else if (f->phase != IBP_FPSUM_FINAL || !ring_final_in(run, f))
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, parent, 0);
+}
+
+bool ibp_rt_ring_leaf_at(const struct ibp_rt_run *run, uint32_t node)
+{
+	if (!run->ring_order)
+		return false;
+	for (uint32_t p = 0; p < run->n; p++)
+		if (run->ring_order[p] == node)
+			return ring_leaf(run->n, p);
+	return false;
 }

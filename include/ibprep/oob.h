@@ -44,9 +44,10 @@
 /*
  * 2: sealed frames; 3: FINGERPRINT; 4: plan, leaves; 5: FPSUM; 6: FPSUM from both
  * ends; 7: link status VERSION; 8: variable-length (compact) FINGERPRINT; 9: and FPSUM;
- * 10: the sum's own connections (HELLO round 3, NO_RING); 11: Poly1305 tags (seal.h)
+ * 10: the sum's own connections (HELLO round 3, NO_RING); 11: Poly1305 tags (seal.h);
+ * 12: a leaf's FPSUM on the ring round's link, before its ENDPOINT, the answer at the summary
  */
-#define IBP_OOB_VERSION 11
+#define IBP_OOB_VERSION 12
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -65,7 +66,7 @@ enum ibp_oob_type {
 	IBP_OOB_ERROR = 5,    /* "refused", then close; unauthenticated: trusted for nothing */
 	IBP_OOB_FINGERPRINT =
 	    6,             /* what the sender brings to the step (fingerprint.h), rail 0 only */
-	IBP_OOB_FPSUM = 7, /* the step-wide fingerprint sum, on the ring link i -> i+1 */
+	IBP_OOB_FPSUM = 7, /* the step-wide fingerprint sum: its own connections, a leaf's link */
 };
 
 /* Outcome of one directed link: on the wire in SUMMARY, and in results. */
@@ -191,7 +192,7 @@ enum ibp_fpsum_why {
 	IBP_FPSUM_WHY_LINK,    /* no connection with FROM */
 	IBP_FPSUM_WHY_NO_FP,   /* FROM sent no fingerprint */
 	IBP_FPSUM_WHY_BAD,     /* FROM's sum was not the one expected */
-	IBP_FPSUM_WHY_NO_PART, /* FROM takes no part in the sum (answered IBP_HELLO_NO_RING) */
+	IBP_FPSUM_WHY_NO_PART, /* FROM takes no part in the sum (IBP_HELLO_NO_RING, or said so) */
 	IBP_FPSUM_WHY_COUNT
 };
 
