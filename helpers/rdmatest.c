@@ -1354,8 +1354,13 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		size_t np = 0;
 		int ms = ibp_deadline_poll_ms(deadline, ibp_now_ns()), n;
 		int ring_fd = ibp_rt_ring_done_fd(run);
+		bool fps;
+
+		/* a leaf's link with its parent closed (a frame could not go): no answer comes */
+		if (leaf_waits(run) && run->ring_link->fd < 0)
+			leaf_heard(run, NULL, want_fp);
 		/* the neighbours' fingerprints are for when the step-wide sum does not come */
-		bool fps = want_fp && (ring_fd >= 0 || run->ring != IBP_RT_RING_DONE);
+		fps = want_fp && (ring_fd >= 0 || run->ring != IBP_RT_RING_DONE);
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			if (!summary_wants(run, &run->links[i], all_pass, fps))
@@ -1393,8 +1398,6 @@ static void exchange_summaries(struct ibp_rt_run *run)
 				free(m);
 				close(l->fd);
 				l->fd = -1;
-				if (l == run->ring_link && leaf_waits(run))
-					leaf_heard(run, NULL, want_fp);
 				continue;
 			}
 			if (m->type == IBP_OOB_FPSUM && l == run->ring_link)

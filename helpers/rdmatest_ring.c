@@ -258,8 +258,12 @@ static void ring_broken_in(struct ibp_rt_run *run, int side, const struct ibp_oo
 {
 	if (f->origin >= run->n || f->from >= run->n)
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, side);
-	else if (f->why == IBP_FPSUM_WHY_NO_FP && f->origin == peer && f->from == peer)
-		/* the neighbour has no fingerprint: the chain stops here, said here */
+	else if ((f->why == IBP_FPSUM_WHY_NO_FP || f->why == IBP_FPSUM_WHY_NO_PART) &&
+		 f->origin == peer && f->from == peer)
+		/*
+		 * the neighbour has no fingerprint, or takes no part: the chain
+		 * stops here, said here
+		 */
 		ring_break(run, run->me, f->why, peer, side);
 	else
 		ring_break(run, f->origin, f->why, f->from, side);

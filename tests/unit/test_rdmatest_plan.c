@@ -707,6 +707,15 @@ static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 	}
 	test_step(&pol, "5", "500000", &hl, "t[1-8]");
 	run_eight(nr, fp, &pol, &hl, 31, SIZE_MAX);
+	/*
+	 * The tree over the 8 places: t5 the root, t2, t3 and t7 inside,
+	 * t1, t4, t6 and t8 its leaves.  A leaf's sum goes up on the ring
+	 * round's link with its parent: no HELLO for the sum, only its two
+	 * out-links'; t2, t3 and t7 make one more, for their parent's
+	 * connection; the root none.
+	 */
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(nr[i].res.hellos, i == 1 || i == 2 || i == 6 ? 3 : 2);
 	assert_eight_said_once(nr, true);
 
 	/*
@@ -769,6 +778,75 @@ static void test_run_eight_nodes_three_odd_said_once_step_wide(void **state)
 		ibp_topology_release(&t);
 	}
 	(void)said; /* the windows may miss the run of 3: that is what the warning says */
+	ibp_hostlist_release(&hl);
+	free(fp);
+	free(nr);
+}
+
+/*
+ * t7 runs with consistency= all off and no fingerprint: it takes no part
+ * in the sum, and its leaf children t6 and t8, whose sums went up on
+ * their links with it, are told so at its summary (not left to wait for
+ * the deadline): each says the chain stopped there, because of t7.
+ */
+static void test_run_eight_leaves_told_parent_takes_no_part(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol, off;
+	struct node_run *nr = calloc(8, sizeof(*nr));
+	struct ibp_fp *fp = calloc(8, sizeof(*fp));
+	char err[128];
+
+	(void)state;
+	assert_non_null(nr);
+	assert_non_null(fp);
+	for (int i = 0; i < 8; i++) {
+		ibp_fp_init(&fp[i]);
+		ibp_fp_set(&fp[i], IBP_FP_HCA_SET, NULL, "1 rail: mlx5_3:1");
+		ibp_fp_set(&fp[i], IBP_FP_FIRMWARE, "mlx5_3:1", "28.41.1000");
+	}
+	/*
+	 * t7's parent t5 waits for its connection to the ring round's end
+	 * (1.6 s); the leaves' answer comes long before the deadline (4 s),
+	 * which would say "did not finish by the deadline"
+	 */
+	test_step(&pol, "4", "500000", &hl, "t[1-8]");
+	off = pol;
+	assert_int_equal(ibp_policy_set(&off, "consistency", "all:off", err, sizeof(err)), 0);
+	for (size_t i = 0; i < 8; i++) {
+		node_init(&nr[i], i, &hl, i == 6 ? &off : &pol, 34, addrs8);
+		nr[i].cfg.fingerprint = i == 6 ? NULL : &fp[i];
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 8; i++)
+		pthread_join(nr[i].th, NULL);
+	for (size_t i = 0; i < 8; i++) {
+		size_t partial = 0;
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_false(nr[i].res.step_wide);
+		for (size_t k = 0; k < nr[i].out.n; k++) {
+			const struct ibp_finding *c = &nr[i].out.v[k];
+
+			if (strcmp(c->code, "consistency_partial") != 0)
+				continue;
+			partial++;
+			if (i == 5 || i == 7) { /* the leaves: where it stopped, a warning */
+				char here[64];
+
+				snprintf(here, sizeof(here), "comparison stopped at t%zu: ", i + 1);
+				assert_non_null(strstr(c->observed, here));
+				assert_non_null(strstr(c->observed, "t7 takes no part in it"));
+				assert_int_equal(c->severity, IBP_SEV_WARN);
+			} else {
+				/* t5 waits for t7's connection to its slot's deadline */
+				assert_non_null(strstr(c->observed, "no connection with t7"));
+			}
+		}
+		assert_int_equal(partial, i == 6 ? 0 : 1); /* t7 compares nothing */
+		ibp_findings_release(&nr[i].out);
+	}
 	ibp_hostlist_release(&hl);
 	free(fp);
 	free(nr);
@@ -1673,6 +1751,7 @@ int main(void)
 	    cmocka_unit_test(test_run_late_peer_one_hello_per_link),
 	    cmocka_unit_test(test_run_fingerprints_compared_odd_node_says_it),
 	    cmocka_unit_test(test_run_eight_nodes_three_odd_said_once_step_wide),
+	    cmocka_unit_test(test_run_eight_leaves_told_parent_takes_no_part),
 	    cmocka_unit_test(test_ring_order_follows_the_plans_ring),
 	    cmocka_unit_test(test_sum_tree_every_n_ranges_and_depth),
 	    cmocka_unit_test(test_run_missing_node_blamed_by_both_others),
