@@ -1294,8 +1294,8 @@ static void leaf_heard(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f, bo
  * a rail-0 neighbour's fingerprint, which a leaf may send after its
  * summary, when it learns the chain stopped.
  */
-static bool summary_wants(const struct ibp_rt_run *run, const struct ibp_rt_link *l,
-			  bool all_pass, bool fps)
+static bool summary_wants(const struct ibp_rt_run *run, const struct ibp_rt_link *l, bool all_pass,
+			  bool fps)
 {
 	if (l->fd < 0)
 		return false;
@@ -1303,8 +1303,7 @@ static bool summary_wants(const struct ibp_rt_run *run, const struct ibp_rt_link
 		return true;
 	if (!l->summary_in && !all_pass)
 		return true;
-	return fps && l->r.rail == 0 && !fp_have(run, l->peer) &&
-	       (!l->summary_in || ibp_rt_ring_leaf_at(run, l->peer));
+	return fps && l->r.rail == 0 && !fp_have(run, l->peer) && (!l->summary_in || l->peer_leaf);
 }
 
 /*

@@ -93,6 +93,8 @@ struct ibp_rt_link {
 	 * SUM_ANSWERED, the parent's answer went down.
 	 */
 	bool sum_up, sum_owed, sum_answered;
+	/* the peer is a leaf of the sum's tree: its fingerprint may come after its summary */
+	bool peer_leaf;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */
@@ -278,8 +280,6 @@ void ibp_rt_ring_free(struct ibp_rt_run *run);
  * the peer's endpoint came, after a sum frame or without one).  ANSWER:
  * the caller's thread, the ring over, sends what it owes on the links.
  * LEAF_HEARS: a leaf reads its parent's answer (NULL: the link closed).
- * LEAF_AT: whether NODE is a leaf (its fingerprint may come after its
- * summary, when it learns that the chain stopped).
  */
 const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
 						 const struct ibp_rt_link *l);
@@ -288,7 +288,6 @@ void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
 void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint);
 void ibp_rt_ring_answer(struct ibp_rt_run *run);
 void ibp_rt_ring_leaf_hears(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f);
-bool ibp_rt_ring_leaf_at(const struct ibp_rt_run *run, uint32_t node);
 
 void ibp_rt_setf(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *ibp_rt_node_name(const struct ibp_rt_run *run, uint32_t i);

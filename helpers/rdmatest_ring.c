@@ -376,8 +376,8 @@ static void ring_prepare_leaf(struct ibp_rt_run *run, uint32_t parent)
 	struct ibp_rt_link *l = ring_neighbour_link(run, parent);
 	struct ibp_oob_msg *m;
 
-	if (!l)
-		return; /* the neighbours' comparison */
+	if (!l) /* the plan has no such link: the neighbours' comparison */
+		return;
 	run->ring_msg = malloc(sizeof(*run->ring_msg)); /* cleared as it is used */
 	if (!run->ring_msg)
 		return;
@@ -431,6 +431,11 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		return;
 	run->ring_pos = p;
 	run->ring_round = round;
+	/* the links' peers that are leaves: they say their fingerprint late, if at all */
+	for (uint32_t q = 0; q < run->n; q++)
+		for (size_t k = 0; k < run->n_links; k++)
+			if (run->links[k].peer == run->ring_order[q])
+				run->links[k].peer_leaf = ring_leaf(run->n, q);
 	ibp_rdmatest_sum_tree(run->n, p, &t);
 	run->ring_lo = t.lo;
 	run->ring_hi = t.hi;
@@ -468,10 +473,9 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 			c->slot = IBP_RT_SLOT_EMPTY;
 		} else {
 			/* a neighbour without an address: nothing to wait for */
-			c->slot =
-			    ibp_rt_resolve(run, c->peer, c->peer_addr, sizeof(c->peer_addr))
-				? IBP_RT_SLOT_CLOSED
-				: IBP_RT_SLOT_EMPTY;
+			c->slot = ibp_rt_resolve(run, c->peer, c->peer_addr, sizeof(c->peer_addr))
+				      ? IBP_RT_SLOT_CLOSED
+				      : IBP_RT_SLOT_EMPTY;
 		}
 		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
 	}
@@ -929,14 +933,4 @@ void ibp_rt_ring_leaf_hears(struct ibp_rt_run *run, const struct ibp_oob_fpsum *
 		ring_broken_in(run, 0, f, parent);
 	else if (f->phase != IBP_FPSUM_FINAL || !ring_final_in(run, f))
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, parent, 0);
-}
-
-bool ibp_rt_ring_leaf_at(const struct ibp_rt_run *run, uint32_t node)
-{
-	if (!run->ring_order)
-		return false;
-	for (uint32_t p = 0; p < run->n; p++)
-		if (run->ring_order[p] == node)
-			return ring_leaf(run->n, p);
-	return false;
 }
