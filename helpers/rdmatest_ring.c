@@ -810,7 +810,7 @@ const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
 void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
 			    const struct ibp_oob_fpsum *f)
 {
-	int i = l ? ring_child_of(run, l) : -1;
+	int i = ring_child_of(run, l);
 	bool wake = false;
 
 	pthread_mutex_lock(&run->mu);
