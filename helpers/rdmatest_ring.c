@@ -17,12 +17,18 @@
  *
  * The sum needs nothing but fingerprints, which every node has before its
  * first link test, so it runs beside the tests, not after them: a thread of
- * its own, on connections of its own, one from each node to its parent
- * (HELLO round IBP_OOB_RING_ROUND, authenticated and sealed like a link's,
- * with keys of their own).  The thread opens the one to the parent; the
- * acceptor hands it the children's, and stays for them as for in-links.  On
- * the links the test's frames and the summary exchange stay as they were:
- * a chain that stops falls back to the neighbours' FINGERPRINT frames there.
+ * its own, on connections of its own, one from each inner node to its
+ * parent (HELLO round IBP_OOB_RING_ROUND, authenticated and sealed like a
+ * link's, with keys of their own).  The thread opens the one to the parent;
+ * the acceptor hands it the inner children's, and stays for them as for
+ * in-links.  A leaf (a range of one place: half of them) is its parent's
+ * neighbour on the ring, and the plan's link of the ring's round joins
+ * them: the leaf sends its sum on it (rail 0) before its endpoint, the
+ * parent's link worker hands it to the thread, and the parent answers on
+ * it at the summary exchange, once its ring is over (ibp_rt_ring_answer);
+ * a leaf has no thread, connection or HELLO of its own.  On the links the
+ * test's frames and the summary exchange stay as they were otherwise: a
+ * chain that stops falls back to the neighbours' FINGERPRINT frames there.
  *
  * Every node of a step big enough takes part unless consistency= is all
  * off, with a fingerprint or not: a node whose fingerprint could not be had
@@ -239,7 +245,7 @@ static void ring_step(struct ibp_rt_run *run)
 	ring_flush(run);
 }
 
-/* The complete sum from the parent PEER: checked, kept; false when it is not one. */
+/* The complete sum from the parent: checked, kept; false when it is not one. */
 static bool ring_final_in(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
 {
 	const struct ibp_fp_sum *s = &f->sum;
