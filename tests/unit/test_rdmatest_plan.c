@@ -1553,7 +1553,7 @@ static void *answerer_main(void *arg)
 {
 	struct answerer *a = arg;
 
-	while (!a->stop) {
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
 		struct pollfd pfd[2] = {{.fd = a->lfd[0], .events = POLLIN},
 					{.fd = a->lfd[1], .events = POLLIN}};
 
@@ -1611,7 +1611,7 @@ static void run_answered(uint32_t job, unsigned first, unsigned second, struct n
 	}
 	assert_int_equal(pthread_create(&th, NULL, answerer_main, &a), 0);
 	run_nodes(nr, 3, 2, &pol, &hl, job);
-	a.stop = 1;
+	__atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	close(a.lfd[0]);
 	close(a.lfd[1]);
@@ -1681,7 +1681,7 @@ static void *flood_main(void *arg)
 
 	for (size_t i = 0; i < 32; i++)
 		held[i] = -1;
-	while (!f->stop) {
+	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
 		const char *src = (f->made & 1) ? addrs3[2] : "127.0.0.1";
 		int fd = dial_from(src, addrs3[0], f->port);
 
@@ -1722,7 +1722,7 @@ static void test_accept_flood_from_peer_address_every_link_passes(void **state)
 	late_node = 2;
 	run_nodes(nr, 3, SIZE_MAX, &pol, &hl, 21);
 	late_node = SIZE_MAX;
-	f.stop = 1;
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(nr[i].rc, 0);
