@@ -1329,6 +1329,7 @@ static void exchange_summaries(struct ibp_rt_run *run)
 	int64_t deadline = run->end;
 
 	ibp_oob_msg_clear(&mine, IBP_OOB_SUMMARY);
+	ibp_rt_ring_links_mine(run); /* the leaf children's links are this thread's now */
 	/* a leaf whose sum did not go up, or whose link with its parent is gone */
 	if (leaf_waits(run) && (!run->ring_link->sum_up || run->ring_link->fd < 0))
 		ibp_rt_ring_leaf_hears(run, NULL);

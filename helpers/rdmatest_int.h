@@ -90,9 +90,12 @@ struct ibp_rt_link {
 	 * parent (rdmatest_ring.c): SUM_UP, the leaf's sum frame went up on
 	 * it; SUM_OWED (under mu), a peer sent one this node does not take
 	 * as its child's, and waits for the word that it takes no part;
-	 * SUM_ANSWERED, the parent's answer went down.
+	 * SUM_ANSWERED, that word went.  ANSWER (under mu, enum
+	 * ibp_rt_answer): a leaf child's link, who may send the parent's
+	 * answer on it, and whether it went.
 	 */
 	bool sum_up, sum_owed, sum_answered;
+	uint8_t answer;
 	/* the peer is a leaf of the sum's tree: its fingerprint may come after its summary */
 	bool peer_leaf;
 };
@@ -219,6 +222,12 @@ struct ibp_rt_run {
 	struct ibp_rt_link *ring_child_link[2];
 	uint8_t ring_by_link;
 	uint8_t ring_came;
+	/*
+	 * Under mu: the ring's thread is over and its answers to the leaf
+	 * children are built (RING_MSG[0] the complete sum, [1] where the
+	 * chain stopped): a link whose round is over may carry them now.
+	 */
+	bool ring_over;
 	uint32_t ring_lo, ring_hi;
 	bool ring_stop;
 	/* the ring's thread: woken by RING_WAKE, says it is done on RING_DONE (eventfds) */
@@ -232,6 +241,19 @@ struct ibp_rt_run {
  * their fingerprints are enough.  From 6 on, the sum travels the ring.
  */
 #define IBP_RT_RING_MIN 6
+
+/*
+ * A leaf child's link at its parent (rdmatest_ring.c): the answer goes as
+ * soon as both the ring and the link's round are over, from whichever
+ * thread sees the second of them, or from the summary exchange.
+ */
+enum ibp_rt_answer {
+	IBP_RT_ANSWER_BUSY = 0, /* the link's worker still tests on it */
+	IBP_RT_ANSWER_IDLE,	/* its round is over: the ring's thread may answer */
+	IBP_RT_ANSWER_SENDING,	/* a thread is sending the answer */
+	IBP_RT_ANSWER_SENT,	/* it went (or was not owed) */
+	IBP_RT_ANSWER_MAIN,	/* the summary exchange has the link */
+};
 
 enum ibp_rt_ring {
 	IBP_RT_RING_OFF = 0,
@@ -277,8 +299,11 @@ void ibp_rt_ring_free(struct ibp_rt_run *run);
  * its endpoint (NULL: nothing, L is not its parent's link).
  * LINK_FRAME: a sum frame that came on L before the peer's endpoint.
  * LINK_OVER: L's worker is done with what comes first on it (ENDPOINT:
- * the peer's endpoint came, after a sum frame or without one).  ANSWER:
- * the caller's thread, the ring over, sends what it owes on the links.
+ * the peer's endpoint came, after a sum frame or without one), or with
+ * the whole round (!ENDPOINT: a leaf child's answer may go now).
+ * LINKS_MINE: the summary exchange takes the links (an answer being sent
+ * finishes first).  ANSWER: the caller's thread, the ring over, sends
+ * what it still owes on the links.
  * LEAF_HEARS: a leaf reads its parent's answer (NULL: the link closed).
  */
 const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
@@ -286,6 +311,7 @@ const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
 void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
 			    const struct ibp_oob_fpsum *f);
 void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint);
+void ibp_rt_ring_links_mine(struct ibp_rt_run *run);
 void ibp_rt_ring_answer(struct ibp_rt_run *run);
 void ibp_rt_ring_leaf_hears(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f);
 

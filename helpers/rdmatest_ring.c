@@ -587,6 +587,8 @@ static void ring_connect(struct ibp_rt_run *run)
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_PART, c->peer, 0);
 }
 
+static void ring_thread_over(struct ibp_rt_run *run); /* the leaves' links, below */
+
 static void *ring_thread(void *arg)
 {
 	struct ibp_rt_run *run = arg;
@@ -636,6 +638,7 @@ static void *ring_thread(void *arg)
 			if (pfd[i].revents && ring_open(run, side[i]))
 				ring_read(run, side[i]);
 	}
+	ring_thread_over(run);
 	w = write(run->ring_done, &one, sizeof(one));
 	(void)w; /* the exchange also ends at the deadline */
 	return NULL;
@@ -839,37 +842,6 @@ void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
 		ibp_rt_ring_wake(run);
 }
 
-void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint)
-{
-	int i = ring_child_of(run, l);
-	bool wake = false;
-
-	if (i < 0)
-		return;
-	pthread_mutex_lock(&run->mu);
-	if (run->ring_conn[i].slot == IBP_RT_SLOT_EMPTY) {
-		/* its endpoint without a sum first: it takes no part; else the link failed */
-		run->ring_conn[i].no_ring = endpoint;
-		run->ring_conn[i].slot = IBP_RT_SLOT_CLOSED;
-		wake = true;
-	}
-	pthread_mutex_unlock(&run->mu);
-	if (wake)
-		ibp_rt_ring_wake(run);
-}
-
-/* Sends the sum word M on L (its link's keys); a link that fails is closed. */
-static void ring_answer_on(struct ibp_rt_run *run, struct ibp_rt_link *l,
-			   const struct ibp_oob_msg *m)
-{
-	l->sum_answered = true;
-	if (ibp_seal_send(l->fd, &l->seal, m,
-			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
-		close(l->fd);
-		l->fd = -1;
-	}
-}
-
 /* The word that the chain stopped: where, why, with whom (no sum). */
 static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint32_t from)
 {
@@ -881,37 +853,156 @@ static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint3
 	ibp_fp_sum_init(&m->u.fpsum.sum, 0);
 }
 
+/*
+ * The ring is over (its thread's last act, or the caller's thread once it
+ * joined it): the answers to the leaf children, built once and only read
+ * from then on, the complete sum in RING_MSG[0] or where the chain stopped
+ * in RING_MSG[1] (the frame read into: no longer needed).
+ */
+static bool ring_answers_build(struct ibp_rt_run *run)
+{
+	struct ibp_oob_msg *m = &run->ring_msg[0];
+
+	if (ring_waiting(run))
+		return false;
+	if (!run->ring_by_link)
+		return true;
+	if (run->ring == IBP_RT_RING_DONE) {
+		m->type = IBP_OOB_FPSUM;
+		m->u.fpsum.phase = IBP_FPSUM_FINAL;
+		m->u.fpsum.origin = m->u.fpsum.from = 0;
+		m->u.fpsum.why = 0;
+	} else {
+		ring_word(&run->ring_msg[1], run->ring_at, run->ring_why, run->ring_from);
+	}
+	return true;
+}
+
+/*
+ * Whether leaf child I is owed the answer now (under mu): its frame came,
+ * the ring is over and said nothing to it yet; SENT when the word that the
+ * chain stopped came from there.
+ */
+static bool ring_answer_owed(struct ibp_rt_run *run, int i)
+{
+	struct ibp_rt_link *l = run->ring_child_link[i];
+
+	if (!l || !run->ring_over || ring_waiting(run) || l->answer == IBP_RT_ANSWER_SENDING ||
+	    l->answer == IBP_RT_ANSWER_SENT ||
+	    (run->ring_conn[i].slot != IBP_RT_SLOT_FILLED &&
+	     run->ring_conn[i].slot != IBP_RT_SLOT_LIVE))
+		return false;
+	if (run->ring != IBP_RT_RING_DONE && (run->ring_came & (i ? RING_RIGHT : RING_LEFT))) {
+		l->answer = IBP_RT_ANSWER_SENT;
+		return false;
+	}
+	return true;
+}
+
+/* Sends leaf child I its answer on its link (the caller has the link); SENT after. */
+static void ring_answer_send(struct ibp_rt_run *run, int i)
+{
+	struct ibp_rt_link *l = run->ring_child_link[i];
+	const struct ibp_oob_msg *m = &run->ring_msg[run->ring == IBP_RT_RING_DONE ? 0 : 1];
+
+	if (l->fd >= 0)
+		(void)ibp_seal_send(
+		    l->fd, &l->seal, m,
+		    ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
+	pthread_mutex_lock(&run->mu);
+	l->answer = IBP_RT_ANSWER_SENT;
+	pthread_cond_broadcast(&run->cv);
+	pthread_mutex_unlock(&run->mu);
+}
+
+/*
+ * The ring's thread is over: the leaf children whose links are idle get
+ * their answer now (not when it stopped waiting: the caller's thread says
+ * that at the summary exchange, if there is still time).
+ */
+static void ring_thread_over(struct ibp_rt_run *run)
+{
+	bool send[2] = {false, false};
+
+	if (!ring_answers_build(run))
+		return;
+	pthread_mutex_lock(&run->mu);
+	run->ring_over = true;
+	for (int i = 0; i < 2; i++)
+		if (ring_answer_owed(run, i) &&
+		    run->ring_child_link[i]->answer == IBP_RT_ANSWER_IDLE) {
+			run->ring_child_link[i]->answer = IBP_RT_ANSWER_SENDING;
+			send[i] = true;
+		}
+	pthread_mutex_unlock(&run->mu);
+	for (int i = 0; i < 2; i++)
+		if (send[i])
+			ring_answer_send(run, i);
+}
+
+void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint)
+{
+	int i = ring_child_of(run, l);
+	bool wake = false, send = false;
+
+	if (i < 0)
+		return;
+	pthread_mutex_lock(&run->mu);
+	if (run->ring_conn[i].slot == IBP_RT_SLOT_EMPTY) {
+		/* its endpoint without a sum first: it takes no part; else the link failed */
+		run->ring_conn[i].no_ring = endpoint;
+		run->ring_conn[i].slot = IBP_RT_SLOT_CLOSED;
+		wake = true;
+	}
+	if (!endpoint && l->answer == IBP_RT_ANSWER_BUSY) {
+		/* the round is over: the answer goes now if the ring is, else when it is */
+		l->answer = IBP_RT_ANSWER_IDLE;
+		if (ring_answer_owed(run, i)) {
+			l->answer = IBP_RT_ANSWER_SENDING;
+			send = true;
+		}
+	}
+	pthread_mutex_unlock(&run->mu);
+	if (wake)
+		ibp_rt_ring_wake(run);
+	if (send)
+		ring_answer_send(run, i);
+}
+
+void ibp_rt_ring_links_mine(struct ibp_rt_run *run)
+{
+	int64_t until = ibp_deadline_min(run->end, ibp_now_ns() + 300 * IBP_NS_PER_MS);
+	struct timespec ts = {.tv_sec = until / IBP_NS_PER_S, .tv_nsec = until % IBP_NS_PER_S};
+
+	pthread_mutex_lock(&run->mu);
+	for (int i = 0; i < 2; i++) {
+		struct ibp_rt_link *l = run->ring_child_link[i];
+
+		if (!l)
+			continue;
+		/* an answer on its way (the ring's thread): the link is the summary's after it */
+		while (l->answer == IBP_RT_ANSWER_SENDING)
+			if (pthread_cond_timedwait(&run->cv, &run->mu, &ts) == ETIMEDOUT)
+				break;
+		if (l->answer != IBP_RT_ANSWER_SENT)
+			l->answer = IBP_RT_ANSWER_MAIN;
+	}
+	pthread_mutex_unlock(&run->mu);
+}
+
 void ibp_rt_ring_answer(struct ibp_rt_run *run)
 {
 	struct ibp_oob_msg *word = NULL;
 
 	if (run->ring_running || ring_waiting(run))
 		return; /* not over yet */
-	for (int i = 0; i < 2; i++) {
-		struct ibp_rt_link *l = run->ring_child_link[i];
-		int side = i ? RING_RIGHT : RING_LEFT;
-		struct ibp_oob_msg *m;
-
-		/* a child that sent its frame: it waits for the answer */
-		if (!l || l->sum_answered || l->fd < 0 ||
-		    (run->ring_conn[i].slot != IBP_RT_SLOT_FILLED &&
-		     run->ring_conn[i].slot != IBP_RT_SLOT_LIVE))
-			continue;
-		if (run->ring == IBP_RT_RING_DONE) {
-			m = &run->ring_msg[0]; /* the complete sum lives there */
-			m->type = IBP_OOB_FPSUM;
-			m->u.fpsum.phase = IBP_FPSUM_FINAL;
-			m->u.fpsum.origin = m->u.fpsum.from = 0;
-			m->u.fpsum.why = 0;
-		} else if (run->ring_came & side) {
-			l->sum_answered = true; /* the word came from there */
-			continue;
-		} else {
-			m = &run->ring_msg[1]; /* the read frame: no longer needed */
-			ring_word(m, run->ring_at, run->ring_why, run->ring_from);
-		}
-		ring_answer_on(run, l, m);
-	}
+	/* the thread never ran, or stopped waiting: the answers are built here */
+	if (!run->ring_over)
+		run->ring_over = ring_answers_build(run);
+	for (int i = 0; i < 2; i++)
+		if (run->ring_child_link[i] && run->ring_child_link[i]->answer == IBP_RT_ANSWER_MAIN &&
+		    ring_answer_owed(run, i))
+			ring_answer_send(run, i);
 	for (size_t k = 0; k < run->n_links; k++) {
 		struct ibp_rt_link *l = &run->links[k];
 
@@ -922,7 +1013,12 @@ void ibp_rt_ring_answer(struct ibp_rt_run *run)
 		if (!word)
 			return; /* it waits to its deadline */
 		ring_word(word, run->me, IBP_FPSUM_WHY_NO_PART, run->me);
-		ring_answer_on(run, l, word);
+		l->sum_answered = true;
+		if (ibp_seal_send(l->fd, &l->seal, word,
+				  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+			close(l->fd);
+			l->fd = -1;
+		}
 	}
 	free(word);
 }
