@@ -1359,8 +1359,13 @@ static void exchange_summaries(struct ibp_rt_run *run)
 		/* a leaf's link with its parent closed (a frame could not go): no answer comes */
 		if (leaf_waits(run) && run->ring_link->fd < 0)
 			leaf_heard(run, NULL, want_fp);
-		/* the neighbours' fingerprints are for when the step-wide sum does not come */
-		fps = want_fp && (ring_fd >= 0 || run->ring != IBP_RT_RING_DONE);
+		/*
+		 * The neighbours' fingerprints are for when the step-wide sum
+		 * does not come: read once that is known (no ring, or it
+		 * stopped), not while it may still come (they wait in the
+		 * sockets meanwhile)
+		 */
+		fps = want_fp && ring_fd < 0 && run->ring != IBP_RT_RING_DONE && !leaf_waits(run);
 
 		for (size_t i = 0; i < run->n_links; i++) {
 			if (!summary_wants(run, &run->links[i], all_pass, fps))
