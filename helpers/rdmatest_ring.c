@@ -599,6 +599,7 @@ static void *ring_thread(void *arg)
 	/* no fingerprint to add: nobody is to wait for this node */
 	if (!run->sum || !run->sum_in)
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
+	ring_connect(run);
 	for (;;) {
 		struct pollfd pfd[4];
 		int side[4];
@@ -612,15 +613,6 @@ static void *ring_thread(void *arg)
 		for (int s = RING_LEFT; s <= RING_RIGHT; s <<= 1)
 			if (handed & s)
 				ring_recv(run, s, &run->ring_msg[2 + ring_index(s)].u.fpsum);
-		/*
-		 * The parent's connection is opened when something is to go
-		 * on it (this subtree's sum, or where the chain stopped): by
-		 * then the parent listens, and tries refused while the step's
-		 * nodes start cost nothing
-		 */
-		if ((run->ring == IBP_RT_RING_GATHER && !(ring_up(run) & ~run->ring_got)) ||
-		    (run->ring_owe & RING_PARENT))
-			ring_connect(run);
 		ring_step(run);
 		if (!ring_waiting(run) && !run->ring_owe)
 			break;
