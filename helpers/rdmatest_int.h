@@ -249,10 +249,10 @@ struct ibp_rt_run {
  */
 enum ibp_rt_answer {
 	IBP_RT_ANSWER_BUSY = 0, /* the link's worker still tests on it */
-	IBP_RT_ANSWER_IDLE,	/* its round is over: the ring's thread may answer */
-	IBP_RT_ANSWER_SENDING,	/* a thread is sending the answer */
-	IBP_RT_ANSWER_SENT,	/* it went (or was not owed) */
-	IBP_RT_ANSWER_MAIN,	/* the summary exchange has the link */
+	IBP_RT_ANSWER_IDLE,     /* its round is over: the ring's thread may answer */
+	IBP_RT_ANSWER_SENDING,  /* a thread is sending the answer */
+	IBP_RT_ANSWER_SENT,     /* it went (or was not owed) */
+	IBP_RT_ANSWER_MAIN,     /* the summary exchange has the link */
 };
 
 enum ibp_rt_ring {

@@ -906,9 +906,8 @@ static void ring_answer_send(struct ibp_rt_run *run, int i)
 	const struct ibp_oob_msg *m = &run->ring_msg[run->ring == IBP_RT_RING_DONE ? 0 : 1];
 
 	if (l->fd >= 0)
-		(void)ibp_seal_send(
-		    l->fd, &l->seal, m,
-		    ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
+		(void)ibp_seal_send(l->fd, &l->seal, m,
+				    ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
 	pthread_mutex_lock(&run->mu);
 	l->answer = IBP_RT_ANSWER_SENT;
 	pthread_cond_broadcast(&run->cv);
@@ -1000,7 +999,8 @@ void ibp_rt_ring_answer(struct ibp_rt_run *run)
 	if (!run->ring_over)
 		run->ring_over = ring_answers_build(run);
 	for (int i = 0; i < 2; i++)
-		if (run->ring_child_link[i] && run->ring_child_link[i]->answer == IBP_RT_ANSWER_MAIN &&
+		if (run->ring_child_link[i] &&
+		    run->ring_child_link[i]->answer == IBP_RT_ANSWER_MAIN &&
 		    ring_answer_owed(run, i))
 			ring_answer_send(run, i);
 	for (size_t k = 0; k < run->n_links; k++) {
