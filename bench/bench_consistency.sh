@@ -2,8 +2,9 @@
 # bench_consistency.sh: what issue 13 adds to a step (docs/consistency.md).
 #   1. the cross-node test's time to verdict with and without the consistency
 #      fingerprint (from 6 nodes on the bounded sum of every fingerprint is
-#      gathered up a binary tree of the ring's places and sent back down, on
-#      connections of its own while the links are tested, and every node
+#      gathered up a binary tree of the ring's places and sent back down
+#      while the links are tested, on connections of its own between inner
+#      nodes and on the ring round's links for the leaves, and every node
 #      judges the step-wide majority; up to 5 nodes, or when the sum does not
 #      come, the neighbours' fingerprints go on the links), 2, 16, 64 and
 #      256 simulated nodes
