@@ -503,19 +503,32 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 	/* candidates whose last try was accepted and closed unanswered */
 	bool hung[IBP_RDMATEST_MAX_LISTEN] = {false};
 	struct hello_kept h;
+	bool first_refused = false;
 	int fd;
 
 	h.ready = false;
 
-	for (;;) {
+	for (unsigned round = 0;; round++) {
 		int ms;
 
 		for (int c = 0; c < run->n_cands; c++) {
 			enum try_outcome t;
 
+			/*
+			 * The first candidate refused: nothing listens at the
+			 * peer's address yet (while it starts); a port taken
+			 * there by another program answers, or refuses only if
+			 * bound without listening.  The fallbacks wait for the
+			 * third round (6 ms for the sum's connection, 30 ms for
+			 * a link's).
+			 */
+			if (c > 0 && round < 2 && first_refused)
+				break;
 			why[0] = '\0';
 			t = try_candidate(run, l, run->cands[c], deadline, &h, &fd, why,
 					  sizeof(why));
+			if (c == 0)
+				first_refused = t == TRY_CLOSED;
 			if (t != TRY_CUT)
 				hung[c] = t == TRY_HUNG_UP;
 			switch (t) {
