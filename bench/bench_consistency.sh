@@ -21,7 +21,10 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${IBP_BUILD:-${B:-build}}
-RUNS=${RUNS:-5}
+# pairs: a pair's ratio moves by a few percent with the machine's load, and
+# the fingerprint's share is a few percent too; 31 pairs give a median
+# whose quartiles are printed beside it
+RUNS=${RUNS:-31}
 SIZES=${SIZES:-"2 16 64 256"}
 tmp=$(mktemp -d /tmp/ibp-bench-consistency.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,6 +35,8 @@ ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/sim" tests/tools/rdmat
 	{ echo "bench_consistency: cannot build the tools (run make first)" >&2; exit 1; }
 
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
+# the first and third quartiles, "Q1-Q3"
+quartiles() { sort -n | awk '{v[NR]=$1} END {printf "%.2f-%.2f", v[int((NR + 3) / 4)], v[int((3 * NR + 1) / 4)]}'; }
 # verdict N JOB ARGS...: the slowest node's time to verdict, how many passed,
 # the longest a node waited after its own link tests (ms), CPU per node (ms)
 verdict() {
@@ -43,7 +48,7 @@ verdict() {
 		"$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")"
 }
 echo "cross-node test, time to verdict with and without the fingerprint ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $RUNS paired runs)"
-printf '%6s  %12s  %12s  %8s  %8s  %8s  %12s  %s\n' nodes without_s with_s ratio extra_ms wait_ms cpu_ms passed
+printf '%6s  %12s  %12s  %8s  %10s  %8s  %8s  %12s  %s\n' nodes without_s with_s ratio ratio_q1-q3 extra_ms wait_ms cpu_ms passed
 for n in $SIZES; do
 	: >"$tmp/a" && : >"$tmp/b"
 	# the second run of a pair is a little slower (the first one's processes
@@ -62,17 +67,18 @@ for n in $SIZES; do
 	# the ratio and the extra time of each pair (its two runs follow each
 	# other, so a load that comes and goes moves both), then their medians
 	ratio=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $5 / $1}' | median)
+	spread=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $5 / $1}' | quartiles)
 	extra=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{print ($5 - $1) * 1000}' | median)
 	pb=$(awk '{print $2}' "$tmp/b" | median)
 	wb=$(awk '{print $3}' "$tmp/b" | median)
 	ca=$(awk '{print $4}' "$tmp/a" | median) cb=$(awk '{print $4}' "$tmp/b" | median)
-	printf '%6s  %12s  %12s  %8s  %8s  %8s  %12s  %s/%s\n' "$n" "$a" "$b" \
-		"$(awk -v r="$ratio" 'BEGIN {if (r != "") printf "%.2f", r; else print "-"}')" \
+	printf '%6s  %12s  %12s  %8s  %10s  %8s  %8s  %12s  %s/%s\n' "$n" "$a" "$b" \
+		"$(awk -v r="$ratio" 'BEGIN {if (r != "") printf "%.2f", r; else print "-"}')" "$spread" \
 		"$(awk -v x="$extra" 'BEGIN {printf "%.1f", x}')" \
 		"$wb" "$ca/$cb" "$pb" "$n"
 done
 echo "target: ratio under 1.10 (without_s, with_s: medians; ratio, extra_ms: the medians of"
-echo "each pair's with/without and with - without; wait_ms: with the fingerprint, the longest"
+echo "each pair's with/without and with - without, ratio_q1-q3 the pairs' quartiles; wait_ms: with the fingerprint, the longest"
 echo "a node waited after its own link tests; cpu_ms: per node, without/with: on 2 cores"
 echo "every node's extra CPU lengthens everyone's tests)"
 
