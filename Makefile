@@ -168,6 +168,10 @@ $(B)/tsan/tests/%: tests/unit/%.c $(B)/tsan/libibprep.a $(TSAN_SUPPORT_OBJS)
 	$(CC) $(TSAN_CFLAGS) -Itests/unit -o $@ $< $(TSAN_SUPPORT_OBJS) \
 		$(B)/tsan/libibprep.a $(TEST_LDFLAGS_$*) -lcmocka $(LIBS)
 
+# Objects the test binaries' pattern rules pull in are not intermediates to
+# delete after the link (make would rebuild them every time).
+.SECONDARY: $(SAN_SUPPORT_OBJS) $(SAN_SPANK_OBJS) $(SAN_CMD_OBJS) $(TSAN_SUPPORT_OBJS)
+
 # libFuzzer targets, built with clang against one fuzz-instrumented copy of
 # the library (compiled once, not once per target).
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -MMD -MP $(VERFLAGS)
