@@ -472,9 +472,11 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		uses |= (uint8_t)side;
 		if (side != RING_PARENT && ring_leaf(run->n, q)) {
 			/* a leaf child: its sum comes on the ring round's link with it */
-			by_link[ring_index(side)] = ring_neighbour_link(run, q);
-			if (!by_link[ring_index(side)])
+			struct ibp_rt_link *x = ring_neighbour_link(run, q);
+
+			if (!x)
 				return;
+			by_link[side == RING_RIGHT] = x;
 			linked |= (uint8_t)side;
 			c->slot = IBP_RT_SLOT_EMPTY;
 		} else {
