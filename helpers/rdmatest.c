@@ -1327,8 +1327,9 @@ static bool summary_wants(const struct ibp_rt_run *run, const struct ibp_rt_link
  * until their fingerprints arrive, for the fallback, unless the step-wide
  * sum came whole (rdmatest_ring.c): the exchange waits for the ring's
  * thread to end, by the deadline at the latest, and a leaf of the sum's
- * tree for its parent's answer on their link, which the parent sends
- * here once its ring is over.  A node whose sum is already whole sends no
+ * tree for its parent's answer on their link, which the parent sends as
+ * soon as its ring and that link's round are over (here, when neither of
+ * its other threads could).  A node whose sum is already whole sends no
  * fingerprint: every node that got the complete sum needs none, and one
  * whose sum stopped (every node's, but for a connection lost after its
  * half went up) stops waiting for it at the summary, comparing with the

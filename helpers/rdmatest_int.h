@@ -210,17 +210,17 @@ struct ibp_rt_run {
 	 * connection, thread or HELLO of its own: its parent is its neighbour
 	 * on the ring, and the link of the ring's round between them (rail 0)
 	 * carries the leaf's sum up before its endpoint, and the parent's
-	 * answer (the complete sum, or where the chain stopped) down at the
-	 * summary exchange.  RING_LINK: a leaf's link with its parent.
-	 * RING_BY_LINK: the children (bits 1, 2) that are leaves; their sides
-	 * in RING_CONN keep the slot (under mu: the link's worker fills it
-	 * with the frame, in RING_MSG[2 + side's index], or closes it) but
-	 * never a connection.  RING_CAME: the sides the word that the chain
-	 * stopped came from (it goes to the others).
+	 * answer (the complete sum, or where the chain stopped) down once the
+	 * parent's ring and that link's round are over.  RING_LINK: a leaf's link with its parent.
+	 * RING_CHILD_LINK: the links of the children that are leaves (0 left,
+	 * 1 right; NULL: none, or an inner child); their sides in RING_CONN
+	 * keep the slot (under mu: the link's worker fills it with the frame,
+	 * in RING_MSG[2 + i], or closes it) but never a connection.
+	 * RING_CAME: the sides the word that the chain stopped came from (it
+	 * goes to the others).
 	 */
 	struct ibp_rt_link *ring_link;
 	struct ibp_rt_link *ring_child_link[2];
-	uint8_t ring_by_link;
 	uint8_t ring_came;
 	/*
 	 * Under mu: the ring's thread is over and its answers to the leaf

@@ -25,7 +25,8 @@
  * neighbour on the ring, and the plan's link of the ring's round joins
  * them: the leaf sends its sum on it (rail 0) before its endpoint, the
  * parent's link worker hands it to the thread, and the parent answers on
- * it at the summary exchange, once its ring is over (ibp_rt_ring_answer);
+ * it once both its ring and that link's round are over (ring_thread_over,
+ * ibp_rt_ring_link_over, else ibp_rt_ring_answer at the summary exchange);
  * a leaf has no thread, connection or HELLO of its own.  On the links the
  * test's frames and the summary exchange stay as they were otherwise: a
  * chain that stops falls back to the neighbours' FINGERPRINT frames there.
@@ -65,7 +66,7 @@ static struct ibp_rt_link *ring_conn(struct ibp_rt_run *run, int side)
 /* A leaf child's side: its sum comes on the ring round's link, not on a connection. */
 static bool ring_linked(const struct ibp_rt_run *run, int side)
 {
-	return run->ring_by_link & side;
+	return side != RING_PARENT && run->ring_child_link[side == RING_RIGHT];
 }
 
 /* The sides the partial sums come from: the children. */
@@ -124,6 +125,25 @@ static void ring_set(struct ibp_rt_run *run, int side, enum ibp_rt_slot st)
 	run->ring_state[ring_index(side)] = (uint8_t)st;
 }
 
+/* M: a sum frame of PHASE (GATHER, FINAL: the sum in M is the one to go). */
+static void ring_frame(struct ibp_oob_msg *m, uint8_t phase)
+{
+	m->type = IBP_OOB_FPSUM;
+	m->u.fpsum.phase = phase;
+	m->u.fpsum.origin = m->u.fpsum.from = 0;
+	m->u.fpsum.why = 0;
+}
+
+/* M: the word that the chain stopped: where, why, with whom (no sum). */
+static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint32_t from)
+{
+	ring_frame(m, IBP_FPSUM_BROKEN);
+	m->u.fpsum.origin = origin;
+	m->u.fpsum.why = why;
+	m->u.fpsum.from = from;
+	ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
+}
+
 /*
  * Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE
  * open.  The sum is kept in the frame it goes out in (RING_MSG[0]); where
@@ -135,16 +155,10 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 	struct ibp_rt_link *c = ring_conn(run, side);
 	struct ibp_oob_msg *m = &run->ring_msg[phase == IBP_FPSUM_BROKEN];
 
-	m->type = IBP_OOB_FPSUM;
-	m->u.fpsum.phase = phase;
-	m->u.fpsum.origin = m->u.fpsum.from = 0;
-	m->u.fpsum.why = 0;
-	if (phase == IBP_FPSUM_BROKEN) {
-		m->u.fpsum.origin = run->ring_at;
-		m->u.fpsum.why = run->ring_why;
-		m->u.fpsum.from = run->ring_from;
-		ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
-	}
+	if (phase == IBP_FPSUM_BROKEN)
+		ring_word(m, run->ring_at, run->ring_why, run->ring_from);
+	else
+		ring_frame(m, phase);
 	if (ibp_seal_send(c->fd, &c->seal, m,
 			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
 		ring_set(run, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
@@ -157,7 +171,7 @@ static void ring_flush(struct ibp_rt_run *run)
 		if (!(run->ring_owe & side))
 			continue;
 		if (ring_linked(run, side))
-			; /* said on the link at the summary exchange (ibp_rt_ring_answer) */
+			; /* said on the link once the ring is over (ring_answers_build) */
 		else if (ring_open(run, side))
 			ring_send(run, side, IBP_FPSUM_BROKEN);
 		else if (ring_conn(run, side) && !ring_closed(run, side))
@@ -375,7 +389,7 @@ static struct ibp_rt_link *ring_neighbour_link(struct ibp_rt_run *run, uint32_t 
 /*
  * A leaf: its sum (this node alone), or where the chain stops when it
  * has none, goes up on the link with its parent before its endpoint, in
- * RING_MSG[0], built once here; the answer comes down at the summary.
+ * RING_MSG[0], built once here; the answer comes down on the same link.
  */
 static void ring_prepare_leaf(struct ibp_rt_run *run, uint32_t parent)
 {
@@ -390,10 +404,7 @@ static void ring_prepare_leaf(struct ibp_rt_run *run, uint32_t parent)
 	m = run->ring_msg;
 	run->ring_link = l;
 	run->ring = IBP_RT_RING_FINAL;
-	m->type = IBP_OOB_FPSUM;
-	m->u.fpsum.phase = IBP_FPSUM_GATHER;
-	m->u.fpsum.why = 0;
-	m->u.fpsum.origin = m->u.fpsum.from = 0;
+	ring_frame(m, IBP_FPSUM_GATHER);
 	if (run->cfg->fingerprint && run->fps) {
 		run->sum = &m->u.fpsum.sum;
 		ibp_fp_sum_init(run->sum, run->n);
@@ -403,11 +414,7 @@ static void ring_prepare_leaf(struct ibp_rt_run *run, uint32_t parent)
 	} else {
 		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
 	}
-	m->u.fpsum.phase = IBP_FPSUM_BROKEN;
-	m->u.fpsum.why = run->ring_why;
-	m->u.fpsum.origin = run->ring_at;
-	m->u.fpsum.from = run->ring_from;
-	ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
+	ring_word(m, run->ring_at, run->ring_why, run->ring_from);
 }
 
 void ibp_rt_ring_prepare(struct ibp_rt_run *run)
@@ -416,7 +423,7 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	struct ibp_rdmatest_tree t;
 	struct ibp_rt_link *by_link[2] = {NULL, NULL};
 	uint32_t p, tree[3];
-	uint8_t uses = 0, linked = 0;
+	uint8_t uses = 0;
 
 	/*
 	 * consistency= all off: no fingerprint anywhere, no sum.  Otherwise a
@@ -477,7 +484,6 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 			if (!x)
 				return;
 			by_link[side == RING_RIGHT] = x;
-			linked |= (uint8_t)side;
 			c->slot = IBP_RT_SLOT_EMPTY;
 		} else {
 			/* a neighbour without an address: nothing to wait for */
@@ -490,13 +496,12 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	/*
 	 * The frames it goes out in and comes in, allocated once: the sum
 	 * lives in the first; then the leaf children's as their links hand
-	 * them over
+	 * them over (cleared as they are used)
 	 */
-	run->ring_msg = malloc((linked ? 4 : 2) * sizeof(*run->ring_msg)); /* cleared as used */
+	run->ring_msg = malloc((by_link[0] || by_link[1] ? 4 : 2) * sizeof(*run->ring_msg));
 	if (!run->ring_msg)
 		return; /* no ring: a HELLO for it is answered so */
 	run->ring_uses = uses;
-	run->ring_by_link = linked;
 	run->ring_child_link[0] = by_link[0];
 	run->ring_child_link[1] = by_link[1];
 	run->ring = IBP_RT_RING_GATHER;
@@ -659,7 +664,6 @@ void ibp_rt_ring_spawn(struct ibp_rt_run *run)
 		run->ring = IBP_RT_RING_BROKEN;
 		run->ring_uses = 0;
 		/* a leaf child's frame is then answered that this node takes no part */
-		run->ring_by_link = 0;
 		run->ring_child_link[0] = run->ring_child_link[1] = NULL;
 	}
 }
@@ -844,17 +848,6 @@ void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
 		ibp_rt_ring_wake(run);
 }
 
-/* The word that the chain stopped: where, why, with whom (no sum). */
-static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint32_t from)
-{
-	m->type = IBP_OOB_FPSUM;
-	m->u.fpsum.phase = IBP_FPSUM_BROKEN;
-	m->u.fpsum.origin = origin;
-	m->u.fpsum.why = why;
-	m->u.fpsum.from = from;
-	ibp_fp_sum_init(&m->u.fpsum.sum, 0);
-}
-
 /*
  * The ring is over (its thread's last act, or the caller's thread once it
  * joined it): the answers to the leaf children, built once and only read
@@ -863,20 +856,14 @@ static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint3
  */
 static bool ring_answers_build(struct ibp_rt_run *run)
 {
-	struct ibp_oob_msg *m = &run->ring_msg[0];
-
 	if (ring_waiting(run))
 		return false;
-	if (!run->ring_by_link)
+	if (!run->ring_child_link[0] && !run->ring_child_link[1])
 		return true;
-	if (run->ring == IBP_RT_RING_DONE) {
-		m->type = IBP_OOB_FPSUM;
-		m->u.fpsum.phase = IBP_FPSUM_FINAL;
-		m->u.fpsum.origin = m->u.fpsum.from = 0;
-		m->u.fpsum.why = 0;
-	} else {
+	if (run->ring == IBP_RT_RING_DONE)
+		ring_frame(&run->ring_msg[0], IBP_FPSUM_FINAL);
+	else
 		ring_word(&run->ring_msg[1], run->ring_at, run->ring_why, run->ring_from);
-	}
 	return true;
 }
 
