@@ -1687,7 +1687,7 @@ static void fill_result(struct ibp_rt_run *run, struct ibp_rdmatest_result *res)
 		res->hellos += run->links[i].hellos;
 	}
 	res->n_summaries = run->n_summaries;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < IBP_RT_RING_CONNS; i++)
 		res->hellos += run->ring_conn[i].hellos;
 	res->dropped = run->dropped;
 	res->dropped_outside = run->dropped_away;
@@ -1714,7 +1714,7 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 		return -ENOMEM;
 	run->cfg = cfg;
 	run->ring_wake = run->ring_done = -1;
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < IBP_RT_RING_CONNS; i++)
 		run->ring_conn[i].fd = -1;
 	for (size_t c = 0; c < IBP_RDMATEST_MAX_LISTEN; c++)
 		run->listen_fds[c] = -1;

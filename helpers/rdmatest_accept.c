@@ -208,7 +208,7 @@ int ibp_rt_peers_init(struct ibp_rt_run *run)
 			rc = in_peer_add(run, l->peer, l->peer_addr);
 	}
 	/* the step-wide sum's children (rdmatest_ring.c): one connection each */
-	for (int i = 0; i < 2 && !rc; i++) {
+	for (int i = 0; i < IBP_RT_RING_KIDS && !rc; i++) {
 		const struct ibp_rt_link *c = ibp_rt_ring_child(run, i);
 
 		if (c && c->peer_addr[0])
@@ -555,7 +555,7 @@ static enum slots_state slots_state(struct ibp_rt_run *run)
 			st = SLOTS_WAITING;
 	}
 	/* the step-wide sum's connections from this node's children: slots like a link's */
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
 		const struct ibp_rt_link *c = ibp_rt_ring_child(run, i);
 
 		if (c && c->slot == IBP_RT_SLOT_EMPTY)

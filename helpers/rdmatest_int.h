@@ -113,6 +113,10 @@ struct ibp_rt_peer {
 /* this node, its peers, and their summaries' tables */
 #define IBP_RT_MAX_ADDR_LEAVES (1 + IBP_RT_MAX_PEERS * (1 + IBP_OOB_MAX_LEAVES))
 
+/* The sum's tree (rdmatest.h): a node's children, and its connections: the children's and its parent's. */
+#define IBP_RT_RING_KIDS  IBP_RDMATEST_TREE_KIDS
+#define IBP_RT_RING_CONNS (IBP_RT_RING_KIDS + 1)
+
 struct ibp_rt_run {
 	const struct ibp_rdmatest_config *cfg;
 	struct ibp_policy pol;
@@ -202,8 +206,8 @@ struct ibp_rt_run {
 	 * holds the range [RING_LO, RING_HI).  Under mu: the children's slots
 	 * and fds until the thread has them, RING_STOP.
 	 */
-	struct ibp_rt_link ring_conn[3];
-	uint8_t ring_state[3]; /* the ring's thread's copy of their slots */
+	struct ibp_rt_link ring_conn[IBP_RT_RING_CONNS];
+	uint8_t ring_state[IBP_RT_RING_CONNS]; /* the ring's thread's copy of their slots */
 	uint8_t ring_uses;
 	/*
 	 * A leaf of the tree (no children, half the places) needs no
@@ -220,7 +224,7 @@ struct ibp_rt_run {
 	 * goes to the others).
 	 */
 	struct ibp_rt_link *ring_link;
-	struct ibp_rt_link *ring_child_link[2];
+	struct ibp_rt_link *ring_child_link[IBP_RT_RING_KIDS];
 	uint8_t ring_came;
 	/*
 	 * Under mu: the ring's thread is over and its answers to the leaf
@@ -228,7 +232,8 @@ struct ibp_rt_run {
 	 * chain stopped): a link whose round is over may carry them now.
 	 */
 	bool ring_over;
-	uint32_t ring_lo, ring_hi;
+	/* child I's sum holds the places [KID_LO[I], KID_HI[I]) */
+	uint32_t ring_kid_lo[IBP_RT_RING_KIDS], ring_kid_hi[IBP_RT_RING_KIDS];
 	bool ring_stop;
 	/* the ring's thread: woken by RING_WAKE, says it is done on RING_DONE (eventfds) */
 	pthread_t ring_th;

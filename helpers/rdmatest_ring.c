@@ -6,25 +6,28 @@
  *
  * The sum holds places 0..N-1 on the plan's ring: a group's nodes are
  * listed in the ring's order, and every node judges the same sum.  It is
- * gathered along a balanced binary tree of those places in which every
- * subtree holds a range of them: the node at place p for the range
- * [lo, hi) has p = (lo + hi) / 2, its LEFT child holds [lo, p), its RIGHT
- * child (p, hi).  Each node joins its left child's sum, its own fingerprint
- * and its right child's sum (ibp_fp_sum_merge: adjacent ranges) and sends
- * that up to its PARENT; the root, place N/2, holds the whole step and the
- * complete sum goes back down.  About log2(N) hops one after the other up
- * and as many down.
+ * gathered along a tree of those places (ibp_rdmatest_sum_tree,
+ * rdmatest.h): the places are cut into clusters of 3, each cluster's
+ * middle place its head and the other two its leaves, and the heads form a
+ * balanced binary tree over the clusters, every subtree a range of places.
+ * A head's children are, in place order, KID[0] (the head of the clusters
+ * before its own in its range), KID[1] and KID[2] (its leaves, p - 1 and
+ * p + 1) and KID[3] (the head of the clusters after); it joins their sums
+ * and its own fingerprint in that order (ibp_fp_sum_merge: adjacent
+ * ranges) and sends that up to its PARENT; the root holds the whole step
+ * and the complete sum goes back down.  About log2(N / 3) hops one after
+ * the other up and as many down, plus the leaves'.
  *
  * The sum needs nothing but fingerprints, which every node has before its
  * first link test, so it runs beside the tests, not after them: a thread of
- * its own, on connections of its own, one from each inner node to its
- * parent (HELLO round IBP_OOB_RING_ROUND, authenticated and sealed like a
- * link's, with keys of their own).  The thread opens the one to the parent;
- * the acceptor hands it the inner children's, and stays for them as for
- * in-links.  A leaf (a range of one place: half of them) is its parent's
- * neighbour on the ring, and the plan's link of the ring's round joins
- * them: the leaf sends its sum on it (rail 0) before its endpoint, the
- * parent's link worker hands it to the thread, and the parent answers on
+ * its own on each head, on connections of its own, one from each head to
+ * its parent (HELLO round IBP_OOB_RING_ROUND, authenticated and sealed like
+ * a link's, with keys of their own).  The thread opens the one to the
+ * parent; the acceptor hands it the children heads', and stays for them as
+ * for in-links.  A leaf (two places of three) is its head's neighbour on
+ * the ring, and the plan's link of the ring's round joins them: the leaf
+ * sends its sum on it (rail 0) before its endpoint, the parent's link
+ * worker hands it to the thread, and the parent answers on
  * it once both its ring and that link's round are over (ring_thread_over,
  * ibp_rt_ring_link_over, else ibp_rt_ring_answer at the summary exchange);
  * a leaf has no thread, connection or HELLO of its own.  On the links the
@@ -49,12 +52,20 @@
 
 #include "rdmatest_int.h"
 
-/* A node's tree neighbours, as bits of ring_uses, and their connections' index. */
-enum { RING_LEFT = 1, RING_RIGHT = 2, RING_PARENT = 4 };
+/*
+ * A node's tree neighbours, as bits of ring_uses (and ring_got, ring_owe,
+ * ring_came): its children KID[i] of the tree (rdmatest.h) as bit i, in
+ * place order, then its parent; a side's index in ring_conn is its bit's.
+ */
+enum {
+	RING_KID0 = 1,
+	RING_KIDS = (1 << IBP_RT_RING_KIDS) - 1,
+	RING_PARENT = 1 << IBP_RT_RING_KIDS,
+};
 
 static int ring_index(int side)
 {
-	return side == RING_LEFT ? 0 : side == RING_RIGHT ? 1 : 2;
+	return __builtin_ctz((unsigned)side);
 }
 
 /* The connection with the tree neighbour on SIDE; NULL when there is none. */
@@ -66,13 +77,13 @@ static struct ibp_rt_link *ring_conn(struct ibp_rt_run *run, int side)
 /* A leaf child's side: its sum comes on the ring round's link, not on a connection. */
 static bool ring_linked(const struct ibp_rt_run *run, int side)
 {
-	return side != RING_PARENT && run->ring_child_link[side == RING_RIGHT];
+	return side != RING_PARENT && run->ring_child_link[ring_index(side)];
 }
 
 /* The sides the partial sums come from: the children. */
 static int ring_up(const struct ibp_rt_run *run)
 {
-	return run->ring_uses & (RING_LEFT | RING_RIGHT);
+	return run->ring_uses & RING_KIDS;
 }
 
 /* The side this node's sum goes to and the complete one comes from; 0 at the root. */
@@ -167,7 +178,7 @@ static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
 /* Where the chain stopped, to the tree neighbours it is owed to, once their connections are up. */
 static void ring_flush(struct ibp_rt_run *run)
 {
-	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
+	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
 		if (!(run->ring_owe & side))
 			continue;
 		if (ring_linked(run, side))
@@ -194,31 +205,51 @@ static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uin
 	run->ring_why = why;
 	run->ring_from = from;
 	run->ring_came = (uint8_t)came;
-	run->ring_owe = (uint8_t)((RING_LEFT | RING_RIGHT | RING_PARENT) & ~came);
+	run->ring_owe = (uint8_t)((RING_KIDS | RING_PARENT) & ~came);
 	ring_flush(run);
 }
 
 /* The complete sum goes on down to the children. */
 static void ring_final_out(struct ibp_rt_run *run)
 {
-	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1)
+	for (int side = RING_KID0; side < RING_PARENT; side <<= 1)
 		if ((ring_up(run) & side) && ring_open(run, side))
 			ring_send(run, side, IBP_FPSUM_FINAL);
 }
 
-/* Every child's sum is in: SUM becomes [left child's] + this node + [right child's]. */
+/* Merges child I's sum, kept in the frame it came in, into SUM; false when it does not fit. */
+static bool ring_merge_kid(struct ibp_rt_run *run, int i)
+{
+	if (!(run->ring_got & (1 << i)))
+		return true;
+	if (!ibp_fp_sum_merge(run->sum, &run->ring_msg[2 + i].u.fpsum.sum))
+		return true;
+	ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[i].peer, 0);
+	return false;
+}
+
+/*
+ * Every child's sum is in: SUM becomes, in place order, the clusters'
+ * before (KID[0]'s, copied into SUM as it came), the leaf before this
+ * place (KID[1]), this node, the leaf after (KID[2]) and the clusters'
+ * after (KID[3]'s, in SUM_IN).
+ */
 static void ring_join(struct ibp_rt_run *run)
 {
 	int down = ring_down(run);
 
-	if (!(run->ring_got & RING_LEFT))
+	if (!(run->ring_got & RING_KID0))
 		ibp_fp_sum_init(run->sum, run->n);
+	if (!ring_merge_kid(run, 1))
+		return;
 	if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
 		return;
 	}
-	if ((run->ring_got & RING_RIGHT) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[1].peer, 0);
+	if (!ring_merge_kid(run, 2))
+		return;
+	if ((run->ring_got & (1 << 3)) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[3].peer, 0);
 		return;
 	}
 	if (down) { /* this subtree's sum goes up */
@@ -243,7 +274,7 @@ static void ring_join(struct ibp_rt_run *run)
  */
 static void ring_step(struct ibp_rt_run *run)
 {
-	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1)
+	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1)
 		if (ring_needs(run, side) && ring_closed(run, side))
 			/* a leaf child that sent its endpoint without a sum takes no part */
 			ring_break(run, run->me,
@@ -293,23 +324,26 @@ static void ring_broken_in(struct ibp_rt_run *run, int side, const struct ibp_oo
 static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fpsum *f)
 {
 	const struct ibp_fp_sum *s = &f->sum;
-	uint32_t p = run->ring_pos, peer = ring_conn(run, side)->peer;
+	uint32_t peer = ring_conn(run, side)->peer;
 
 	switch (f->phase) {
-	case IBP_FPSUM_GATHER:
-		/* from the left child: places [lo, p); from the right one: (p, hi) */
+	case IBP_FPSUM_GATHER: {
+		/* child I's places: [KID_LO[I], KID_HI[I]) */
+		int i = ring_index(side);
+
 		if (run->ring != IBP_RT_RING_GATHER || !(ring_up(run) & side & ~run->ring_got) ||
-		    s->nnodes != run->n ||
-		    (side == RING_LEFT
-			 ? s->first != run->ring_lo || s->n_merged != p - run->ring_lo
-			 : s->first != p + 1 || s->n_merged != run->ring_hi - p - 1)) {
+		    s->nnodes != run->n || s->first != run->ring_kid_lo[i] ||
+		    s->n_merged != run->ring_kid_hi[i] - run->ring_kid_lo[i]) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		ibp_fp_sum_copy(side == RING_LEFT ? run->sum : run->sum_in, s);
+		/* a leaf's stays in the frame its link handed over, in RING_MSG[2 + I] */
+		if (i == 0 || i == IBP_RT_RING_KIDS - 1)
+			ibp_fp_sum_copy(i == 0 ? run->sum : run->sum_in, s);
 		run->ring_got |= (uint8_t)side;
-		ring_step(run); /* a node waits for both children */
+		ring_step(run); /* a node waits for all its children */
 		return;
+	}
 	case IBP_FPSUM_FINAL: /* from the parent */
 		if (side != ring_down(run) || !ring_final_in(run, f)) {
 			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
@@ -343,35 +377,60 @@ static void ring_read(struct ibp_rt_run *run, int side)
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
 }
 
+#define W IBP_RDMATEST_TREE_WIDTH
+
+/* Cluster C's head: its middle place (the first of a shorter one). */
+static uint32_t tree_head(uint32_t n, uint32_t c)
+{
+	return n - c * W < W ? c * W : c * W + W / 2;
+}
+
 int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_tree *t)
 {
-	uint32_t lo = 0, hi = nnodes, mid = nnodes / 2;
+	uint32_t c, lo, hi, mid;
 
 	if (place >= nnodes)
 		return -EINVAL;
+	c = place / W;
+	for (int i = 0; i < IBP_RDMATEST_TREE_KIDS; i++)
+		t->kid[i] = IBP_RDMATEST_TREE_NONE;
+	t->lo = place;
+	t->hi = place + 1;
+	if (place != tree_head(nnodes, c)) { /* a leaf: its head is its parent */
+		t->parent = tree_head(nnodes, c);
+		return 0;
+	}
+	/* the cluster's places beside its head */
+	if (place > c * W)
+		t->kid[1] = place - 1;
+	if (place + 1 < nnodes && place + 1 < c * W + W)
+		t->kid[2] = place + 1;
+	/* the heads: down the balanced tree over the clusters from its root, O(log N) */
+	lo = 0;
+	hi = (nnodes + W - 1) / W;
+	mid = hi / 2;
 	t->parent = IBP_RDMATEST_TREE_NONE;
-	while (mid != place) { /* down from the root: O(log N) */
-		t->parent = mid;
-		if (place < mid)
+	while (mid != c) {
+		t->parent = tree_head(nnodes, mid);
+		if (c < mid)
 			hi = mid;
 		else
 			lo = mid + 1;
 		mid = lo + (hi - lo) / 2;
 	}
-	t->lo = lo;
-	t->hi = hi;
-	t->left = lo < place ? lo + (place - lo) / 2 : IBP_RDMATEST_TREE_NONE;
-	t->right = place + 1 < hi ? place + 1 + (hi - place - 1) / 2 : IBP_RDMATEST_TREE_NONE;
+	t->lo = lo * W;
+	t->hi = hi * W < nnodes ? hi * W : nnodes;
+	if (lo < c)
+		t->kid[0] = tree_head(nnodes, lo + (c - lo) / 2);
+	if (c + 1 < hi)
+		t->kid[3] = tree_head(nnodes, c + 1 + (hi - c - 1) / 2);
 	return 0;
 }
 
-/* Whether PLACE is a leaf of the tree over N places (a range of one place). */
-static bool ring_leaf(uint32_t n, uint32_t place)
+/* Whether PLACE is a leaf of the tree (not its cluster's head). */
+static bool ring_leaf(const struct ibp_rt_run *run, uint32_t place)
 {
-	struct ibp_rdmatest_tree t;
-
-	return !ibp_rdmatest_sum_tree(n, place, &t) && t.left == IBP_RDMATEST_TREE_NONE &&
-	       t.right == IBP_RDMATEST_TREE_NONE;
+	return place != tree_head(run->n, place / W);
 }
 
 /*
@@ -421,8 +480,9 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 {
 	unsigned round = 0;
 	struct ibp_rdmatest_tree t;
-	struct ibp_rt_link *by_link[2] = {NULL, NULL};
-	uint32_t p, tree[3];
+	struct ibp_rt_link *by_link[IBP_RT_RING_KIDS] = {NULL};
+	bool linked = false;
+	uint32_t p, first;
 	uint8_t uses = 0;
 
 	/*
@@ -448,22 +508,28 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	for (uint32_t q = 0; q < run->n; q++)
 		for (size_t k = 0; k < run->n_links; k++)
 			if (run->links[k].peer == run->ring_order[q])
-				run->links[k].peer_leaf = ring_leaf(run->n, q);
+				run->links[k].peer_leaf = ring_leaf(run, q);
 	ibp_rdmatest_sum_tree(run->n, p, &t);
-	run->ring_lo = t.lo;
-	run->ring_hi = t.hi;
-	if (t.left == IBP_RDMATEST_TREE_NONE && t.right == IBP_RDMATEST_TREE_NONE) {
+	if (ring_leaf(run, p)) {
 		ring_prepare_leaf(run, t.parent);
 		return;
 	}
-	tree[0] = t.left;
-	tree[1] = t.right;
-	tree[2] = t.parent;
-	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
+	/* the places each child's sum holds: clusters before, one leaf each, clusters after */
+	first = p / W * W;
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
+		run->ring_kid_lo[i] = t.kid[i];
+		run->ring_kid_hi[i] = t.kid[i] + 1;
+	}
+	run->ring_kid_lo[0] = t.lo;
+	run->ring_kid_hi[0] = first;
+	run->ring_kid_lo[IBP_RT_RING_KIDS - 1] = first + W;
+	run->ring_kid_hi[IBP_RT_RING_KIDS - 1] = t.hi;
+	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
 		/* rail 0's first link gives the template: rail, device, port */
 		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, 1, true);
-		struct ibp_rt_link *c = &run->ring_conn[ring_index(side)];
-		uint32_t q = tree[ring_index(side)];
+		int i = ring_index(side);
+		struct ibp_rt_link *c = &run->ring_conn[i];
+		uint32_t q = side == RING_PARENT ? t.parent : t.kid[i];
 
 		if (q == IBP_RDMATEST_TREE_NONE)
 			continue;
@@ -477,13 +543,12 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		c->r.round = IBP_OOB_RING_ROUND;
 		c->r.status = IBP_LINK_UNTESTED;
 		uses |= (uint8_t)side;
-		if (side != RING_PARENT && ring_leaf(run->n, q)) {
-			/* a leaf child: its sum comes on the ring round's link with it */
-			struct ibp_rt_link *x = ring_neighbour_link(run, q);
-
-			if (!x)
+		if (side != RING_PARENT && ring_leaf(run, q)) {
+			/* a leaf child: its sum comes on the plan's link with it */
+			by_link[i] = ring_neighbour_link(run, q);
+			if (!by_link[i])
 				return;
-			by_link[side == RING_RIGHT] = x;
+			linked = true;
 			c->slot = IBP_RT_SLOT_EMPTY;
 		} else {
 			/* a neighbour without an address: nothing to wait for */
@@ -491,19 +556,19 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 				      ? IBP_RT_SLOT_CLOSED
 				      : IBP_RT_SLOT_EMPTY;
 		}
-		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
+		run->ring_state[i] = (uint8_t)c->slot;
 	}
 	/*
 	 * The frames it goes out in and comes in, allocated once: the sum
-	 * lives in the first; then the leaf children's as their links hand
-	 * them over (cleared as they are used)
+	 * lives in the first; then leaf child I's in RING_MSG[2 + I] as its
+	 * link hands it over (cleared as they are used; only what a frame
+	 * holds is ever touched)
 	 */
-	run->ring_msg = malloc((by_link[0] || by_link[1] ? 4 : 2) * sizeof(*run->ring_msg));
+	run->ring_msg = malloc((linked ? 2 + IBP_RT_RING_KIDS - 1 : 2) * sizeof(*run->ring_msg));
 	if (!run->ring_msg)
 		return; /* no ring: a HELLO for it is answered so */
 	run->ring_uses = uses;
-	run->ring_child_link[0] = by_link[0];
-	run->ring_child_link[1] = by_link[1];
+	memcpy(run->ring_child_link, by_link, sizeof(by_link));
 	run->ring = IBP_RT_RING_GATHER;
 	if (!run->cfg->fingerprint || !run->fps)
 		return;
@@ -516,7 +581,7 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 
 struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
 {
-	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
+	for (int side = RING_KID0; side < RING_PARENT; side <<= 1) {
 		struct ibp_rt_link *c = ring_conn(run, side);
 
 		if (c && !ring_linked(run, side) && c->peer == from)
@@ -527,7 +592,7 @@ struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
 
 struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i)
 {
-	int side = i ? RING_RIGHT : RING_LEFT;
+	int side = 1 << i;
 
 	return ring_linked(run, side) ? NULL : ring_conn(run, side);
 }
@@ -556,7 +621,7 @@ static bool ring_take(struct ibp_rt_run *run, int64_t *wake, uint8_t *handed)
 	*wake = run->end;
 	pthread_mutex_lock(&run->mu);
 	stop = run->ring_stop;
-	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
+	for (int side = RING_KID0; side < RING_PARENT; side <<= 1) {
 		struct ibp_rt_link *c = ring_conn(run, side);
 
 		if (!c)
@@ -582,7 +647,7 @@ static void ring_connect(struct ibp_rt_run *run)
 	struct ibp_rt_link *c = ring_conn(run, RING_PARENT);
 	int fd;
 
-	if (!c || run->ring_state[2] != IBP_RT_SLOT_EMPTY)
+	if (!c || run->ring_state[ring_index(RING_PARENT)] != IBP_RT_SLOT_EMPTY)
 		return;
 	fd = ibp_rt_connect(run, c, ring_slot_deadline(run));
 	pthread_mutex_lock(&run->mu);
@@ -617,14 +682,14 @@ static void *ring_thread(void *arg)
 		if (ring_take(run, &wake, &handed))
 			break;
 		/* a leaf child's frame, as its link's worker read it (written before FILLED) */
-		for (int s = RING_LEFT; s <= RING_RIGHT; s <<= 1)
+		for (int s = RING_KID0; s < RING_PARENT; s <<= 1)
 			if (handed & s)
 				ring_recv(run, s, &run->ring_msg[2 + ring_index(s)].u.fpsum);
 		ring_step(run);
 		if (!ring_waiting(run) && !run->ring_owe)
 			break;
 		pfd[0] = (struct pollfd){.fd = run->ring_wake, .events = POLLIN};
-		for (int s = RING_LEFT; s <= RING_PARENT; s <<= 1) {
+		for (int s = RING_KID0; s <= RING_PARENT; s <<= 1) {
 			if (!ring_open(run, s))
 				continue;
 			pfd[np] = (struct pollfd){.fd = ring_conn(run, s)->fd, .events = POLLIN};
@@ -685,7 +750,7 @@ void ibp_rt_ring_wake(struct ibp_rt_run *run)
 void ibp_rt_ring_accept_over(struct ibp_rt_run *run)
 {
 	pthread_mutex_lock(&run->mu);
-	for (int side = RING_LEFT; side <= RING_RIGHT; side <<= 1) {
+	for (int side = RING_KID0; side < RING_PARENT; side <<= 1) {
 		struct ibp_rt_link *c = ring_conn(run, side);
 
 		/* a leaf child's side is its link's worker's to close */
@@ -718,7 +783,7 @@ void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop)
 	/* the deadline, or a connection closed with a frame still to come */
 	run->ring_why = IBP_FPSUM_WHY_NONE;
 	run->ring_at = run->me;
-	for (int side = RING_LEFT; side <= RING_PARENT; side <<= 1) {
+	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
 		if (ring_needs(run, side) && ring_closed(run, side)) {
 			run->ring_why = IBP_FPSUM_WHY_LINK;
 			run->ring_from = ring_conn(run, side)->peer;
@@ -785,7 +850,7 @@ void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len)
 
 void ibp_rt_ring_free(struct ibp_rt_run *run)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < IBP_RT_RING_CONNS; i++) {
 		if (run->ring_conn[i].fd >= 0)
 			close(run->ring_conn[i].fd);
 		run->ring_conn[i].fd = -1;
@@ -806,10 +871,10 @@ void ibp_rt_ring_free(struct ibp_rt_run *run)
 
 /* ---- the leaves' links -------------------------------------------------- */
 
-/* Which leaf child L is the link of: 0 left, 1 right, -1 neither. */
+/* Which leaf child L is the link of (its index among the children), -1 none. */
 static int ring_child_of(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
 		if (run->ring_child_link[i] == l)
 			return i;
 	return -1;
@@ -858,7 +923,11 @@ static bool ring_answers_build(struct ibp_rt_run *run)
 {
 	if (ring_waiting(run))
 		return false;
-	if (!run->ring_child_link[0] && !run->ring_child_link[1])
+	bool linked = false;
+
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
+		linked |= run->ring_child_link[i] != NULL;
+	if (!linked)
 		return true;
 	if (run->ring == IBP_RT_RING_DONE)
 		ring_frame(&run->ring_msg[0], IBP_FPSUM_FINAL);
@@ -881,7 +950,7 @@ static bool ring_answer_owed(struct ibp_rt_run *run, int i)
 	    (run->ring_conn[i].slot != IBP_RT_SLOT_FILLED &&
 	     run->ring_conn[i].slot != IBP_RT_SLOT_LIVE))
 		return false;
-	if (run->ring != IBP_RT_RING_DONE && (run->ring_came & (i ? RING_RIGHT : RING_LEFT))) {
+	if (run->ring != IBP_RT_RING_DONE && (run->ring_came & (1 << i))) {
 		l->answer = IBP_RT_ANSWER_SENT;
 		return false;
 	}
@@ -910,20 +979,20 @@ static void ring_answer_send(struct ibp_rt_run *run, int i)
  */
 static void ring_thread_over(struct ibp_rt_run *run)
 {
-	bool send[2] = {false, false};
+	bool send[IBP_RT_RING_KIDS] = {false};
 
 	if (!ring_answers_build(run))
 		return;
 	pthread_mutex_lock(&run->mu);
 	run->ring_over = true;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
 		if (ring_answer_owed(run, i) &&
 		    run->ring_child_link[i]->answer == IBP_RT_ANSWER_IDLE) {
 			run->ring_child_link[i]->answer = IBP_RT_ANSWER_SENDING;
 			send[i] = true;
 		}
 	pthread_mutex_unlock(&run->mu);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
 		if (send[i])
 			ring_answer_send(run, i);
 }
@@ -963,7 +1032,7 @@ void ibp_rt_ring_links_mine(struct ibp_rt_run *run)
 	struct timespec ts = {.tv_sec = until / IBP_NS_PER_S, .tv_nsec = until % IBP_NS_PER_S};
 
 	pthread_mutex_lock(&run->mu);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
 		struct ibp_rt_link *l = run->ring_child_link[i];
 
 		if (!l)
@@ -987,7 +1056,7 @@ void ibp_rt_ring_answer(struct ibp_rt_run *run)
 	/* the thread never ran, or stopped waiting: the answers are built here */
 	if (!run->ring_over)
 		run->ring_over = ring_answers_build(run);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
 		if (run->ring_child_link[i] &&
 		    run->ring_child_link[i]->answer == IBP_RT_ANSWER_MAIN &&
 		    ring_answer_owed(run, i))

@@ -307,16 +307,27 @@ int ibp_rdmatest_plan_topo(size_t nnodes, size_t index, const int *leaf,
 int ibp_rdmatest_ring_order(size_t nnodes, const int *leaf, uint32_t *order, unsigned *round);
 
 /*
- * The tree the step-wide sum is gathered along (rdmatest_ring.c): over the
- * places 0..NNODES-1 of the ring above, balanced, every subtree a range of
- * places.  Place PLACE holds [LO, HI) and is (LO + HI) / 2; its left child
- * holds [LO, PLACE), its right child (PLACE, HI); the root is NNODES / 2.
- * NONE in a field: no such neighbour.  0, -EINVAL (PLACE >= NNODES).
+ * The tree the step-wide sum is gathered along (rdmatest_ring.c), over the
+ * places 0..NNODES-1 of the ring above.  The places are cut into clusters
+ * of 3, [3c, 3c + 3) (the last one may be shorter): each cluster's middle
+ * place (the first of a shorter one) is its HEAD, and the others are
+ * leaves, children of their head, which is their neighbour on the ring
+ * (the plan's ring round joins them).  The heads form a balanced binary
+ * tree over the clusters, every subtree a range of them; the root is
+ * cluster C / 2 of C.  A head holds the places [LO, HI) of its subtree;
+ * its children KID[] are in place order: KID[0] the head of the clusters
+ * before its own in that range, KID[1] and KID[2] the places p - 1 and
+ * p + 1 of its cluster, KID[3] the head of the clusters after it.  A leaf
+ * holds [p, p + 1) and has none.  NONE in a field: no such neighbour.  0,
+ * -EINVAL (PLACE >= NNODES).
  */
-#define IBP_RDMATEST_TREE_NONE UINT32_MAX
+#define IBP_RDMATEST_TREE_NONE  UINT32_MAX
+#define IBP_RDMATEST_TREE_WIDTH 3
+#define IBP_RDMATEST_TREE_KIDS  4
 struct ibp_rdmatest_tree {
 	uint32_t lo, hi;
-	uint32_t left, right, parent; /* places */
+	uint32_t parent;                      /* a place */
+	uint32_t kid[IBP_RDMATEST_TREE_KIDS]; /* places */
 };
 int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_tree *t);
 
