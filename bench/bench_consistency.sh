@@ -2,15 +2,17 @@
 # bench_consistency.sh: what issue 13 adds to a step (docs/consistency.md).
 #   1. the cross-node test's time to verdict with and without the consistency
 #      fingerprint (from 6 nodes on the bounded sum of every fingerprint is
-#      gathered up a binary tree of the ring's places and sent back down
-#      while the links are tested, on connections of its own between inner
-#      nodes and on the ring round's links for the leaves, and every node
-#      judges the step-wide majority; up to 5 nodes, or when the sum does not
-#      come, the neighbours' fingerprints go on the links), 2, 16, 64 and
-#      256 simulated nodes
+#      gathered up a tree over clusters of 3 of the ring's places and sent
+#      back down while the links are tested, on connections of its own
+#      between the clusters' heads and on the ring round's links for the
+#      leaves, and every node judges the step-wide majority; up to 5 nodes,
+#      or when the sum does not come, the neighbours' fingerprints go on the
+#      links), 2, 16, 64 and 256 simulated nodes
 #      (tests/tools/rdmatest-sim.c, socket transport, --insecure so that the
-#      difference is the fingerprint's alone), paired runs in alternating
-#      order, median of RUNS; target: under 10% more
+#      difference is the fingerprint's alone; each node's fingerprint is
+#      built before the nodes start, as the plugin hands it to the test),
+#      paired runs in alternating order, median of RUNS; target: under 10%
+#      more
 #   2. the plugin's step-end cost per node: the second read of every port of
 #      a generated DGX H100 tree and the comparison (tests/tools/linkwatch-
 #      bench.c, median of 200); target: under 5 ms
