@@ -178,18 +178,20 @@ struct ibp_rt_run {
 	 * The step-wide comparison (IBP_RT_RING_MIN nodes or more, consistency=
 	 * not all off): a reduction over the places of the plan's ring
 	 * (fingerprint.h; the plain plan's round 1, the topology-aware one's
-	 * 2), up a binary tree of them and back down (oob.h), on connections of
-	 * its own.  SUM, in RING_MSG[0], is the sum that travels, complete once
-	 * RING is RING_DONE (NULL without a fingerprint); SUM_IN the right
-	 * child's as it came (heap).  The ring's thread owns these fields from
+	 * 2), up a tree over clusters of 3 of them and back down (rdmatest.h,
+	 * oob.h), on the heads' connections of their own and the leaves' links.
+	 * SUM, in RING_MSG[0], is the sum that travels, complete once RING is
+	 * RING_DONE (NULL without a fingerprint); SUM_IN the sum of the head
+	 * after this one's cluster (KID[3]) as it came (heap).  The ring's thread owns these fields from
 	 * ibp_rt_ring_spawn to ibp_rt_ring_join.
 	 */
 	int ring; /* enum ibp_rt_ring */
 	struct ibp_fp_sum *sum, *sum_in;
-	struct ibp_oob_msg *ring_msg; /* [2]: out (SUM is in it) and in (heap) */
-	uint8_t ring_got;             /* the children whose sums came (rdmatest_ring.c) */
-	uint32_t ring_at;             /* RING_BROKEN: where the chain stopped */
-	uint32_t ring_from;           /* RING_BROKEN: the neighbour of RING_AT it stopped at */
+	/* [0] out (SUM is in it), [1] in, [2 + I] leaf child I's as its link handed it (heap) */
+	struct ibp_oob_msg *ring_msg;
+	uint8_t ring_got;   /* the children whose sums came (rdmatest_ring.c) */
+	uint32_t ring_at;   /* RING_BROKEN: where the chain stopped */
+	uint32_t ring_from; /* RING_BROKEN: the neighbour of RING_AT it stopped at */
 	/* the plan's ring through every node (ibp_rdmatest_ring_order): heap */
 	uint32_t *ring_order;
 	uint32_t ring_pos;   /* this node's place on it: the sum holds places, not indices */
@@ -199,25 +201,25 @@ struct ibp_rt_run {
 	/*
 	 * The sum's own connections (HELLO round IBP_OOB_RING_ROUND, rail 0)
 	 * with this node's neighbours in the tree over the ring's places
-	 * (rdmatest_ring.c): RING_CONN[0] and [1] from its left and right
-	 * child (slots the acceptor fills, as an in-link's), [2] to its parent
-	 * (the ring's thread opens it).  RING_USES says which of them this
-	 * node has (bits 1, 2, 4), fixed before the threads start; its place
-	 * holds the range [RING_LO, RING_HI).  Under mu: the children's slots
-	 * and fds until the thread has them, RING_STOP.
+	 * (rdmatest_ring.c): RING_CONN[I] from child I (the tree's KID[I];
+	 * slots the acceptor fills, as an in-link's, for the child heads 0 and
+	 * 3), RING_CONN[IBP_RT_RING_KIDS] to its parent (the ring's thread
+	 * opens it).  RING_USES says which of them this node has (bit I, the
+	 * parent's last), fixed before the threads start.  Under mu: the
+	 * children's slots and fds until the thread has them, RING_STOP.
 	 */
 	struct ibp_rt_link ring_conn[IBP_RT_RING_CONNS];
 	uint8_t ring_state[IBP_RT_RING_CONNS]; /* the ring's thread's copy of their slots */
 	uint8_t ring_uses;
 	/*
-	 * A leaf of the tree (no children, half the places) needs no
-	 * connection, thread or HELLO of its own: its parent is its neighbour
+	 * A leaf of the tree (two places of three) needs no connection,
+	 * thread or HELLO of its own: its parent is its neighbour
 	 * on the ring, and the link of the ring's round between them (rail 0)
 	 * carries the leaf's sum up before its endpoint, and the parent's
 	 * answer (the complete sum, or where the chain stopped) down once the
 	 * parent's ring and that link's round are over.  RING_LINK: a leaf's link with its parent.
-	 * RING_CHILD_LINK: the links of the children that are leaves (0 left,
-	 * 1 right; NULL: none, or an inner child); their sides in RING_CONN
+	 * RING_CHILD_LINK: the links of the children that are leaves (1 and 2;
+	 * NULL: none, or a head); their sides in RING_CONN
 	 * keep the slot (under mu: the link's worker fills it with the frame,
 	 * in RING_MSG[2 + i], or closes it) but never a connection.
 	 * RING_CAME: the sides the word that the chain stopped came from (it
