@@ -19,33 +19,9 @@
 #include "ibprep/seal.h"
 
 #include "bench-util.h"
+#include "sim-fingerprint.h"
 
 #define BATCH 200
-
-/* As rdmatest-sim.c --fingerprint builds it. */
-static void sim_fingerprint(struct ibp_fp *fp)
-{
-	char rail[16];
-
-	ibp_fp_init(fp);
-	ibp_fp_set(fp, IBP_FP_HCA_SET, NULL,
-		   "8 rails: mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,"
-		   "mlx5_10:1,mlx5_11:1");
-	for (int r = 0; r < 8; r++) {
-		snprintf(rail, sizeof(rail), "mlx5_%d:1", r);
-		ibp_fp_set(fp, IBP_FP_MODEL, rail, "MT_0000000838");
-		ibp_fp_set(fp, IBP_FP_FIRMWARE, rail, "28.39.1002");
-		ibp_fp_set(fp, IBP_FP_MTU, rail, "4096");
-		ibp_fp_set(fp, IBP_FP_RATE, rail, "400 Gb/sec (4X NDR)");
-		ibp_fp_set(fp, IBP_FP_LINK_LAYER, rail, "InfiniBand");
-		ibp_fp_set(fp, IBP_FP_GID, rail, "LID (no GID)");
-	}
-	ibp_fp_set(fp, IBP_FP_KERNEL, NULL, "6.1.0-18-amd64");
-	ibp_fp_set(fp, IBP_FP_RDMA_CORE, NULL, "44.0");
-	ibp_fp_set(fp, IBP_FP_DRIVER, NULL, "mlx5_core in-tree");
-	ibp_fp_set(fp, IBP_FP_GDR, NULL, "nvidia_peermem");
-	ibp_fp_set(fp, IBP_FP_NCCL_IB_HCA, NULL, "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1");
-}
 
 enum op { ENCODE, DECODE, SEAL_ENCODE, SEAL_DECODE, SUM_CHECK };
 
@@ -193,7 +169,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fp->type = IBP_OOB_FINGERPRINT;
-	sim_fingerprint(&fp->u.fingerprint);
+	sim_fingerprint(&fp->u.fingerprint, "28.39.1002");
 	snprintf(what, sizeof(what), "FINGERPRINT (rdmatest-sim's, %zu entries)",
 		 fp->u.fingerprint.n);
 	report(what, fp, runs);

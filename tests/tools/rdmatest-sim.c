@@ -57,6 +57,8 @@
 #include "ibprep/rdmatest.h"
 #include "ibprep/topology_conf.h"
 
+#include "sim-fingerprint.h"
+
 #define MAX_NODES 4096
 
 enum fault {
@@ -545,38 +547,6 @@ static bool with_topo;
 /* --fp-odd FIRST:COUNT: those nodes have other firmware on mlx5_3:1 */
 static size_t odd_first = SIZE_MAX, odd_count;
 
-/*
- * Node I's fingerprint: a DGX-like node, 8 rails, every field set, as the
- * plugin would send.  Built before the start barrier: the plugin collects
- * it as root before it starts the test's child and hands it over in the
- * child's plan (spank/ib_test.c), so it is not part of the test's time.
- */
-static void node_fingerprint(size_t i, struct ibp_fp *fp)
-{
-	char rail[16];
-
-	ibp_fp_init(fp);
-	ibp_fp_set(fp, IBP_FP_HCA_SET, NULL,
-		   "8 rails: mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,"
-		   "mlx5_10:1,mlx5_11:1");
-	for (int r = 0; r < 8; r++) {
-		snprintf(rail, sizeof(rail), "mlx5_%d:1", r);
-		ibp_fp_set(fp, IBP_FP_MODEL, rail, "MT_0000000838");
-		ibp_fp_set(fp, IBP_FP_FIRMWARE, rail,
-			   r == 3 && i >= odd_first && i - odd_first < odd_count ? "28.41.1000"
-										 : "28.39.1002");
-		ibp_fp_set(fp, IBP_FP_MTU, rail, "4096");
-		ibp_fp_set(fp, IBP_FP_RATE, rail, "400 Gb/sec (4X NDR)");
-		ibp_fp_set(fp, IBP_FP_LINK_LAYER, rail, "InfiniBand");
-		ibp_fp_set(fp, IBP_FP_GID, rail, "LID (no GID)");
-	}
-	ibp_fp_set(fp, IBP_FP_KERNEL, NULL, "6.1.0-18-amd64");
-	ibp_fp_set(fp, IBP_FP_RDMA_CORE, NULL, "44.0");
-	ibp_fp_set(fp, IBP_FP_DRIVER, NULL, "mlx5_core in-tree");
-	ibp_fp_set(fp, IBP_FP_GDR, NULL, "nvidia_peermem");
-	ibp_fp_set(fp, IBP_FP_NCCL_IB_HCA, NULL, "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1");
-}
-
 static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		 const struct ibp_policy *pol, const char *munge, const char *bad_munge,
 		 bool insecure, uint32_t job, uint32_t step, size_t buf, uint64_t burst,
@@ -591,8 +561,15 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	FILE *fp;
 	int rc;
 
+	/*
+	 * Built before the start barrier: the plugin collects the fingerprint
+	 * as root before it starts the test's child and hands it over in the
+	 * child's plan (spank/ib_test.c), so it is not part of the test's time.
+	 */
 	if (with_fp)
-		node_fingerprint(i, &node_fp);
+		sim_fingerprint(&node_fp, i >= odd_first && i - odd_first < odd_count
+					      ? "28.41.1000"
+					      : "28.39.1002");
 	/* Start together, as srun starts the nodes of a step: no fork skew. */
 	{
 		char c;
