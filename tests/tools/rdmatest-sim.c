@@ -609,7 +609,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	fp = fopen(path, "we");
 	if (!fp)
 		return 2;
-	fprintf(fp, "node %zu %s %s %.4f suspects=", i, hl->names[i],
+	fprintf(fp, "node %zu %s %s %.6f suspects=", i, hl->names[i],
 		rc         ? "error"
 		: res.pass ? "pass"
 			   : "fail",
@@ -620,7 +620,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u port=%u links=%.4f hellos=%u\n", res.dropped, res.oob_port,
+	fprintf(fp, " dropped=%u port=%u links=%.6f hellos=%u\n", res.dropped, res.oob_port,
 		res.links_s, res.hellos);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
