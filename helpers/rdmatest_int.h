@@ -284,7 +284,10 @@ enum ibp_rt_ring {
 void ibp_rt_ring_prepare(struct ibp_rt_run *run);
 void ibp_rt_ring_spawn(struct ibp_rt_run *run);
 struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from);
-/* Child I's connection (0 left, 1 right), NULL when there is none: its slot is under mu. */
+/*
+ * Child I's connection (a head: 0 or 3), NULL when there is none or it is
+ * a leaf: its slot is under mu.
+ */
 struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i);
 void ibp_rt_ring_wake(struct ibp_rt_run *run);
 void ibp_rt_ring_accept_over(struct ibp_rt_run *run);

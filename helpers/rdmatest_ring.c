@@ -97,7 +97,7 @@ static bool ring_waiting(const struct ibp_rt_run *run)
 	return run->ring == IBP_RT_RING_GATHER || run->ring == IBP_RT_RING_FINAL;
 }
 
-/* Whether a frame must still come on SIDE: an awaited half, or the complete sum. */
+/* Whether a frame must still come on SIDE: an awaited child's sum, or the complete sum. */
 static bool ring_needs(const struct ibp_rt_run *run, int side)
 {
 	if (run->ring == IBP_RT_RING_GATHER && (ring_up(run) & side & ~run->ring_got))
@@ -269,8 +269,8 @@ static void ring_join(struct ibp_rt_run *run)
 
 /*
  * Moves the chain on as far as the connections allow: stops it where one
- * it needs closed, joins once every half is in and the way on is up, sends
- * what it owes.
+ * it needs closed, joins once every child's sum is in and the way on is
+ * up, sends what it owes.
  */
 static void ring_step(struct ibp_rt_run *run)
 {
