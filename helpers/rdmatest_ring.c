@@ -377,12 +377,13 @@ static void ring_read(struct ibp_rt_run *run, int side)
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
 }
 
-#define W IBP_RDMATEST_TREE_WIDTH
+/* places per cluster of the tree (rdmatest.h) */
+#define CLUSTER IBP_RDMATEST_TREE_WIDTH
 
 /* Cluster C's head: its middle place (the first of a shorter one). */
 static uint32_t tree_head(uint32_t n, uint32_t c)
 {
-	return n - c * W < W ? c * W : c * W + W / 2;
+	return n - c * CLUSTER < CLUSTER ? c * CLUSTER : c * CLUSTER + CLUSTER / 2;
 }
 
 int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_tree *t)
@@ -391,7 +392,7 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 
 	if (place >= nnodes)
 		return -EINVAL;
-	c = place / W;
+	c = place / CLUSTER;
 	for (int i = 0; i < IBP_RDMATEST_TREE_KIDS; i++)
 		t->kid[i] = IBP_RDMATEST_TREE_NONE;
 	t->lo = place;
@@ -401,13 +402,13 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 		return 0;
 	}
 	/* the cluster's places beside its head */
-	if (place > c * W)
+	if (place > c * CLUSTER)
 		t->kid[1] = place - 1;
-	if (place + 1 < nnodes && place + 1 < c * W + W)
+	if (place + 1 < nnodes && place + 1 < c * CLUSTER + CLUSTER)
 		t->kid[2] = place + 1;
 	/* the heads: down the balanced tree over the clusters from its root, O(log N) */
 	lo = 0;
-	hi = (nnodes + W - 1) / W;
+	hi = (nnodes + CLUSTER - 1) / CLUSTER;
 	mid = hi / 2;
 	t->parent = IBP_RDMATEST_TREE_NONE;
 	while (mid != c) {
@@ -418,8 +419,8 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 			lo = mid + 1;
 		mid = lo + (hi - lo) / 2;
 	}
-	t->lo = lo * W;
-	t->hi = hi * W < nnodes ? hi * W : nnodes;
+	t->lo = lo * CLUSTER;
+	t->hi = hi * CLUSTER < nnodes ? hi * CLUSTER : nnodes;
 	if (lo < c)
 		t->kid[0] = tree_head(nnodes, lo + (c - lo) / 2);
 	if (c + 1 < hi)
@@ -430,7 +431,7 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 /* Whether PLACE is a leaf of the tree (not its cluster's head). */
 static bool ring_leaf(const struct ibp_rt_run *run, uint32_t place)
 {
-	return place != tree_head(run->n, place / W);
+	return place != tree_head(run->n, place / CLUSTER);
 }
 
 /*
@@ -515,14 +516,14 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		return;
 	}
 	/* the places each child's sum holds: clusters before, one leaf each, clusters after */
-	first = p / W * W;
+	first = p / CLUSTER * CLUSTER;
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
 		run->ring_kid_lo[i] = t.kid[i];
 		run->ring_kid_hi[i] = t.kid[i] + 1;
 	}
 	run->ring_kid_lo[0] = t.lo;
 	run->ring_kid_hi[0] = first;
-	run->ring_kid_lo[IBP_RT_RING_KIDS - 1] = first + W;
+	run->ring_kid_lo[IBP_RT_RING_KIDS - 1] = first + CLUSTER;
 	run->ring_kid_hi[IBP_RT_RING_KIDS - 1] = t.hi;
 	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
 		/* rail 0's first link gives the template: rail, device, port */
