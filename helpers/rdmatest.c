@@ -675,6 +675,19 @@ static void send_abort(struct ibp_rt_link *l, int fd)
 		  (uint64_t)l->r.status, 0, ibp_now_ns() + 50 * IBP_NS_PER_MS);
 }
 
+static void fp_keep(struct ibp_rt_run *run, uint32_t peer, const struct ibp_fp *fp);
+
+/*
+ * A step too small for the step-wide sum (up to 5 nodes: a node's test
+ * peers are the whole step): the fingerprints go on the rail-0 links
+ * before the endpoints, so that they are in when the tests end and the
+ * summary exchange waits for none.
+ */
+static bool fp_early(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
+{
+	return run->n < IBP_RT_RING_MIN && l->r.rail == 0 && run->fps;
+}
+
 static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 			      struct ibp_tx *tx, struct ibp_endpoint *peer, int64_t deadline)
 {
@@ -702,12 +715,25 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	rc = sum ? ibp_seal_send(fd, &l->seal, sum, deadline) : 0;
 	if (!rc && sum)
 		l->sum_up = true;
+	/* a small step: this node's fingerprint, once per link */
+	if (!rc && run->fp_msg && fp_early(run, l) && !l->fp_sent) {
+		rc = ibp_seal_send(fd, &l->seal, run->fp_msg, deadline);
+		l->fp_sent = !rc;
+	}
 	if (!rc)
 		rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
 	if (!rc)
 		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
 	if (!rc && theirs.type == IBP_OOB_FPSUM) { /* a leaf child's, before its endpoint */
 		ibp_rt_ring_link_frame(run, l, &theirs.u.fpsum);
+		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+	}
+	if (!rc && theirs.type == IBP_OOB_FINGERPRINT) { /* a small step: the peer's */
+		if (fp_early(run, l)) {
+			pthread_mutex_lock(&run->mu);
+			fp_keep(run, l->peer, &theirs.u.fingerprint);
+			pthread_mutex_unlock(&run->mu);
+		}
 		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
 	}
 	/*
@@ -1274,7 +1300,7 @@ static void send_fingerprint(struct ibp_rt_run *run)
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
 
-		if (l->fd >= 0 && l->r.rail == 0 &&
+		if (l->fd >= 0 && l->r.rail == 0 && !l->fp_sent &&
 		    ibp_seal_send(l->fd, &l->seal, fpm,
 				  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
 			close(l->fd);
@@ -1780,6 +1806,13 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	/* not cleared: 36 KB, written only when (and if) the neighbours' fingerprints come */
 	if (cfg->fingerprint)
 		run->fps = malloc(IBP_RT_MAX_PEERS * sizeof(*run->fps));
+	if (run->fps && run->n < IBP_RT_RING_MIN) {
+		run->fp_msg = malloc(sizeof(*run->fp_msg));
+		if (run->fp_msg) {
+			run->fp_msg->type = IBP_OOB_FINGERPRINT;
+			run->fp_msg->u.fingerprint = *cfg->fingerprint;
+		}
+	}
 	ibp_rt_ring_prepare(run); /* before the in-peers: the sum's children are among them */
 	rc = ibp_rt_peers_init(run);
 	if (rc)
@@ -1837,8 +1870,6 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	compare_fingerprints(run, out); /* -ENOMEM: no comparison, nothing else lost */
 	res->n_fingerprints = run->n_fps;
 	res->step_wide = run->ring == IBP_RT_RING_DONE;
-	free(run->fps);
-	run->fps = NULL;
 	for (size_t i = 0; i < run->n_links; i++) {
 		if (run->links[i].fd >= 0)
 			drain_close(run->links[i].fd);
@@ -1848,6 +1879,10 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	pthread_mutex_destroy(&run->mu);
 	rc = 0;
 out_free:
+	free(run->fps); /* also when the run stopped before its links (it leaked then) */
+	free(run->fp_msg);
+	run->fps = NULL;
+	run->fp_msg = NULL;
 	ibp_rt_ring_free(run);
 	fill_result(run, res);
 	ibp_rt_close_listeners(run);

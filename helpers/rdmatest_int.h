@@ -98,6 +98,8 @@ struct ibp_rt_link {
 	uint8_t answer;
 	/* the peer is a leaf of the sum's tree: its fingerprint may come after its summary */
 	bool peer_leaf;
+	/* a step too small for the sum: this node's fingerprint went before its endpoint */
+	bool fp_sent;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */
@@ -168,7 +170,13 @@ struct ibp_rt_run {
 	struct ibp_oob_link known[IBP_RDMATEST_MAX_LINKS * 5];
 	size_t n_known;
 	size_t n_summaries;
-	/* peers' fingerprints (cfg->fingerprint set): node index and value, heap */
+	/*
+	 * Peers' fingerprints (cfg->fingerprint set): node index and value,
+	 * heap; under mu while the link workers run (a step too small for the
+	 * sum: they come before the peers' endpoints).  FP_MSG: this node's
+	 * FINGERPRINT frame for that, built once (heap, NULL otherwise).
+	 */
+	struct ibp_oob_msg *fp_msg;
 	struct ibp_rt_fp {
 		uint32_t node;
 		struct ibp_fp fp;

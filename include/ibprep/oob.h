@@ -47,8 +47,9 @@
  * 10: the sum's own connections (HELLO round 3, NO_RING); 11: Poly1305 tags (seal.h);
  * 12: a leaf's FPSUM on the ring round's link, before its ENDPOINT, the answer at the summary
  * 13: the sum's tree over clusters of 3 places (rdmatest.h): two leaves per head
+ * 14: up to 5 nodes (no sum), the FINGERPRINT before the ENDPOINT on rail-0 links
  */
-#define IBP_OOB_VERSION 13
+#define IBP_OOB_VERSION 14
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
