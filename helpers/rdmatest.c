@@ -678,6 +678,23 @@ static void send_abort(struct ibp_rt_link *l, int fd)
 static void fp_keep(struct ibp_rt_run *run, uint32_t peer, const struct ibp_fp *fp);
 
 /*
+ * This node's FINGERPRINT frame, built once on first use (NULL: no memory):
+ * before the link workers start for a small step, else by the summary
+ * exchange's thread; freed with the run.
+ */
+static const struct ibp_oob_msg *fp_frame(struct ibp_rt_run *run)
+{
+	if (!run->fp_msg) {
+		run->fp_msg = malloc(sizeof(*run->fp_msg));
+		if (run->fp_msg) {
+			run->fp_msg->type = IBP_OOB_FINGERPRINT;
+			run->fp_msg->u.fingerprint = *run->cfg->fingerprint;
+		}
+	}
+	return run->fp_msg;
+}
+
+/*
  * A step too small for the step-wide sum (up to 5 nodes: a node's test
  * peers are the whole step): the fingerprints go on the rail-0 links
  * before the endpoints, so that they are in when the tests end and the
@@ -716,7 +733,7 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	if (!rc && sum)
 		l->sum_up = true;
 	/* a small step: this node's fingerprint, once per link */
-	if (!rc && run->fp_msg && fp_early(run, l) && !l->fp_sent) {
+	if (!rc && fp_early(run, l) && run->fp_msg && !l->fp_sent) {
 		rc = ibp_seal_send(fd, &l->seal, run->fp_msg, deadline);
 		l->fp_sent = !rc;
 	}
@@ -1291,12 +1308,10 @@ static void take_frame(struct ibp_rt_run *run, struct ibp_rt_link *l, const stru
 /* This node's fingerprint on every rail-0 link still up, for the neighbours' comparison. */
 static void send_fingerprint(struct ibp_rt_run *run)
 {
-	struct ibp_oob_msg *fpm = malloc(sizeof(*fpm));
+	const struct ibp_oob_msg *fpm = fp_frame(run);
 
 	if (!fpm)
 		return;
-	fpm->type = IBP_OOB_FINGERPRINT;
-	fpm->u.fingerprint = *run->cfg->fingerprint;
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
 
@@ -1307,7 +1322,6 @@ static void send_fingerprint(struct ibp_rt_run *run)
 			l->fd = -1;
 		}
 	}
-	free(fpm);
 }
 
 /* A leaf waiting for its parent's answer on the ring round's link. */
@@ -1806,13 +1820,8 @@ int ibp_rdmatest_run(const struct ibp_rdmatest_config *cfg, struct ibp_findings 
 	/* not cleared: 36 KB, written only when (and if) the neighbours' fingerprints come */
 	if (cfg->fingerprint)
 		run->fps = malloc(IBP_RT_MAX_PEERS * sizeof(*run->fps));
-	if (run->fps && run->n < IBP_RT_RING_MIN) {
-		run->fp_msg = malloc(sizeof(*run->fp_msg));
-		if (run->fp_msg) {
-			run->fp_msg->type = IBP_OOB_FINGERPRINT;
-			run->fp_msg->u.fingerprint = *cfg->fingerprint;
-		}
-	}
+	if (run->fps && run->n < IBP_RT_RING_MIN)
+		fp_frame(run);    /* the link workers send it before their endpoints */
 	ibp_rt_ring_prepare(run); /* before the in-peers: the sum's children are among them */
 	rc = ibp_rt_peers_init(run);
 	if (rc)

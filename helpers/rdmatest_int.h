@@ -174,7 +174,7 @@ struct ibp_rt_run {
 	 * Peers' fingerprints (cfg->fingerprint set): node index and value,
 	 * heap; under mu while the link workers run (a step too small for the
 	 * sum: they come before the peers' endpoints).  FP_MSG: this node's
-	 * FINGERPRINT frame for that, built once (heap, NULL otherwise).
+	 * FINGERPRINT frame, for that or the summary, built once (heap).
 	 */
 	struct ibp_oob_msg *fp_msg;
 	struct ibp_rt_fp {
