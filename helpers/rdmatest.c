@@ -705,6 +705,38 @@ static bool fp_early(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
 	return run->n < IBP_RT_RING_MIN && l->r.rail == 0 && run->fps;
 }
 
+_Static_assert(IBP_RT_RING_MIN <= 32, "a bit per node of a small step");
+
+/*
+ * Whether L is to carry this node's early fingerprint: the first of its
+ * peer's rail-0 links to get there does (then FP_CLAIMED), the others do
+ * not while that one's frame is on its way or went (FP_REACHED).
+ */
+static bool fp_claim(struct ibp_rt_run *run, const struct ibp_rt_link *l)
+{
+	uint32_t bit = 1u << l->peer;
+	bool mine;
+
+	pthread_mutex_lock(&run->mu);
+	mine = !(run->fp_claimed & bit);
+	run->fp_claimed |= bit;
+	pthread_mutex_unlock(&run->mu);
+	return mine;
+}
+
+/* L's early fingerprint went (SENT) or did not: another link may carry it at the summary. */
+static void fp_claim_done(struct ibp_rt_run *run, const struct ibp_rt_link *l, bool sent)
+{
+	uint32_t bit = 1u << l->peer;
+
+	pthread_mutex_lock(&run->mu);
+	if (sent)
+		run->fp_reached |= bit;
+	else
+		run->fp_claimed &= ~bit;
+	pthread_mutex_unlock(&run->mu);
+}
+
 static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
 			      struct ibp_tx *tx, struct ibp_endpoint *peer, int64_t deadline)
 {
@@ -732,10 +764,11 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	rc = sum ? ibp_seal_send(fd, &l->seal, sum, deadline) : 0;
 	if (!rc && sum)
 		l->sum_up = true;
-	/* a small step: this node's fingerprint, once per link */
-	if (!rc && fp_early(run, l) && run->fp_msg && !l->fp_sent) {
+	/* a small step: this node's fingerprint, once per peer */
+	if (!rc && fp_early(run, l) && run->fp_msg && !l->fp_sent && fp_claim(run, l)) {
 		rc = ibp_seal_send(fd, &l->seal, run->fp_msg, deadline);
 		l->fp_sent = !rc;
+		fp_claim_done(run, l, l->fp_sent);
 	}
 	if (!rc)
 		rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
@@ -1315,7 +1348,9 @@ static void send_fingerprint(struct ibp_rt_run *run)
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
 
+		/* not where it went already: on this link, or before the endpoint of another */
 		if (l->fd >= 0 && l->r.rail == 0 && !l->fp_sent &&
+		    !(l->peer < 32 && (run->fp_reached & (1u << l->peer))) &&
 		    ibp_seal_send(l->fd, &l->seal, fpm,
 				  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
 			close(l->fd);

@@ -177,6 +177,13 @@ struct ibp_rt_run {
 	 * FINGERPRINT frame, for that or the summary, built once (heap).
 	 */
 	struct ibp_oob_msg *fp_msg;
+	/*
+	 * A step too small for the sum: the peers (bit = node index, under
+	 * mu) whose first rail-0 link is sending this node's fingerprint
+	 * (FP_CLAIMED), and those it reached (FP_REACHED); one frame per
+	 * peer, not one per link (two nodes share two links).
+	 */
+	uint32_t fp_claimed, fp_reached;
 	struct ibp_rt_fp {
 		uint32_t node;
 		struct ibp_fp fp;

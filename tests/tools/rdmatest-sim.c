@@ -540,6 +540,17 @@ static pid_t relay(const char *addr, uint32_t job, uint32_t step, const struct i
 	return pid;
 }
 
+/* This process's CPU time so far (every thread), microseconds. */
+static long long cpu_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL + ru.ru_utime.tv_usec +
+	       ru.ru_stime.tv_usec;
+}
+
 static bool with_fp; /* --fingerprint: every node sends and compares a fingerprint */
 /* --leaves K: a topology of K leaves of contiguous nodes: the topology-aware plan */
 static struct ibp_topology sim_topo;
@@ -558,6 +569,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	struct ibp_findings out;
 	char path[4096];
 	pid_t squatter = 0;
+	long long run_cpu;
 	FILE *fp;
 	int rc;
 
@@ -599,7 +611,9 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		squatter = squat(addrs[i], job, step, pol);
 	if (my_fault == F_RELAY)
 		squatter = relay(addrs[i], job, step, pol);
+	run_cpu = cpu_us();
 	rc = ibp_rdmatest_run(&cfg, &out, &res);
+	run_cpu = cpu_us() - run_cpu;
 	if (squatter > 0) {
 		kill(my_fault == F_RELAY ? -squatter : squatter, SIGKILL);
 		kill(squatter, SIGKILL);
@@ -620,8 +634,8 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u port=%u links=%.6f hellos=%u\n", res.dropped, res.oob_port,
-		res.links_s, res.hellos);
+	fprintf(fp, " dropped=%u port=%u links=%.6f hellos=%u cpu_us=%lld\n", res.dropped,
+		res.oob_port, res.links_s, res.hellos, run_cpu);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
 

@@ -116,6 +116,48 @@ static void test_fp_one_odd_node_named_against_the_majority(void **state)
 	free(s);
 }
 
+/*
+ * The comparison's shortcut for a step that agrees (the same entries in
+ * the same order on every node) must not hide a difference: entries in
+ * another order are compared pair by pair, a node without a fingerprint
+ * changes nothing, and one hash apart is named.
+ */
+static void test_fp_same_entries_other_order_compared_by_pair(void **state)
+{
+	const char *const fw[] = {NULL, NULL, NULL, "28.39.1002"};
+	struct step *s = make_step(4, NULL);
+	struct ibp_findings f = {0};
+	struct ibp_fp swapped;
+	(void)state;
+
+	/* node 2's entries reversed: the same values, no finding */
+	ibp_fp_init(&swapped);
+	for (size_t j = s->fp[1].n; j-- > 0;)
+		ibp_fp_set(&swapped, s->fp[1].e[j].field,
+			   s->fp[1].e[j].rail[0] ? s->fp[1].e[j].rail : NULL, s->fp[1].e[j].value);
+	assert_int_equal(swapped.n, s->fp[1].n);
+	s->p[1] = &swapped;
+	s->p[2] = NULL; /* no fingerprint from n3 */
+	assert_int_equal(step_compare(s, -1, &f), 0);
+	assert_int_equal(f.n, 0);
+	free(s);
+
+	/* reversed order on n2, other firmware on n4: n4 named, as without the shortcut */
+	s = make_step(4, fw);
+	s->p[1] = &swapped;
+	assert_int_equal(step_compare(s, -1, &f), 0);
+	assert_odd_firmware(&f, "n4", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
+	ibp_findings_release(&f);
+
+	/* all in the same order, one value apart: named */
+	free(s);
+	s = make_step(4, fw);
+	assert_int_equal(step_compare(s, -1, &f), 0);
+	assert_odd_firmware(&f, "n4", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
+	ibp_findings_release(&f);
+	free(s);
+}
+
 static void test_fp_tie_between_two_groups_names_both(void **state)
 {
 	const char *const fw[] = {"28.39.1002", "28.39.1002", NULL, NULL};
@@ -1241,6 +1283,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fp_one_odd_node_named_against_the_majority),
+	    cmocka_unit_test(test_fp_same_entries_other_order_compared_by_pair),
 	    cmocka_unit_test(test_fp_tie_between_two_groups_names_both),
 	    cmocka_unit_test(test_fp_window_each_node_says_its_own_part),
 	    cmocka_unit_test(test_fp_all_different_has_no_majority),
