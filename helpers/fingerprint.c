@@ -624,7 +624,7 @@ static bool all_alike(const struct ibp_fp *const *fps, size_t n)
 			return false;
 		for (size_t j = 0; j < a->n; j++)
 			if (b->e[j].field != a->e[j].field || b->e[j].hash != a->e[j].hash ||
-			    strcmp(b->e[j].rail, a->e[j].rail))
+			    strcmp(b->e[j].rail, a->e[j].rail) != 0)
 				return false;
 	}
 	return true;
