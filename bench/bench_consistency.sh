@@ -39,18 +39,24 @@ ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$tmp/sim" tests/tools/rdmat
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
 # the first and third quartiles, "Q1-Q3"
 quartiles() { sort -n | awk '{v[NR]=$1} END {printf "%.2f-%.2f", v[int((NR + 3) / 4)], v[int((3 * NR + 1) / 4)]}'; }
+# the median's 95% confidence interval from the order statistics (ranks
+# n/2 -+ 0.98 sqrt(n), distribution-free), "LO-HI"
+median_ci() { sort -n | awk '{v[NR]=$1} END {d = 0.98 * sqrt(NR); lo = int(NR / 2 - d); hi = int(NR / 2 + 1 + d + 0.999); if (lo < 1) lo = 1; if (hi > NR) hi = NR; printf "%.2f-%.2f", v[lo], v[hi]}'; }
 # verdict N JOB ARGS...: the slowest node's time to verdict, how many passed,
-# the longest a node waited after its own link tests (ms), CPU per node (ms)
+# the longest a node waited after its own link tests (ms), CPU per node
+# (ms, the whole process), CPU per node inside the test (ms, the mean of
+# the nodes' cpu_us)
 verdict() {
 	local n=$1 job=$2 out=$tmp/o$1-$2; shift 2
 	mkdir -p "$out"
 	"$tmp/sim" --nodes "$n" --timeout 5 --job "$job" --step "$n" --insecure "$@" --outdir "$out" >"$out.txt" 2>&1
 	echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")" \
 		"$(awk '/^node /{for (i = 6; i <= NF; i++) if ($i ~ /^links=/) {w = $5 - substr($i, 7); if (w > m) m = w}} END {printf "%.1f", m * 1000}' "$out.txt")" \
-		"$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")"
+		"$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")" \
+		"$(awk '/^node /{for (i = 6; i <= NF; i++) if ($i ~ /^cpu_us=/) {c += substr($i, 8); k++}} END {printf "%.3f", k ? c / k / 1000 : 0}' "$out.txt")"
 }
 echo "cross-node test, time to verdict with and without the fingerprint ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $RUNS paired runs)"
-printf '%6s  %12s  %12s  %8s  %10s  %8s  %8s  %12s  %s\n' nodes without_s with_s ratio ratio_q1-q3 extra_ms wait_ms cpu_ms passed
+printf '%6s  %10s  %10s  %6s  %10s  %10s  %8s  %7s  %11s  %9s  %s\n' nodes without_s with_s ratio ratio_ci95 ratio_q1-q3 extra_ms wait_ms test_cpu_ms cpu_extra passed
 for n in $SIZES; do
 	: >"$tmp/a" && : >"$tmp/b"
 	# the second run of a pair is a little slower (the first one's processes
@@ -68,21 +74,25 @@ for n in $SIZES; do
 	a=$(awk '{print $1}' "$tmp/a" | median) b=$(awk '{print $1}' "$tmp/b" | median)
 	# the ratio and the extra time of each pair (its two runs follow each
 	# other, so a load that comes and goes moves both), then their medians
-	ratio=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $5 / $1}' | median)
-	spread=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $5 / $1}' | quartiles)
-	extra=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{print ($5 - $1) * 1000}' | median)
+	ratio=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $6 / $1}' | median)
+	spread=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $6 / $1}' | quartiles)
+	ci=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $6 / $1}' | median_ci)
+	extra=$(paste -d' ' "$tmp/a" "$tmp/b" | awk '{print ($6 - $1) * 1000}' | median)
 	pb=$(awk '{print $2}' "$tmp/b" | median)
 	wb=$(awk '{print $3}' "$tmp/b" | median)
-	ca=$(awk '{print $4}' "$tmp/a" | median) cb=$(awk '{print $4}' "$tmp/b" | median)
-	printf '%6s  %12s  %12s  %8s  %10s  %8s  %8s  %12s  %s/%s\n' "$n" "$a" "$b" \
-		"$(awk -v r="$ratio" 'BEGIN {if (r != "") printf "%.2f", r; else print "-"}')" "$spread" \
+	ca=$(awk '{print $5}' "$tmp/a" | median) cb=$(awk '{print $5}' "$tmp/b" | median)
+	printf '%6s  %10s  %10s  %6s  %10s  %10s  %8s  %7s  %11s  %9s  %s/%s\n' "$n" "$a" "$b" \
+		"$(awk -v r="$ratio" 'BEGIN {if (r != "") printf "%.2f", r; else print "-"}')" "$ci" "$spread" \
 		"$(awk -v x="$extra" 'BEGIN {printf "%.1f", x}')" \
-		"$wb" "$ca/$cb" "$pb" "$n"
+		"$wb" "$ca/$cb" "$(awk -v a="$ca" -v b="$cb" 'BEGIN {if (a > 0) printf "%+.1f%%", (b / a - 1) * 100; else print "-"}')" "$pb" "$n"
 done
 echo "target: ratio under 1.10 (without_s, with_s: medians; ratio, extra_ms: the medians of"
-echo "each pair's with/without and with - without, ratio_q1-q3 the pairs' quartiles; wait_ms: with the fingerprint, the longest"
-echo "a node waited after its own link tests; cpu_ms: per node, without/with: on 2 cores"
-echo "every node's extra CPU lengthens everyone's tests)"
+echo "each pair's with/without and with - without; ratio_ci95: the 95% confidence interval of"
+echo "that median (order statistics), ratio_q1-q3 the pairs' quartiles; wait_ms: with the"
+echo "fingerprint, the longest a node waited after its own link tests; test_cpu_ms: a node's"
+echo "CPU inside the test, without/with (mean over the nodes, median over the runs), cpu_extra"
+echo "what the fingerprint adds to it: on 2 cores every node's extra CPU lengthens everyone's"
+echo "tests, so the time ratio follows it, with the machine's noise around it)"
 
 root=$tmp/dgx
 python3 tests/fixtures/mksysfs.py --preset dgx-h100 --gdr "$root" >/dev/null
