@@ -238,18 +238,20 @@ static void ring_join(struct ibp_rt_run *run)
 {
 	int down = ring_down(run);
 
-	if (!(run->ring_got & RING_KID0))
+	if (!(run->ring_got & (1 << IBP_TREE_KID_BEFORE)))
 		ibp_fp_sum_init(run->sum, run->n);
-	if (!ring_merge_kid(run, 1))
+	if (!ring_merge_kid(run, IBP_TREE_KID_LEFT))
 		return;
 	if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
 		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
 		return;
 	}
-	if (!ring_merge_kid(run, 2))
+	if (!ring_merge_kid(run, IBP_TREE_KID_RIGHT))
 		return;
-	if ((run->ring_got & (1 << 3)) && ibp_fp_sum_merge(run->sum, run->sum_in)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[3].peer, 0);
+	if ((run->ring_got & (1 << IBP_TREE_KID_AFTER)) &&
+	    ibp_fp_sum_merge(run->sum, run->sum_in)) {
+		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[IBP_TREE_KID_AFTER].peer,
+			   0);
 		return;
 	}
 	if (down) { /* this subtree's sum goes up */
@@ -338,8 +340,8 @@ static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fps
 			return;
 		}
 		/* a leaf's stays in the frame its link handed over, in RING_MSG[2 + I] */
-		if (i == 0 || i == IBP_RT_RING_KIDS - 1)
-			ibp_fp_sum_copy(i == 0 ? run->sum : run->sum_in, s);
+		if (i == IBP_TREE_KID_BEFORE || i == IBP_TREE_KID_AFTER)
+			ibp_fp_sum_copy(i == IBP_TREE_KID_BEFORE ? run->sum : run->sum_in, s);
 		run->ring_got |= (uint8_t)side;
 		ring_step(run); /* a node waits for all its children */
 		return;
@@ -403,9 +405,9 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 	}
 	/* the cluster's places beside its head */
 	if (place > c * CLUSTER)
-		t->kid[1] = place - 1;
+		t->kid[IBP_TREE_KID_LEFT] = place - 1;
 	if (place + 1 < nnodes && place + 1 < c * CLUSTER + CLUSTER)
-		t->kid[2] = place + 1;
+		t->kid[IBP_TREE_KID_RIGHT] = place + 1;
 	/* the heads: down the balanced tree over the clusters from its root, O(log N) */
 	lo = 0;
 	hi = (nnodes + CLUSTER - 1) / CLUSTER;
@@ -422,9 +424,9 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 	t->lo = lo * CLUSTER;
 	t->hi = hi * CLUSTER < nnodes ? hi * CLUSTER : nnodes;
 	if (lo < c)
-		t->kid[0] = tree_head(nnodes, lo + (c - lo) / 2);
+		t->kid[IBP_TREE_KID_BEFORE] = tree_head(nnodes, lo + (c - lo) / 2);
 	if (c + 1 < hi)
-		t->kid[3] = tree_head(nnodes, c + 1 + (hi - c - 1) / 2);
+		t->kid[IBP_TREE_KID_AFTER] = tree_head(nnodes, c + 1 + (hi - c - 1) / 2);
 	return 0;
 }
 
@@ -521,10 +523,10 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		run->ring_kid_lo[i] = t.kid[i];
 		run->ring_kid_hi[i] = t.kid[i] + 1;
 	}
-	run->ring_kid_lo[0] = t.lo;
-	run->ring_kid_hi[0] = first;
-	run->ring_kid_lo[IBP_RT_RING_KIDS - 1] = first + CLUSTER;
-	run->ring_kid_hi[IBP_RT_RING_KIDS - 1] = t.hi;
+	run->ring_kid_lo[IBP_TREE_KID_BEFORE] = t.lo;
+	run->ring_kid_hi[IBP_TREE_KID_BEFORE] = first;
+	run->ring_kid_lo[IBP_TREE_KID_AFTER] = first + CLUSTER;
+	run->ring_kid_hi[IBP_TREE_KID_AFTER] = t.hi;
 	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
 		/* rail 0's first link gives the template: rail, device, port */
 		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, 1, true);
@@ -565,7 +567,7 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	 * link hands it over (cleared as they are used; only what a frame
 	 * holds is ever touched)
 	 */
-	run->ring_msg = malloc((linked ? 2 + IBP_RT_RING_KIDS - 1 : 2) * sizeof(*run->ring_msg));
+	run->ring_msg = malloc((linked ? 2 + IBP_TREE_KID_RIGHT + 1 : 2) * sizeof(*run->ring_msg));
 	if (!run->ring_msg)
 		return; /* no ring: a HELLO for it is answered so */
 	run->ring_uses = uses;

@@ -324,6 +324,13 @@ int ibp_rdmatest_ring_order(size_t nnodes, const int *leaf, uint32_t *order, uns
 #define IBP_RDMATEST_TREE_NONE  UINT32_MAX
 #define IBP_RDMATEST_TREE_WIDTH 3
 #define IBP_RDMATEST_TREE_KIDS  4
+/* KID[]'s indices, in place order */
+enum {
+	IBP_TREE_KID_BEFORE = 0, /* the head of the clusters before */
+	IBP_TREE_KID_LEFT = 1,   /* place p - 1, a leaf */
+	IBP_TREE_KID_RIGHT = 2,  /* place p + 1, a leaf */
+	IBP_TREE_KID_AFTER = 3,  /* the head of the clusters after */
+};
 struct ibp_rdmatest_tree {
 	uint32_t lo, hi;
 	uint32_t parent;                      /* a place */

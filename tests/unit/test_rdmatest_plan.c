@@ -104,7 +104,8 @@ static void test_sum_tree_every_n_ranges_and_depth(void **state)
 				for (int i = 0; i < IBP_RDMATEST_TREE_KIDS; i++)
 					assert_int_equal(t.kid[i], IBP_RDMATEST_TREE_NONE);
 				assert_int_equal(ibp_rdmatest_sum_tree(n, head, &c), 0);
-				assert_int_equal(c.kid[p < head ? 1 : 2], p);
+				assert_int_equal(
+				    c.kid[p < head ? IBP_TREE_KID_LEFT : IBP_TREE_KID_RIGHT], p);
 				continue;
 			}
 			/* a head: its children's ranges and its place tile [lo, hi) in order */
