@@ -737,8 +737,8 @@ static void fp_claim_done(struct ibp_rt_run *run, const struct ibp_rt_link *l, b
 	pthread_mutex_unlock(&run->mu);
 }
 
-static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
-			      struct ibp_tx *tx, struct ibp_endpoint *peer, int64_t deadline)
+static int endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, struct ibp_tx *tx,
+		     struct ibp_endpoint *peer, int64_t deadline, bool *fp_here)
 {
 	struct ibp_oob_msg mine, theirs;
 	const struct ibp_tx_port *port = &run->rails[l->r.rail];
@@ -766,9 +766,8 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 		l->sum_up = true;
 	/* a small step: this node's fingerprint, once per peer */
 	if (!rc && fp_early(run, l) && run->fp_msg && !l->fp_sent && fp_claim(run, l)) {
+		*fp_here = true;
 		rc = ibp_seal_send(fd, &l->seal, run->fp_msg, deadline);
-		l->fp_sent = !rc;
-		fp_claim_done(run, l, l->fp_sent);
 	}
 	if (!rc)
 		rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
@@ -829,6 +828,26 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	l->peer_rate_mbps = theirs.u.endpoint.ep.rate_mbps;
 	*peer = theirs.u.endpoint.ep;
 	return 0;
+}
+
+/*
+ * The endpoints, with this node's early fingerprint: it reached the peer
+ * when the exchange went through (the peer read it before this node's
+ * endpoint).  Else, and when the peer connects again (-EAGAIN: it may have
+ * read nothing), the claim goes back: the next try, another link or the
+ * summary carries it.
+ */
+static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd,
+			      struct ibp_tx *tx, struct ibp_endpoint *peer, int64_t deadline)
+{
+	bool fp_here = false;
+	int rc = endpoints(run, l, fd, tx, peer, deadline, &fp_here);
+
+	if (fp_here) {
+		l->fp_sent = rc == 0;
+		fp_claim_done(run, l, l->fp_sent);
+	}
+	return rc;
 }
 
 static int tx_open(struct ibp_rt_run *run, struct ibp_rt_link *l, struct ibp_tx **tx, char *err,
