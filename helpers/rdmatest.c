@@ -707,6 +707,12 @@ static bool fp_early(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
 
 _Static_assert(IBP_RT_RING_MIN <= 32, "a bit per node of a small step");
 
+/* L's peer's bit in FP_CLAIMED and FP_REACHED; 0 past a small step's nodes. */
+static uint32_t fp_bit(const struct ibp_rt_link *l)
+{
+	return l->peer < 32 ? 1u << l->peer : 0;
+}
+
 /*
  * Whether L is to carry this node's early fingerprint: the first of its
  * peer's rail-0 links to get there does (then FP_CLAIMED), the others do
@@ -714,7 +720,7 @@ _Static_assert(IBP_RT_RING_MIN <= 32, "a bit per node of a small step");
  */
 static bool fp_claim(struct ibp_rt_run *run, const struct ibp_rt_link *l)
 {
-	uint32_t bit = 1u << l->peer;
+	uint32_t bit = fp_bit(l);
 	bool mine;
 
 	pthread_mutex_lock(&run->mu);
@@ -727,7 +733,7 @@ static bool fp_claim(struct ibp_rt_run *run, const struct ibp_rt_link *l)
 /* L's early fingerprint went (SENT) or did not: another link may carry it at the summary. */
 static void fp_claim_done(struct ibp_rt_run *run, const struct ibp_rt_link *l, bool sent)
 {
-	uint32_t bit = 1u << l->peer;
+	uint32_t bit = fp_bit(l);
 
 	pthread_mutex_lock(&run->mu);
 	if (sent)
@@ -765,7 +771,7 @@ static int endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int fd, stru
 	if (!rc && sum)
 		l->sum_up = true;
 	/* a small step: this node's fingerprint, once per peer */
-	if (!rc && fp_early(run, l) && run->fp_msg && !l->fp_sent && fp_claim(run, l)) {
+	if (!rc && fp_early(run, l) && run->fp_msg && fp_claim(run, l)) {
 		*fp_here = true;
 		rc = ibp_seal_send(fd, &l->seal, run->fp_msg, deadline);
 	}
@@ -843,10 +849,8 @@ static int exchange_endpoints(struct ibp_rt_run *run, struct ibp_rt_link *l, int
 	bool fp_here = false;
 	int rc = endpoints(run, l, fd, tx, peer, deadline, &fp_here);
 
-	if (fp_here) {
-		l->fp_sent = rc == 0;
-		fp_claim_done(run, l, l->fp_sent);
-	}
+	if (fp_here)
+		fp_claim_done(run, l, rc == 0);
 	return rc;
 }
 
@@ -1367,9 +1371,8 @@ static void send_fingerprint(struct ibp_rt_run *run)
 	for (size_t i = 0; i < run->n_links; i++) {
 		struct ibp_rt_link *l = &run->links[i];
 
-		/* not where it went already: on this link, or before the endpoint of another */
-		if (l->fd >= 0 && l->r.rail == 0 && !l->fp_sent &&
-		    !(l->peer < 32 && (run->fp_reached & (1u << l->peer))) &&
+		/* not to a peer it reached already, before one of their endpoints */
+		if (l->fd >= 0 && l->r.rail == 0 && !(run->fp_reached & fp_bit(l)) &&
 		    ibp_seal_send(l->fd, &l->seal, fpm,
 				  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
 			close(l->fd);

@@ -98,8 +98,6 @@ struct ibp_rt_link {
 	uint8_t answer;
 	/* the peer is a leaf of the sum's tree: its fingerprint may come after its summary */
 	bool peer_leaf;
-	/* a step too small for the sum: this node's fingerprint went before its endpoint */
-	bool fp_sent;
 };
 
 /* Addresses the acceptor gives a slot: the peers this node receives from. */
