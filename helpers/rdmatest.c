@@ -493,11 +493,17 @@ static uint16_t first_hung(const struct ibp_rt_run *run, const bool *hung)
  * credential) is noted and skipped, never taken as the peer's word.  When
  * no candidate authenticates, the link fails as an authentication failure
  * if some port answered without valid credentials (nobody is blamed), else
- * as unreachable.  The first pause is PAUSE_MS.
+ * as unreachable.
+ *
+ * The pauses are 2, 4, 8 ... 200 ms: nodes of a step start a few ms apart,
+ * and a first pause of 10 ms, as links had until December 2026, made one
+ * 2-node step in seven wait 10 ms for a peer that listened 1-3 ms later; the
+ * shorter start costs 0.1-0.15 more refused tries a connection at 64-256
+ * nodes on 2 cores (docs/rdmatest.md).
  */
-static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline,
-		       int pause_ms)
+int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
 {
+	int pause_ms = 2;
 	char why[IBP_TEXT_MAX] = "", unauth[IBP_TEXT_MAX] = "", silent[IBP_TEXT_MAX] = "";
 	uint16_t unauth_port = 0, version_port = 0, hung_port = 0;
 	/* candidates whose last try was accepted and closed unanswered */
@@ -519,8 +525,7 @@ static int oob_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t de
 			 * peer's address yet (while it starts); a port taken
 			 * there by another program answers, or refuses only if
 			 * bound without listening.  The fallbacks wait for the
-			 * third round (6 ms for the sum's connection, 30 ms for
-			 * a link's).
+			 * third round, 6 ms on.
 			 */
 			if (c > 0 && round < 2 && first_refused)
 				break;
@@ -610,11 +615,6 @@ give_up:
 			  "%s: connection refused on port %u%s", l->peer_addr, run->cands[0],
 			  run->n_cands > 1 ? " and its fallbacks" : "");
 	return -1;
-}
-
-int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline)
-{
-	return oob_connect(run, l, deadline, 2);
 }
 
 static int send_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, int32_t status, uint64_t a,
@@ -1119,7 +1119,7 @@ static void *out_worker(void *arg)
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(run); r++) {
 		struct ibp_rt_link *l = ibp_rt_link_at(run, w->rail, r, true);
 		int64_t deadline = round_deadline(run, r);
-		int fd = oob_connect(run, l, deadline, 10);
+		int fd = ibp_rt_connect(run, l, deadline);
 
 		if (fd >= 0) {
 			pthread_mutex_lock(&run->mu);

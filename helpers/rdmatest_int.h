@@ -308,6 +308,7 @@ int ibp_rt_ring_done_fd(const struct ibp_rt_run *run);
 void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop);
 /* Whether the whole step's sum is here now (the thread joined if it is over). */
 bool ibp_rt_ring_whole(struct ibp_rt_run *run);
+/* The link's (or the sum's) connection to its peer, authenticated; -1 when it failed (said in L). */
 int ibp_rt_connect(struct ibp_rt_run *run, struct ibp_rt_link *l, int64_t deadline);
 /* Node I's address, numeric (the config's, its resolver's or the name's); -errno. */
 int ibp_rt_resolve(const struct ibp_rt_run *run, uint32_t i, char *addr, size_t len);
