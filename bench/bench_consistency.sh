@@ -10,7 +10,9 @@
 #      links), 2, 16, 64 and 256 simulated nodes
 #      (tests/tools/rdmatest-sim.c, socket transport, --insecure so that the
 #      difference is the fingerprint's alone; each node's fingerprint is
-#      built before the nodes start, as the plugin hands it to the test),
+#      built and its listener bound before the nodes start, as the plugin
+#      does before it starts the test's child; PREBIND=0: the test binds
+#      its own, as `ibprep rdmatest` does),
 #      paired runs in alternating order, median of RUNS; target: under 10%
 #      more
 #   2. the plugin's step-end cost per node: the second read of every port of
@@ -28,7 +30,13 @@ B=${IBP_BUILD:-${B:-build}}
 # +-0.03 (its 95% interval is printed beside it; 31 pairs gave +-0.04, and
 # rounds of 31 read 1.01-1.13 at 64 nodes)
 RUNS=${RUNS:-61}
+# at 2 nodes a verdict takes 3-5 ms and a pair's ratio spreads +-25% with
+# the scheduler (the fingerprint adds 0.1 ms): five times the pairs there,
+# which cost a fifth of one 256-node pair each
+RUNS2=${RUNS2:-$((5 * RUNS))}
 SIZES=${SIZES:-"2 16 64 256"}
+prebind=--prebind listeners="bound before the start"
+[ "${PREBIND:-1}" = 0 ] && prebind= listeners="bound by the test"
 tmp=$(mktemp -d /tmp/ibp-bench-consistency.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 libs="$B/libibprep.a $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread"
@@ -50,20 +58,22 @@ median_ci() { sort -n | awk '{v[NR]=$1} END {d = 0.98 * sqrt(NR); lo = int(NR / 
 verdict() {
 	local n=$1 job=$2 out=$tmp/o$1-$2; shift 2
 	mkdir -p "$out"
-	"$tmp/sim" --nodes "$n" --timeout 5 --job "$job" --step "$n" --insecure "$@" --outdir "$out" >"$out.txt" 2>&1
+	"$tmp/sim" --nodes "$n" --timeout 5 --job "$job" --step "$n" --insecure $prebind "$@" --outdir "$out" >"$out.txt" 2>&1
 	echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")" \
 		"$(awk '/^node /{for (i = 6; i <= NF; i++) if ($i ~ /^links=/) {w = $5 - substr($i, 7); if (w > m) m = w}} END {printf "%.1f", m * 1000}' "$out.txt")" \
 		"$(awk '/^cpu_per_node_ms /{print $2}' "$out.txt")" \
 		"$(awk '/^node /{for (i = 6; i <= NF; i++) if ($i ~ /^cpu_us=/) {c += substr($i, 8); k++}} END {printf "%.3f", k ? c / k / 1000 : 0}' "$out.txt")"
 }
-echo "cross-node test, time to verdict with and without the fingerprint ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $RUNS paired runs)"
+echo "cross-node test, time to verdict with and without the fingerprint ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $RUNS paired runs ($RUNS2 at 2 nodes), listeners $listeners)"
 printf '%6s  %10s  %10s  %6s  %10s  %10s  %8s  %7s  %11s  %9s  %s\n' nodes without_s with_s ratio ratio_ci95 ratio_q1-q3 extra_ms wait_ms test_cpu_ms cpu_extra passed
 for n in $SIZES; do
 	: >"$tmp/a" && : >"$tmp/b"
 	# the second run of a pair is a little slower (the first one's processes
 	# and sockets are still going away: +3.5% at 16 nodes in an A/A test),
 	# so the order alternates
-	for r in $(seq 1 "$RUNS"); do
+	pairs=$RUNS
+	[ "$n" -le 2 ] && pairs=$RUNS2
+	for r in $(seq 1 "$pairs"); do
 		if [ $((r % 2)) = 1 ]; then
 			verdict "$n" $((3000 + 2 * r)) >>"$tmp/a"
 			verdict "$n" $((3001 + 2 * r)) --fingerprint >>"$tmp/b"

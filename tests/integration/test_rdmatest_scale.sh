@@ -324,4 +324,14 @@ grep -A3 -E '^node (5|6) ' "$tmp/version.out" | sed 's/^/# /'
 mkdir -p "$tmp/insec"
 "$sim" --nodes 4 --timeout 2 --ports "$PORTS" --insecure --outdir "$tmp/insec" >"$tmp/insec.out" 2>&1 || true
 if [ "$(grep -c '^node .* pass ' "$tmp/insec.out")" -eq 4 ]; then tap_ok "insecure: 4 nodes pass without munge"; else tap_fail "insecure run" "$(cat "$tmp/insec.out")"; fi
+
+# --- listeners bound before the start, as the plugin binds them ----------
+mkdir -p "$tmp/prebind"
+"$sim" --nodes 8 --timeout 2 --ports "$PORTS" --insecure --fingerprint --prebind --outdir "$tmp/prebind" >"$tmp/prebind.out" 2>&1 || true
+ports=$(awk '/^node /{for (i = 6; i <= NF; i++) if ($i ~ /^port=/) print substr($i, 6)}' "$tmp/prebind.out" | sort -u)
+if [ "$(grep -c '^node .* pass ' "$tmp/prebind.out")" -eq 8 ] && [ "$(wc -w <<< "$ports")" -eq 1 ] && [ "$ports" != 0 ]; then
+	tap_ok "listeners bound before the start (--prebind): 8 nodes pass with the fingerprint, all on port $ports"
+else
+	tap_fail "listeners bound before the start (--prebind)" "ports: $ports; $(cat "$tmp/prebind.out")"
+fi
 tap_done

@@ -30,6 +30,12 @@
  * --leaves K gives the nodes a topology of K leaves of contiguous nodes
  * under one spine: the topology-aware plan (rdmatest_plan.c).
  *
+ * --prebind: each node binds its listener before the start barrier and
+ * hands it to the test, as the plugin does (spank/ib_test.c binds it as
+ * root before it starts the test's child): a peer's first connection then
+ * waits in the backlog instead of being refused while the node starts.
+ * Without it the test binds its own, as `ibprep rdmatest` does.
+ *
  * A test tool, not part of the library: it may exit and print.  Every child
  * is waited for under a deadline and killed by its recorded PID after it.
  */
@@ -55,6 +61,7 @@
 #include "ibprep/policy.h"
 #include "ibprep/fingerprint.h"
 #include "ibprep/rdmatest.h"
+#include "ibprep/rdmatest_ports.h"
 #include "ibprep/topology_conf.h"
 
 #include "sim-fingerprint.h"
@@ -259,7 +266,7 @@ static void usage(void)
 		"[--job J] [--step S] "
 		"[--ports A-B]\n"
 		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... [--hostile I] "
-		"[--leaves K]\n"
+		"[--leaves K] [--prebind]\n"
 		"       --outdir DIR\n");
 	exit(2);
 }
@@ -555,6 +562,7 @@ static bool with_fp; /* --fingerprint: every node sends and compares a fingerpri
 /* --leaves K: a topology of K leaves of contiguous nodes: the topology-aware plan */
 static struct ibp_topology sim_topo;
 static bool with_topo;
+static bool prebind; /* --prebind: listeners bound before the start barrier */
 /* --fp-odd FIRST:COUNT: those nodes have other firmware on mlx5_3:1 */
 static size_t odd_first = SIZE_MAX, odd_count;
 
@@ -564,6 +572,8 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		 const char *outdir)
 {
 	static struct ibp_fp node_fp;
+	int listen_fds[IBP_RDMATEST_MAX_LISTEN];
+	uint16_t listen_ports[IBP_RDMATEST_MAX_LISTEN];
 	struct ibp_rdmatest_config cfg = {0};
 	struct ibp_rdmatest_result res;
 	struct ibp_findings out;
@@ -583,6 +593,20 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 					      ? "28.41.1000"
 					      : "28.39.1002");
 	/* Start together, as srun starts the nodes of a step: no fork skew. */
+	if (prebind) {
+		int k = ibp_rdmatest_listen(job, step, pol->test_port_lo, pol->test_port_hi,
+					    addrs[i], listen_fds, listen_ports,
+					    IBP_RDMATEST_MAX_LISTEN);
+
+		if (k < 0) {
+			fprintf(stderr, "rdmatest-sim: node %zu: cannot bind its listener: %s\n", i,
+				strerror(-k));
+			return 2;
+		}
+		cfg.listen_fds = listen_fds;
+		cfg.listen_ports = listen_ports;
+		cfg.n_listen_fds = (size_t)k;
+	}
 	{
 		char c;
 
@@ -668,6 +692,7 @@ int main(int argc, char **argv)
 	    {"fingerprint", no_argument, NULL, 'F'},
 	    {"leaves", required_argument, NULL, 'L'},
 	    {"fp-odd", required_argument, NULL, 'O'},
+	    {"prebind", no_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
@@ -743,6 +768,9 @@ int main(int argc, char **argv)
 		case 'F':
 			with_fp = true;
 			break;
+		case 'R':
+			prebind = true;
+			break;
 		case 'O':
 			if (sscanf(optarg, "%zu:%zu", &odd_first, &odd_count) != 2)
 				usage();
@@ -782,6 +810,9 @@ int main(int argc, char **argv)
 	}
 	if (n < 1 || n > MAX_NODES || !outdir)
 		usage();
+	for (size_t k = 0; k < n && prebind; k++)
+		if (faults[k] == F_SQUAT || faults[k] == F_RELAY) /* they hold the node's first port */
+			usage();
 	my_timeout = pol.test_timeout_s;
 	/* without --fingerprint the step is one with consistency= all off: no fingerprint, no sum */
 	for (int k = 0; k < IBP_CK_N && !with_fp; k++)
