@@ -594,9 +594,9 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 					      : "28.39.1002");
 	/* Start together, as srun starts the nodes of a step: no fork skew. */
 	if (prebind) {
-		int k = ibp_rdmatest_listen(job, step, pol->test_port_lo, pol->test_port_hi,
-					    addrs[i], listen_fds, listen_ports,
-					    IBP_RDMATEST_MAX_LISTEN);
+		int k =
+		    ibp_rdmatest_listen(job, step, pol->test_port_lo, pol->test_port_hi, addrs[i],
+					listen_fds, listen_ports, IBP_RDMATEST_MAX_LISTEN);
 
 		if (k < 0) {
 			fprintf(stderr, "rdmatest-sim: node %zu: cannot bind its listener: %s\n", i,
@@ -811,7 +811,8 @@ int main(int argc, char **argv)
 	if (n < 1 || n > MAX_NODES || !outdir)
 		usage();
 	for (size_t k = 0; k < n && prebind; k++)
-		if (faults[k] == F_SQUAT || faults[k] == F_RELAY) /* they hold the node's first port */
+		if (faults[k] == F_SQUAT ||
+		    faults[k] == F_RELAY) /* they hold the node's first port */
 			usage();
 	my_timeout = pol.test_timeout_s;
 	/* without --fingerprint the step is one with consistency= all off: no fingerprint, no sum */
