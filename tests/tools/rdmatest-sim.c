@@ -592,8 +592,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		sim_fingerprint(&node_fp, i >= odd_first && i - odd_first < odd_count
 					      ? "28.41.1000"
 					      : "28.39.1002");
-	/* Start together, as srun starts the nodes of a step: no fork skew. */
-	if (prebind) {
+	if (prebind) { /* as the plugin binds it, as root, before it starts the test */
 		int k =
 		    ibp_rdmatest_listen(job, step, pol->test_port_lo, pol->test_port_hi, addrs[i],
 					listen_fds, listen_ports, IBP_RDMATEST_MAX_LISTEN);
@@ -607,6 +606,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 		cfg.listen_ports = listen_ports;
 		cfg.n_listen_fds = (size_t)k;
 	}
+	/* Start together, as srun starts the nodes of a step: no fork skew. */
 	{
 		char c;
 
@@ -811,8 +811,7 @@ int main(int argc, char **argv)
 	if (n < 1 || n > MAX_NODES || !outdir)
 		usage();
 	for (size_t k = 0; k < n && prebind; k++)
-		if (faults[k] == F_SQUAT ||
-		    faults[k] == F_RELAY) /* they hold the node's first port */
+		if (faults[k] == F_SQUAT || faults[k] == F_RELAY) /* hold the node's first port */
 			usage();
 	my_timeout = pol.test_timeout_s;
 	/* without --fingerprint the step is one with consistency= all off: no fingerprint, no sum */
