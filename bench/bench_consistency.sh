@@ -26,10 +26,12 @@ set -u
 cd "$(dirname "$0")/.."
 B=${IBP_BUILD:-${B:-build}}
 # pairs: a pair's ratio moves by 10-30% with the machine's load, and the
-# fingerprint's share is 5-8%; the median of 61 pairs is known to about
-# +-0.03 (its 95% interval is printed beside it; 31 pairs gave +-0.04, and
-# rounds of 31 read 1.01-1.13 at 64 nodes)
-RUNS=${RUNS:-61}
+# fingerprint's share is 5-8%; the median of 201 pairs is known to about
+# +-0.02 (its 95% interval is printed beside it): 61 pairs (+-0.045) left
+# the interval's upper end at 1.11-1.13 where the median read 1.07-1.08, so
+# that one round could not tell the target met.  About 13 minutes; RUNS=61
+# takes 4.
+RUNS=${RUNS:-201}
 # at 2 nodes a verdict takes 3-5 ms and a pair's ratio spreads +-25% with
 # the scheduler (the fingerprint adds 0.1 ms): five times the pairs there,
 # which cost a fifth of one 256-node pair each
