@@ -34,6 +34,12 @@
 #   has_init_failure_mode       yes when slurm_spank_init_failure_mode exists
 #   plugin_fail_srun_rc         srun's exit status when spank_ib finds a node
 #                               fault (it returns its verdict from task_init)
+#   init_fail_srun_says         what srun prints when a required plugin's
+#                               slurm_spank_init fails in slurmstepd (spank_ib's
+#                               config= refused): "Plugin initialization failed"
+#                               on 22.05 and 24.11, "Unspecified error" on 26.05
+#                               (seen: task launch failed; from 25.05 is assumed,
+#                               where the init failure handling changed)
 
 # ibp_slurm_version [PREFIX...]: the release of the slurmd that PREFIX runs.
 ibp_slurm_version()
@@ -76,6 +82,9 @@ ibp_expect()
 		;;
 	has_none_plugins)
 		if ibp_version_ge "$v" 24.11; then echo no; else echo yes; fi
+		;;
+	init_fail_srun_says)
+		if ibp_version_ge "$v" 25.05; then echo "Unspecified error"; else echo "Plugin initialization failed"; fi
 		;;
 	has_init_failure_mode)
 		if ibp_version_ge "$v" 25.05; then echo yes; else echo no; fi

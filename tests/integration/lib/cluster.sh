@@ -90,6 +90,19 @@ cluster_test_helper()
 	fi
 }
 
+# cluster_expect KEY: what the cluster's Slurm release does for KEY
+# (tests/matrix/expectations.sh; the release from IBP_SLURM_VERSION, which the
+# matrix sets, else from slurmd -V).
+cluster_expect()
+{
+	. "$CL_SRC/tests/matrix/expectations.sh"
+	[ -n "${IBP_SLURM_VERSION:-}" ] || IBP_SLURM_VERSION=$(ibp_slurm_version $CL_DAEMON_PREFIX) || {
+		echo "cluster_expect: cannot read the Slurm release (slurmd -V)" >&2
+		return 1
+	}
+	ibp_expect "$1" "$IBP_SLURM_VERSION"
+}
+
 # The client commands: SLURM_CONF always exported (notes: without it a client
 # looks the controller up in DNS).
 cl_cmd() {

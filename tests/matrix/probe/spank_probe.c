@@ -4,7 +4,8 @@
  * matrix can check tests/matrix/expectations.sh against the Slurm that is
  * actually running instead of trusting it.  plugstack.conf arguments:
  *
- *   fail=user_init|task_init   the callback that returns -1
+ *   fail=init|user_init|task_init   the callback that returns -1 (init: in
+ *                              slurmstepd only)
  *   node=NAME                  only on this node (its host name)
  *
  * Compiled inside each release's chroot against that release's spank.h.
@@ -35,6 +36,14 @@ static int probe_should_fail(spank_t sp, const char *hook, int ac, char **av)
 		return 0;
 	host[sizeof(host) - 1] = '\0';
 	return strcmp(node, host) == 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	if (!probe_should_fail(sp, "init", ac, av))
+		return 0;
+	slurm_error("spank_probe: init fails on purpose");
+	return -1;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
