@@ -53,20 +53,22 @@ cleanup() {
 	for p in "${FIXTURE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${FIXTURE_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	FIXTURE_PIDS=()
-	[ "$USER_CREATED" = 1 ] && userdel "$HOSTILE" 2>/dev/null
+	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$HOSTILE" 2>/dev/null
 	USER_CREATED=0
 	cluster_stop
 }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
-if useradd -M -s /usr/sbin/nologin "$HOSTILE" 2>/dev/null; then
+# Where Slurm's daemons look users up: the host, or a matrix leg's chroot
+# (the hostile processes below run on the host by that numeric uid).
+if $CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$HOSTILE" 2>/dev/null; then
 	USER_CREATED=1
 else
 	tap_skip "$NAME" "cannot create a user (useradd)"
 	tap_done
 	exit
 fi
-HUID=$(id -u "$HOSTILE")
+HUID=$($CL_CLIENT_PREFIX id -u "$HOSTILE")
 
 cluster_suite_out
 HELPER=$(cluster_test_helper)
@@ -129,7 +131,7 @@ all_pass() {
 plug "munge_socket=$CL_DIR/munge/munge.sock"
 run healthy cl_srun -N3 --ib-test --ib-report true
 if all_pass healthy; then tap_ok "healthy: srun -N3 --ib-test passes on every node ($MS ms)"; else tap_fail "healthy" "rc=$RC; $(show healthy)"; fi
-run as_user setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
+run as_user $CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
 	timeout 60 "$SLURM_BIN/srun" -N3 --ib-test --ib-report true
 if all_pass as_user; then tap_ok "a non-root user's step: its child runs as that user and passes"; else tap_fail "non-root user's step" "rc=$RC; $(show as_user)"; fi
 
@@ -248,10 +250,10 @@ for p in "${hpids[@]}"; do hostile_stop "$p"; done
 # ---- (d) the plugin's munged stopped ----
 M2=$CL_DIR/munge2
 mkdir -p "$M2"
-chown munge:munge "$M2"
+$CL_CLIENT_PREFIX chown munge:munge "$M2" # the munge user of the release under test
 munged2_start() {
 	local t
-	setpriv --reuid=munge --regid=munge --init-groups \
+	$CL_DAEMON_PREFIX setpriv --reuid=munge --regid=munge --init-groups \
 		munged --foreground --force --socket="$M2/munge.sock" --key-file="$CL_DIR/munge/munge.key" \
 		--pid-file="$M2/munged.pid" --log-file="$M2/munged.log" --seed-file="$M2/munged.seed" \
 		--origin=127.0.0.1 >>"$CL_LOG/munged2.out" 2>&1 </dev/null &
