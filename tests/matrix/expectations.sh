@@ -40,6 +40,9 @@
 #                               on 22.05 and 24.11, "Unspecified error" on 26.05
 #                               (seen: task launch failed; from 25.05 is assumed,
 #                               where the init failure handling changed)
+#   init_fail_srun_exit         srun's exit status then: 0 before 23.11 (the
+#                               launch failed, srun still exits 0, as for
+#                               user_init), non-zero from 23.11
 
 # ibp_slurm_version [PREFIX...]: the release of the slurmd that PREFIX runs.
 ibp_slurm_version()
@@ -82,6 +85,9 @@ ibp_expect()
 		;;
 	has_none_plugins)
 		if ibp_version_ge "$v" 24.11; then echo no; else echo yes; fi
+		;;
+	init_fail_srun_exit)
+		if ibp_version_ge "$v" 23.11; then echo non-zero; else echo 0; fi
 		;;
 	init_fail_srun_says)
 		if ibp_version_ge "$v" 25.05; then echo "Unspecified error"; else echo "Plugin initialization failed"; fi

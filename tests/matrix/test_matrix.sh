@@ -337,8 +337,10 @@ leg_probe()
 	rc=$?
 	local says=other
 	grep -qF "$(ibp_expect init_fail_srun_says "$v")" <<< "$out" && says=$(ibp_expect init_fail_srun_says "$v")
-	chk "$t: init fails in slurmstepd on n2: srun fails saying \"$(ibp_expect init_fail_srun_says "$v")\"" \
-		"$(ibp_expect init_fail_srun_says "$v")" "$([ "$rc" -ne 0 ] && echo "$says")" "$out"
+	chk "$t: init fails in slurmstepd on n2: srun says \"$(ibp_expect init_fail_srun_says "$v")\"" \
+		"$(ibp_expect init_fail_srun_says "$v")" "$says" "$out"
+	chk "$t: init fails in slurmstepd on n2: srun exits $(ibp_expect init_fail_srun_exit "$v")" \
+		"$(ibp_expect init_fail_srun_exit "$v")" "$([ "$rc" -ne 0 ] && echo non-zero || echo 0)" "$out"
 	cluster_plugstack "optional $probe fail=task_init node=n2"
 	out=$(cl_srun -N2 -w n1,n2 true 2>&1)
 	chk "$t: an optional plugin's task_init fails on n2: srun exits $(ibp_expect optional_fail_srun_rc "$v")" \
