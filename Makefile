@@ -22,8 +22,9 @@
 # ibprep_build_info, the Debian and the RPM package all take it from here.
 # CC, CFLAGS, CPPFLAGS and LDFLAGS are honoured as distributions pass them.
 #
-# New sources need no edit here: helpers/*.c is the core library (the ibprep
-# command is helpers/ibprep*.c), spank/*.c the plugin, tests/unit/test_*.c one
+# New sources need no edit here: helpers/<part>/*.c is the core library, one
+# folder per part with one-way dependencies (LAYERS below; docs/architecture.md),
+# helpers/ibprep*.c the command, spank/*.c the plugin, tests/unit/test_*.c one
 # cmocka binary each, fuzz/fuzz_*.c one libFuzzer target each.  A unit test
 # that needs more objects or flags sets TEST_EXTRA_<name> / TEST_LDFLAGS_<name>
 # in a tests/unit/<name>.mk file.
@@ -76,8 +77,11 @@ LDHARDEN  := -Wl,-z,relro,-z,now,-z,noexecstack
 SAN       := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_CFLAGS = $(CPPFLAGS) $(BASEFLAGS) $(VERFLAGS) $(WARN) -fPIC -O1 $(SAN)
 
+# The library's parts, lowest first: a part may use the parts before it and
+# never one after it (make lint checks it: tests/lib/check-layers.sh).
+LAYERS     := core node place rdmatest fabric
 CMD_SRCS   := $(wildcard helpers/ibprep*.c)
-LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard helpers/*.c))
+LIB_SRCS   := $(foreach l,$(LAYERS),$(wildcard helpers/$(l)/*.c))
 SPANK_SRCS := $(wildcard spank/*.c)
 TEST_SRCS  := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/unit/support/*.c)
@@ -241,7 +245,10 @@ bench: all
 	@for b in $(sort $(wildcard bench/bench_*.sh)); do IBP_BUILD=$(B) bash $$b || exit 1; done
 
 LINT_SRCS := $(LIB_SRCS) $(CMD_SRCS) $(SPANK_SRCS)
-lint:
+# The arrows between the parts are read off what the build saw (the compiler's
+# dependency files and the objects' symbols), so lint builds the objects first.
+lint: $(LIB_OBJS) $(CMD_OBJS) $(SPANK_OBJS)
+	CHECK_LAYERS_LOOPS=warn python3 tests/lib/check-layers.py $(B)/obj $(LAYERS)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D__GNUC__ -Iinclude $(LINT_SRCS)
 	printf '%s\n' $(LINT_SRCS) | xargs -P2 -n4 sh -c 'clang-tidy --quiet "$$@" -- $(filter-out -MMD -MP,$(BASEFLAGS)) -Wno-unknown-warning-option' clang-tidy

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_fabric.sh: accuracy of `ibprep fabric`'s method (helpers/fabric.c) on
+# bench_fabric.sh: accuracy of `ibprep fabric`'s method (helpers/fabric/fabric.c) on
 # a simulated two-level fat tree (512 nodes, 32 leaves of 16, 8 rails, 8
 # spines per rail) with faults injected one at a time and in pairs, jobs
 # placed as Slurm's topology/tree places them, every step running the

@@ -219,7 +219,7 @@ static void json_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 	ibp_json_key(&j, "transport");
 	ibp_json_string(&j, transport);
 	ibp_json_key(&j, "verdict");
-	ibp_json_string(&j, ibp_report_verdict(f));
+	ibp_json_string(&j, ibp_findings_verdict(f));
 	ibp_json_key(&j, "pass");
 	ibp_json_bool(&j, res->pass);
 	ibp_json_key(&j, "test_port");
@@ -292,7 +292,7 @@ static void text_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 		ibp_report_finding_line(&f->v[i], hl->names[cfg->index], line, sizeof(line));
 		printf("%s\n", line);
 	}
-	printf("verdict: %s (%s, node %zu of %zu, test port %u, %.3f s)\n", ibp_report_verdict(f),
+	printf("verdict: %s (%s, node %zu of %zu, test port %u, %.3f s)\n", ibp_findings_verdict(f),
 	       hl->names[cfg->index], cfg->index, hl->n, res->oob_port, res->elapsed_s);
 }
 

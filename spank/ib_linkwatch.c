@@ -162,7 +162,7 @@ static char *report_section(const struct spank_ib_state *st, const struct spank_
 		ibp_json_kv_uint(&j, "step", lw->step);
 		ibp_json_kv_double(&j, "elapsed_s", elapsed_s);
 		ibp_json_kv_uint(&j, "ports", lw->before.n_ports);
-		ibp_json_kv_string(&j, "verdict", ibp_report_verdict(f));
+		ibp_json_kv_string(&j, "verdict", ibp_findings_verdict(f));
 		ibp_json_kv_bool(&j, "drained", drained);
 		ibp_report_findings_json(&j, f, st->host);
 		ibp_json_object_end(&j);
@@ -186,7 +186,7 @@ static char *report_section(const struct spank_ib_state *st, const struct spank_
 		return NULL;
 	fprintf(fp,
 		"spank-ib: %s: job %u step %u: step end after %.1f s: %zu ports watched, %s%s\n",
-		st->host, lw->job, lw->step, elapsed_s, lw->before.n_ports, ibp_report_verdict(f),
+		st->host, lw->job, lw->step, elapsed_s, lw->before.n_ports, ibp_findings_verdict(f),
 		drained ? ", node drained" : "");
 	for (size_t i = 0; i < f->n; i++) {
 		ibp_report_finding_line(&f->v[i], st->host, line, sizeof(line));

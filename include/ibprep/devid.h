@@ -2,7 +2,7 @@
 /*
  * devid.h: what a PCI function or an RDMA device is.
  *
- * One table (helpers/devid.c) says, from the PCI vendor, device and class
+ * One table (helpers/core/devid.c) says, from the PCI vendor, device and class
  * ids and from the kernel's own attributes (the driver the device is bound
  * to, node_type, link_layer, the kernel's device-name template), whether a
  * device is a compute GPU, a display that is never a GPU (a BMC's VGA), an

@@ -134,7 +134,7 @@ int ibp_shell_quote(const char *s, char *buf, size_t len);
 int ibp_env_route_ifname(const char *peer, char *ifname, size_t len);
 
 /*
- * Containers started by pyxis/enroot (helpers/env_enroot.c).
+ * Containers started by pyxis/enroot (helpers/place/env_enroot.c).
  *
  * enroot's mellanox hook (enroot conf/hooks/99-mellanox.sh) passes the
  * RDMA devices listed in MELLANOX_VISIBLE_DEVICES into the container, as

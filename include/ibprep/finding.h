@@ -77,6 +77,8 @@ int ibp_findings_vaddf(struct ibp_findings *f, const char *code, enum ibp_severi
 
 /* The worst severity in the list (IBP_SEV_OK for an empty list). */
 enum ibp_severity ibp_findings_worst(const struct ibp_findings *f);
+/* "pass" (no warning), "warn" (warnings only), "fail" (any failure). */
+const char *ibp_findings_verdict(const struct ibp_findings *f);
 
 /* Count of findings of severity >= SEV and, when FCLASS >= 0, of that class. */
 size_t ibp_findings_count(const struct ibp_findings *f, enum ibp_severity sev, int fclass);

@@ -26,6 +26,9 @@
 #define IBP_POLICY_MAX_COUNTERS  32
 #define IBP_POLICY_WINDOW_MAX_MS 10000      /* counter_window= is capped: no long waits */
 #define IBP_COUNTER_OFF          UINT64_MAX /* a counter limit that never triggers */
+/* test_ports= by default: privileged, and why this range (rdmatest_ports.h) */
+#define IBP_TEST_PORTS_DEFAULT_LO 230
+#define IBP_TEST_PORTS_DEFAULT_HI 299
 
 enum ibp_policy_link_layer {
 	IBP_POLICY_LL_ANY = 0,
@@ -100,7 +103,7 @@ struct ibp_policy {
 	double test_timeout_s;    /* test_timeout= seconds, decimals allowed (5) */
 	double test_min_bw;       /* test_min_bw= fraction of the slower port's rate (0.1) */
 	unsigned test_max_lat_us; /* test_max_lat_us= (1000) */
-	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (230-299: rdmatest_ports.h) */
+	unsigned test_port_lo, test_port_hi; /* test_ports=A-B (IBP_TEST_PORTS_DEFAULT_*) */
 	bool test_pairing_any;               /* test_pairing=rail|any (rail) */
 	char test_transport[16];             /* test_transport=verbs|socket (verbs) */
 

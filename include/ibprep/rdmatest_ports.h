@@ -29,8 +29,9 @@
 #include "ibprep/finding.h"
 #include "ibprep/sysfs.h"
 
-#define IBP_TEST_PORTS_DEFAULT_LO 230
-#define IBP_TEST_PORTS_DEFAULT_HI 299
+/* the default test_ports= range, IBP_TEST_PORTS_DEFAULT_LO-_HI, is policy.h's */
+#include "ibprep/policy.h"
+
 /* `ibprep rdmatest` run by a user who did not choose test_ports=: above the usual ephemeral range */
 #define IBP_TEST_PORTS_USER_LO 61000
 #define IBP_TEST_PORTS_USER_HI 61999

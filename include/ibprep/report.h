@@ -21,9 +21,6 @@
 
 #define IBP_REPORT_SCHEMA 1
 
-/* "pass" (no warning), "warn" (warnings only), "fail" (any failure). */
-const char *ibp_report_verdict(const struct ibp_findings *f);
-
 /*
  * The table: one line per port (device, port, state, physical state, rate,
  * link layer, PCI address, NUMA node, verdict), then one line per finding

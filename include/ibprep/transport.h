@@ -3,8 +3,8 @@
  * transport.h: the data path of the cross-node test, one interface, two
  * implementations.
  *
- *   ibp_transport_socket  helpers/transport_socket.c  TCP; runs everywhere
- *   ibp_transport_verbs   helpers/transport_verbs.c   libibverbs RC QPs
+ *   ibp_transport_socket  helpers/rdmatest/transport_socket.c  TCP; runs everywhere
+ *   ibp_transport_verbs   helpers/rdmatest/transport_verbs.c   libibverbs RC QPs
  *
  * The out-of-band exchange (oob.h) carries the endpoints and the control
  * messages; a transport only moves and checks the test data.  One struct

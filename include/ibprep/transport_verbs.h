@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * transport_verbs.h: the pure parts of the verbs transport (transport.h's
- * ibp_transport_verbs, helpers/transport_verbs.c), exposed so they can be
+ * ibp_transport_verbs, helpers/rdmatest/transport_verbs.c), exposed so they can be
  * unit-tested without RDMA hardware.
  *
  * How the transport works, in one place:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_check_since.sh: `ibprep check --since SNAPSHOT`, the step-end link
-# comparison outside Slurm (helpers/linkwatch.c): a generated tree is saved
+# comparison outside Slurm (helpers/node/linkwatch.c): a generated tree is saved
 # with `ibprep snapshot`, changed the way a link fault changes sysfs, then
 # compared; every case runs with build/ibprep and the ASan+UBSan build.
 #   IBPREP / IBPREP_ASAN   the binaries (default build/ibprep, build/asan/ibprep)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_docs.sh: the documentation stays one source per fact.
 #  * man/spank_ib.conf.5 lists exactly the plugin keys spank/ib_args.c accepts
-#    and exactly the policy keys of helpers/policy.c's table (a key added to
+#    and exactly the policy keys of helpers/node/policy.c's table (a key added to
 #    one and not the other fails here);
 #  * the man pages render without groff warnings, and make install installs
 #    all three;
@@ -37,9 +37,9 @@ same() {
 	fi
 }
 
-sed -n 's/.*{"\([a-z_0-9]*\)", K_[A-Z_0-9]*,.*/\1/p' helpers/policy.c | sort >"$T/policy.code"
+sed -n 's/.*{"\([a-z_0-9]*\)", K_[A-Z_0-9]*,.*/\1/p' helpers/node/policy.c | sort >"$T/policy.code"
 man_keys "POLICY KEYS" "EXAMPLES" >"$T/policy.man"
-same "spank_ib.conf(5) POLICY KEYS = helpers/policy.c's key table" "$T/policy.code" "$T/policy.man"
+same "spank_ib.conf(5) POLICY KEYS = helpers/node/policy.c's key table" "$T/policy.code" "$T/policy.man"
 
 sed -n 's/.*strcmp(key, "\([a-z_0-9]*\)").*/\1/p' spank/ib_args.c | sort -u >"$T/plugin.code"
 man_keys "PLUGIN KEYS" "POLICY KEYS" >"$T/plugin.man"

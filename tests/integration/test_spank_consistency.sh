@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_spank_consistency.sh: srun --ib-test compares what the step's nodes
-# bring (helpers/fingerprint.c, carried sealed in the cross-node test's
+# bring (helpers/node/fingerprint.c, carried sealed in the cross-node test's
 # summary exchange; from 6 nodes on, a sum around the ring) in the project's
 # Slurm cluster (tests/integration/lib/cluster.sh), eight DGX-H100-like
 # simulated nodes, socket transport, munge:

@@ -104,7 +104,7 @@ man_missing()
 }
 
 # The man pages against the code: every option of `ibprep COMMAND --help`
-# in ibprep(1), every policy key (helpers/policy.c) and every admin key
+# in ibprep(1), every policy key (helpers/node/policy.c) and every admin key
 # (spank/ib_args.c) in spank_ib.conf(5), the one list of keys
 # (tests/integration/test_docs.sh checks that list both ways).
 leg_man_sync()
@@ -122,7 +122,7 @@ leg_man_sync()
 		tap_fail "$t: ibprep(1) documents every option of ibprep --help" "missing: $missing"
 	fi
 	# shellcheck disable=SC2046
-	missing=$(man_missing "$SRC/man/spank_ib.conf.5" $(grep -oE '^ *\{"[a-z_]+", K_' "$SRC/helpers/policy.c" |
+	missing=$(man_missing "$SRC/man/spank_ib.conf.5" $(grep -oE '^ *\{"[a-z_]+", K_' "$SRC/helpers/node/policy.c" |
 		sed -E 's/.*"([a-z_]+)".*/\1=/'))
 	# shellcheck disable=SC2046
 	missing+=$(man_missing "$SRC/man/spank_ib.conf.5" $(grep -oE 'strcmp\(key, "[a-z_]+"\)' "$SRC/spank/ib_args.c" |

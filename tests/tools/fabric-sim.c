@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fabric-sim: a simulated two-level fat tree and a stream of jobs, to
- * measure how fast and how well `ibprep fabric`'s method (helpers/fabric.c)
+ * measure how fast and how well `ibprep fabric`'s method (helpers/fabric/fabric.c)
  * finds injected faults, against the naive rule "the node that failed most
  * often".  Used by bench/bench_fabric.sh; deterministic for a seed.
  *

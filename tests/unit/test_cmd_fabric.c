@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the fabric method (helpers/fabric.c) and of `ibprep fabric`
+ * Unit tests of the fabric method (helpers/fabric/fabric.c) and of `ibprep fabric`
  * (helpers/ibprep_fabric.c) on generated logs whose answer is known: a
  * small fat tree of 4 leaves x 6 nodes, 2 rails, a stream of steps that run
  * the ring + second-shift plan, and one or two injected faults.

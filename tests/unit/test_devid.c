@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the device identification table (helpers/devid.c): each
+ * Unit tests of the device identification table (helpers/core/devid.c): each
  * family the table names, from the ids the kernel drivers bind to, and the
  * rules that decide what NCCL and UCX may be told.
  */

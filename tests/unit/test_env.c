@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the environment generation and lint (helpers/env.c). */
+/* Unit tests of the environment generation and lint (helpers/place/env.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

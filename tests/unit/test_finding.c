@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the findings list (helpers/finding.c). */
+/* Unit tests of the findings list (helpers/core/finding.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the step's consistency fingerprint (helpers/fingerprint.c):
+ * Unit tests of the step's consistency fingerprint (helpers/node/fingerprint.c):
  * the majority (one odd node, ties, all different, one node, a missing
  * fingerprint, a missing rail), the policy's levels, the wire form and its
  * checks, and the collection from a generated tree.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the health checks (helpers/health.c): every check with a
+ * Unit tests of the health checks (helpers/node/health.c): every check with a
  * passing and a failing case on hand-built inventories, then the real H100
  * capture, a real GCM snapshot (netdev down under an ACTIVE port) and
  * generated trees through ibp_health_gather().

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the Slurm host list expander (helpers/hostlist.c). */
+/* Unit tests of the Slurm host list expander (helpers/core/hostlist.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

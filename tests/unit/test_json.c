@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the streaming JSON writer (helpers/json.c). */
+/* Unit tests of the streaming JSON writer (helpers/core/json.c). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>

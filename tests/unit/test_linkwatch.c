@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the step's link events (helpers/linkwatch.c): the delta
+ * Unit tests of the step's link events (helpers/node/linkwatch.c): the delta
  * arithmetic (saturation, wrap, widening, reset between reads), the
  * findings of two hand-made reads, and two reads of a generated tree.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the drain/resume decisions of `ibprep check --slurm` (helpers/nodestate.c). */
+/* Unit tests of the drain/resume decisions of `ibprep check --slurm` (helpers/node/nodestate.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the cross-node test's wire format and framed I/O
- * (helpers/oob.c), the deadline arithmetic (deadline.h), the credential
- * payload (helpers/auth.c) and the test pattern (helpers/transport_socket.c).
+ * (helpers/rdmatest/oob.c), the deadline arithmetic (deadline.h), the credential
+ * payload (helpers/rdmatest/auth.c) and the test pattern (helpers/rdmatest/transport_socket.c).
  */
 #include <errno.h>
 #include <limits.h>

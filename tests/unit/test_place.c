@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the placement (helpers/place.c), table-driven over
+ * Unit tests of the placement (helpers/place/place.c), table-driven over
  * topologies (real captures, expected answers from PAIRINGS.md; generated
  * DGX-like and corner-case nodes) and step shapes.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the policy keys, defaults and config parser (helpers/policy.c). */
+/* Unit tests of the policy keys, defaults and config parser (helpers/node/policy.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

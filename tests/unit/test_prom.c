@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the Prometheus exposition writer and the atomic textfile (helpers/prom.c). */
+/* Unit tests of the Prometheus exposition writer and the atomic textfile (helpers/node/prom.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>

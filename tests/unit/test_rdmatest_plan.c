@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the cross-node test's plan and blame (helpers/rdmatest.c),
+ * Unit tests of the cross-node test's plan and blame (helpers/rdmatest/rdmatest.c),
  * and a few whole runs in threads of this process over loopback (insecure
  * mode: no munged needed) under the sanitizers.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the topology-aware plan (helpers/rdmatest_plan.c) and of
- * the blame over the views it gives each node (helpers/rdmatest_topo.c):
+ * Unit tests of the topology-aware plan (helpers/rdmatest/rdmatest_plan.c) and of
+ * the blame over the views it gives each node (helpers/rdmatest/rdmatest_topo.c):
  * plan properties over many node counts and leaf sizes, the fallbacks to
  * the plain plan, and whole steps simulated in memory (every node's own
  * links plus its peers' summaries, as the run gathers them).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the cross-node test's topology-aware blame
- * (helpers/rdmatest_topo.c): a leaf's uplinks, a leaf with too few nodes,
+ * (helpers/rdmatest/rdmatest_topo.c): a leaf's uplinks, a leaf with too few nodes,
  * both ends of one link, two faults at once, and the views the nodes of a
  * real step have (their own links and their peers' summaries).
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the check's text table and JSON document (helpers/report.c). */
+/* Unit tests of the check's text table and JSON document (helpers/place/report.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,7 +123,7 @@ static void test_report_text_no_device_pass(void **state)
 	char *t = capture_text(&in, &p, &f);
 	assert_string_equal(t, "verdict: pass\n");
 	free(t);
-	assert_string_equal(ibp_report_verdict(&f), "pass");
+	assert_string_equal(ibp_findings_verdict(&f), "pass");
 }
 
 static void test_report_json_valid_and_complete(void **state)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the per-link results log (helpers/results_log.c). */
+/* Unit tests of the per-link results log (helpers/fabric/results_log.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

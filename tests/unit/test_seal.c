@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the per-link keys and the sealed frames (helpers/seal.c):
+ * Unit tests of the per-link keys and the sealed frames (helpers/rdmatest/seal.c):
  * both ends derive matching keys and nothing else does, the tag is
  * ChaCha20-Poly1305's over the frame as seal.h says, and the decoder refuses a
  * truncated or overlong frame, any flipped bit, a replayed, dropped or

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of slurmd's pid file and memlock limit on fixture /proc trees (helpers/slurmd.c). */
+/* Unit tests of slurmd's pid file and memlock limit on fixture /proc trees (helpers/node/slurmd.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the topology module (helpers/topo.c) and the list parsers
- * (helpers/cpulist.c): distance classes on the real captures (expected
+ * Unit tests of the topology module (helpers/place/topo.c) and the list parsers
+ * (helpers/core/cpulist.c): distance classes on the real captures (expected
  * answers from the real fixtures' PAIRINGS.md) and on generated nodes, port
  * health from XML infos and from a sysfs inventory.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of the Slurm topology readers (helpers/topology_conf.c). */
+/* Unit tests of the Slurm topology readers (helpers/core/topology_conf.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

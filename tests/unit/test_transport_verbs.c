@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the verbs transport (helpers/transport_verbs.c).
+ * Unit tests of the verbs transport (helpers/rdmatest/transport_verbs.c).
  *
  * The pure parts (GID choice, endpoint checks, MTU, completion status
  * mapping) run everywhere.  The live tests need an RDMA device with an

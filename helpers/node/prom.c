@@ -12,7 +12,6 @@
 
 #include "ibprep/hca.h"
 #include "ibprep/prom.h"
-#include "ibprep/report.h"
 
 static bool name_chars(const char *s, bool colon)
 {
@@ -384,7 +383,7 @@ int ibp_prom_write_check(FILE *out, const struct ibp_prom_check *c)
 	ibp_prom_family(w, "ibprep_build_info", "gauge", "The ibprep that wrote these metrics");
 	ibp_prom_sample(w, "ibprep_build_info",
 			(const char *const[]){"version", c->version ? c->version : "", NULL}, 1);
-	const char *verdict = ibp_report_verdict(c->findings);
+	const char *verdict = ibp_findings_verdict(c->findings);
 	ibp_prom_family(w, "ibprep_check_verdict", "gauge",
 			"The check's verdict: 1 for the current one of pass, warn, fail");
 	for (size_t i = 0; i < 3; i++)

@@ -96,6 +96,18 @@ enum ibp_severity ibp_findings_worst(const struct ibp_findings *f)
 	return w;
 }
 
+const char *ibp_findings_verdict(const struct ibp_findings *f)
+{
+	switch (ibp_findings_worst(f)) {
+	case IBP_SEV_FAIL:
+		return "fail";
+	case IBP_SEV_WARN:
+		return "warn";
+	default:
+		return "pass";
+	}
+}
+
 size_t ibp_findings_count(const struct ibp_findings *f, enum ibp_severity sev, int fclass)
 {
 	size_t c = 0;

@@ -8,18 +8,6 @@
 #include "ibprep/cpulist.h"
 #include "ibprep/report.h"
 
-const char *ibp_report_verdict(const struct ibp_findings *f)
-{
-	switch (ibp_findings_worst(f)) {
-	case IBP_SEV_FAIL:
-		return "fail";
-	case IBP_SEV_WARN:
-		return "warn";
-	default:
-		return "pass";
-	}
-}
-
 static const char *sev_word(enum ibp_severity s)
 {
 	return s == IBP_SEV_FAIL ? "fail" : s == IBP_SEV_WARN ? "warn" : "info";
@@ -126,7 +114,7 @@ int ibp_report_text(FILE *out, const struct ibp_health_input *in, const struct i
 			in->window_ms);
 	size_t nf = ibp_findings_count(f, IBP_SEV_FAIL, -1);
 	size_t nw = ibp_findings_count(f, IBP_SEV_WARN, -1) - nf;
-	fprintf(out, "%sverdict: %s", (inv->n_hcas || f->n) ? "\n" : "", ibp_report_verdict(f));
+	fprintf(out, "%sverdict: %s", (inv->n_hcas || f->n) ? "\n" : "", ibp_findings_verdict(f));
 	if (nf || nw) {
 		fprintf(out, " (");
 		if (nf)
@@ -277,7 +265,7 @@ int ibp_report_json(struct ibp_json *j, const struct ibp_health_input *in,
 	ibp_json_object_begin(j);
 	ibp_json_kv_int(j, "schema", IBP_REPORT_SCHEMA);
 	ibp_json_kv_string(j, "node", in->node);
-	ibp_json_kv_string(j, "verdict", ibp_report_verdict(f));
+	ibp_json_kv_string(j, "verdict", ibp_findings_verdict(f));
 	ibp_json_key(j, "memlock");
 	ibp_json_object_begin(j);
 	ibp_json_kv_string(j, "source",

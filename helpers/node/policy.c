@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "ibprep/policy.h"
-#include "ibprep/rdmatest_ports.h"
 
 /*
  * Warn thresholds of infiniband-diags' error_thresholds file (rdma-core
