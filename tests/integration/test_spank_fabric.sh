@@ -209,7 +209,7 @@ fi
 # this case cuts leaf1's data path only (the socket transport's data
 # connections, ephemeral ports at both ends), as an RDMA fabric fault does
 # while the control network still passes; the total cut above leaves each
-# side knowing nothing of the other's leaves (docs/fabric.md).
+# side knowing nothing of the other's leaves (docs/topology.md).
 for i in 1 2 3; do
 	range=$(ip netns exec "$CL_TAG-n$i" cat /proc/sys/net/ipv4/ip_local_port_range | tr -s '\t ' '-')
 	if ! ip netns exec "$CL_TAG-n$i" nft -f - <<NFT 2>"$OUT/nft"; then
