@@ -7,6 +7,8 @@
 #    all three;
 #  * README.md stays short, links every docs/*.md and bench/README.md, and
 #    names no docs file that does not exist;
+#  * docs/consistency.md, rdmatest.md and fabric.md stay under 350 lines, and
+#    bench/results/ holds dated series that say what they measured;
 #  * the Slurm release table appears once.
 set -u
 cd "$(dirname "$0")/../.."
@@ -84,6 +86,38 @@ for f in $(grep -oE '(docs/[A-Za-z0-9_-]+\.md|bench/README\.md)' README.md | sor
 done
 if [ -z "$miss" ]; then tap_ok "every docs file README.md names exists"; else
 	tap_fail "every docs file README.md names exists" "missing:$miss"; fi
+
+# docs describe today: the pages that once were lab notebooks stay short,
+# and the series they shed live in bench/results/, one dated file each that
+# says what it measured (a commit) and with which command
+over=""
+for f in docs/consistency.md docs/rdmatest.md docs/fabric.md; do
+	n=$(wc -l <"$f")
+	[ "$n" -lt 350 ] || over+=" $f ($n lines)"
+done
+if [ -z "$over" ]; then tap_ok "docs/consistency.md, rdmatest.md and fabric.md are under 350 lines"; else
+	tap_fail "docs/consistency.md, rdmatest.md and fabric.md are under 350 lines" \
+		"over:$over: docs describe today; dated series and superseded figures go to bench/results/ (bench/README.md)"; fi
+bad=""
+for f in bench/results/*.md; do
+	[ -e "$f" ] || continue
+	b=${f##*/}
+	if ! [[ "$b" =~ ^20[0-9][0-9]-[01][0-9]-[0-3][0-9]-[a-z0-9-]+\.md$ ]]; then
+		bad+=" $b (not YYYY-MM-DD-name.md)"
+	elif ! head -15 "$f" | grep -q '^Measured' || ! head -15 "$f" | grep -qE '\b[0-9a-f]{7,40}\b' ||
+		! head -15 "$f" | grep -q '`'; then
+		bad+=" $b (its top says not what it measured, the commit and the command)"
+	fi
+done
+n=$(ls bench/results/*.md 2>/dev/null | wc -l)
+if [ "$n" -gt 0 ] && [ -z "$bad" ]; then tap_ok "bench/results: $n dated series, each naming what it measured, a commit and the command"; else
+	tap_fail "bench/results: dated series that say what they measured" "${bad:- no file}"; fi
+miss=""
+for f in $(grep -ohE 'bench/results/[A-Za-z0-9_.-]+\.md' docs/*.md bench/README.md | sort -u); do
+	[ -f "$f" ] || miss+=" $f"
+done
+if [ -z "$miss" ]; then tap_ok "every bench/results file the docs name exists"; else
+	tap_fail "every bench/results file the docs name exists" "missing:$miss"; fi
 
 # the release table: its 22.05 row, in one file only
 files=$(grep -lE '^\| 22\.05' README.md docs/*.md man/* bench/README.md 2>/dev/null)
