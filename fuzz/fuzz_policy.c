@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libFuzzer target: the policy parsers.  The input is a config text (and its
- * first line a KEY=VALUE pair); whatever it holds, parsing must not crash,
- * must leave a policy that is still sane, and any error message must be a
- * printable, NUL-terminated line.
+ * libFuzzer target: the policy parsers and spank_ib.conf(5)'s (conf.h).
+ * The input is a config text (and its first line a KEY=VALUE pair);
+ * whatever it holds, parsing must not crash, must leave a policy that is
+ * still sane, and any error message must be a printable, NUL-terminated
+ * line.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibprep/conf.h"
 #include "ibprep/policy.h"
 
 static int other(void *arg, const char *key, const char *value, char *err, size_t errlen)
@@ -54,6 +56,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ibp_policy_parse_text(&p, (const char *)data, size, "fuzz", other, NULL, err, sizeof(err));
 	check_message(err, sizeof(err));
 	check_policy(&p);
+
+	/* the same text as a config= file: the plugin's keys too */
+	struct ibp_conf *c = malloc(sizeof(*c));
+	if (!c)
+		return 0;
+	ibp_conf_init(c);
+	err[0] = '\0';
+	ibp_conf_parse_text(c, (const char *)data, size, "fuzz", err, sizeof(err));
+	check_message(err, sizeof(err));
+	check_policy(&c->policy);
+	if (c->cache_ttl > 86400 || (c->sysfs_root[0] != '/') ||
+	    strnlen(c->topology, sizeof(c->topology)) == sizeof(c->topology))
+		abort();
+	free(c);
 
 	/* the first line as one pair (a C string: stops at a NUL) */
 	char pair[512];

@@ -18,11 +18,13 @@
 
 #include "ibprep_cmd.h"
 #include "ibprep_site.h"
+#include "ibprep/conf.h"
 #include "ibprep/health.h"
 #include "ibprep/json.h"
 #include "ibprep/linkwatch.h"
 #include "ibprep/policy.h"
 #include "ibprep/report.h"
+#include "ibprep/rootpath.h"
 #include "ibprep/sysfs.h"
 
 enum {
@@ -218,6 +220,45 @@ static int since_snapshot(const char *snapshot, const struct ibp_sysfs *fs,
 	return 0;
 }
 
+/*
+ * --config FILE: the plugin's config= file, through the one parser of
+ * spank_ib.conf(5) (conf.h): the plugin's keys are checked as the plugin
+ * checks them and not used here, the policy keys go to POL.  The plugin
+ * reads a file only when root alone can change it: one that it would
+ * refuse is said on stderr, and still read.  0, or 2 said on stderr.
+ */
+static int load_config(const char *path, struct ibp_policy *pol)
+{
+	struct ibp_conf *conf = malloc(sizeof(*conf));
+	char err[PATH_MAX + 512];
+	int fd;
+
+	if (!conf) {
+		fprintf(stderr, "ibprep check: out of memory\n");
+		return 2;
+	}
+	ibp_conf_init(conf);
+	conf->policy = *pol;
+	if (ibp_conf_load_file(conf, path, 0, err, sizeof(err))) {
+		fprintf(stderr, "ibprep check: %s\n", err);
+		free(conf);
+		return 2;
+	}
+	*pol = conf->policy;
+	free(conf);
+	fd = path[0] == '/' ? ibp_rootpath_open(path, O_RDONLY, IBP_ROOTPATH_ROOT, err, sizeof(err))
+			    : -EINVAL;
+	if (fd >= 0)
+		close(fd);
+	else if (path[0] != '/')
+		fprintf(stderr,
+			"ibprep check: note: spank_ib.so takes config= as an absolute path only\n");
+	else
+		fprintf(stderr, "ibprep check: note: spank_ib.so would refuse this file: %s\n",
+			err);
+	return 0;
+}
+
 int ibprep_cmd_check(int argc, char **argv)
 {
 	const char *root = NULL, *node = NULL, *config = NULL, *memlock = NULL, *since = NULL;
@@ -289,10 +330,8 @@ int ibprep_cmd_check(int argc, char **argv)
 	/* never a drain from a half-configured node: no Slurm, no change */
 	if (slurm && ibprep_slurm_ready() != 0)
 		return 2;
-	if (config && ibp_policy_load_file(&pol, config, NULL, NULL, err, sizeof(err))) {
-		fprintf(stderr, "ibprep check: %s\n", err);
+	if (config && load_config(config, &pol))
 		return 2;
-	}
 	for (size_t i = 0; i < n_pairs; i++) {
 		if (ibp_policy_set_pair(&pol, pairs[i], err, sizeof(err))) {
 			fprintf(stderr, "ibprep check: %s\n", err);

@@ -254,7 +254,7 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 		char *sec;
 
 		snprintf(job, sizeof(job), "%u", lw->job);
-		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path)))
+		if (ibp_conf_expand(st->eff.report_file, st->host, job, path, sizeof(path)))
 			goto out; /* user_init already said why */
 		sec = report_section(st, lw, &f, elapsed_s, did_drain, &len);
 		if (sec && spank_ib_write_as_user(path, lw->uid, lw->gid, lw->groups, lw->n_groups,

@@ -225,7 +225,7 @@ struct spank_option spank_ib_option_table[] = {
     SPANK_OPTIONS_TABLE_END,
 };
 
-int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_conf *conf,
+int spank_ib_effective(const struct spank_ib_opts *user, const struct ibp_conf *conf,
 		       spank_ib_getenv_fn get, void *ctx, struct spank_ib_opts *eff, bool *active,
 		       char *err, size_t errlen)
 {
@@ -234,14 +234,14 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_c
 	if (spank_ib_opts_from_env(eff, get, ctx, err, errlen))
 		return -EINVAL;
 	/* enforce= is the admin's floor: a user can ask for more, never for less. */
-	if (conf->enforce & SPANK_IB_ENFORCE_CHECK)
+	if (conf->enforce & IBP_ENFORCE_CHECK)
 		eff->check = SPANK_IB_CHECK_FAIL;
-	if ((conf->enforce & SPANK_IB_ENFORCE_AFFINITY) && eff->affinity == SPANK_IB_AFF_OFF)
+	if ((conf->enforce & IBP_ENFORCE_AFFINITY) && eff->affinity == SPANK_IB_AFF_OFF)
 		eff->affinity = SPANK_IB_AFF_ON;
-	if ((conf->enforce & SPANK_IB_ENFORCE_ENV) &&
+	if ((conf->enforce & IBP_ENFORCE_ENV) &&
 	    (eff->env == SPANK_IB_ENV_OFF || eff->env == SPANK_IB_ENV_AUTO))
 		eff->env = SPANK_IB_ENV_ON;
-	if ((conf->enforce & SPANK_IB_ENFORCE_TEST) && eff->test == SPANK_IB_TEST_OFF)
+	if ((conf->enforce & IBP_ENFORCE_TEST) && eff->test == SPANK_IB_TEST_OFF)
 		eff->test = SPANK_IB_TEST_QUICK;
 	if (eff->env == SPANK_IB_ENV_AUTO)
 		eff->env = eff->affinity != SPANK_IB_AFF_OFF ? SPANK_IB_ENV_ON : SPANK_IB_ENV_OFF;
@@ -251,7 +251,7 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_c
 	 * step whatever the user asks.
 	 */
 	eff->check_warn_by_user =
-	    eff->check == SPANK_IB_CHECK_WARN && !(conf->enforce & SPANK_IB_ENFORCE_TEST);
+	    eff->check == SPANK_IB_CHECK_WARN && !(conf->enforce & IBP_ENFORCE_TEST);
 	/* A report or a test needs the node's findings: report them, fail nothing. */
 	if ((eff->report != SPANK_IB_REPORT_OFF || eff->test != SPANK_IB_TEST_OFF) &&
 	    eff->check == SPANK_IB_CHECK_OFF)

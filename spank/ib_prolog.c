@@ -54,7 +54,8 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 	char root[PATH_MAX], cache_dir[PATH_MAX];
 	int verdict;
 
-	if (!st->conf.prolog_check)
+	/* A refused config= (load_conf said so in slurmd's log): the steps fail, not the prolog. */
+	if (!st->conf_ok || !st->conf.prolog_check)
 		return 0;
 	n = calloc(1, sizeof(*n));
 	if (!n) {
@@ -66,8 +67,8 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 	n->uid = prolog_job_uid(sp);
 	memset(&st->eff, 0, sizeof(st->eff));
 	st->eff.check = SPANK_IB_CHECK_FAIL;
-	if (spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
-	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+	if (ibp_conf_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
+	    ibp_conf_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
 		spank_ib_setup_finding(
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	else
@@ -81,7 +82,16 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 		*e = '\0';
 		slurm_error("%s", l);
 	}
-	verdict = n->verdict;
+	/*
+	 * Slurm drains a node whose prolog fails, with the reason "Prolog
+	 * error": only a node fault may do that.  The plugin's own trouble (a
+	 * path refused, an unreadable sysfs_root) and a job's fault are said
+	 * in slurmd's log above, and the job's steps meet them again.
+	 */
+	verdict = 0;
+	for (size_t i = 0; i < n->findings.n; i++)
+		if (ibp_finding_drainable(&n->findings.v[i]))
+			verdict = n->verdict;
 	spank_ib_node_free(n);
 	return verdict;
 }
@@ -93,7 +103,7 @@ int spank_ib_job_epilog(spank_t sp, struct spank_ib_state *st)
 	int cfd;
 
 	if (!key.job_id ||
-	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
+	    ibp_conf_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir)))
 		return 0;
 	/* Only in a directory that passes the same checks as for storing. */
 	cfd = spank_ib_cache_open(cache_dir, false, why, sizeof(why));

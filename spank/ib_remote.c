@@ -464,7 +464,7 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	struct spank_ib_node *n;
 	double t0 = now_ms();
 
-	if (!st->conf_ok)
+	if (!st->conf_ok && !st->refused[0])
 		return -1;
 	n = calloc(1, sizeof(*n));
 	if (!n) {
@@ -473,6 +473,23 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	}
 	st->node = n;
 	ibp_findings_init(&n->findings);
+	if (st->refused[0]) {
+		/*
+		 * The admin's configuration is refused (spank_ib.c): whatever it
+		 * enforces is unknown, so every step of the job's tasks fails,
+		 * with the reason where the user looks; nothing else is done.
+		 */
+		spank_get_item(sp, S_JOB_STEPID, &n->step_id);
+		if (n->step_id >= SLURM_MAX_NORMAL_STEP_ID)
+			return 0; /* the batch script, extern and interactive steps */
+		spank_ib_node_say(n,
+				  "spank-ib: %s: %s; spank-ib's configuration is refused: failing "
+				  "the step (every step on %s fails until the admin fixes it)\n",
+				  st->host, st->refused, st->host);
+		n->verdict = -1;
+		st->active = true;
+		return 0;
+	}
 	if (spank_ib_effective(spank_ib_user_opts(), &st->conf, job_getenv, &je, &st->eff,
 			       &st->active, err, sizeof(err))) {
 		/* A job fault: fail the user's own step, never drain. */
@@ -497,9 +514,9 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		st->active = false;
 		return 0;
 	}
-	if (spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
-	    spank_ib_expand(st->conf.topology, st->host, NULL, topo, sizeof(topo)) ||
-	    spank_ib_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir))) {
+	if (ibp_conf_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) ||
+	    ibp_conf_expand(st->conf.topology, st->host, NULL, topo, sizeof(topo)) ||
+	    ibp_conf_expand(st->conf.cache_dir, st->host, NULL, cache_dir, sizeof(cache_dir))) {
 		spank_ib_setup_finding(
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	} else {

@@ -148,7 +148,7 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 	}
 	if (st->eff.report_file[0]) {
 		snprintf(job, sizeof(job), "%u", n->job_id);
-		if (spank_ib_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
+		if (ibp_conf_expand(st->eff.report_file, st->host, job, path, sizeof(path))) {
 			char safe[PATH_MAX * 2];
 
 			ibp_text_escape(st->eff.report_file, safe, sizeof(safe));

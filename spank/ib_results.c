@@ -83,7 +83,7 @@ void spank_ib_write_results(const struct spank_ib_state *st, struct spank_ib_nod
 
 	if (!n || !n->n_test_records || !st->conf.results_log[0])
 		return;
-	if (spank_ib_expand(st->conf.results_log, st->host, NULL, path, sizeof(path))) {
+	if (ibp_conf_expand(st->conf.results_log, st->host, NULL, path, sizeof(path))) {
 		slurm_error("spank-ib: %s: results_log: path too long", st->host);
 		return;
 	}

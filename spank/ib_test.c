@@ -262,7 +262,7 @@ static struct ibp_fp *node_fingerprint(spank_t sp, struct spank_ib_state *st,
 	src.inv = n->have_in ? &n->in.inv : NULL;
 	src.rails = rails;
 	src.n_rails = nr;
-	if (!spank_ib_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) &&
+	if (!ibp_conf_expand(st->conf.sysfs_root, st->host, NULL, root, sizeof(root)) &&
 	    !ibp_sysfs_open(&fs, root))
 		src.fs = &fs;
 	src.getenv = fp_getenv;

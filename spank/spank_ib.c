@@ -46,22 +46,38 @@ static int register_options(spank_t sp)
  * The plugstack.conf arguments, parsed once per process (init, or the job
  * prolog where Slurm calls no init).  srun, sbatch and salloc run as the user
  * and need nothing from config=: it is not read there (a 0600 root file).
+ *
+ * There a bad argument stops the command, named: the line is the same on
+ * every node.  In slurmstepd and slurmd a refused config= (or argument)
+ * does not fail the plugin's init: a failing init says only "Plugin
+ * initialization failed" or "Unspecified error" to the user (and srun exits
+ * 0 on 22.05), and in slurmd's job prolog it drains the node with the
+ * reason "Prolog error".  Instead the options are still registered, nothing
+ * is acted on, and every step on the node fails from task_init with the
+ * refusal as its message (ib_remote.c); nothing is drained.
  */
 static int load_conf(spank_context_t ctx, int ac, char **av)
 {
-	char err[1024];
+	char err[sizeof(state.refused) - 128];
 
-	if (state.conf_ok)
+	if (state.conf_ok || state.refused[0])
 		return 0;
-	spank_ib_conf_init(&state.conf);
+	ibp_conf_init(&state.conf);
 	state.conf.no_config_files = ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR;
 	if (spank_ib_short_hostname(state.host, sizeof(state.host)))
 		strcpy(state.host, "localhost");
-	if (spank_ib_conf_parse(&state.conf, ac, av, err, sizeof(err))) {
+	if (!ibp_conf_parse_args(&state.conf, ac, av, state.host, err, sizeof(err))) {
+		state.conf_ok = true;
+		return 0;
+	}
+	if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR) {
 		slurm_error("spank-ib: %s: plugstack.conf: %s", state.host, err);
 		return -1;
 	}
-	state.conf_ok = true;
+	snprintf(state.refused, sizeof(state.refused), "%s", err);
+	slurm_error("spank-ib: %s: %s; spank-ib's configuration is refused: every step on "
+		    "this node fails until it is fixed, nothing is drained",
+		    state.host, err);
 	return 0;
 }
 
@@ -71,6 +87,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 	spank_ib_opts_init(spank_ib_user_opts());
 	state.conf_ok = false;
+	state.refused[0] = '\0';
 	state.active = false;
 	if (load_conf(ctx, ac, av))
 		return -1;

@@ -22,6 +22,7 @@
 
 #include <slurm/spank.h>
 
+#include "ibprep/conf.h"
 #include "ibprep/finding.h"
 #include "ibprep/health.h"
 #include "ibprep/place.h"
@@ -88,71 +89,10 @@ extern struct spank_option spank_ib_option_table[];
 /* The plugin's one copy of the user's options, filled by the option callbacks. */
 struct spank_ib_opts *spank_ib_user_opts(void);
 
-/* ---- admin arguments (plugstack.conf) ---- */
-
-#define SPANK_IB_MAX_POLICY 64
-#define SPANK_IB_PAIR_MAX   512
-
-enum spank_ib_enforce {
-	SPANK_IB_ENFORCE_CHECK = 1u << 0,
-	SPANK_IB_ENFORCE_AFFINITY = 1u << 1,
-	SPANK_IB_ENFORCE_ENV = 1u << 2,
-	SPANK_IB_ENFORCE_TEST = 1u << 3,
-};
-
-struct spank_ib_conf {
-	char sysfs_root[PATH_MAX];    /* "/" ; %n = short host name */
-	char topology[PATH_MAX];      /* "" = live hwloc discovery; %n allowed */
-	char cache_dir[PATH_MAX];     /* where verdicts are kept for cache_ttl; %n allowed */
-	char munge_socket[PATH_MAX];  /* "" = slurm.conf's AuthInfo=socket=, else libmunge's */
-	char test_helper[PATH_MAX];   /* "" = SPANK_IB_HELPER, fixed at build time */
-	char results_log[PATH_MAX];   /* "" = off; the tested links, one JSON line each; %n */
-	uint64_t results_log_max;     /* bytes before rotation to .1 (64 MiB) */
-	char topology_conf[PATH_MAX]; /* "" = none: Slurm's topology.conf/.yaml for the blame */
-	unsigned enforce;             /* SPANK_IB_ENFORCE_* */
-	bool bind;                    /* apply CPU and memory binding (yes) */
-	bool drain;                   /* drain the node on a node fault (no) */
-	bool prolog_check;            /* check in the job prolog (no) */
-	unsigned cache_ttl;           /* seconds a job's later steps reuse a verdict (60) */
-	struct ibp_policy policy;     /* every other key */
-	char policy_pairs[SPANK_IB_MAX_POLICY][SPANK_IB_PAIR_MAX]; /* as given, for the report */
-	size_t n_policy;
-	/*
-	 * Set before parsing in srun/sbatch/salloc (the user's process): config=
-	 * is checked for syntax but not read.  Nothing the local context does
-	 * needs the admin's settings (it validates the user's options and
-	 * environment defaults), so a root-only 0600 file works there.
-	 */
-	bool no_config_files;
-};
-
-void spank_ib_conf_init(struct spank_ib_conf *c);
-
-/*
- * Parses the plugstack.conf arguments (and, for config=FILE, the file's
- * KEY=VALUE lines, '#' comments).  Unknown keys and bad values are -EINVAL
- * with ERR naming the key (and the file and line).  Later keys override
- * earlier ones; config= is read where it appears (not with no_config_files),
- * and only when root alone can change it (rootpath.h): else -EINVAL with ERR
- * naming the file, its owner and mode.
- */
-int spank_ib_conf_parse(struct spank_ib_conf *c, int ac, char **av, char *err, size_t errlen);
-
-/* One KEY=VALUE.  0 or -EINVAL (unknown key, bad value) with ERR set. */
-int spank_ib_conf_set(struct spank_ib_conf *c, const char *pair, char *err, size_t errlen);
-
-/*
- * Expands "%n" (HOST) and "%%" in TEMPLATE; "%j" with JOBID when JOBID is
- * non-NULL.  Any other '%' sequence is -EINVAL; a result that does not fit
- * is -ENAMETOOLONG.
- */
-int spank_ib_expand(const char *tmpl, const char *host, const char *jobid, char *out, size_t len);
+/* ---- admin arguments (plugstack.conf, config=: conf.h's parser) ---- */
 
 /* This machine's short host name (gethostname up to the first dot). 0 or -errno. */
 int spank_ib_short_hostname(char *buf, size_t len);
-
-/* "yes"/"no" and friends.  0 or -EINVAL. */
-int spank_ib_parse_bool(const char *s, bool *out);
 
 /* ---- the verdict cache (ib_cache.c) and draining (ib_drain.c) ---- */
 
@@ -286,8 +226,14 @@ const char *spank_ib_slurm_conf_path(void);
 struct spank_ib_lw; /* ib_linkwatch.c: the ports as the step started */
 
 struct spank_ib_state {
-	struct spank_ib_conf conf;
-	bool conf_ok;               /* plugstack.conf parsed */
+	struct ibp_conf conf;
+	bool conf_ok; /* plugstack.conf parsed */
+	/*
+	 * slurmstepd or slurmd: the arguments or config= refused (why, naming
+	 * the file); nothing is acted on, every step fails in task_init with
+	 * this as its message and nothing is drained.  "" when loaded.
+	 */
+	char refused[PATH_MAX + 640];
 	char host[IBP_NODE_MAX];    /* short host name (gethostname) */
 	struct spank_ib_opts eff;   /* options in effect: command line > env > enforce */
 	bool active;                /* any work to do in this step */
@@ -303,7 +249,7 @@ struct spank_ib_state *spank_ib_state(void);
  * enforce= into EFF and says whether anything is to be done.  0 or -EINVAL
  * (ERR set) for a bad environment value.
  */
-int spank_ib_effective(const struct spank_ib_opts *user, const struct spank_ib_conf *conf,
+int spank_ib_effective(const struct spank_ib_opts *user, const struct ibp_conf *conf,
 		       spank_ib_getenv_fn get, void *ctx, struct spank_ib_opts *eff, bool *active,
 		       char *err, size_t errlen);
 

@@ -81,34 +81,6 @@ int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t le
 	return rc;
 }
 
-int ibp_results_log_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30;
-	else if (*end)
-		return -EINVAL;
-	if (shift && end[1])
-		return -EINVAL;
-	if (v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* ---- the place check ---- */
 
 /*

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* policy.c: the key=value policy of policy.h, its defaults and its parser. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "ibprep/policy.h"
+#include "ibprep/text.h"
 
 /*
  * Warn thresholds of infiniband-diags' error_thresholds file (rdma-core
@@ -182,7 +181,7 @@ static int parse_double_range(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
-static int parse_bool(const char *s, bool *out)
+int ibp_policy_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = {"yes", "true", "on", "1"};
 	static const char *const no[] = {"no", "false", "off", "0"};
@@ -517,7 +516,7 @@ static int apply(struct ibp_policy *p, enum key_id id, const char *v)
 	case K_CHECK_GDR:
 	case K_GID_INDEX:
 	case K_GDR_LEVEL:
-		if (parse_bool(v, &b))
+		if (ibp_policy_parse_bool(v, &b))
 			return -EINVAL;
 		if (id == K_CHECK_COUNTERS)
 			p->check_counters = b;
@@ -604,7 +603,7 @@ static int apply(struct ibp_policy *p, enum key_id id, const char *v)
 		snprintf(p->test_transport, sizeof(p->test_transport), "%s", v);
 		return 0;
 	case K_LINK_WATCH:
-		return parse_bool(v, &p->link_watch) ? -EINVAL : 0;
+		return ibp_policy_parse_bool(v, &p->link_watch) ? -EINVAL : 0;
 	case K_XMIT_WAIT_TICK:
 		if (parse_double_range(v, 0, 100000, &d) || d <= 0)
 			return -EINVAL;
@@ -687,30 +686,32 @@ static char *trim(char *s)
 int ibp_policy_parse_text(struct ibp_policy *p, const char *text, size_t len, const char *name,
 			  ibp_policy_other_fn other, void *arg, char *err, size_t errlen)
 {
-	char line[1024], msg[512];
+	char *line, msg[512];
 	size_t pos = 0;
 	unsigned lineno = 0;
 	const char *src = name ? name : "config";
+	int rc = 0;
 
-	while (pos < len) {
+	line = malloc(IBP_POLICY_LINE_MAX);
+	if (!line)
+		return ibp_errf(-ENOMEM, err, errlen, "%s: out of memory", src);
+	while (pos < len && !rc) {
 		size_t end = pos;
 		while (end < len && text[end] != '\n')
 			end++;
 		lineno++;
 		size_t n = end - pos;
-		if (n >= sizeof(line)) {
-			if (err && errlen)
-				snprintf(err, errlen, "%s:%u: line longer than %zu bytes", src,
-					 lineno, sizeof(line) - 1);
-			return -E2BIG;
+		if (n >= IBP_POLICY_LINE_MAX) {
+			rc = ibp_errf(-E2BIG, err, errlen, "%s:%u: line longer than %d bytes", src,
+				      lineno, IBP_POLICY_LINE_MAX - 1);
+			break;
 		}
 		memcpy(line, text + pos, n);
 		line[n] = '\0';
 		pos = end + 1;
 		if (memchr(line, '\0', n)) {
-			if (err && errlen)
-				snprintf(err, errlen, "%s:%u: NUL byte in line", src, lineno);
-			return -EINVAL;
+			rc = ibp_errf(-EINVAL, err, errlen, "%s:%u: NUL byte in line", src, lineno);
+			break;
 		}
 		/* a comment starts at '#' at the line's start or after whitespace */
 		for (char *h = line; (h = strchr(h, '#')); h++)
@@ -725,72 +726,20 @@ int ibp_policy_parse_text(struct ibp_policy *p, const char *text, size_t len, co
 		if (!eq) {
 			char q[80];
 			quote(q, sizeof(q), s);
-			if (err && errlen)
-				snprintf(err, errlen, "%s:%u: bad line '%s': expected KEY=VALUE",
-					 src, lineno, q);
-			return -EINVAL;
+			rc = ibp_errf(-EINVAL, err, errlen,
+				      "%s:%u: bad line '%s': expected KEY=VALUE", src, lineno, q);
+			break;
 		}
 		*eq = '\0';
 		char *key = trim(s), *value = trim(eq + 1);
-		int rc;
 		msg[0] = '\0';
 		if (ibp_policy_has_key(key) || !other)
 			rc = ibp_policy_set(p, key, value, msg, sizeof(msg));
 		else
 			rc = other(arg, key, value, msg, sizeof(msg));
-		if (rc) {
-			if (err && errlen)
-				snprintf(err, errlen, "%s:%u: %s", src, lineno, msg);
-			return rc;
-		}
+		if (rc)
+			ibp_errf(rc, err, errlen, "%s:%u: %s", src, lineno, msg);
 	}
-	return 0;
-}
-
-int ibp_policy_load_file(struct ibp_policy *p, const char *path, ibp_policy_other_fn other,
-			 void *arg, char *err, size_t errlen)
-{
-	enum { MAX = 64 * 1024 };
-	char *buf;
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0) {
-		int e = errno;
-		if (err && errlen)
-			snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-		return -e;
-	}
-	buf = malloc(MAX + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, MAX + 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			if (err && errlen)
-				snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
-			free(buf);
-			close(fd);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > MAX) {
-			if (err && errlen)
-				snprintf(err, errlen, "%s: larger than %d bytes", path, MAX);
-			free(buf);
-			close(fd);
-			return -EFBIG;
-		}
-	}
-	close(fd);
-	int rc = ibp_policy_parse_text(p, buf, len, path, other, arg, err, errlen);
-	free(buf);
+	free(line);
 	return rc;
 }

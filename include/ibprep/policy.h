@@ -142,27 +142,25 @@ bool ibp_policy_has_key(const char *key);
 const struct ibp_counter_limit *ibp_policy_counter_limit(const struct ibp_policy *p,
 							 const char *name);
 
+/* "yes", "true", "on", "1" / "no", "false", "off", "0", any case.  0 or -EINVAL. */
+int ibp_policy_parse_bool(const char *s, bool *out);
+
+#define IBP_POLICY_LINE_MAX 8192 /* bytes of one config line */
+
 /*
- * Config text: "key=value" lines, '#' starts a comment (whole line or after
- * whitespace), blank lines and spaces around key and value ignored.  Keys
- * of this module are applied; any other key goes to OTHER (the plugin's own
- * keys) or, when OTHER is NULL, is an error.  OTHER returns 0 or -errno and
+ * The tokenizer of spank_ib.conf(5) files (conf.h reads them with it):
+ * "key=value" lines, '#' starts a comment (whole line or after whitespace),
+ * blank lines and spaces around key and value ignored.  Keys of this
+ * module are applied; any other key goes to OTHER (the plugin's own keys)
+ * or, when OTHER is NULL, is an error.  OTHER returns 0 or -errno and
  * writes its message to ERR.  On error ERR reads "NAME:LINE: message" and
  * the pairs before the bad line stay applied.  0, -ENOENT, -EINVAL, -E2BIG
- * (a line over 1023 bytes).
+ * (a line of IBP_POLICY_LINE_MAX bytes or more).
  */
 typedef int (*ibp_policy_other_fn)(void *arg, const char *key, const char *value, char *err,
 				   size_t errlen);
 int ibp_policy_parse_text(struct ibp_policy *p, const char *text, size_t len, const char *name,
 			  ibp_policy_other_fn other, void *arg, char *err, size_t errlen);
-
-/*
- * Reads the config file PATH (at most 64 KiB, O_CLOEXEC) and applies it as
- * ibp_policy_parse_text does.  -errno of open/read (ERR names the file),
- * -EFBIG for a larger file, or the parse error.
- */
-int ibp_policy_load_file(struct ibp_policy *p, const char *path, ibp_policy_other_fn other,
-			 void *arg, char *err, size_t errlen);
 
 /*
  * Rank of a per-lane link speed name (SDR 1, DDR 2, QDR 3, FDR10 4, FDR 5,

@@ -49,10 +49,9 @@
 
 #include "ibprep/finding.h"
 
-#define IBP_RESULTS_LOG_VERSION     1
-#define IBP_RESULTS_LOG_MAX_RECORD  1024 /* bytes of one line, newline included */
-#define IBP_RESULTS_LOG_LOCK_MS     1000
-#define IBP_RESULTS_LOG_DEFAULT_MAX (64ull << 20)
+#define IBP_RESULTS_LOG_VERSION    1
+#define IBP_RESULTS_LOG_MAX_RECORD 1024 /* bytes of one line, newline included */
+#define IBP_RESULTS_LOG_LOCK_MS    1000
 
 struct ibp_link_record {
 	int64_t time; /* seconds since the epoch, when the step's test ended */
@@ -82,9 +81,6 @@ int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t le
  */
 int ibp_results_log_append(const char *path, uint64_t max_bytes, uid_t owner,
 			   const struct ibp_link_record *r, size_t n, char *err, size_t errlen);
-
-/* "64M", "1G", "512K", "4096" -> bytes; 0 or -EINVAL. */
-int ibp_results_log_parse_size(const char *s, uint64_t *out);
 
 /* Parses one line (without its newline) into R.  0 or -EINVAL. */
 int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_record *r);

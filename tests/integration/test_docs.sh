@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_docs.sh: the documentation stays one source per fact.
-#  * man/spank_ib.conf.5 lists exactly the plugin keys spank/ib_args.c accepts
+#  * man/spank_ib.conf.5 lists exactly the plugin keys of helpers/node/conf.c's table
 #    and exactly the policy keys of helpers/node/policy.c's table (a key added to
 #    one and not the other fails here);
 #  * the man pages render without groff warnings, and make install installs
@@ -43,9 +43,9 @@ sed -n 's/.*{"\([a-z_0-9]*\)", K_[A-Z_0-9]*,.*/\1/p' helpers/node/policy.c | sor
 man_keys "POLICY KEYS" "EXAMPLES" >"$T/policy.man"
 same "spank_ib.conf(5) POLICY KEYS = helpers/node/policy.c's key table" "$T/policy.code" "$T/policy.man"
 
-sed -n 's/.*strcmp(key, "\([a-z_0-9]*\)").*/\1/p' spank/ib_args.c | sort -u >"$T/plugin.code"
+sed -n 's/.*{"\([a-z_0-9]*\)", C_[A-Z_0-9]*}.*/\1/p' helpers/node/conf.c | sort -u >"$T/plugin.code"
 man_keys "PLUGIN KEYS" "POLICY KEYS" >"$T/plugin.man"
-same "spank_ib.conf(5) PLUGIN KEYS = spank/ib_args.c's keys" "$T/plugin.code" "$T/plugin.man"
+same "spank_ib.conf(5) PLUGIN KEYS = helpers/node/conf.c's key table" "$T/plugin.code" "$T/plugin.man"
 
 if command -v groff >/dev/null; then
 	for m in man/*.[158]; do

@@ -3,7 +3,8 @@
 # Slurm cluster (tests/integration/lib/cluster.sh), three simulated nodes:
 #   n1, n2  healthy
 #   n3      mlx5_3 port 1 trained at 1X (degraded width)
-# Cases: a config= file only root can change (else refused, naming owner and mode; a root
+# Cases: a config= file only root can change (else refused, naming owner and mode in the
+# user's srun output, the step failed, no node drained, the job prolog included; a root
 # 0600 file works for a user's srun); job faults never cached (a batch job whose first step
 # has a lowered memlock limit); test_helper= of another user (refused, the same wording) and
 # root's (runs); --ib-report=json:FIFO; a cache_dir a user can write; two
@@ -17,13 +18,15 @@ cluster_prereqs_or_done "spank plugin: root-only inputs"
 
 cluster_test_user spankro
 
+# slurmd runs SPANK job prologs only when its stack had a plugin at start: the
+# refused config= must not fail the prolog either (Slurm drains with "Prolog error").
+CL_EXTRA_CONF="PrologFlags=Alloc"
+CL_SPANK_AT_START=1
 cluster_start_or_done 3 n3:mlx5_3/1:width=1X
 cluster_hw_or_done "root-only inputs"
 cluster_suite_out 0777
 
 BASE_KEYS="min_memlock=4096"
-# what srun says when slurm_spank_init fails in slurmstepd (config= refused): per release
-INIT_FAIL_SAYS=$(cluster_expect init_fail_srun_says) || INIT_FAIL_SAYS="(unknown release)"
 plug() { cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" $BASE_KEYS "$@")"; }
 logs() { cat "$CL_LOG"/slurmd.*.log 2>/dev/null; }
 
@@ -48,11 +51,29 @@ if [ "$HAVE_USER" = 1 ]; then
 	chown "$TEST_UID" "$conf"
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" "config=$conf")"
 	run cf_owner cl_srun -N1 -w n1 --ib-check echo RAN
-	if ! has cf_owner RAN && has cf_owner "$INIT_FAIL_SAYS" && logs | grep -qF "$conf is owned by $TEST_USER (uid $TEST_UID) with mode 0644"; then
-		tap_ok "config= owned by another user: refused, the message names the file, owner and mode"
+	rc_owner=$RC
+	# a batch job too: its job prolog and its batch step read the same file
+	job=$(cl_sbatch --parsable -N1 -w n2 -o "$OUT/cf_batch.out" --wrap 'srun echo RAN; echo step_rc=$?')
+	cluster_wait_job "$job" 60 >/dev/null
+	sleep 0.3
+	st1=$(cluster_node_state n1) st2=$(cluster_node_state n2)
+	r1=$(cluster_node_reason n1) r2=$(cluster_node_reason n2)
+	if [ $rc_owner -ne 0 ] && ! has cf_owner RAN &&
+		has cf_owner "spank-ib: n1: config: $conf is owned by $TEST_USER (uid $TEST_UID) with mode 0644" &&
+		has cf_owner "configuration is refused: failing the step" &&
+		logs | grep -qF "$conf is owned by $TEST_USER (uid $TEST_UID) with mode 0644"; then
+		tap_ok "config= owned by another user: srun exits $rc_owner, its output names spank-ib, the file, owner and mode"
 	else
-		tap_fail "config= owned by another user" "rc=$RC; $(show cf_owner); $(logs | grep -F spank-ib | tail -5)"
+		tap_fail "config= owned by another user" "rc=$rc_owner; $(show cf_owner); $(logs | grep -F spank-ib | tail -5)"
 	fi
+	if [[ "$st1$st2" != *DRAIN* ]] && [[ "$r1$r2" != *"Prolog error"* ]] &&
+		grep -q "step_rc=[1-9]" "$OUT/cf_batch.out" 2>/dev/null &&
+		grep -qF "spank-ib: n2: config: $conf is owned by" "$OUT/cf_batch.out"; then
+		tap_ok "config= owned by another user: no node drained (n1 $st1, n2 $st2), the job prolog passes, the batch job's step fails naming the file"
+	else
+		tap_fail "config= refused drains nothing" "n1=$st1 ($r1) n2=$st2 ($r2); $(cat "$OUT/cf_batch.out" 2>&1 | head -10)"
+	fi
+	cluster_resume_all >/dev/null
 	chown root:root "$conf"
 else
 	tap_skip "config= owned by another user" "cannot create a user (useradd)"
@@ -60,8 +81,9 @@ fi
 chmod 0664 "$conf"
 cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" "config=$conf")"
 run cf_group cl_srun -N1 -w n1 --ib-check echo RAN
-if ! has cf_group RAN && has cf_group "$INIT_FAIL_SAYS" && logs | grep -qF "$conf is owned by root (uid 0) with mode 0664"; then
-	tap_ok "config= writable by its group: refused, naming owner and mode 0664"
+if [ $RC -ne 0 ] && ! has cf_group RAN && has cf_group "spank-ib: n1: config: $conf is owned by root (uid 0) with mode 0664" &&
+	logs | grep -qF "$conf is owned by root (uid 0) with mode 0664"; then
+	tap_ok "config= writable by its group: refused, srun's output names the file, owner and mode 0664"
 else
 	tap_fail "config= group-writable" "rc=$RC; $(show cf_group); $(logs | grep -F spank-ib | tail -5)"
 fi

@@ -302,7 +302,7 @@ static void test_policy_config_text(void **state)
 	    ibp_policy_parse_text(&p, noeq, strlen(noeq), "c", NULL, NULL, err, sizeof(err)),
 	    -EINVAL);
 	assert_non_null(strstr(err, "c:3: bad line 'min_rate'"));
-	char huge[3000];
+	static char huge[IBP_POLICY_LINE_MAX + 10];
 	memset(huge, 'a', sizeof(huge));
 	assert_int_equal(
 	    ibp_policy_parse_text(&p, huge, sizeof(huge), "c", NULL, NULL, err, sizeof(err)),
@@ -313,36 +313,6 @@ static void test_policy_config_text(void **state)
 	    -EINVAL);
 }
 
-static void test_policy_load_file(void **state)
-{
-	struct ibp_policy p;
-	char err[256], path[] = "/tmp/ibp_policy_XXXXXX";
-	(void)state;
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	static const char text[] = "expect_hcas=8\nmin_speed=NDR\n";
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	ibp_policy_init(&p);
-	assert_int_equal(ibp_policy_load_file(&p, path, NULL, NULL, err, sizeof(err)), 0);
-	assert_int_equal(p.expect_hcas, 8);
-	assert_string_equal(p.min_speed, "NDR");
-	unlink(path);
-	assert_int_equal(ibp_policy_load_file(&p, path, NULL, NULL, err, sizeof(err)), -ENOENT);
-	assert_non_null(strstr(err, path));
-	/* over 64 KiB */
-	strcpy(path, "/tmp/ibp_policy_XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	char block[4096];
-	memset(block, '#', sizeof(block));
-	for (int i = 0; i < 17; i++)
-		assert_int_equal(write(fd, block, sizeof(block)), (ssize_t)sizeof(block));
-	close(fd);
-	assert_int_equal(ibp_policy_load_file(&p, path, NULL, NULL, err, sizeof(err)), -EFBIG);
-	unlink(path);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,7 +321,6 @@ int main(void)
 	    cmocka_unit_test(test_policy_values_applied),
 	    cmocka_unit_test(test_policy_errors_name_key_and_value),
 	    cmocka_unit_test(test_policy_config_text),
-	    cmocka_unit_test(test_policy_load_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -301,23 +301,6 @@ static void test_results_log_lock_held_is_bounded(void **state)
 	tmp_clean(&t);
 }
 
-static void test_results_log_parse_size(void **state)
-{
-	uint64_t v;
-
-	(void)state;
-	assert_int_equal(ibp_results_log_parse_size("64M", &v), 0);
-	assert_int_equal(v, 64ull << 20);
-	assert_int_equal(ibp_results_log_parse_size("4096", &v), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(ibp_results_log_parse_size("1G", &v), 0);
-	assert_int_equal(v, 1ull << 30);
-	assert_int_equal(ibp_results_log_parse_size("1GB", &v), -EINVAL);
-	assert_int_equal(ibp_results_log_parse_size("-1", &v), -EINVAL);
-	assert_int_equal(ibp_results_log_parse_size("", &v), -EINVAL);
-	assert_int_equal(ibp_results_log_parse_size("99999999999999999999", &v), -EINVAL);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,7 +310,6 @@ int main(void)
 	    cmocka_unit_test(test_results_log_append_and_rotate),
 	    cmocka_unit_test(test_results_log_refuses_user_writable_places),
 	    cmocka_unit_test(test_results_log_lock_held_is_bounded),
-	    cmocka_unit_test(test_results_log_parse_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

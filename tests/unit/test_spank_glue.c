@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_spank_glue: the plugin's option parsing (also called twice), the
- * plugstack argument parser (unknown key, bad values, config files), %n
- * expansion, environment precedence and enforce=, and the context dispatch
- * of the slurm_spank_* symbols, against the link-time fake of spank_*.
+ * test_spank_glue: the plugin's option parsing (also called twice),
+ * environment precedence and enforce=, the verdict cache, and the context
+ * dispatch of the slurm_spank_* symbols, against the link-time fake of
+ * spank_* (the plugstack arguments' parser is conf.h's: test_conf.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <slurm/slurm.h>
 
 #include "../../spank/spank_ib.h"
 #include "fake_spank.h"
@@ -245,13 +247,13 @@ static void test_effective_table(void **state)
 	for (size_t i = 0; i < sizeof(effective_cases) / sizeof(effective_cases[0]); i++) {
 		const char *name = effective_cases[i].name;
 		struct spank_ib_opts u, eff;
-		struct spank_ib_conf c;
+		struct ibp_conf c;
 		bool active = !effective_cases[i].active;
 		char err[256] = "";
 		int rc;
 
 		spank_ib_opts_init(&u);
-		spank_ib_conf_init(&c);
+		ibp_conf_init(&c);
 		for (size_t k = 0; k < effective_cases[i].n_flags; k++)
 			if (spank_ib_opt_parse(&u, effective_cases[i].flags[k].which,
 					       effective_cases[i].flags[k].arg, err, sizeof(err)))
@@ -282,14 +284,14 @@ static void test_effective_table(void **state)
 static void test_enforce_is_a_floor(void **state)
 {
 	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
+	struct ibp_conf c;
 	bool active;
 	char err[256];
 
 	(void)state;
 	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_set(&c, "enforce=check,affinity", err, sizeof(err)), 0);
+	ibp_conf_init(&c);
+	assert_int_equal(ibp_conf_set(&c, "enforce", "check,affinity", err, sizeof(err)), 0);
 	assert_int_equal(
 	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
 	assert_true(active);
@@ -310,19 +312,19 @@ static void test_enforced_test_not_lowered_by_warn(void **state)
 {
 	static const char *const env_warn[] = {"SPANK_IB_CHECK", "warn", NULL};
 	struct spank_ib_opts u, eff;
-	struct spank_ib_conf c;
+	struct ibp_conf c;
 	bool active;
 	char err[256];
 
 	(void)state;
 	spank_ib_opts_init(&u);
-	spank_ib_conf_init(&c);
+	ibp_conf_init(&c);
 	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_CHECK, "warn", err, sizeof(err)), 0);
 	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_TEST, NULL, err, sizeof(err)), 0);
 	assert_int_equal(
 	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
 	assert_true(eff.check_warn_by_user); /* not enforced: the user's own choice */
-	assert_int_equal(spank_ib_conf_set(&c, "enforce=test", err, sizeof(err)), 0);
+	assert_int_equal(ibp_conf_set(&c, "enforce", "test", err, sizeof(err)), 0);
 	assert_int_equal(
 	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
 	assert_false(eff.check_warn_by_user);
@@ -395,244 +397,6 @@ static void test_authinfo_socket_file_checks(void **state)
 	assert_int_equal(spank_ib_authinfo_socket(path, out, sizeof(out)), -EPERM);
 	ibp_fixture_destroy(dir);
 	assert_true(spank_ib_authinfo_socket("/nonexistent/slurm.conf", out, sizeof(out)) < 0);
-}
-
-/* ---- plugstack arguments ---- */
-
-static void test_conf_defaults(void **state)
-{
-	struct spank_ib_conf c;
-
-	(void)state;
-	spank_ib_conf_init(&c);
-	assert_string_equal(c.sysfs_root, "/");
-	assert_string_equal(c.topology, "");
-	assert_true(c.bind);
-	assert_false(c.drain);
-	assert_false(c.prolog_check);
-	assert_int_equal(c.enforce, 0);
-	assert_int_equal(c.cache_ttl, 60);
-}
-
-static void test_conf_keys_applied(void **state)
-{
-	struct spank_ib_conf c;
-	char err[256] = "";
-	const char *args[] = {"sysfs_root=/srv/%n/root",
-			      "topology=/etc/ibprep/%n.xml",
-			      "bind=no",
-			      "drain=yes",
-			      "prolog_check=yes",
-			      "cache_ttl=5",
-			      "enforce=check",
-			      "link_layer=ib"};
-	char **av = (char **)args;
-
-	(void)state;
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 8, av, err, sizeof(err)), 0);
-	assert_string_equal(c.sysfs_root, "/srv/%n/root");
-	assert_string_equal(c.topology, "/etc/ibprep/%n.xml");
-	assert_false(c.bind);
-	assert_true(c.drain);
-	assert_true(c.prolog_check);
-	assert_int_equal(c.cache_ttl, 5);
-	assert_int_equal(c.enforce, SPANK_IB_ENFORCE_CHECK);
-	assert_int_equal(c.policy.link_layer, IBP_POLICY_LL_IB);
-	assert_int_equal(c.n_policy, 1);
-	assert_string_equal(c.policy_pairs[0], "link_layer=ib");
-}
-
-static const struct {
-	const char *arg, *needle;
-} bad_args[] = {
-    {"colour=blue", "unknown key 'colour'"},
-    {"drain=maybe", "key 'drain'"},
-    {"bind=", "key 'bind'"},
-    {"cache_ttl=-1", "key 'cache_ttl'"},
-    {"cache_ttl=10s", "key 'cache_ttl'"},
-    {"cache_ttl=86401", "key 'cache_ttl'"},
-    {"sysfs_root=relative/path", "key 'sysfs_root'"},
-    {"sysfs_root=", "key 'sysfs_root'"},
-    {"topology=/x/%h.xml", "key 'topology'"},
-    {"enforce=check,everything", "'everything'"},
-    {"noequals", "KEY=VALUE"},
-    {"=x", "KEY=VALUE"},
-    {"link_layer=fibre", "link_layer"},
-    {"config=/nonexistent/spank_ib.conf", "/nonexistent/spank_ib.conf"},
-};
-
-static void test_conf_bad_args_named(void **state)
-{
-	(void)state;
-	for (size_t i = 0; i < sizeof(bad_args) / sizeof(bad_args[0]); i++) {
-		struct spank_ib_conf c;
-		char err[512] = "";
-		char *av[1] = {(char *)bad_args[i].arg};
-
-		spank_ib_conf_init(&c);
-		if (spank_ib_conf_parse(&c, 1, av, err, sizeof(err)) != -EINVAL)
-			fail_msg("'%s' accepted", bad_args[i].arg);
-		if (!strstr(err, bad_args[i].needle))
-			fail_msg("'%s': message '%s' lacks '%s'", bad_args[i].arg, err,
-				 bad_args[i].needle);
-	}
-}
-
-static char *write_tmp(const char *text, mode_t mode)
-{
-	char *path = strdup("/tmp/test_spank_glue.XXXXXX");
-	int fd;
-
-	assert_non_null(path);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	assert_int_equal(chmod(path, mode), 0);
-	return path;
-}
-
-static void test_conf_file_read_with_comments(void **state)
-{
-	char *path = write_tmp("# site policy\n\ndrain = no\ndrain=yes   # comment\n"
-			       "  cache_ttl=7\n",
-			       0644);
-	struct spank_ib_conf c;
-	char pair[PATH_MAX + 16], err[512] = "";
-	char bind_no[] = "bind=no";
-	char *av[2] = {bind_no, pair};
-
-	(void)state;
-	snprintf(pair, sizeof(pair), "config=%s", path);
-	spank_ib_conf_init(&c);
-	/* "drain = no" has blanks around '=': the key is "drain " and unknown. */
-	assert_int_equal(spank_ib_conf_parse(&c, 2, av, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "line 3"));
-	unlink(path);
-	free(path);
-
-	path = write_tmp("# site policy\n\ndrain=yes   # comment\n  cache_ttl=7\n", 0644);
-	snprintf(pair, sizeof(pair), "config=%s", path);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 2, av, err, sizeof(err)), 0);
-	assert_true(c.drain);
-	assert_false(c.bind);
-	assert_int_equal(c.cache_ttl, 7);
-	unlink(path);
-	free(path);
-}
-
-static void test_conf_file_world_writable_refused(void **state)
-{
-	char *path = write_tmp("drain=yes\n", 0666);
-	struct spank_ib_conf c;
-	char pair[PATH_MAX + 16], err[512] = "";
-	char *av[1] = {pair};
-
-	(void)state;
-	snprintf(pair, sizeof(pair), "config=%s", path);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "writable"));
-	assert_false(c.drain);
-	unlink(path);
-	free(path);
-}
-
-/* Only root may be able to change it: another owner or group write is refused, named. */
-static void test_conf_file_not_root_only_refused_with_owner_and_mode(void **state)
-{
-	struct spank_ib_conf c;
-	char pair[PATH_MAX + 16], err[1024] = "";
-	char *av[1] = {pair};
-	char *path;
-
-	(void)state;
-	if (geteuid() != 0) {
-		print_message("skip: not root (chown)\n");
-		skip();
-	}
-	path = write_tmp("drain=yes\n", 0644);
-	snprintf(pair, sizeof(pair), "config=%s", path);
-	assert_int_equal(chown(path, 65534, 0), 0);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, path));
-	assert_non_null(strstr(err, "uid 65534"));
-	assert_non_null(strstr(err, "mode 0644"));
-	assert_false(c.drain);
-	assert_int_equal(chown(path, 0, 0), 0);
-	assert_int_equal(chmod(path, 0664), 0);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "mode 0664"));
-	assert_false(c.drain);
-	/* root's 0600: read by root */
-	assert_int_equal(chmod(path, 0600), 0);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), 0);
-	assert_true(c.drain);
-	unlink(path);
-	free(path);
-}
-
-/* srun/sbatch (no_config_files): config= checked for syntax, never opened. */
-static void test_conf_file_not_read_in_local_context(void **state)
-{
-	struct spank_ib_conf c;
-	char err[512] = "";
-	char pair[] = "config=/nonexistent/spank_ib.conf", bad[] = "config=relative.conf";
-	char *av[1] = {pair};
-
-	(void)state;
-	spank_ib_conf_init(&c);
-	c.no_config_files = true;
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), 0);
-	av[0] = bad;
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "absolute"));
-}
-
-static void test_conf_file_recursion_bounded(void **state)
-{
-	char *path = write_tmp("", 0644);
-	char text[PATH_MAX + 16], pair[PATH_MAX + 16], err[512] = "";
-	struct spank_ib_conf c;
-	char *av[1] = {pair};
-	FILE *f;
-
-	(void)state;
-	snprintf(text, sizeof(text), "config=%s\n", path); /* includes itself */
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	snprintf(pair, sizeof(pair), "config=%s", path);
-	spank_ib_conf_init(&c);
-	assert_int_equal(spank_ib_conf_parse(&c, 1, av, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "nested"));
-	unlink(path);
-	free(path);
-}
-
-static void test_expand_cases(void **state)
-{
-	char out[32];
-
-	(void)state;
-	assert_int_equal(spank_ib_expand("/a/%n/b", "gpu017", NULL, out, sizeof(out)), 0);
-	assert_string_equal(out, "/a/gpu017/b");
-	assert_int_equal(spank_ib_expand("100%%-%n", "n1", NULL, out, sizeof(out)), 0);
-	assert_string_equal(out, "100%-n1");
-	assert_int_equal(spank_ib_expand("/r.%j.%n", "n1", "77", out, sizeof(out)), 0);
-	assert_string_equal(out, "/r.77.n1");
-	assert_int_equal(spank_ib_expand("/r.%j", "n1", NULL, out, sizeof(out)), -EINVAL);
-	assert_int_equal(spank_ib_expand("/r.%", "n1", NULL, out, sizeof(out)), -EINVAL);
-	assert_int_equal(
-	    spank_ib_expand("/0123456789012345678901234567/%n", "n1", NULL, out, sizeof(out)),
-	    -ENAMETOOLONG);
 }
 
 /* ---- verdict cache ---- */
@@ -809,15 +573,57 @@ static void test_init_registers_options_in_each_context(void **state)
 	assert_int_equal(fake.opts[0].has_arg, 2);
 }
 
-static void test_init_bad_plugstack_arg_fails_with_message(void **state)
+/* srun, sbatch, salloc: a bad plugstack argument stops the command, named. */
+static void test_init_bad_plugstack_arg_fails_srun_with_message(void **state)
+{
+	const char *args[] = {"drain=yes", "colour=blue"};
+	char **av = (char **)args;
+
+	(void)state;
+	fake.ctx = S_CTX_LOCAL;
+	assert_int_equal(slurm_spank_init(NULL, 2, av), -1);
+	assert_int_equal(fake_spank_msgs_with("unknown key 'colour'"), 1);
+}
+
+/*
+ * slurmstepd: a refused configuration does not fail init (which says only
+ * "Plugin initialization failed" to the user and drains nothing useful): the
+ * options are registered, the step fails from task_init with the reason,
+ * said once; the batch script's step is left alone.
+ */
+static void test_init_refused_conf_fails_the_steps_with_the_reason(void **state)
 {
 	const char *args[] = {"drain=yes", "colour=blue"};
 	char **av = (char **)args;
 
 	(void)state;
 	fake.ctx = S_CTX_REMOTE;
-	assert_int_equal(slurm_spank_init(NULL, 2, av), -1);
-	assert_int_equal(fake_spank_msgs_with("unknown key 'colour'"), 1);
+	fake.local_tasks = 2;
+	assert_int_equal(slurm_spank_init(NULL, 2, av), 0);
+	assert_int_equal(fake.n_opts, 5);
+	assert_int_equal(fake_spank_msgs_with("unknown key 'colour'"), 1); /* slurmd's log */
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 2, av), 0);
+	assert_int_equal(slurm_spank_user_init(NULL, 2, av), 0);
+	assert_int_equal(fake_spank_msgs_with("configuration is refused: failing the step"), 1);
+	for (int t = 0; t < 2; t++) {
+		fake.task_id = t;
+		assert_int_equal(slurm_spank_task_init(NULL, 2, av), -1);
+	}
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	/* the batch script: nothing */
+	fake_spank_reset();
+	fake.ctx = S_CTX_REMOTE;
+	fake.step_id = SLURM_BATCH_SCRIPT;
+	assert_int_equal(slurm_spank_init(NULL, 2, av), 0);
+	assert_int_equal(slurm_spank_init_post_opt(NULL, 2, av), 0);
+	assert_int_equal(slurm_spank_task_init(NULL, 2, av), 0);
+	assert_int_equal(slurm_spank_exit(NULL, 2, av), 0);
+	/* slurmd's job prolog: never fails on it (Slurm would drain with "Prolog error") */
+	fake_spank_reset();
+	fake.ctx = S_CTX_JOB_SCRIPT;
+	assert_int_equal(slurm_spank_init(NULL, 2, av), 0);
+	assert_int_equal(slurm_spank_job_prolog(NULL, 2, av), 0);
+	assert_int_equal(fake_spank_msgs_with("nothing is drained"), 1);
 }
 
 static void test_init_register_failure_fails(void **state)
@@ -902,22 +708,15 @@ int main(void)
 	    cmocka_unit_test(test_enforced_test_not_lowered_by_warn),
 	    cmocka_unit_test(test_authinfo_socket_table),
 	    cmocka_unit_test(test_authinfo_socket_file_checks),
-	    cmocka_unit_test(test_conf_defaults),
-	    cmocka_unit_test(test_conf_keys_applied),
-	    cmocka_unit_test(test_conf_bad_args_named),
-	    cmocka_unit_test(test_conf_file_read_with_comments),
-	    cmocka_unit_test(test_conf_file_world_writable_refused),
-	    cmocka_unit_test(test_conf_file_not_root_only_refused_with_owner_and_mode),
-	    cmocka_unit_test(test_conf_file_not_read_in_local_context),
-	    cmocka_unit_test(test_conf_file_recursion_bounded),
-	    cmocka_unit_test(test_expand_cases),
 	    cmocka_unit_test(test_cache_roundtrip_per_host_and_job_only),
 	    cmocka_unit_test(test_cache_dir_not_root_private_refused),
 	    cmocka_unit_test(test_cache_planted_symlink_not_followed),
 	    cmocka_unit_test_setup_teardown(test_init_registers_options_in_each_context, setup,
 					    teardown),
-	    cmocka_unit_test_setup_teardown(test_init_bad_plugstack_arg_fails_with_message, setup,
-					    teardown),
+	    cmocka_unit_test_setup_teardown(test_init_bad_plugstack_arg_fails_srun_with_message,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_init_refused_conf_fails_the_steps_with_the_reason,
+					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_init_register_failure_fails, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_option_callback_sets_and_rejects, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_local_bad_env_default_fails_srun, setup, teardown),
