@@ -336,6 +336,14 @@ static int getenv_cb(void *ctx, const char *name, char *buf, size_t len)
 	return (int)strlen(v);
 }
 
+static bool has_nvidia(const struct ibp_topo *t)
+{
+	for (size_t i = 0; i < t->n_gpus; i++)
+		if (t->gpus[i].d.vendor == 0x10de)
+			return true;
+	return false;
+}
+
 /* 0, 1 (the request cannot be placed: message printed), 2 (could not run). */
 static int compute(struct run *r, const struct opts *o)
 {
@@ -404,7 +412,9 @@ static int compute(struct run *r, const struct opts *o)
 		else
 			step.allowed = r->own_mask;
 	}
-	if (!o->gpus && se.have_gpus && !envget("CUDA_DEVICE_ORDER") && o->mode == MODE_PLACE)
+	/* CUDA's device order concerns NVIDIA GPUs only: ROCm and others have no such variable */
+	if (!o->gpus && se.have_gpus && !envget("CUDA_DEVICE_ORDER") && o->mode == MODE_PLACE &&
+	    has_nvidia(&r->topo))
 		ibp_findings_addf(
 		    &r->findings, "cuda_device_order", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
 		    "PCI_BUS_ID",
@@ -492,10 +502,36 @@ static void json_nic(struct ibp_json *j, const struct ibp_topo *t, const struct 
 	    j, n->hca >= 0 && t->hcas[n->hca].kind != IBP_NIC_RDMA ? t->hcas[n->hca].name : name);
 }
 
+/* "pcie_link": "x16 Gen5 (63.0 GB/s)" or null. */
+static void json_link(struct ibp_json *j, const struct ibp_topo_dev *d)
+{
+	char buf[128];
+
+	if (d->link_gbs > 0 && ibp_topo_link_text(d, buf, sizeof(buf)) > 0)
+		ibp_json_kv_string(j, "pcie_link", buf);
+	else
+		ibp_json_kv_null(j, "pcie_link");
+}
+
+/* "fabric": in the node's fabric or not, "reason": why. */
+static void json_port_role(struct ibp_json *j, const struct ibp_placement *pl, size_t hca,
+			   unsigned port)
+{
+	for (size_t k = 0; k < pl->n_ports; k++)
+		if (pl->ports[k].hca == (int)hca && pl->ports[k].port == port) {
+			ibp_json_kv_bool(j, "fabric", pl->ports[k].fabric);
+			ibp_json_kv_string(j, "reason", pl->ports[k].why);
+			return;
+		}
+	ibp_json_kv_bool(j, "fabric", false);
+	ibp_json_kv_null(j, "reason");
+}
+
 static int print_json(const struct run *r, const struct opts *o)
 {
 	const struct ibp_topo *t = &r->topo;
 	struct ibp_json j;
+	char advice[512];
 
 	ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
 	ibp_json_object_begin(&j);
@@ -506,6 +542,11 @@ static int print_json(const struct run *r, const struct opts *o)
 			   r->pl.fabric_ll == IBP_LL_ETH  ? "Ethernet"
 			   : r->pl.fabric_ll == IBP_LL_IB ? "InfiniBand"
 							  : "unknown");
+	ibp_json_kv_string(&j, "fabric_kind", ibp_fabric_kind_name(r->pl.fabric_kind));
+	if (ibp_place_fabric_advice(&r->pl, t, advice, sizeof(advice)) >= 0)
+		ibp_json_kv_string(&j, "fabric_advice", advice);
+	else
+		ibp_json_kv_null(&j, "fabric_advice");
 	ibp_json_kv_string(&j, "gpus_from", r->gpus_from);
 	ibp_json_kv_uint(&j, "ntasks", r->ntasks);
 	ibp_json_key(&j, "fabric_ports");
@@ -540,6 +581,7 @@ static int print_json(const struct run *r, const struct opts *o)
 		else
 			ibp_json_kv_null(&j, "numa");
 		json_set(&j, "local_cpus", g->d.cpuset);
+		json_link(&j, &g->d);
 		if (pg->nic.hca >= 0) {
 			ibp_json_kv_string(&j, "hca", t->hcas[pg->nic.hca].name);
 			ibp_json_kv_uint(&j, "port", pg->nic.port);
@@ -549,6 +591,7 @@ static int print_json(const struct run *r, const struct opts *o)
 			ibp_json_kv_null(&j, "port");
 			ibp_json_kv_null(&j, "distance");
 		}
+		ibp_json_kv_string(&j, "hca_reason", pg->why);
 		ibp_json_kv_bool(&j, "in_step", pg->in_step);
 		if (pg->task >= 0)
 			ibp_json_kv_int(&j, "task", pg->task);
@@ -573,6 +616,7 @@ static int print_json(const struct run *r, const struct opts *o)
 			ibp_json_kv_int(&j, "numa", h->d.numa);
 		else
 			ibp_json_kv_null(&j, "numa");
+		json_link(&j, &h->d);
 		ibp_json_key(&j, "ports");
 		ibp_json_array_begin(&j);
 		for (unsigned p = 0; p < h->n_ports; p++) {
@@ -587,6 +631,7 @@ static int print_json(const struct run *r, const struct opts *o)
 			ibp_json_kv_bool(&j, "healthy", tp->healthy);
 			if (!tp->healthy)
 				ibp_json_kv_string(&j, "why", tp->why);
+			json_port_role(&j, &r->pl, i, tp->num);
 			ibp_json_object_end(&j);
 		}
 		ibp_json_array_end(&j);
@@ -624,13 +669,16 @@ static int print_json(const struct run *r, const struct opts *o)
 static void print_table(const struct run *r, const struct opts *o)
 {
 	const struct ibp_topo *t = &r->topo;
-	char fab[512] = "";
+	char fab[512] = "", advice[512];
 
 	for (size_t i = 0; i < r->pl.n_fabric; i++) {
 		char n[96];
 		size_t l = strlen(fab);
 
-		ibp_place_nic_name(t, &r->pl.fabric[i], n, sizeof(n));
+		if (t->hcas[r->pl.fabric[i].hca].kind == IBP_NIC_RDMA)
+			ibp_place_nic_name(t, &r->pl.fabric[i], n, sizeof(n));
+		else /* named as IBPREP_HCAS names them: libfabric devices have no verbs port */
+			snprintf(n, sizeof(n), "%s", t->hcas[r->pl.fabric[i].hca].name);
 		snprintf(fab + l, sizeof(fab) - l, "%s%s", l ? "," : "", n);
 	}
 	printf("node %s (%s, loaded in %.1f ms): %zu GPU%s, ", t->hostname[0] ? t->hostname : "?",
@@ -638,13 +686,27 @@ static void print_table(const struct run *r, const struct opts *o)
 	       t->n_gpus == 1 ? "" : "s");
 	if (t->n_hcas)
 		printf("%zu %s fabric port%s%s%s", r->pl.n_fabric,
-		       r->pl.fabric_ll == IBP_LL_ETH  ? "Ethernet"
-		       : r->pl.fabric_ll == IBP_LL_IB ? "InfiniBand"
-						      : "RDMA (link layer unknown)",
+		       r->pl.fabric_kind == IBP_FABRIC_OTHER ? "RDMA (iWARP, usNIC or unknown)"
+		       : r->pl.fabric_kind != IBP_FABRIC_NONE
+			   ? ibp_fabric_kind_name(r->pl.fabric_kind)
+		       : r->pl.fabric_ll == IBP_LL_ETH ? "Ethernet"
+		       : r->pl.fabric_ll == IBP_LL_IB  ? "InfiniBand"
+						       : "RDMA (link layer unknown)",
 		       r->pl.n_fabric == 1 ? "" : "s", r->pl.n_fabric ? " " : "", fab);
 	else
 		printf("no RDMA device");
 	printf("; %u task%s, GPUs from %s\n", r->ntasks, r->ntasks == 1 ? "" : "s", r->gpus_from);
+	if (ibp_place_fabric_advice(&r->pl, t, advice, sizeof(advice)) > 0)
+		printf("fabric: %s\n", advice);
+	/* a healthy port left out of the fabric: the reader may have expected it */
+	for (size_t k = 0; k < r->pl.n_ports; k++) {
+		const struct ibp_place_port *pp = &r->pl.ports[k];
+		const struct ibp_topo_hca *h = &t->hcas[pp->hca];
+
+		for (unsigned p = 0; !pp->fabric && p < h->n_ports; p++)
+			if (h->ports[p].num == pp->port && h->ports[p].healthy)
+				printf("not used: %s:%u: %s\n", h->name, pp->port, pp->why);
+	}
 	printf("%-5s %-14s %-12s %-5s %-24s %s\n", "task", "gpu", "hca:port", "dist", "cpus",
 	       "mems");
 	for (size_t i = 0; i < r->pl.n_tasks; i++) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* place.c: GPU -> HCA port -> CPUs -> memory node per task; see include/ibprep/place.h. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ void ibp_placement_release(struct ibp_placement *pl)
 	}
 	free(pl->gpus);
 	free(pl->tasks);
+	free(pl->ports);
 	ibp_placement_init(pl);
 }
 
@@ -45,6 +47,19 @@ int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *
 		return -ENOSPC;
 	}
 	return n;
+}
+
+/* A reason into a fixed field, cut with "..." when it is longer. */
+__attribute__((format(printf, 3, 4))) static void whyf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
 }
 
 /* The port's link layer, else what its transport implies, else unknown. */
@@ -89,70 +104,375 @@ static enum ibp_link_layer common_ll(const struct ibp_topo *topo)
 	return ll;
 }
 
-/* Fabric ports: healthy, of the chosen link layer.  Unhealthy ones are reported once. */
-static int pick_fabric(struct ibp_placement *pl, const struct ibp_topo *topo,
-		       enum ibp_link_layer want, struct ibp_findings *f)
+const char *ibp_fabric_kind_name(enum ibp_fabric_kind k)
 {
-	bool any_ib = false, any_eth = false, any_unknown = false;
-	int rc;
+	static const char *const names[] = {"none", "InfiniBand", "RoCE",
+					    "EFA",  "Slingshot",  "other"};
 
-	if (want == IBP_LL_UNKNOWN) {
-		for (size_t i = 0; i < topo->n_hcas; i++)
-			for (unsigned p = 0; p < topo->hcas[i].n_ports; p++) {
-				enum ibp_link_layer ll =
-				    port_ll(&topo->hcas[i], &topo->hcas[i].ports[p]);
+	return (unsigned)k < 6 ? names[k] : "other";
+}
 
-				if (!topo->hcas[i].ports[p].healthy)
-					continue;
-				any_ib |= ll == IBP_LL_IB;
-				any_eth |= ll == IBP_LL_ETH;
-				any_unknown |= ll == IBP_LL_UNKNOWN;
-			}
-		/* IB first, then Ethernet, then ports whose link layer nobody states
-		 * (EFA); with nothing healthy, what the ports have in common */
-		want = any_ib        ? IBP_LL_IB
-		       : any_eth     ? IBP_LL_ETH
-		       : any_unknown ? IBP_LL_UNKNOWN
-				     : common_ll(topo);
+/* The kind in a sentence ("the nearest EFA port", "not IB-verbs RDMA ports"). */
+static const char *kind_noun(enum ibp_fabric_kind k)
+{
+	return k == IBP_FABRIC_OTHER  ? "non-IB-verbs RDMA"
+	       : k == IBP_FABRIC_NONE ? "RDMA"
+				      : ibp_fabric_kind_name(k);
+}
+
+/* What a port is used through: verbs by link layer, or its libfabric provider. */
+static enum ibp_fabric_kind port_kind(const struct ibp_topo_hca *h, const struct ibp_topo_port *p)
+{
+	if (h->kind == IBP_NIC_SLINGSHOT)
+		return IBP_FABRIC_SLINGSHOT;
+	if (h->transport == IBP_TR_EFA)
+		return IBP_FABRIC_EFA;
+	if (h->kind != IBP_NIC_RDMA)
+		return IBP_FABRIC_OTHER;
+	switch (port_ll(h, p)) {
+	case IBP_LL_IB:
+		return IBP_FABRIC_IB;
+	case IBP_LL_ETH:
+		return IBP_FABRIC_ROCE;
+	case IBP_LL_UNKNOWN:
+		break;
 	}
-	pl->fabric_ll = want;
-	for (size_t i = 0; i < topo->n_hcas; i++) {
-		const struct ibp_topo_hca *h = &topo->hcas[i];
+	return IBP_FABRIC_OTHER;
+}
+
+#define N_KINDS 6
+
+/* What the fabric choice knows about the node, built once. */
+struct fabric_view {
+	const struct ibp_topo *topo;
+	struct ibp_place_port *ports; /* pl->ports */
+	size_t n;
+	bool *cand;     /* healthy, and not left out as narrow */
+	bool *narrow;   /* a link of at most a quarter of the GPUs' */
+	double gpu_gbs; /* the GPUs' widest link, 0 unknown */
+	/* per kind: the GPUs' distances to their nearest candidate port of that kind */
+	unsigned hist[N_KINDS][IBP_DIST_UNKNOWN + 1];
+	unsigned score[N_KINDS];
+	bool present[N_KINDS];
+};
+
+static const struct ibp_topo_port *view_port(const struct fabric_view *v, size_t i)
+{
+	const struct ibp_topo_hca *h = &v->topo->hcas[v->ports[i].hca];
+
+	for (unsigned p = 0; p < h->n_ports; p++)
+		if (h->ports[p].num == v->ports[i].port)
+			return &h->ports[p];
+	return &h->ports[0];
+}
+
+/* "8 PIX", "4 NODE + 4 SYS": how far the GPUs are from a kind of port. */
+static void hist_text(const unsigned *hist, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int d = IBP_DIST_PIX; d <= IBP_DIST_UNKNOWN && o < len; d++) {
+		int w;
+
+		if (!hist[d])
+			continue;
+		w = snprintf(buf + o, len - o, "%s%u %s", o ? " + " : "", hist[d],
+			     ibp_dist_name((enum ibp_dist)d));
+		if (w < 0)
+			return;
+		o += (size_t)w;
+	}
+}
+
+/*
+ * Which kind of port serves the GPUs: for each kind with candidate ports,
+ * every GPU's distance to its nearest one, summed (the unknown distance
+ * counts as worse than SYS); the smallest sum wins, InfiniBand first at
+ * equal sums and when there is no GPU.  NCCL picks per GPU the NIC with the
+ * widest path, then the nearest (ncclTopoGetLocal): a node whose GPUs each
+ * have a NIC of one kind on their switch uses that kind.
+ */
+static enum ibp_fabric_kind choose_kind(struct fabric_view *v)
+{
+	const struct ibp_topo *topo = v->topo;
+	enum ibp_fabric_kind best = IBP_FABRIC_NONE;
+
+	for (size_t i = 0; i < v->n; i++)
+		if (v->cand[i])
+			v->present[v->ports[i].kind] = true;
+	for (size_t g = 0; g < topo->n_gpus; g++) {
+		enum ibp_dist near[N_KINDS];
+
+		for (int k = 0; k < N_KINDS; k++)
+			near[k] = IBP_DIST_UNKNOWN;
+		for (size_t i = 0; i < v->n; i++) {
+			enum ibp_dist d;
+
+			if (!v->cand[i])
+				continue;
+			d = ibp_topo_distance(topo, &topo->gpus[g].d,
+					      &topo->hcas[v->ports[i].hca].d);
+			if (d < near[v->ports[i].kind])
+				near[v->ports[i].kind] = d;
+		}
+		for (int k = 1; k < N_KINDS; k++)
+			if (v->present[k]) {
+				v->hist[k][near[k]]++;
+				v->score[k] += (unsigned)near[k];
+			}
+	}
+	for (int k = 1; k < N_KINDS; k++)
+		if (v->present[k] && (best == IBP_FABRIC_NONE || v->score[k] < v->score[best]))
+			best = (enum ibp_fabric_kind)k;
+	return best;
+}
+
+/* Narrow links, and whether they are left out: a full-width NIC near a GPU exists. */
+static void mark_narrow(struct fabric_view *v)
+{
+	const struct ibp_topo *topo = v->topo;
+	bool local_full = false;
+
+	for (size_t g = 0; g < topo->n_gpus; g++)
+		if (topo->gpus[g].d.link_gbs > v->gpu_gbs)
+			v->gpu_gbs = topo->gpus[g].d.link_gbs;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ibp_topo_dev *hd = &topo->hcas[v->ports[i].hca].d;
+
+		/* x4 beside x16 of one generation, x8 a generation lower: a quarter or less */
+		v->narrow[i] =
+		    v->gpu_gbs > 0 && hd->link_gbs > 0 && hd->link_gbs * 4 <= v->gpu_gbs * 1.001;
+		for (size_t g = 0;
+		     !local_full && !v->narrow[i] && view_port(v, i)->healthy && g < topo->n_gpus;
+		     g++)
+			local_full = ibp_topo_distance(topo, &topo->gpus[g].d, hd) <= IBP_DIST_NODE;
+	}
+	for (size_t i = 0; i < v->n; i++)
+		v->cand[i] = view_port(v, i)->healthy && !(v->narrow[i] && local_full);
+}
+
+/* Why port I is or is not in the fabric of kind CHOSEN (auto choice). */
+static void port_why(struct fabric_view *v, size_t i, enum ibp_fabric_kind chosen)
+{
+	struct ibp_place_port *pp = &v->ports[i];
+	const struct ibp_topo_port *tp = view_port(v, i);
+	const char *kn = kind_noun(pp->kind), *cn = kind_noun(chosen);
+	char a[64], b[64], l1[96], l2[96];
+
+	hist_text(v->hist[chosen], a, sizeof(a));
+	hist_text(v->hist[pp->kind], b, sizeof(b));
+	if (!tp->healthy) {
+		whyf(pp->why, sizeof(pp->why), "unhealthy: %s", tp->why);
+	} else if (!v->cand[i]) {
+		struct ibp_topo_dev gd = {.link_gbs = v->gpu_gbs};
+
+		ibp_topo_link_text(&v->topo->hcas[pp->hca].d, l1, sizeof(l1));
+		ibp_topo_link_text(&gd, l2, sizeof(l2));
+		whyf(pp->why, sizeof(pp->why),
+		     "narrow PCIe link: %s where the GPUs have %s: not a data NIC beside "
+		     "full-width NICs near the GPUs",
+		     l1, l2);
+	} else if (pp->fabric && !v->topo->n_gpus) {
+		whyf(pp->why, sizeof(pp->why),
+		     "the node's fabric: %s, first present of InfiniBand, RoCE, EFA, Slingshot "
+		     "(no GPU to decide by distance)",
+		     cn);
+	} else if (pp->fabric) {
+		whyf(pp->why, sizeof(pp->why), "the GPUs' fabric: %s, nearest to them (%s)", cn, a);
+	} else if (!v->topo->n_gpus) {
+		whyf(pp->why, sizeof(pp->why),
+		     "not the node's fabric: %s comes first (no GPU to decide by distance)", cn);
+	} else if (v->score[pp->kind] == v->score[chosen]) {
+		whyf(pp->why, sizeof(pp->why),
+		     "not the GPUs' fabric: %s is preferred at equal distance (%s)", cn, a);
+	} else {
+		whyf(pp->why, sizeof(pp->why),
+		     "not the GPUs' fabric: their nearest %s ports are %s, their nearest %s "
+		     "%s",
+		     cn, a, kn, b);
+	}
+}
+
+/* One note for every fabric port whose state the topology does not give. */
+static int unknown_state_note(const struct ibp_placement *pl, const struct ibp_topo *topo,
+			      struct ibp_findings *f)
+{
+	char list[IBP_TEXT_MAX] = "", tail[64] = "";
+	size_t n = 0, assumed = 0, o = 0;
+	bool cut = false;
+	const struct ibp_topo_hca *one = NULL;
+	unsigned one_port = 0;
+
+	for (size_t k = 0; k < pl->n_fabric; k++) {
+		const struct ibp_topo_hca *h = &topo->hcas[pl->fabric[k].hca];
 
 		for (unsigned p = 0; p < h->n_ports; p++) {
 			const struct ibp_topo_port *tp = &h->ports[p];
+			int w;
 
-			if (port_ll(h, tp) != want)
+			if (tp->num != pl->fabric[k].port || tp->state != IBP_PORT_STATE_UNKNOWN ||
+			    h->kind == IBP_NIC_SLINGSHOT)
 				continue;
-			if (!tp->healthy) {
-				rc = ibp_findings_addf(
-				    f, "hca_port_skipped", IBP_SEV_WARN, IBP_CLASS_NODE, h->name,
-				    (int)tp->num, "a healthy port",
-				    "repair the port; tasks use the next nearest healthy port",
-				    "%s, not used for placement", tp->why);
-				if (rc)
-					return rc;
-				continue;
+			one = h;
+			one_port = tp->num;
+			assumed += tp->assumed;
+			/* the finding's field is short: a few names, the count says the rest */
+			if (o < 48)
+				w = snprintf(list + o, sizeof(list) - o, "%s%s:%u", n ? ", " : "",
+					     h->name, tp->num);
+			else
+				w = snprintf(list + o, sizeof(list) - o, "%s", cut ? "" : ", ...");
+			cut = o >= 48;
+			if (w > 0 && (size_t)w < sizeof(list) - o)
+				o += (size_t)w;
+			n++;
+		}
+	}
+	if (!n)
+		return 0;
+	if (n == 1)
+		return ibp_findings_addf(
+		    f, "port_state_unknown", IBP_SEV_OK, IBP_CLASS_NODE, one->name, (int)one_port,
+		    NULL, "pass --sysfs-root (or run on the node) for the port's real state",
+		    "port state unknown in the topology: placed as usable%s",
+		    assumed ? " (the file lists no port: port 1 assumed)" : "");
+	if (assumed)
+		snprintf(tail, sizeof(tail), "; %zu device%s list no port: port 1 assumed", assumed,
+			 assumed == 1 ? "" : "s");
+	return ibp_findings_addf(f, "port_state_unknown", IBP_SEV_OK, IBP_CLASS_NODE, NULL, 0, NULL,
+				 "pass --sysfs-root (or run on the node) for the ports' real state",
+				 "port state unknown in the topology for %zu ports (%s), placed as "
+				 "usable%s",
+				 n, list, tail);
+}
+
+/* The kind every port of link layer LL shares, else the first by preference. */
+static enum ibp_fabric_kind kind_of_ll(const struct ibp_placement *pl, const struct ibp_topo *topo,
+				       enum ibp_link_layer ll)
+{
+	enum ibp_fabric_kind k = IBP_FABRIC_NONE;
+
+	for (size_t i = 0; i < pl->n_ports; i++) {
+		const struct ibp_topo_hca *h = &topo->hcas[pl->ports[i].hca];
+
+		for (unsigned p = 0; p < h->n_ports; p++)
+			if (h->ports[p].num == pl->ports[i].port &&
+			    port_ll(h, &h->ports[p]) == ll &&
+			    (k == IBP_FABRIC_NONE || pl->ports[i].kind < k))
+				k = pl->ports[i].kind;
+	}
+	return k;
+}
+
+/*
+ * Fabric ports: healthy, of the policy's link layer, or (link layer any) of
+ * the kind that serves the GPUs (choose_kind), narrow links left out beside
+ * full-width ones (mark_narrow).  Unhealthy ports of the fabric are reported
+ * once; every port says why it is in or out (pl->ports).
+ */
+static int pick_fabric(struct ibp_placement *pl, const struct ibp_topo *topo,
+		       enum ibp_link_layer want, struct ibp_findings *f)
+{
+	struct fabric_view v = {.topo = topo};
+	enum ibp_fabric_kind chosen = IBP_FABRIC_NONE;
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < topo->n_hcas; i++)
+		n += topo->hcas[i].n_ports;
+	pl->ports = calloc(n ? n : 1, sizeof(*pl->ports));
+	v.cand = calloc(n ? n : 1, sizeof(*v.cand));
+	v.narrow = calloc(n ? n : 1, sizeof(*v.narrow));
+	if (!pl->ports || !v.cand || !v.narrow) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < topo->n_hcas; i++)
+		for (unsigned p = 0; p < topo->hcas[i].n_ports; p++) {
+			struct ibp_place_port *pp = &pl->ports[pl->n_ports++];
+
+			pp->hca = (int)i;
+			pp->port = topo->hcas[i].ports[p].num;
+			pp->kind = port_kind(&topo->hcas[i], &topo->hcas[i].ports[p]);
+		}
+	v.ports = pl->ports;
+	v.n = pl->n_ports;
+	if (want == IBP_LL_UNKNOWN) {
+		mark_narrow(&v);
+		chosen = choose_kind(&v);
+		/* nothing usable: what the ports have in common names what is missing */
+		want = chosen == IBP_FABRIC_NONE ? common_ll(topo) : IBP_LL_UNKNOWN;
+	} else {
+		for (size_t i = 0; i < v.n; i++)
+			v.cand[i] = view_port(&v, i)->healthy;
+	}
+	for (size_t i = 0; i < v.n; i++) {
+		struct ibp_place_port *pp = &pl->ports[i];
+		const struct ibp_topo_hca *h = &topo->hcas[pp->hca];
+		const struct ibp_topo_port *tp = view_port(&v, i);
+		bool mine = chosen != IBP_FABRIC_NONE ? pp->kind == chosen : port_ll(h, tp) == want;
+
+		if (mine && !tp->healthy) {
+			rc = ibp_findings_addf(
+			    f, "hca_port_skipped", IBP_SEV_WARN, IBP_CLASS_NODE, h->name,
+			    (int)tp->num, "a healthy port",
+			    "repair the port; tasks use the next nearest healthy port",
+			    "%s, not used for placement", tp->why);
+			if (rc)
+				goto out;
+		}
+		if (mine && v.cand[i]) {
+			if (pl->n_fabric >= IBP_PLACE_MAX_NICS) {
+				rc = -E2BIG;
+				goto out;
 			}
-			if (tp->state == IBP_PORT_STATE_UNKNOWN && h->kind != IBP_NIC_SLINGSHOT) {
-				rc = ibp_findings_addf(
-				    f, "port_state_unknown", IBP_SEV_OK, IBP_CLASS_NODE, h->name,
-				    (int)tp->num, NULL,
-				    "pass --sysfs-root (or run on the node) for the port's real "
-				    "state",
-				    "port state unknown in the topology: placed as usable");
-				if (rc)
-					return rc;
-			}
-			if (pl->n_fabric >= IBP_PLACE_MAX_NICS)
-				return -E2BIG;
-			pl->fabric[pl->n_fabric].hca = (int)i;
+			pp->fabric = true;
+			pl->fabric[pl->n_fabric].hca = pp->hca;
 			pl->fabric[pl->n_fabric].port = tp->num;
 			pl->fabric[pl->n_fabric].dist = IBP_DIST_SYS;
 			pl->n_fabric++;
 		}
+		if (chosen != IBP_FABRIC_NONE)
+			port_why(&v, i, chosen);
+		else if (!tp->healthy)
+			whyf(pp->why, sizeof(pp->why), "unhealthy: %s", tp->why);
+		else if (pp->fabric)
+			whyf(pp->why, sizeof(pp->why), "the policy's link layer: %s",
+			     ibp_link_layer_name(want));
+		else
+			whyf(pp->why, sizeof(pp->why), "link layer %s: the policy asks for %s",
+			     ibp_link_layer_name(port_ll(h, tp)), ibp_link_layer_name(want));
 	}
-	return 0;
+	if (chosen != IBP_FABRIC_NONE) {
+		static const enum ibp_link_layer ll_of[N_KINDS] = {IBP_LL_UNKNOWN, IBP_LL_IB,
+								   IBP_LL_ETH,     IBP_LL_UNKNOWN,
+								   IBP_LL_ETH,     IBP_LL_UNKNOWN};
+
+		pl->fabric_kind = chosen;
+		pl->fabric_ll = ll_of[chosen];
+		if (chosen == IBP_FABRIC_OTHER) { /* iWARP, usNIC ...: what their ports share */
+			for (size_t k = 0; k < pl->n_fabric; k++) {
+				const struct ibp_topo_hca *h = &topo->hcas[pl->fabric[k].hca];
+				enum ibp_link_layer ll = port_ll(h, &h->ports[0]);
+
+				for (unsigned p = 0; p < h->n_ports; p++)
+					if (h->ports[p].num == pl->fabric[k].port)
+						ll = port_ll(h, &h->ports[p]);
+				pl->fabric_ll = k && ll != pl->fabric_ll ? IBP_LL_UNKNOWN : ll;
+				if (k && pl->fabric_ll == IBP_LL_UNKNOWN)
+					break;
+			}
+		}
+	} else {
+		pl->fabric_ll = want;
+		pl->fabric_kind = kind_of_ll(pl, topo, want);
+	}
+	rc = unknown_state_note(pl, topo, f);
+out:
+	free(v.cand);
+	free(v.narrow);
+	return rc;
 }
 
 /* The nearest fabric port for one GPU; LOAD counts GPUs per fabric port. */
@@ -163,6 +483,7 @@ static void pick_gpu_nic(struct ibp_placement *pl, const struct ibp_topo *topo, 
 	int best = -1;
 	enum ibp_dist bd = IBP_DIST_SYS;
 	bool bpkg = false;
+	size_t ties = 0;
 
 	for (size_t k = 0; k < pl->n_fabric; k++) {
 		const struct ibp_topo_dev *hd = &topo->hcas[pl->fabric[k].hca].d;
@@ -172,19 +493,35 @@ static void pick_gpu_nic(struct ibp_placement *pl, const struct ibp_topo *topo, 
 		if (best >= 0) {
 			if (d > bd || (d == bd && !pkg && bpkg))
 				continue;
-			if (d == bd && pkg == bpkg && load[k] >= load[best])
-				continue; /* ties keep name order */
+			if (d == bd && pkg == bpkg) {
+				ties++;
+				if (load[k] >= load[best])
+					continue; /* ties keep name order */
+			} else {
+				ties = 0;
+			}
 		}
 		best = (int)k;
 		bd = d;
 		bpkg = pkg;
 	}
 	pl->gpus[g].nic.hca = -1;
-	if (best < 0)
+	if (best < 0) {
+		whyf(pl->gpus[g].why, sizeof(pl->gpus[g].why), "no healthy fabric port");
 		return;
+	}
 	load[best]++;
 	pl->gpus[g].nic = pl->fabric[best];
 	pl->gpus[g].nic.dist = bd;
+	if (ties)
+		whyf(pl->gpus[g].why, sizeof(pl->gpus[g].why),
+		     "%s: %zu %s ports at that distance%s, this one with the fewest GPUs",
+		     ibp_dist_name(bd), ties + 1, kind_noun(pl->fabric_kind),
+		     bpkg && bd >= IBP_DIST_NODE ? " in its package" : "");
+	else
+		whyf(pl->gpus[g].why, sizeof(pl->gpus[g].why), "%s: the nearest %s port%s",
+		     ibp_dist_name(bd), kind_noun(pl->fabric_kind),
+		     bpkg && bd >= IBP_DIST_NODE ? " in its package" : "");
 }
 
 /* The nearest class any fabric port reaches from GPU G (SYS when none). */
@@ -211,7 +548,10 @@ static const struct ibp_topo_hca *nearer_unhealthy(const struct ibp_topo *topo,
 		const struct ibp_topo_hca *h = &topo->hcas[i];
 
 		for (unsigned p = 0; p < h->n_ports; p++)
-			if (!h->ports[p].healthy && port_ll(h, &h->ports[p]) == pl->fabric_ll &&
+			if (!h->ports[p].healthy &&
+			    (pl->fabric_kind != IBP_FABRIC_NONE
+				 ? port_kind(h, &h->ports[p]) == pl->fabric_kind
+				 : port_ll(h, &h->ports[p]) == pl->fabric_ll) &&
 			    ibp_topo_distance(topo, &topo->gpus[g].d, &h->d) < chosen) {
 				*port = h->ports[p].num;
 				return h;
@@ -497,6 +837,38 @@ static void cpu_task_nic(struct ibp_placement *pl, const struct ibp_topo *topo,
 	t->n_nics = 1;
 }
 
+/*
+ * A CPU-only task whose port is on another socket: its MPI/UCX traffic crosses
+ * the socket link, as a GPU's does for gpu_no_local_hca; said per task.
+ */
+static int cpu_task_far(const struct ibp_topo *topo, const struct ibp_place_task *t,
+			struct ibp_findings *f)
+{
+	const struct ibp_topo_hca *h;
+	hwloc_obj_t pkg = NULL;
+	char cpus[256], name[96];
+
+	if (t->n_gpus || !t->n_nics || t->nics[0].hca < 0)
+		return 0;
+	h = &topo->hcas[t->nics[0].hca];
+	if (h->d.locality_unknown || h->d.package < 0)
+		return 0; /* where it is is not known: numa_unknown said so */
+	while ((pkg = hwloc_get_next_obj_by_type(topo->t, HWLOC_OBJ_PACKAGE, pkg)))
+		if ((int)pkg->os_index == h->d.package)
+			break;
+	if (!pkg || !pkg->cpuset || hwloc_bitmap_intersects(pkg->cpuset, t->cpus))
+		return 0;
+	ibp_cpulist_format(t->cpus, cpus, sizeof(cpus));
+	ibp_place_nic_name(topo, &t->nics[0], name, sizeof(name));
+	return ibp_findings_addf(
+	    f, "task_no_local_hca", IBP_SEV_WARN, IBP_CLASS_JOB, h->name, (int)t->nics[0].port,
+	    "a fabric port on the task's socket",
+	    "expect lower bandwidth for this task, its traffic crosses the socket link; to "
+	    "avoid it, run the node's tasks on the NIC's socket (srun --ntasks-per-socket)",
+	    "task %u (CPUs %s): its nearest fabric port %s is on another socket (package %d)",
+	    t->local_rank, cpus, h->kind == IBP_NIC_RDMA ? name : h->name, h->d.package);
+}
+
 static int check_step(const struct ibp_topo *topo, const struct ibp_step *step, unsigned *sel,
 		      size_t *n_sel)
 {
@@ -531,6 +903,24 @@ static int check_step(const struct ibp_topo *topo, const struct ibp_step *step, 
 	return 0;
 }
 
+const char *ibp_place_fabric_fix(enum ibp_fabric_kind k)
+{
+	switch (k) {
+	case IBP_FABRIC_EFA:
+		return "check the EFA devices ('ibprep check', fi_info -p efa); without them "
+		       "NCCL's aws-ofi-nccl plugin and MPI fall back to TCP";
+	case IBP_FABRIC_SLINGSHOT:
+		return "check the Slingshot NICs (cxi_stat, fi_info -p cxi); without them "
+		       "libfabric's cxi provider has no device and MPI/NCCL fall back to TCP";
+	case IBP_FABRIC_NONE:
+	case IBP_FABRIC_IB:
+	case IBP_FABRIC_ROCE:
+	case IBP_FABRIC_OTHER:
+		break;
+	}
+	return "check the HCAs with 'ibprep check'; NCCL and UCX fall back to TCP sockets";
+}
+
 static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, const unsigned *sel,
 			size_t n_sel, struct ibp_findings *f)
 {
@@ -557,14 +947,15 @@ static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, c
 		    "with 'ibprep check'",
 		    "no RDMA device in the topology");
 	if (!pl->n_fabric)
-		return ibp_findings_addf(
-		    f, "no_fabric_port", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
-		    "at least one healthy RDMA port",
-		    "check the HCAs with 'ibprep check'; NCCL and UCX fall back to TCP sockets",
-		    "no healthy %s port on the node",
-		    pl->fabric_ll == IBP_LL_ETH  ? "Ethernet (RoCE)"
-		    : pl->fabric_ll == IBP_LL_IB ? "InfiniBand"
-						 : "RDMA");
+		return ibp_findings_addf(f, "no_fabric_port", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
+					 "at least one healthy RDMA port",
+					 ibp_place_fabric_fix(pl->fabric_kind),
+					 "no healthy %s port on the node",
+					 pl->fabric_kind == IBP_FABRIC_EFA         ? "EFA"
+					 : pl->fabric_kind == IBP_FABRIC_SLINGSHOT ? "Slingshot"
+					 : pl->fabric_ll == IBP_LL_ETH ? "Ethernet (RoCE)"
+					 : pl->fabric_ll == IBP_LL_IB  ? "InfiniBand"
+								       : "RDMA");
 	for (size_t i = 0; i < n_sel && !rc; i++) {
 		const struct ibp_place_gpu *pg = &pl->gpus[sel[i]];
 		const struct ibp_topo_hca *bad;
@@ -573,6 +964,10 @@ static int gpu_findings(struct ibp_placement *pl, const struct ibp_topo *topo, c
 
 		ibp_place_nic_name(topo, &pg->nic, name, sizeof(name));
 		bad = nearer_unhealthy(topo, pl, sel[i], pg->nic.dist, &port);
+		if (bad)
+			whyf(pl->gpus[sel[i]].why, sizeof(pl->gpus[sel[i]].why),
+			     "%s: the nearest healthy port; %s:%u is nearer but unhealthy",
+			     ibp_dist_name(pg->nic.dist), bad->name, port);
 		if (bad)
 			rc = ibp_findings_addf(
 			    f, "gpu_hca_fallback", IBP_SEV_WARN, IBP_CLASS_JOB, bad->name,
@@ -827,8 +1222,12 @@ int ibp_place_compute(struct ibp_placement *pl, const struct ibp_topo *topo,
 		rc = nodeset_of(topo, tk->cpus, &tk->mems);
 		if (rc)
 			goto out;
-		if (!tk->n_gpus)
+		if (!tk->n_gpus) {
 			cpu_task_nic(pl, topo, tk, tk->cpus, cpuload);
+			rc = cpu_task_far(topo, tk, f);
+			if (rc)
+				goto out;
+		}
 	}
 out:
 	for (size_t r = 0; loc && r < step->ntasks; r++)
@@ -945,4 +1344,66 @@ void ibp_place_seen_release(struct ibp_place_seen *sv)
 	hwloc_bitmap_free(sv->cpus);
 	hwloc_bitmap_free(sv->mems);
 	sv->cpus = sv->mems = NULL;
+}
+
+/* The collective library of the node's GPUs, for advice. */
+static const char *ccl_name(const struct ibp_topo *topo)
+{
+	bool nv = false, amd = false, other = false;
+
+	for (size_t i = 0; i < topo->n_gpus; i++) {
+		nv |= topo->gpus[i].d.vendor == 0x10de;
+		amd |= topo->gpus[i].d.vendor == 0x1002;
+		other |= topo->gpus[i].d.vendor != 0x10de && topo->gpus[i].d.vendor != 0x1002;
+	}
+	if (nv && amd)
+		return "NCCL/RCCL";
+	return nv ? "NCCL" : amd ? "RCCL" : other ? "oneCCL" : "MPI";
+}
+
+int ibp_place_fabric_advice(const struct ibp_placement *pl, const struct ibp_topo *topo, char *buf,
+			    size_t len)
+{
+	const char *ccl = ccl_name(topo);
+	bool amd = !strcmp(ccl, "RCCL");
+	int n;
+
+	if (!len)
+		return -ENOSPC;
+	if (!topo->n_hcas)
+		n = snprintf(buf, len, "no RDMA device: %s and UCX use TCP sockets", ccl);
+	else if (!pl->n_fabric)
+		n = snprintf(buf, len, "no healthy %s port: %s", kind_noun(pl->fabric_kind),
+			     ibp_place_fabric_fix(pl->fabric_kind));
+	else if (pl->fabric_kind == IBP_FABRIC_IB || pl->fabric_kind == IBP_FABRIC_ROCE)
+		n = snprintf(buf, len,
+			     "%s and UCX use the %s ports through IB verbs: NCCL_IB_HCA and "
+			     "UCX_NET_DEVICES name them",
+			     strcmp(ccl, "MPI") ? ccl : "NCCL",
+			     ibp_fabric_kind_name(pl->fabric_kind));
+	else if (pl->fabric_kind == IBP_FABRIC_EFA)
+		n = snprintf(
+		    buf, len,
+		    "EFA is used through libfabric (FI_PROVIDER=efa): %s through the %s net "
+		    "plugin, MPI through its OFI transport, not through IB verbs: "
+		    "NCCL_IB_HCA and UCX_NET_DEVICES are left unset",
+		    strcmp(ccl, "MPI") ? ccl : "NCCL", amd ? "aws-ofi-rccl" : "aws-ofi-nccl");
+	else if (pl->fabric_kind == IBP_FABRIC_SLINGSHOT)
+		n = snprintf(
+		    buf, len,
+		    "Slingshot is used through libfabric's cxi provider (FI_PROVIDER=cxi): "
+		    "%s through the %s net plugin, MPI through Cray MPICH or its OFI "
+		    "transport: NCCL_IB_HCA and UCX_NET_DEVICES are left unset",
+		    strcmp(ccl, "MPI") ? ccl : "RCCL/NCCL", amd ? "aws-ofi-rccl" : "aws-ofi-nccl");
+	else
+		n = snprintf(
+		    buf, len,
+		    "these ports (iWARP, usNIC or undecided) are not for NCCL's or UCX's IB "
+		    "transport: NCCL_IB_HCA and UCX_NET_DEVICES are left unset; "
+		    "IBPREP_HCAS lists them for launchers that configure libfabric");
+	if (n < 0 || (size_t)n >= len) {
+		buf[0] = '\0';
+		return -ENOSPC;
+	}
+	return n;
 }

@@ -194,6 +194,10 @@ static int dev_fill(struct ibp_topo *topo, struct ibp_topo_dev *d, hwloc_obj_t p
 	}
 	d->numa = hwloc_bitmap_first(d->nodeset);
 	d->package = -1;
+	/* a virtual function or an old export says 0; anything absurd is unknown too */
+	d->link_gbs = pci->attr->pcidev.linkspeed > 0.f && pci->attr->pcidev.linkspeed < 10000.f
+			  ? (double)pci->attr->pcidev.linkspeed
+			  : 0.;
 	/* PCI that hangs off the Machine above several NUMA nodes: the file does not
 	 * say where it is (old kernels, VMs, no ACPI _PXM); with one NUMA node the
 	 * locality is that node whatever the attachment */
@@ -407,6 +411,31 @@ static void ports_from_netdevs(struct ibp_topo_hca *h, hwloc_obj_t pci)
 	}
 }
 
+/*
+ * A verbs device has one port at least: when the file lists none (no Port<N>
+ * infos, no netdev: EFA, or an export without the OpenFabrics details), port
+ * 1 with the state unknown, its link layer from the PCI class as for listed
+ * ports.
+ */
+static void port_one(struct ibp_topo_hca *h, hwloc_obj_t pci)
+{
+	struct ibp_topo_port *p = &h->ports[0];
+
+	memset(p, 0, sizeof(*p));
+	p->num = 1;
+	p->state = IBP_PORT_STATE_UNKNOWN;
+	p->link_layer = IBP_LL_UNKNOWN;
+	if (verbs_ib_or_eth(h) && pci->attr->pcidev.class_id == 0x0207)
+		p->link_layer = IBP_LL_IB;
+	else if (verbs_ib_or_eth(h) && pci->attr->pcidev.class_id == 0x0200)
+		p->link_layer = IBP_LL_ETH;
+	p->lid = -1;
+	p->gid_index = -1;
+	p->healthy = true;
+	p->assumed = true;
+	h->n_ports = 1;
+}
+
 void ibp_topo_hca_identify(struct ibp_topo_hca *h, const char *driver, int node_type)
 {
 	const struct ibp_devid *id =
@@ -532,6 +561,8 @@ static int add_nic(struct ibp_topo *topo, hwloc_obj_t pci, hwloc_obj_t osdev,
 		ports_from_infos(h, osdev, pci);
 		if (!h->n_ports)
 			ports_from_netdevs(h, pci);
+		if (!h->n_ports)
+			port_one(h, pci);
 	} else {
 		struct ibp_topo_port *p = &h->ports[0];
 
@@ -783,6 +814,82 @@ static const struct ibp_finding *fail_finding(const struct ibp_findings *f, cons
 	return NULL;
 }
 
+/*
+ * GB/s per lane and direction at GTS, with the generation's encoding (8b/10b
+ * to 5 GT/s, 128b/130b to 32 GT/s, 242/256 FLIT after): hwloc's arithmetic,
+ * so a file's figure and sysfs's lanes and speed compare.
+ */
+static double lane_gbs(double gts)
+{
+	if (gts <= 5.01)
+		return gts * 0.8 / 8;
+	if (gts <= 32.01)
+		return gts * 128 / 130 / 8;
+	return gts * 242 / 256 / 8;
+}
+
+int ibp_topo_link_text(const struct ibp_topo_dev *d, char *buf, size_t len)
+{
+	static const double gts[] = {2.5, 5, 8, 16, 32, 64};
+	unsigned lanes[8], gens[8];
+	size_t found = 0, o;
+	int w;
+
+	if (!len)
+		return -ENOSPC;
+	buf[0] = '\0';
+	if (d->link_width && d->link_gts > 0) {
+		unsigned gen = 0;
+
+		for (size_t g = 0; g < sizeof(gts) / sizeof(gts[0]); g++)
+			if (d->link_gts > gts[g] * 0.99 && d->link_gts < gts[g] * 1.01)
+				gen = (unsigned)g + 1;
+		w = gen ? snprintf(buf, len, "x%u Gen%u (%.1f GB/s)", d->link_width, gen,
+				   d->link_gbs)
+			: snprintf(buf, len, "x%u at %g GT/s (%.1f GB/s)", d->link_width,
+				   d->link_gts, d->link_gbs);
+		return w < 0 || (size_t)w >= len ? -ENOSPC : w;
+	}
+	if (d->link_gbs <= 0) {
+		w = snprintf(buf, len, "unknown");
+		return w < 0 || (size_t)w >= len ? -ENOSPC : w;
+	}
+	/* hwloc keeps only lanes x lane speed: every pair that gives the figure */
+	for (size_t g = 0; g < sizeof(gts) / sizeof(gts[0]); g++)
+		for (unsigned x = 1; x <= 16 && found < 8; x *= 2) {
+			double v = lane_gbs(gts[g]) * x;
+
+			if (d->link_gbs > v * 0.995 && d->link_gbs < v * 1.005) {
+				lanes[found] = x;
+				gens[found++] = (unsigned)g + 1;
+			}
+		}
+	w = snprintf(buf, len, "%.1f GB/s%s", d->link_gbs, found ? " (" : "");
+	if (w < 0 || (size_t)w >= len)
+		return -ENOSPC;
+	o = (size_t)w;
+	/* newest generation first: "x16 Gen5"; "x1 Gen5, x2 Gen4 or x4 Gen3" */
+	for (size_t i = 0; i < found; i++) {
+		size_t k = found - 1 - i;
+
+		w = snprintf(buf + o, len - o, "%sx%u Gen%u",
+			     !i               ? ""
+			     : i + 1 == found ? " or "
+					      : ", ",
+			     lanes[k], gens[k]);
+		if (w < 0 || (size_t)w >= len - o)
+			return -ENOSPC;
+		o += (size_t)w;
+	}
+	if (found) {
+		if (o + 2 > len)
+			return -ENOSPC;
+		buf[o++] = ')';
+		buf[o] = '\0';
+	}
+	return (int)o;
+}
+
 int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *inv,
 			     const struct ibp_findings *health, ibp_port_severity_fn sev)
 {
@@ -807,6 +914,13 @@ int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *
 		}
 		/* sysfs knows the driver and node_type the file does not (RoCE or iWARP) */
 		ibp_topo_hca_identify(h, ih->driver[0] ? ih->driver : NULL, ih->node_type);
+		/* and the link's lanes and speed, which the file only gives as their product */
+		if (ih->pcie.cur_width && ih->pcie.cur_gts > 0 && ih->pcie.cur_width <= 32 &&
+		    ih->pcie.cur_gts < 1000) {
+			h->d.link_width = ih->pcie.cur_width;
+			h->d.link_gts = ih->pcie.cur_gts;
+			h->d.link_gbs = lane_gbs(ih->pcie.cur_gts) * ih->pcie.cur_width;
+		}
 		h->n_ports = 0;
 		for (size_t k = 0; k < ih->n_ports && h->n_ports < IBP_TOPO_MAX_PORTS; k++) {
 			const struct ibp_port *ip = &ih->ports[k];

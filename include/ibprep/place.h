@@ -10,10 +10,16 @@
  * plugin's task_init).  Deterministic: the same topology and step give the
  * same answer on every node and every call.
  *
- * Rules (docs/placement.md):
+ * Rules (docs/placement.md, docs/devices.md "Which NIC is a GPU's"):
  *  - fabric: the healthy ports of the policy's link layer; with link_layer
- *    any, InfiniBand when the node has a healthy IB port (a dual-port card's
- *    Ethernet port is then not a fabric port), else Ethernet (RoCE);
+ *    any, the kind of port (InfiniBand, RoCE, EFA, Slingshot, other) that
+ *    reaches the GPUs nearest (summed over the GPUs), InfiniBand first at
+ *    equal distance and without GPUs (a dual-port card's Ethernet port is
+ *    then not a fabric port).  A NIC on a link of at most a quarter of the
+ *    GPUs' own bandwidth (x1/x2/x4, or x8 a generation lower) is not a
+ *    data NIC while a healthy NIC of full width sits within NODE of a GPU
+ *    (a board's management ConnectX beside GPU-local EFA); every port left
+ *    out says why (ports[]);
  *  - every GPU of the node gets the nearest healthy fabric port: by distance
  *    class (PIX < PXB < PHB < NODE < SYS), then same package, then the port
  *    fewest GPUs already use (rail-optimized nodes: GPU i with its own HCA),
@@ -44,8 +50,21 @@
 #include "ibprep/topo.h"
 
 #define IBP_PLACE_MAX_GPUS  64 /* GPUs of one node */
-#define IBP_PLACE_MAX_NICS  32 /* fabric ports of one node */
+#define IBP_PLACE_MAX_NICS  64 /* fabric ports of one node (p5: 32 EFA) */
 #define IBP_PLACE_MAX_TASKS 1024
+
+/* What the chosen fabric is used through: decides the environment and the advice. */
+enum ibp_fabric_kind {
+	IBP_FABRIC_NONE = 0,      /* no NIC port to use */
+	IBP_FABRIC_IB = 1,        /* InfiniBand and Omni-Path verbs ports */
+	IBP_FABRIC_ROCE = 2,      /* RoCE verbs ports */
+	IBP_FABRIC_EFA = 3,       /* AWS EFA: libfabric's efa provider */
+	IBP_FABRIC_SLINGSHOT = 4, /* HPE Slingshot: libfabric's cxi provider */
+	IBP_FABRIC_OTHER = 5,     /* usNIC, iWARP, RoCE-or-iWARP undecided, unknown devices */
+};
+
+/* "none", "InfiniBand", "RoCE", "EFA", "Slingshot", "other" */
+const char *ibp_fabric_kind_name(enum ibp_fabric_kind k);
 
 /* One HCA port chosen for something. */
 struct ibp_place_nic {
@@ -57,6 +76,7 @@ struct ibp_place_nic {
 /* Per GPU of the node (index = topo->gpus index). */
 struct ibp_place_gpu {
 	struct ibp_place_nic nic; /* nearest healthy fabric port; nic.hca -1: none */
+	char why[IBP_TEXT_MAX];   /* why that port (or none) */
 	bool in_step;
 	int task;            /* owning task's local rank, -1 not in the step */
 	hwloc_bitmap_t cpus; /* worker CPUs (torchrun-style per-GPU rows), in-step only */
@@ -85,8 +105,21 @@ struct ibp_step {
 	enum ibp_link_layer fabric;        /* IBP_LL_UNKNOWN: decide (IB first) */
 };
 
+/* Every port of the topology: in the fabric or not, and why. */
+struct ibp_place_port {
+	int hca;       /* index in topo->hcas */
+	unsigned port; /* 1-based */
+	enum ibp_fabric_kind kind;
+	bool fabric;
+	char why[IBP_TEXT_MAX];
+};
+
 struct ibp_placement {
 	enum ibp_link_layer fabric_ll;
+	enum ibp_fabric_kind
+	    fabric_kind; /* of the fabric ports, or of the unhealthy ones; NONE: no NIC */
+	struct ibp_place_port *ports; /* one per topology port, HCA then port order */
+	size_t n_ports;
 	struct ibp_place_nic fabric[IBP_PLACE_MAX_NICS]; /* healthy fabric ports, name order */
 	size_t n_fabric;
 	struct ibp_place_gpu *gpus; /* topo->n_gpus rows */
@@ -130,6 +163,16 @@ int ibp_place_view_task(const struct ibp_placement *pl, size_t r, struct ibp_pla
  */
 int ibp_place_view_worker(const struct ibp_placement *pl, size_t r, size_t w,
 			  struct ibp_place_view *v);
+
+/*
+ * One sentence for the node: how its fabric is used (IB verbs, or libfabric
+ * for EFA and Slingshot, naming NCCL or RCCL after the GPUs' vendor), or what
+ * to check when it has none.  Length or -ENOSPC.
+ */
+int ibp_place_fabric_advice(const struct ibp_placement *pl, const struct ibp_topo *topo, char *buf,
+			    size_t len);
+/* The fix for a node whose fabric of kind K has no healthy port. */
+const char *ibp_place_fabric_fix(enum ibp_fabric_kind k);
 
 /* "mlx5_0:1" for a chosen port; "" for none.  Length or -ENOSPC. */
 int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *nic, char *buf,

@@ -24,7 +24,10 @@
  *
  * Port health comes from the XML's Port<N>State infos until
  * ibp_topo_apply_inventory() replaces it with the sysfs inventory and the
- * health findings.
+ * health findings.  A port whose state the file does not give is unknown
+ * and usable; an OpenFabrics device the file gives no port for at all (no
+ * Port<N> infos, no network interface: every EFA of such an export) has
+ * port 1, state unknown: a verbs device has one port at least.
  *
  * The struct owns everything (hwloc topology, bitmaps, arrays);
  * ibp_topo_release() frees it and is safe on a zeroed or half-loaded one.
@@ -75,6 +78,7 @@ struct ibp_topo_port {
 	bool healthy;                   /* usable for placement */
 	char why[IBP_TEXT_MAX];         /* when !healthy: what was seen */
 	char netdev[IF_NAMESIZE];       /* "" unknown */
+	bool assumed;                   /* the file lists no port for the device: port 1 */
 };
 
 /* What GPUs and NICs share: where they sit. */
@@ -88,6 +92,14 @@ struct ibp_topo_dev {
 	hwloc_bitmap_t cpuset;      /* locality (PUs, OS numbering), owned */
 	hwloc_bitmap_t nodeset;     /* locality NUMA nodes, owned */
 	hwloc_obj_t obj;            /* the PCI object (inside topo->t) */
+	/*
+	 * The function's own PCIe link: GB/s per direction as hwloc gives it
+	 * (0 unknown: a virtual function, an old export); lanes and GT/s when
+	 * sysfs said (ibp_topo_apply_inventory, HCAs only), else 0.
+	 */
+	double link_gbs;
+	unsigned link_width;
+	double link_gts;
 };
 
 struct ibp_topo_gpu {
@@ -170,6 +182,14 @@ int ibp_topo_apply_inventory(struct ibp_topo *topo, const struct ibp_inventory *
  * ibp_topo_apply_inventory().
  */
 void ibp_topo_hca_identify(struct ibp_topo_hca *h, const char *driver, int node_type);
+
+/*
+ * D's PCIe link for a reader: "x2 Gen4 (3.9 GB/s)" when sysfs gave lanes and
+ * speed, else the GB/s and the lane/generation pairs that give it ("3.9 GB/s
+ * (x1 Gen5, x2 Gen4 or x4 Gen3)": hwloc keeps only the product), or
+ * "unknown".  Length or -ENOSPC.
+ */
+int ibp_topo_link_text(const struct ibp_topo_dev *d, char *buf, size_t len);
 
 /* Lookups; NULL when absent.  A GPU by "0000:44:00.0" (or "44:00.0"). */
 const struct ibp_topo_gpu *ibp_topo_find_gpu(const struct ibp_topo *topo, const char *pci);

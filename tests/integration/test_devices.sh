@@ -87,6 +87,97 @@ place "$IBPREP" place --json --topology "$tmp/efa-p4d.xml" >"$tmp/e.json" 2>/dev
 j "efa: 8 GPUs, GPUs 2k,2k+1 on EFA k (same switch)" '[.gpus[] | "\(.hca)/\(.distance)"] == ["rdmap21s0/PIX","rdmap21s0/PIX","rdmap37s0/PIX","rdmap37s0/PIX","rdmap149s0/PIX","rdmap149s0/PIX","rdmap165s0/PIX","rdmap165s0/PIX"]' "$tmp/e.json"
 j "efa: not IB, not Ethernet, not in NCCL_IB_HCA/UCX_NET_DEVICES" '.fabric == "unknown" and ([.hcas[].transport] | unique) == ["EFA"] and ((.env | has("NCCL_IB_HCA") or has("UCX_NET_DEVICES")) | not)' "$tmp/e.json"
 
+# ---- AWS p4d as its guest sees it (generated: efa-p4d-vm, issue 29 shape 1) -----
+# aws-ofi-nccl's p4d topology file and the guest's lspci: on each of the buses
+# 10, 20 (NUMA 0) and 90, a0 (NUMA 1) one EFA 1d0f:efa0 at NN:1b.0 and two A100
+# at NN:1c.0 and NN:1d.0, nothing between them and the bus's host bridge.  So
+# GPUs NN:1c/1d share the host bridge with EFA NN:1b (PHB) and are SYS to the
+# other socket's EFA: GPU 2k and 2k+1 go to EFA k.  EFA is SRD through
+# libfabric: never in NCCL's or UCX's IB variables, and the advice says
+# libfabric (aws-ofi-nccl), not "TCP sockets".
+gen efa-p4d-vm
+place "$IBPREP" place --json --topology "$tmp/efa-p4d-vm.xml" --ntasks-per-node 8 >"$tmp/e4.json" 2>/dev/null
+e4_pairs='["rdmap16s27/PHB","rdmap16s27/PHB","rdmap32s27/PHB","rdmap32s27/PHB","rdmap144s27/PHB","rdmap144s27/PHB","rdmap160s27/PHB","rdmap160s27/PHB"]'
+j "p4d guest: GPUs 2k,2k+1 on EFA k of their host bridge (PHB)" "[.gpus[] | \"\(.hca)/\(.distance)\"] == $e4_pairs" "$tmp/e4.json"
+j "p4d guest: fabric EFA, advice libfabric, not TCP" '.fabric_kind == "EFA" and (.fabric_advice | test("aws-ofi-nccl")) and (.fabric_advice | test("TCP") | not) and ([.findings[] | select(.code == "no_fabric_port" or .code == "port_state_unknown")] | length) == 0 and ((.env | has("NCCL_IB_HCA") or has("UCX_NET_DEVICES")) | not)' "$tmp/e4.json"
+# The same export without the OpenFabrics port infos (an hwloc that does not
+# query EFA): a verbs device has port 1 at least, its state unknown: the same
+# pairs, one note for the four ports, no "no healthy RDMA port".
+python3 tests/fixtures/mktopo.py --preset efa-p4d-vm --no-port-infos "$tmp/e4n.xml"
+place "$IBPREP" place --json --topology "$tmp/e4n.xml" --ntasks-per-node 8 >"$tmp/e4n.json" 2>/dev/null
+j "p4d guest, no port infos: every EFA still placed, same pairs" "[.gpus[] | \"\(.hca)/\(.distance)\"] == $e4_pairs and .env.IBPREP_HCAS == \"rdmap16s27\"" "$tmp/e4n.json"
+j "p4d guest, no port infos: port 1 assumed, said once" '([.hcas[].ports | length] | unique) == [1] and ([.findings[] | select(.code == "port_state_unknown")] | length) == 1 and ([.findings[] | select(.code == "no_fabric_port")] | length) == 0 and (.fabric_advice | test("TCP") | not)' "$tmp/e4n.json"
+
+# ---- AWS p5 without port infos (generated: efa-p5, shape 1) -----------------------
+# aws-ofi-nccl's p5 topology file: 8 PCIe switches (45, 56 ... bc), each with
+# 4 EFA on its downstream ports (4f-52, 60-63 ...) and one H100 (bus 53, 64
+# ...): each GPU's 4 EFA are PIX, every other EFA NODE or SYS.  32 ports with
+# no port data, all placed; GPU k takes the first EFA of its switch.
+python3 tests/fixtures/mktopo.py --preset efa-p5 --no-port-infos "$tmp/p5.xml"
+place "$IBPREP" place --json --topology "$tmp/p5.xml" --ntasks-per-node 8 >"$tmp/p5.json" 2>/dev/null
+j "p5, no port infos: 32 EFA in the fabric, each H100 on its switch's first EFA (PIX)" '(.fabric_ports | length) == 32 and [.gpus[] | "\(.hca)/\(.distance)"] == ["rdmap79s0/PIX","rdmap96s0/PIX","rdmap113s0/PIX","rdmap130s0/PIX","rdmap147s0/PIX","rdmap164s0/PIX","rdmap181s0/PIX","rdmap198s0/PIX"] and ([.findings[] | select(.code == "port_state_unknown")] | length) == 1' "$tmp/p5.json"
+
+# ---- HGX B200 with its baseboard ConnectX-7 (generated: p6-b200, shape 2) ---------
+# Four PCIe switches, each with two B200 (x16 Gen5: 63.0 GB/s) and two EFA on
+# sibling downstream ports (PIX); one ConnectX-7 per socket on its own root port
+# at x2 Gen4 (3.9 GB/s, a sixteenth of a GPU's link), IB, ACTIVE.  NCCL would
+# not send a GPU's traffic through 3.9 GB/s when a full-width NIC shares its
+# switch: the EFA are the fabric, GPU 2k and 2k+1 take the two EFA of their
+# switch one each, and the ConnectX-7 are left out, saying why.
+gen p6-b200
+b2_pairs='["rdmap21s0/PIX","rdmap22s0/PIX","rdmap53s0/PIX","rdmap54s0/PIX","rdmap149s0/PIX","rdmap150s0/PIX","rdmap181s0/PIX","rdmap182s0/PIX"]'
+place "$IBPREP" place --json --topology "$tmp/p6-b200.xml" --ntasks-per-node 8 >"$tmp/b2.json" 2>/dev/null
+j "b200: every GPU with its own EFA of its switch" "[.gpus[] | \"\(.hca)/\(.distance)\"] == $b2_pairs and .fabric_kind == \"EFA\"" "$tmp/b2.json"
+j "b200: each ConnectX-7 left out as a narrow link (x2 Gen4 beside x16 Gen5)" '[.hcas[] | select(.name | startswith("mlx5")) | .ports[] | select((.fabric | not) and (.reason | test("^narrow PCIe link: 3.9 GB/s .*x2 Gen4.* where the GPUs have 63.0 GB/s \\(x16 Gen5\\)")))] | length == 2' "$tmp/b2.json"
+bad=""
+for r in 0 1 2 3 4 5 6 7; do
+	out=$(place "$IBPREP" env --topology "$tmp/p6-b200.xml" --ntasks-per-node 8 --local-rank "$r" 2>&1) || bad="$bad rank $r: exit $?"
+	grep -q "mlx5" <<<"$out" && bad="$bad rank $r: $(grep mlx5 <<<"$out" | head -2)"
+	grep -q "^export IBPREP_HCAS=rdmap" <<<"$out" || bad="$bad rank $r: no EFA in IBPREP_HCAS"
+done
+[ -z "$bad" ] && tap_ok "b200: no ConnectX-7 in any task's exported variables" || tap_fail "b200: no ConnectX-7 in any task's exported variables" "$bad"
+python3 tests/fixtures/mktopo.py --preset p6-b200 --no-port-infos "$tmp/b2n.xml"
+place "$IBPREP" place --json --topology "$tmp/b2n.xml" --ntasks-per-node 8 >"$tmp/b2n.json" 2>/dev/null
+j "b200 without port infos: the same pairs, the ConnectX-7 still left out" "[.gpus[] | \"\(.hca)/\(.distance)\"] == $b2_pairs and ([.hcas[] | select(.name | startswith(\"mlx5\")) | .ports[].fabric] | unique) == [false]" "$tmp/b2n.json"
+
+# ---- advice per fabric kind and GPU vendor (shape 3) -------------------------------
+# NVIDIA GPUs and SLURM_STEP_GPUS without CUDA_DEVICE_ORDER: CUDA may number
+# them otherwise, a warning.  On the all-AMD MI300A node there is no such
+# variable to set (env sets none): no warning.
+gen dgx-h100
+place SLURM_STEP_GPUS=0 "$IBPREP" place --json --topology "$tmp/dgx-h100.xml" >"$tmp/nv.json" 2>/dev/null
+j "nvidia + SLURM_STEP_GPUS: cuda_device_order warned; IB advice" '([.findings[] | select(.code == "cuda_device_order")] | length) == 1 and .fabric_kind == "InfiniBand" and (.fabric_advice | test("IB verbs"))' "$tmp/nv.json"
+j "all-AMD + SLURM_STEP_GPUS: no cuda_device_order warning, no CUDA_DEVICE_ORDER" '([.findings[] | select(.code == "cuda_device_order")] | length) == 0 and (.env | has("CUDA_DEVICE_ORDER") | not)' "$tmp/a.json"
+# No RDMA device at all (bertha): TCP is the truth there.
+j "no RDMA device: kind none, advice says TCP" '.fabric_kind == "none" and (.fabric_advice | test("TCP sockets"))' "$tmp/x.json"
+# LLNL Tioga (real, ../shared): 4 MI250X, 8 GCDs, 4 Slingshot NICs 17db:0501:
+# fabric Slingshot, used through libfabric cxi with RCCL's plugin; AMD only.
+TIOGA=${IBP_REAL_FIXTURES:-../shared/fixtures/real}/hwloc-xml/llnl-tioga-hpe-ex235a-mi250x.hwloc2.xml
+if [ -f "$TIOGA" ]; then
+	place SLURM_STEP_GPUS=0-7 "$IBPREP" place --json --topology "$TIOGA" --ntasks-per-node 8 >"$tmp/t.json" 2>/dev/null
+	j "tioga: Slingshot through libfabric cxi, RCCL's plugin, no IB variables, no CUDA warning" '.fabric_kind == "Slingshot" and (.fabric_advice | test("cxi") and test("RCCL") and test("aws-ofi-rccl")) and (.fabric_advice | test("TCP") | not) and ((.env | has("NCCL_IB_HCA") or has("UCX_NET_DEVICES") or has("CUDA_DEVICE_ORDER")) | not) and ([.findings[] | select(.code == "cuda_device_order")] | length) == 0' "$tmp/t.json"
+else
+	tap_skip "tioga: Slingshot advice" "$TIOGA is absent (set IBP_REAL_FIXTURES)"
+fi
+
+# ---- a task far from its only NIC (shape 4) ----------------------------------------
+# cpu-only: 2 sockets x 8 cores, the one HCA under socket 0's host bridge.  Four
+# tasks, one per half-socket: tasks 2 and 3 (CPUs 8-15,24-31, socket 1) reach
+# it across the socket link, each with its own warning; tasks 0 and 1 none.
+gen cpu-only
+place "$IBPREP" place --json --topology "$tmp/cpu-only.xml" --ntasks-per-node 4 >"$tmp/co.json" 2>/dev/null
+j "one NIC on socket 0: a warning for each of tasks 2 and 3, none for 0 and 1" '[.findings[] | select(.code == "task_no_local_hca") | .observed | capture("^task (?<t>[0-9]+)").t] == ["2","3"]' "$tmp/co.json"
+# DEEP-EST CM node dp-cn01 (real, ../shared): its CX-5 at 5e:00.0 hangs under
+# NUMA node 0, whose package 0 holds PUs 0-11,24-35; two tasks, one a socket:
+# task 1 (CPUs 12-23,36-47) is across the socket link from its only NIC.
+CN01=${IBP_REAL_FIXTURES:-../shared/fixtures/real}/hwloc-xml/deep-est-cm-dp-cn01.hwloc1.xml
+if [ -f "$CN01" ]; then
+	place "$IBPREP" place --json --topology "$CN01" --ntasks-per-node 2 >"$tmp/cn.json" 2>/dev/null
+	j "dp-cn01: task 1 across the socket from the only CX-5, task 0 not" '[.findings[] | select(.code == "task_no_local_hca") | "\(.device):\(.observed | capture("^task (?<t>[0-9]+)").t)"] == ["mlx5_0:1"]' "$tmp/cn.json"
+else
+	tap_skip "dp-cn01: far task" "$CN01 is absent (set IBP_REAL_FIXTURES)"
+fi
+
 # ---- host bridges under the Machine, 2 NUMA nodes (generated) -------------------
 # GPU 01:00.0 and mlx5_0 share host bridge [00-3f] (PHB, known); GPU 81:00.0 is
 # under another host bridge: whether that is NODE or SYS the file does not say.

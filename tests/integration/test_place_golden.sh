@@ -95,7 +95,7 @@ done
 gen() { python3 tests/fixtures/mktopo.py "$@"; }
 declare -A gen_tasks=([dgx-h100]=8 [dgx-a100]=8 [gpu-nohca]=4 [multiport]=2 [vpi]=1 [snc]=4
 	[cpu-only]=4 [roce]=2 [mi300a-cpx]=24 [efa-p4d]=8 [machine-pci]=2 [cx7-2port]=2
-	[gh200]=4 [bf3-pvc]=2 [irdma]=2)
+	[gh200]=4 [bf3-pvc]=2 [irdma]=2 [efa-p4d-vm]=8 [efa-p5]=8 [p6-b200]=8)
 for p in $(gen --list); do
 	if ! gen --preset "$p" "$tmp/$p.xml" 2>"$tmp/$p.gen.err"; then
 		tap_fail "gen/$p: mktopo.py failed" "$(cat "$tmp/$p.gen.err")"
@@ -112,6 +112,14 @@ if gen --preset dgx-h100 --port-down mlx5_3 "$tmp/dgx-h100-down.xml"; then
 	check "gen-dgx-h100.mlx5_3-down" --topology "$tmp/dgx-h100-down.xml" --ntasks-per-node 8
 fi
 check "gen-roce.gid" --topology "$tmp/roce.xml" --ntasks-per-node 2 gid_index=yes
+# exports without the OpenFabrics port infos: every EFA still placed, on port 1
+for p in p6-b200 efa-p5; do
+	if gen --preset "$p" --no-port-infos "$tmp/$p-noports.xml"; then
+		check "gen-$p.no-port-infos" --topology "$tmp/$p-noports.xml" --ntasks-per-node 8
+	else
+		tap_fail "mktopo.py --preset $p --no-port-infos"
+	fi
+done
 # health from a sysfs tree of the same node (tests/fixtures/mksysfs.py): a
 # degraded link fails its check and its GPU moves to the next port
 if python3 tests/fixtures/mksysfs.py --preset dgx-h100 --fault mlx5_4:width=1X "$tmp/sys" >/dev/null; then

@@ -157,7 +157,8 @@ static const struct place_case cases[] = {
       {"", "mlx5_0:1", NULL, "5"},
       {"", "mlx5_0:1", NULL, "6"},
       {"", "mlx5_0:1", "112-127,240-255", "7"}},
-     ""},
+     /* the CX-6 sits on NUMA 0 of package 0: tasks 4-7 are on package 1 */
+     "task_no_local_hca task_no_local_hca task_no_local_hca task_no_local_hca"},
     {"dgx-h100 8x1: GPU i with its own HCA (not mlx5_i)",
      NULL,
      "dgx-h100",
@@ -287,7 +288,61 @@ static const struct place_case cases[] = {
       {"", "mlx5_0:1", "4-7,20-23", "0"},
       {"", "mlx5_0:1", "8-11,24-27", "1"},
       {"", "mlx5_0:1", "12-15,28-31", "1"}},
+     /* the only HCA is on socket 0: tasks 2 and 3 each get their own word */
+     "task_no_local_hca task_no_local_hca"},
+    {"p6-b200: each B200 with an EFA of its switch, the x2 ConnectX-7 left out",
+     NULL,
+     "p6-b200",
+     NULL,
+     8,
+     NULL,
+     NULL,
+     {{"0000:13:00.0", "rdmap21s0", "0-11,96-107", "0"},
+      {"0000:14:00.0", "rdmap22s0", NULL, "0"},
+      {"0000:33:00.0", "rdmap53s0", NULL, "0"},
+      {"0000:34:00.0", "rdmap54s0", NULL, "0"},
+      {"0000:93:00.0", "rdmap149s0", NULL, "1"},
+      {"0000:94:00.0", "rdmap150s0", NULL, "1"},
+      {"0000:b3:00.0", "rdmap181s0", NULL, "1"},
+      {"0000:b4:00.0", "rdmap182s0", "84-95,180-191", "1"}},
      ""},
+    {"p6-b200 without port infos: EFA still placed, one note",
+     NULL,
+     "p6-b200",
+     "--no-port-infos",
+     8,
+     NULL,
+     NULL,
+     {{"0000:13:00.0", "rdmap21s0", NULL, "0"}, {"0000:14:00.0", "rdmap22s0", NULL, "0"}},
+     "port_state_unknown"},
+    {"p5 without port infos: 4 EFA per H100, the first of its switch",
+     NULL,
+     "efa-p5",
+     "--no-port-infos",
+     8,
+     NULL,
+     NULL,
+     {{"0000:53:00.0", "rdmap79s0", NULL, "0"},
+      {"0000:64:00.0", "rdmap96s0", NULL, "0"},
+      {"0000:75:00.0", "rdmap113s0", NULL, "0"},
+      {"0000:86:00.0", "rdmap130s0", NULL, "0"},
+      {"0000:97:00.0", "rdmap147s0", NULL, "1"},
+      {"0000:a8:00.0", "rdmap164s0", NULL, "1"},
+      {"0000:b9:00.0", "rdmap181s0", NULL, "1"},
+      {"0000:ca:00.0", "rdmap198s0", NULL, "1"}},
+     "port_state_unknown"},
+    {"p4d as its guest sees it: EFA and 2 A100 on one host bridge",
+     NULL,
+     "efa-p4d-vm",
+     "--no-port-infos",
+     4,
+     NULL,
+     NULL,
+     {{"0000:10:1c.0,0000:10:1d.0", "rdmap16s27", "0-11,48-59", "0"},
+      {"0000:20:1c.0,0000:20:1d.0", "rdmap32s27", NULL, "0"},
+      {"0000:90:1c.0,0000:90:1d.0", "rdmap144s27", NULL, "1"},
+      {"0000:a0:1c.0,0000:a0:1d.0", "rdmap160s27", "36-47,84-95", "1"}},
+     "port_state_unknown"},
     {"roce: Ethernet fabric",
      NULL,
      "roce",
@@ -396,7 +451,9 @@ static bool run_case(const struct place_case *c)
 	if (strcmp(buf, c->findings))
 		fail_msg("%s: findings '%s', expected '%s'", c->name, buf, c->findings);
 	for (size_t i = 0; i < f.n; i++) /* placement problems are never failures */
-		assert_int_equal(f.v[i].severity, IBP_SEV_WARN);
+		assert_int_equal(f.v[i].severity, strcmp(f.v[i].code, "port_state_unknown")
+						      ? IBP_SEV_WARN
+						      : IBP_SEV_OK);
 	/* invariants: inside the allowed set, whole cores, no overlap unless shared */
 	for (size_t r = 0; r < pl.n_tasks; r++) {
 		hwloc_const_bitmap_t cpus = pl.tasks[r].cpus;
@@ -528,6 +585,58 @@ static void test_place_bad_steps_rejected(void **state)
 	ibp_topo_release(&t);
 }
 
+/*
+ * HGX B200 with GPU-local EFA and two ConnectX-7 on x2 Gen4 links: the EFA
+ * serve the GPUs (PIX), the narrow ConnectX-7 are left out and say why; with
+ * every EFA down there is no full-width NIC near a GPU, and the ConnectX-7
+ * are the fabric again (better than none).
+ */
+static void test_place_b200_narrow_cx7_left_out(void **state)
+{
+	struct ibp_topo t;
+	struct ibp_placement pl;
+	struct ibp_findings f;
+	struct ibp_step step = {.ntasks = 8, .all_gpus = true, .local_rank = -1};
+	size_t narrow = 0;
+	(void)state;
+
+	assert_int_equal(ibp_test_topo_preset(&t, "p6-b200", NULL), 0);
+	ibp_findings_init(&f);
+	assert_int_equal(ibp_place_compute(&pl, &t, &step, &f), 0);
+	assert_int_equal(pl.fabric_kind, IBP_FABRIC_EFA);
+	assert_int_equal(pl.n_fabric, 8);
+	assert_int_equal(pl.n_ports, 10);
+	for (size_t k = 0; k < pl.n_ports; k++) {
+		const struct ibp_topo_hca *h = &t.hcas[pl.ports[k].hca];
+
+		if (h->transport == IBP_TR_EFA) {
+			assert_true(pl.ports[k].fabric);
+			continue;
+		}
+		assert_false(pl.ports[k].fabric);
+		assert_non_null(strstr(pl.ports[k].why, "narrow PCIe link: 3.9 GB/s"));
+		assert_non_null(strstr(pl.ports[k].why, "the GPUs have 63.0 GB/s (x16 Gen5)"));
+		narrow++;
+	}
+	assert_int_equal(narrow, 2);
+	for (size_t g = 0; g < t.n_gpus; g++) {
+		assert_int_equal(pl.gpus[g].nic.dist, IBP_DIST_PIX);
+		assert_int_equal(t.hcas[pl.gpus[g].nic.hca].transport, IBP_TR_EFA);
+		assert_non_null(strstr(pl.gpus[g].why, "PIX: 2 EFA ports at that distance"));
+	}
+	ibp_placement_release(&pl);
+	/* every EFA down: nothing full-width near the GPUs, the ConnectX-7 serve */
+	for (size_t i = 0; i < t.n_hcas; i++)
+		if (t.hcas[i].transport == IBP_TR_EFA)
+			t.hcas[i].ports[0].healthy = false;
+	assert_int_equal(ibp_place_compute(&pl, &t, &step, &f), 0);
+	assert_int_equal(pl.fabric_kind, IBP_FABRIC_IB);
+	assert_int_equal(pl.n_fabric, 2);
+	ibp_placement_release(&pl);
+	ibp_findings_release(&f);
+	ibp_topo_release(&t);
+}
+
 static void test_place_no_gpu_step_on_gpu_node(void **state)
 {
 	struct ibp_topo t;
@@ -559,6 +668,7 @@ int main(void)
 	    cmocka_unit_test(test_place_task_mask_narrows_one_task),
 	    cmocka_unit_test(test_place_bad_steps_rejected),
 	    cmocka_unit_test(test_place_no_gpu_step_on_gpu_node),
+	    cmocka_unit_test(test_place_b200_narrow_cx7_left_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -389,6 +389,62 @@ static void test_topo_inventory_overrides_health(void **state)
 	ibp_findings_release(&f);
 }
 
+/* A link as a reader sees it: exact from sysfs, else every pair hwloc's GB/s fits. */
+static void test_topo_link_text_table(void **state)
+{
+	static const struct {
+		double gbs;
+		unsigned width;
+		double gts;
+		const char *want;
+	} cases[] = {
+	    {3.938462, 0, 0, "3.9 GB/s (x1 Gen5, x2 Gen4 or x4 Gen3)"},
+	    {63.015385, 0, 0, "63.0 GB/s (x16 Gen5)"},
+	    {31.507692, 0, 0, "31.5 GB/s (x8 Gen5 or x16 Gen4)"},
+	    {0.25, 0, 0, "0.2 GB/s (x1 Gen1)"},
+	    {12.3, 0, 0, "12.3 GB/s"},
+	    {3.938462, 2, 16, "x2 Gen4 (3.9 GB/s)"},
+	    {0, 0, 0, "unknown"},
+	};
+	char buf[128];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibp_topo_dev d = {.link_gbs = cases[i].gbs,
+					 .link_width = cases[i].width,
+					 .link_gts = cases[i].gts};
+
+		assert_true(ibp_topo_link_text(&d, buf, sizeof(buf)) > 0);
+		assert_string_equal(buf, cases[i].want);
+	}
+	struct ibp_topo_dev d = {.link_gbs = 3.938462};
+	assert_int_equal(ibp_topo_link_text(&d, buf, 12), -ENOSPC);
+}
+
+/* An OpenFabrics device the file lists no port for has port 1, state unknown. */
+static void test_topo_portless_device_gets_port_one(void **state)
+{
+	struct ibp_topo t;
+	(void)state;
+
+	assert_int_equal(ibp_test_topo_preset(&t, "efa-p5", "--no-port-infos"), 0);
+	assert_int_equal(t.n_hcas, 32);
+	for (size_t i = 0; i < t.n_hcas; i++) {
+		const struct ibp_topo_hca *h = &t.hcas[i];
+
+		assert_int_equal(h->transport, IBP_TR_EFA);
+		assert_int_equal(h->n_ports, 1);
+		assert_int_equal(h->ports[0].num, 1);
+		assert_int_equal(h->ports[0].state, IBP_PORT_STATE_UNKNOWN);
+		assert_int_equal(h->ports[0].link_layer, IBP_LL_UNKNOWN);
+		assert_true(h->ports[0].healthy);
+		assert_true(h->ports[0].assumed);
+	}
+	assert_true(t.gpus[0].d.link_gbs > 63 && t.gpus[0].d.link_gbs < 63.1);
+	assert_true(t.hcas[0].d.link_gbs == 0); /* a Nitro function reports no link */
+	ibp_topo_release(&t);
+}
+
 static void test_topo_live_loads_pci_only(void **state)
 {
 	struct ibp_topo t;
@@ -419,6 +475,8 @@ int main(void)
 	    cmocka_unit_test(test_topo_same_package_in_snc),
 	    cmocka_unit_test(test_topo_inventory_overrides_health),
 	    cmocka_unit_test(test_topo_live_loads_pci_only),
+	    cmocka_unit_test(test_topo_link_text_table),
+	    cmocka_unit_test(test_topo_portless_device_gets_port_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
