@@ -1365,7 +1365,7 @@ int ibp_place_fabric_advice(const struct ibp_placement *pl, const struct ibp_top
 			    size_t len)
 {
 	const char *ccl = ccl_name(topo);
-	bool amd = !strcmp(ccl, "RCCL");
+	bool amd = !strcmp(ccl, "RCCL"), efa = pl->fabric_kind == IBP_FABRIC_EFA;
 	int n;
 
 	if (!len)
@@ -1381,20 +1381,16 @@ int ibp_place_fabric_advice(const struct ibp_placement *pl, const struct ibp_top
 			     "UCX_NET_DEVICES name them",
 			     strcmp(ccl, "MPI") ? ccl : "NCCL",
 			     ibp_fabric_kind_name(pl->fabric_kind));
-	else if (pl->fabric_kind == IBP_FABRIC_EFA)
-		n = snprintf(
-		    buf, len,
-		    "EFA is used through libfabric (FI_PROVIDER=efa): %s through the %s net "
-		    "plugin, MPI through its OFI transport, not through IB verbs: "
-		    "NCCL_IB_HCA and UCX_NET_DEVICES are left unset",
-		    strcmp(ccl, "MPI") ? ccl : "NCCL", amd ? "aws-ofi-rccl" : "aws-ofi-nccl");
-	else if (pl->fabric_kind == IBP_FABRIC_SLINGSHOT)
-		n = snprintf(
-		    buf, len,
-		    "Slingshot is used through libfabric's cxi provider (FI_PROVIDER=cxi): "
-		    "%s through the %s net plugin, MPI through Cray MPICH or its OFI "
-		    "transport: NCCL_IB_HCA and UCX_NET_DEVICES are left unset",
-		    strcmp(ccl, "MPI") ? ccl : "RCCL/NCCL", amd ? "aws-ofi-rccl" : "aws-ofi-nccl");
+	else if (pl->fabric_kind == IBP_FABRIC_EFA || pl->fabric_kind == IBP_FABRIC_SLINGSHOT)
+		/* both through libfabric: NCCL/RCCL by its OFI net plugin, MPI by its OFI layer */
+		n = snprintf(buf, len,
+			     "%s is used through libfabric's %s provider (FI_PROVIDER=%s): %s "
+			     "through the %s net plugin, MPI through %s, not through IB verbs: "
+			     "NCCL_IB_HCA and UCX_NET_DEVICES are left unset",
+			     ibp_fabric_kind_name(pl->fabric_kind), efa ? "efa" : "cxi",
+			     efa ? "efa" : "cxi", strcmp(ccl, "MPI") ? ccl : "NCCL",
+			     amd ? "aws-ofi-rccl" : "aws-ofi-nccl",
+			     efa ? "its OFI transport" : "Cray MPICH or its OFI transport");
 	else
 		n = snprintf(
 		    buf, len,
