@@ -42,7 +42,7 @@
 #include <sodium.h>
 
 #include "ibprep/text.h"
-#include "rdmatest_int.h"
+#include "rdmatest_accept.h"
 
 #define HELLO_FRAME     (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN)
 #define IBP_RT_GRACE_MS 50
@@ -55,19 +55,27 @@ struct pending {
 	size_t have;
 	char from[INET6_ADDRSTRLEN];
 	struct sockaddr_storage src;
-	int peer; /* index in run->in_peers */
+	int peer; /* index in a->in_peers */
 	uint8_t buf[HELLO_FRAME];
 	int fd;
 };
 
 /* ---- listeners ---------------------------------------------------------- */
 
-void ibp_rt_close_listeners(struct ibp_rt_run *run)
+void ibp_rt_acceptor_init(struct ibp_rt_acceptor *a, struct ibp_rt_ctx *x)
 {
-	for (int c = 0; c < run->n_cands; c++) {
-		if (run->own_listen && run->listen_fds[c] >= 0)
-			close(run->listen_fds[c]);
-		run->listen_fds[c] = -1;
+	memset(a, 0, sizeof(*a));
+	a->x = x;
+	for (size_t c = 0; c < IBP_RDMATEST_MAX_LISTEN; c++)
+		a->listen_fds[c] = -1;
+}
+
+void ibp_rt_close_listeners(struct ibp_rt_acceptor *a)
+{
+	for (int c = 0; c < a->x->n_cands; c++) {
+		if (a->own_listen && a->listen_fds[c] >= 0)
+			close(a->listen_fds[c]);
+		a->listen_fds[c] = -1;
 	}
 }
 
@@ -79,48 +87,48 @@ static void defer_accept(int fd)
 }
 
 /* The caller's pre-bound listeners: the first listening port, or -errno. */
-static int listen_given(struct ibp_rt_run *run)
+static int listen_given(struct ibp_rt_acceptor *a)
 {
-	const struct ibp_rdmatest_config *cfg = run->cfg;
+	const struct ibp_rdmatest_config *cfg = a->x->cfg;
 	int first = -EADDRINUSE;
 
 	if (cfg->n_listen_fds == 0 || cfg->n_listen_fds > IBP_RDMATEST_MAX_LISTEN ||
 	    !cfg->listen_ports)
 		return -EINVAL;
-	run->n_cands = (int)cfg->n_listen_fds;
-	for (int c = 0; c < run->n_cands; c++) {
-		run->cands[c] = cfg->listen_ports[c];
-		run->listen_fds[c] = cfg->listen_fds[c];
+	a->x->n_cands = (int)cfg->n_listen_fds;
+	for (int c = 0; c < a->x->n_cands; c++) {
+		a->x->cands[c] = cfg->listen_ports[c];
+		a->listen_fds[c] = cfg->listen_fds[c];
 		if (cfg->listen_ports[c] == 0)
 			return -EINVAL;
-		if (run->listen_fds[c] < 0)
+		if (a->listen_fds[c] < 0)
 			continue;
-		defer_accept(run->listen_fds[c]);
+		defer_accept(a->listen_fds[c]);
 		if (first < 0)
 			first = cfg->listen_ports[c];
 	}
 	return first;
 }
 
-int ibp_rt_listen(struct ibp_rt_run *run)
+int ibp_rt_listen(struct ibp_rt_acceptor *a)
 {
 	int rc;
 
-	if (run->cfg->listen_fds)
-		return listen_given(run);
-	rc = ibp_oob_ports(run->cfg->job, run->cfg->step, run->pol.test_port_lo,
-			   run->pol.test_port_hi, run->cands, IBP_RDMATEST_PORT_CANDIDATES);
+	if (a->x->cfg->listen_fds)
+		return listen_given(a);
+	rc = ibp_oob_ports(a->x->cfg->job, a->x->cfg->step, a->x->pol->test_port_lo,
+			   a->x->pol->test_port_hi, a->x->cands, IBP_RDMATEST_PORT_CANDIDATES);
 	if (rc < 0)
 		return rc;
-	run->n_cands = rc;
-	run->own_listen = true;
+	a->x->n_cands = rc;
+	a->own_listen = true;
 	rc = -EADDRINUSE;
-	for (int c = 0; c < run->n_cands; c++) {
+	for (int c = 0; c < a->x->n_cands; c++) {
 		struct sockaddr_storage ss;
 		socklen_t len;
 		int one = 1, fd;
 
-		if (ibp_rt_sockaddr_of(run->my_addr, run->cands[c], &ss, &len))
+		if (ibp_rt_sockaddr_of(a->x->my_addr, a->x->cands[c], &ss, &len))
 			return -EINVAL;
 		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
@@ -128,8 +136,8 @@ int ibp_rt_listen(struct ibp_rt_run *run)
 		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (!bind(fd, (struct sockaddr *)&ss, len) && !listen(fd, 128)) {
 			defer_accept(fd);
-			run->listen_fds[c] = fd;
-			return run->cands[c];
+			a->listen_fds[c] = fd;
+			return a->x->cands[c];
 		}
 		rc = -errno;
 		close(fd);
@@ -172,80 +180,89 @@ static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_st
 }
 
 /* One more connection from NODE at ADDR: its entry among the in-peers, added when new. */
-static int in_peer_add(struct ibp_rt_run *run, uint32_t node, const char *addr)
+static int in_peer_add(struct ibp_rt_acceptor *a, uint32_t node, const char *addr)
 {
 	struct ibp_rt_peer *p = NULL;
 	socklen_t len;
 
-	for (size_t k = 0; k < run->n_in_peers; k++)
-		if (run->in_peers[k].node == node)
-			p = &run->in_peers[k];
+	for (size_t k = 0; k < a->n_in_peers; k++)
+		if (a->in_peers[k].node == node)
+			p = &a->in_peers[k];
 	if (!p) {
-		if (run->n_in_peers == IBP_RT_MAX_IN_PEERS)
+		if (a->n_in_peers == IBP_RT_MAX_IN_PEERS)
 			return -E2BIG;
-		p = &run->in_peers[run->n_in_peers];
+		p = &a->in_peers[a->n_in_peers];
 		memset(p, 0, sizeof(*p));
 		if (ibp_rt_sockaddr_of(addr, 0, &p->addr, &len))
 			return 0;
 		unmap(&p->addr);
 		p->node = node;
 		p->quota = 2;
-		run->n_in_peers++;
+		a->n_in_peers++;
 	}
 	p->quota++;
 	return 0;
 }
 
-int ibp_rt_peers_init(struct ibp_rt_run *run)
+int ibp_rt_peers_init(struct ibp_rt_acceptor *a)
 {
 	int rc = 0;
 
-	run->n_in_peers = 0;
-	for (size_t i = 0; i < run->n_links && !rc; i++) {
-		const struct ibp_rt_link *l = &run->links[i];
+	a->n_in_peers = 0;
+	for (size_t i = 0; i < a->x->n_links && !rc; i++) {
+		const struct ibp_rt_link *l = &a->x->links[i];
 
 		if (!l->out && l->peer_addr[0])
-			rc = in_peer_add(run, l->peer, l->peer_addr);
+			rc = in_peer_add(a, l->peer, l->peer_addr);
 	}
 	/* the step-wide sum's children (rdmatest_ring.c): one connection each */
-	for (int i = 0; i < IBP_RT_RING_KIDS && !rc; i++) {
-		const struct ibp_rt_link *c = ibp_rt_ring_child(run, i);
+	for (int i = 0; i < IBP_RDMATEST_TREE_KIDS && !rc; i++) {
+		const struct ibp_rt_link *c = a->ring_kids[i];
 
 		if (c && c->peer_addr[0])
-			rc = in_peer_add(run, c->peer, c->peer_addr);
+			rc = in_peer_add(a, c->peer, c->peer_addr);
 	}
 	return rc;
 }
 
-static int peer_of_addr(const struct ibp_rt_run *run, const struct sockaddr_storage *ss)
+static int peer_of_addr(const struct ibp_rt_acceptor *a, const struct sockaddr_storage *ss)
 {
-	for (size_t k = 0; k < run->n_in_peers; k++)
-		if (same_host(&run->in_peers[k].addr, ss))
+	for (size_t k = 0; k < a->n_in_peers; k++)
+		if (same_host(&a->in_peers[k].addr, ss))
 			return (int)k;
 	return -1;
 }
 
-static int peer_of_node(const struct ibp_rt_run *run, uint32_t node)
+static int peer_of_node(const struct ibp_rt_acceptor *a, uint32_t node)
 {
-	for (size_t k = 0; k < run->n_in_peers; k++)
-		if (run->in_peers[k].node == node)
+	for (size_t k = 0; k < a->n_in_peers; k++)
+		if (a->in_peers[k].node == node)
 			return (int)k;
 	return -1;
+}
+
+/* The sum's child FROM's connection, NULL: FROM is no child that connects. */
+static struct ibp_rt_link *ring_slot(struct ibp_rt_acceptor *a, uint32_t from)
+{
+	for (int i = 0; i < IBP_RDMATEST_TREE_KIDS; i++)
+		if (a->ring_kids[i] && a->ring_kids[i]->peer == from)
+			return a->ring_kids[i];
+	return NULL;
 }
 
 /* ---- dropping ----------------------------------------------------------- */
 
-static void note_drop(struct ibp_rt_run *run, bool away, const char *from, const char *why)
+static void note_drop(struct ibp_rt_acceptor *a, bool away, const char *from, const char *why)
 {
-	run->dropped++;
+	a->dropped++;
 	if (away)
-		run->dropped_away++;
+		a->dropped_away++;
 	else
-		run->dropped_peer++;
-	ibp_rt_setf(run->drop_reason, sizeof(run->drop_reason), "%s: %s", from, why);
+		a->dropped_peer++;
+	ibp_rt_setf(a->drop_reason, sizeof(a->drop_reason), "%s: %s", from, why);
 }
 
-__attribute__((format(printf, 3, 4))) static void drop(struct ibp_rt_run *run, struct pending *p,
+__attribute__((format(printf, 3, 4))) static void drop(struct ibp_rt_acceptor *a, struct pending *p,
 						       const char *fmt, ...)
 {
 	va_list ap;
@@ -254,7 +271,7 @@ __attribute__((format(printf, 3, 4))) static void drop(struct ibp_rt_run *run, s
 	va_start(ap, fmt);
 	ibp_vformat_cut(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	note_drop(run, p->peer < 0, p->from, why);
+	note_drop(a, p->peer < 0, p->from, why);
 	close(p->fd);
 	p->fd = -1;
 }
@@ -270,7 +287,7 @@ static void refuse(int fd)
 }
 
 __attribute__((format(printf, 3, 4))) static void
-refuse_drop(struct ibp_rt_run *run, struct pending *p, const char *fmt, ...)
+refuse_drop(struct ibp_rt_acceptor *a, struct pending *p, const char *fmt, ...)
 {
 	va_list ap;
 	char why[IBP_TEXT_MAX];
@@ -279,37 +296,37 @@ refuse_drop(struct ibp_rt_run *run, struct pending *p, const char *fmt, ...)
 	ibp_vformat_cut(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	refuse(p->fd);
-	drop(run, p, "%s", why);
+	drop(a, p, "%s", why);
 }
 
-static bool nonce_seen(struct ibp_rt_run *run, uint64_t nonce)
+static bool nonce_seen(struct ibp_rt_acceptor *a, uint64_t nonce)
 {
-	size_t max = sizeof(run->nonces) / sizeof(run->nonces[0]);
-	size_t n = run->n_nonces < max ? run->n_nonces : max;
+	size_t max = sizeof(a->nonces) / sizeof(a->nonces[0]);
+	size_t n = a->n_nonces < max ? a->n_nonces : max;
 
 	for (size_t i = 0; i < n; i++)
-		if (run->nonces[i] == nonce)
+		if (a->nonces[i] == nonce)
 			return true;
-	run->nonces[run->n_nonces++ % max] = nonce;
+	a->nonces[a->n_nonces++ % max] = nonce;
 	return false;
 }
 
 /* ---- the HELLO ---------------------------------------------------------- */
 
 /* Rails of this node the peer FROM does not have: nothing to wait for. */
-static void mark_missing_rails(struct ibp_rt_run *run, uint32_t from, unsigned peer_rails)
+static void mark_missing_rails(struct ibp_rt_acceptor *a, uint32_t from, unsigned peer_rails)
 {
-	for (size_t k = peer_rails; k < run->n_rails; k++) {
-		for (unsigned r = 1; r <= ibp_rt_n_rounds(run); r++) {
-			struct ibp_rt_link *x = ibp_rt_link_at(run, k, r, false);
+	for (size_t k = peer_rails; k < a->x->n_rails; k++) {
+		for (unsigned r = 1; r <= ibp_rt_n_rounds(a->x); r++) {
+			struct ibp_rt_link *x = ibp_rt_link_at(a->x, k, r, false);
 
 			if (x->peer == from && x->slot == IBP_RT_SLOT_EMPTY) {
 				x->slot = IBP_RT_SLOT_CLOSED;
 				ibp_rt_setf(x->skip, sizeof(x->skip),
 					    "%s tests %u rail%s, %s %zu: no rail %zu there",
-					    ibp_rt_node_name(run, from), peer_rails,
+					    ibp_rt_node_name(a->x, from), peer_rails,
 					    peer_rails == 1 ? "" : "s",
-					    ibp_rt_node_name(run, run->me), run->n_rails, k);
+					    ibp_rt_node_name(a->x, a->x->me), a->x->n_rails, k);
 			}
 		}
 	}
@@ -319,36 +336,37 @@ static void mark_missing_rails(struct ibp_rt_run *run, uint32_t from, unsigned p
  * The peer asked for a rail this node does not have, or to join a
  * step-wide sum this node has no part in: say so, authenticated.
  */
-static void answer_no_rail(struct ibp_rt_run *run, struct pending *p, const struct ibp_oob_hello *h)
+static void answer_no_rail(struct ibp_rt_acceptor *a, struct pending *p,
+			   const struct ibp_oob_hello *h)
 {
 	struct ibp_oob_msg reply;
 	uint8_t secret[IBP_AUTH_SECRET_LEN];
 	char why[IBP_TEXT_MAX] = "";
 	uint16_t no = h->round == IBP_OOB_RING_ROUND ? IBP_HELLO_NO_RING : IBP_HELLO_NO_RAIL;
-	int rc = ibp_rt_hello_make(run, &reply, h->from, h->round, h->rail, h->nonce,
+	int rc = ibp_rt_hello_make(a->x, &reply, h->from, h->round, h->rail, h->nonce,
 				   IBP_HELLO_REPLY | no, secret, why, sizeof(why));
 
 	if (!rc)
 		rc = ibp_oob_send(p->fd, &reply,
-				  ibp_deadline_min(run->end, ibp_now_ns() + IBP_NS_PER_S));
-	if (h->round <= ibp_rt_n_rounds(run)) {
-		struct ibp_rt_link *x = ibp_rt_link_at(run, 0, h->round, false);
+				  ibp_deadline_min(a->x->end, ibp_now_ns() + IBP_NS_PER_S));
+	if (h->round <= ibp_rt_n_rounds(a->x)) {
+		struct ibp_rt_link *x = ibp_rt_link_at(a->x, 0, h->round, false);
 
-		pthread_mutex_lock(&run->mu);
+		pthread_mutex_lock(&a->x->mu);
 		if (x->peer == h->from && x->no_rail_answered < UINT8_MAX)
 			x->no_rail_answered++;
-		pthread_mutex_unlock(&run->mu);
+		pthread_mutex_unlock(&a->x->mu);
 	}
 	if (h->round == IBP_OOB_RING_ROUND)
-		drop(run, p, "%s opens the step-wide sum's connection, this node takes no part%s%s",
-		     ibp_rt_node_name(run, h->from), rc ? ": cannot answer: " : "", rc ? why : "");
+		drop(a, p, "%s opens the step-wide sum's connection, this node takes no part%s%s",
+		     ibp_rt_node_name(a->x, h->from), rc ? ": cannot answer: " : "", rc ? why : "");
 	else
-		drop(run, p, "%s asks for rail %u, this node tests %zu%s%s",
-		     ibp_rt_node_name(run, h->from), h->rail, run->n_rails,
+		drop(a, p, "%s asks for rail %u, this node tests %zu%s%s",
+		     ibp_rt_node_name(a->x, h->from), h->rail, a->x->n_rails,
 		     rc ? ": cannot answer: " : "", rc ? why : "");
 }
 
-static void handshake(struct ibp_rt_run *run, struct pending *p)
+static void handshake(struct ibp_rt_acceptor *a, struct pending *p)
 {
 	struct ibp_oob_msg m, reply;
 	struct ibp_oob_hello *h = &m.u.hello;
@@ -361,81 +379,81 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	int rc = ibp_oob_decode(p->buf, sizeof(p->buf), &m), k;
 
 	if (rc < 0) {
-		drop(run, p, "malformed hello (%s)", strerror(-rc));
+		drop(a, p, "malformed hello (%s)", strerror(-rc));
 		return;
 	}
 	if (h->flags & (IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL | IBP_HELLO_NO_RING)) {
-		refuse_drop(run, p, "a reply where a hello was expected");
+		refuse_drop(a, p, "a reply where a hello was expected");
 		return;
 	}
-	if (h->job != run->cfg->job || h->step != run->cfg->step || h->uid != run->cfg->uid ||
-	    h->to != run->me || h->nnodes != run->n) {
-		refuse_drop(run, p,
+	if (h->job != a->x->cfg->job || h->step != a->x->cfg->step || h->uid != a->x->cfg->uid ||
+	    h->to != a->x->me || h->nnodes != a->x->n) {
+		refuse_drop(a, p,
 			    "hello for job %u step %u uid %u node %u of %u, expected "
 			    "%u/%u/%u/%u/%u",
-			    h->job, h->step, h->uid, h->to, h->nnodes, run->cfg->job,
-			    run->cfg->step, run->cfg->uid, run->me, run->n);
+			    h->job, h->step, h->uid, h->to, h->nnodes, a->x->cfg->job,
+			    a->x->cfg->step, a->x->cfg->uid, a->x->me, a->x->n);
 		return;
 	}
 	/* The address it connects from must be the node it claims to be. */
-	k = peer_of_node(run, h->from);
-	if (k < 0 || !same_host(&run->in_peers[k].addr, &p->src)) {
-		refuse_drop(run, p, "hello claiming to be %s from another address%s",
-			    ibp_rt_node_name(run, h->from),
+	k = peer_of_node(a, h->from);
+	if (k < 0 || !same_host(&a->in_peers[k].addr, &p->src)) {
+		refuse_drop(a, p, "hello claiming to be %s from another address%s",
+			    ibp_rt_node_name(a->x, h->from),
 			    k < 0 ? " (not a node this one receives from)" : "");
 		return;
 	}
-	if (!run->auth.insecure && (h->flags & IBP_HELLO_INSECURE)) {
+	if (!a->x->auth.insecure && (h->flags & IBP_HELLO_INSECURE)) {
 		ibp_rt_setf(why, sizeof(why),
 			    "%s runs without credentials (--insecure), this node does not",
-			    ibp_rt_node_name(run, h->from));
+			    ibp_rt_node_name(a->x, h->from));
 		goto refused;
 	}
-	if (nonce_seen(run, h->nonce)) {
+	if (nonce_seen(a, h->nonce)) {
 		ibp_rt_setf(why, sizeof(why), "replayed hello");
 		goto refused;
 	}
 	ibp_rt_hello_claims(h, &want);
-	rc = ibp_auth_verify(&run->auth, h->cred, &want, theirs, why, sizeof(why));
+	rc = ibp_auth_verify(&a->x->auth, h->cred, &want, theirs, why, sizeof(why));
 	if (rc)
 		goto refused;
 	/* From here the sender is the peer, vouched for by munge. */
-	if (h->rail >= run->n_rails) {
-		answer_no_rail(run, p, h);
+	if (h->rail >= a->x->n_rails) {
+		answer_no_rail(a, p, h);
 		return;
 	}
 	if (h->round == IBP_OOB_RING_ROUND) {
-		l = ibp_rt_ring_slot(run, h->from);
+		l = ring_slot(a, h->from);
 		/* nothing to add to the sum here: said at once, nobody waits for it */
-		if (!l && !run->ring_uses) {
-			answer_no_rail(run, p, h);
+		if (!l && !a->ring_part) {
+			answer_no_rail(a, p, h);
 			return;
 		}
-	} else if (h->round <= ibp_rt_n_rounds(run)) {
-		l = ibp_rt_link_at(run, h->rail, h->round, false);
+	} else if (h->round <= ibp_rt_n_rounds(a->x)) {
+		l = ibp_rt_link_at(a->x, h->rail, h->round, false);
 		if (l->peer != h->from)
 			l = NULL;
 	}
 	if (!l) {
-		refuse_drop(run, p, "unexpected hello from %s round %u rail %u",
-			    ibp_rt_node_name(run, h->from), h->round, h->rail);
+		refuse_drop(a, p, "unexpected hello from %s round %u rail %u",
+			    ibp_rt_node_name(a->x, h->from), h->round, h->rail);
 		return;
 	}
-	pthread_mutex_lock(&run->mu);
+	pthread_mutex_lock(&a->x->mu);
 	rc = l->slot != IBP_RT_SLOT_EMPTY;
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&a->x->mu);
 	if (rc) {
-		refuse_drop(run, p, "second connection for %s round %u rail %u",
-			    ibp_rt_node_name(run, h->from), h->round, h->rail);
+		refuse_drop(a, p, "second connection for %s round %u rail %u",
+			    ibp_rt_node_name(a->x, h->from), h->round, h->rail);
 		return;
 	}
-	rc = ibp_rt_hello_make(run, &reply, h->from, h->round, h->rail, h->nonce, IBP_HELLO_REPLY,
+	rc = ibp_rt_hello_make(a->x, &reply, h->from, h->round, h->rail, h->nonce, IBP_HELLO_REPLY,
 			       mine, why, sizeof(why));
-	sl = (struct ibp_seal_link){.job = run->cfg->job,
-				    .step = run->cfg->step,
-				    .uid = run->cfg->uid,
+	sl = (struct ibp_seal_link){.job = a->x->cfg->job,
+				    .step = a->x->cfg->step,
+				    .uid = a->x->cfg->uid,
 				    .from = h->from,
-				    .to = run->me,
+				    .to = a->x->me,
 				    .round = h->round,
 				    .rail = h->rail};
 	if (!rc)
@@ -444,18 +462,18 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	sodium_memzero(theirs, sizeof(theirs));
 	sodium_memzero(mine, sizeof(mine));
 	if (rc) {
-		refuse_drop(run, p, "cannot answer: %s", why[0] ? why : strerror(-rc));
+		refuse_drop(a, p, "cannot answer: %s", why[0] ? why : strerror(-rc));
 		return;
 	}
-	if (ibp_oob_send(p->fd, &reply, ibp_deadline_min(run->end, ibp_now_ns() + IBP_NS_PER_S))) {
+	if (ibp_oob_send(p->fd, &reply, ibp_deadline_min(a->x->end, ibp_now_ns() + IBP_NS_PER_S))) {
 		ibp_seal_clear(&seal);
-		drop(run, p, "could not answer the hello");
+		drop(a, p, "could not answer the hello");
 		return;
 	}
-	pthread_mutex_lock(&run->mu);
-	mark_missing_rails(run, h->from, h->n_rails);
-	if (h->round <= ibp_rt_n_rounds(run)) {
-		struct ibp_rt_link *x = ibp_rt_link_at(run, 0, h->round, false);
+	pthread_mutex_lock(&a->x->mu);
+	mark_missing_rails(a, h->from, h->n_rails);
+	if (h->round <= ibp_rt_n_rounds(a->x)) {
+		struct ibp_rt_link *x = ibp_rt_link_at(a->x, 0, h->round, false);
 
 		if (x->peer == h->from)
 			x->peer_rails = h->n_rails;
@@ -463,10 +481,10 @@ static void handshake(struct ibp_rt_run *run, struct pending *p)
 	l->fd = p->fd;
 	l->seal = seal;
 	l->slot = IBP_RT_SLOT_FILLED;
-	pthread_cond_broadcast(&run->cv);
-	pthread_mutex_unlock(&run->mu);
-	if (h->round == IBP_OOB_RING_ROUND)
-		ibp_rt_ring_wake(run);
+	pthread_cond_broadcast(&a->x->cv);
+	pthread_mutex_unlock(&a->x->mu);
+	if (h->round == IBP_OOB_RING_ROUND && a->wake)
+		a->wake(a->wake_arg);
 	ibp_seal_clear(&seal);
 	p->fd = -1;
 	return;
@@ -475,17 +493,17 @@ refused:
 	 * From the peer's address, but not vouched for: kept for the link's
 	 * outcome should the peer never authenticate.
 	 */
-	if (h->round <= ibp_rt_n_rounds(run) && h->rail < run->n_rails) {
-		l = ibp_rt_link_at(run, h->rail, h->round, false);
+	if (h->round <= ibp_rt_n_rounds(a->x) && h->rail < a->x->n_rails) {
+		l = ibp_rt_link_at(a->x, h->rail, h->round, false);
 		if (l->peer == h->from) {
-			pthread_mutex_lock(&run->mu);
+			pthread_mutex_lock(&a->x->mu);
 			ibp_rt_setf(l->reject, sizeof(l->reject),
 				    "a hello from %s's address failed authentication: %s",
-				    ibp_rt_node_name(run, h->from), why);
-			pthread_mutex_unlock(&run->mu);
+				    ibp_rt_node_name(a->x, h->from), why);
+			pthread_mutex_unlock(&a->x->mu);
 		}
 	}
-	refuse_drop(run, p, "%s", why);
+	refuse_drop(a, p, "%s", why);
 }
 
 /*
@@ -501,10 +519,10 @@ refused:
  * a node fault.  What the connection sent is read first (a little, without
  * waiting) so that the close does not reset the answer away.
  */
-static void other_version(struct ibp_rt_run *run, struct pending *p, int version)
+static void other_version(struct ibp_rt_acceptor *a, struct pending *p, int version)
 {
 	struct ibp_oob_msg m = {.type = IBP_OOB_ERROR};
-	uint32_t node = run->in_peers[p->peer].node;
+	uint32_t node = a->in_peers[p->peer].node;
 	uint8_t sink[512];
 
 	for (int i = 0; i < 8 && recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
@@ -512,16 +530,16 @@ static void other_version(struct ibp_rt_run *run, struct pending *p, int version
 	m.u.error.code = -EPROTONOSUPPORT;
 	ibp_rt_setf(m.u.error.text, sizeof(m.u.error.text), "protocol %u", ibp_oob_wire_version());
 	ibp_oob_send(p->fd, &m, ibp_now_ns() + 20 * IBP_NS_PER_MS);
-	pthread_mutex_lock(&run->mu);
-	for (size_t i = 0; i < run->n_links; i++) {
-		struct ibp_rt_link *l = &run->links[i];
+	pthread_mutex_lock(&a->x->mu);
+	for (size_t i = 0; i < a->x->n_links; i++) {
+		struct ibp_rt_link *l = &a->x->links[i];
 
 		if (!l->out && l->peer == node) {
 			l->version_seen = true;
 			l->peer_version = (uint16_t)version;
 		}
 	}
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&a->x->mu);
 	close(p->fd);
 	p->fd = -1;
 }
@@ -535,13 +553,13 @@ enum slots_state {
 	SLOTS_HANDED,  /* none EMPTY, but one handed over awaits its first frame */
 };
 
-static enum slots_state slots_state(struct ibp_rt_run *run)
+static enum slots_state slots_state(struct ibp_rt_acceptor *a)
 {
 	enum slots_state st = SLOTS_DONE;
 
-	pthread_mutex_lock(&run->mu);
-	for (size_t i = 0; i < run->n_links; i++) {
-		const struct ibp_rt_link *l = &run->links[i];
+	pthread_mutex_lock(&a->x->mu);
+	for (size_t i = 0; i < a->x->n_links; i++) {
+		const struct ibp_rt_link *l = &a->x->links[i];
 
 		if (l->out)
 			continue;
@@ -550,24 +568,24 @@ static enum slots_state slots_state(struct ibp_rt_run *run)
 		else if (l->slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
 			st = SLOTS_HANDED;
 		/* A peer with more rails still has HELLOs to send: answer them. */
-		if (l->r.rail == 0 && l->peer_rails > run->n_rails &&
-		    l->no_rail_answered < l->peer_rails - run->n_rails)
+		if (l->r.rail == 0 && l->peer_rails > a->x->n_rails &&
+		    l->no_rail_answered < l->peer_rails - a->x->n_rails)
 			st = SLOTS_WAITING;
 	}
 	/* the step-wide sum's connections from this node's children: slots like a link's */
-	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
-		const struct ibp_rt_link *c = ibp_rt_ring_child(run, i);
+	for (int i = 0; i < IBP_RDMATEST_TREE_KIDS; i++) {
+		const struct ibp_rt_link *c = a->ring_kids[i];
 
 		if (c && c->slot == IBP_RT_SLOT_EMPTY)
 			st = SLOTS_WAITING;
 		else if (c && c->slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
 			st = SLOTS_HANDED;
 	}
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&a->x->mu);
 	return st;
 }
 
-static void read_pending(struct ibp_rt_run *run, struct pending *p)
+static void read_pending(struct ibp_rt_acceptor *a, struct pending *p)
 {
 	while (p->fd >= 0) {
 		size_t want = p->have < IBP_OOB_HDR_LEN ? IBP_OOB_HDR_LEN : HELLO_FRAME;
@@ -576,7 +594,7 @@ static void read_pending(struct ibp_rt_run *run, struct pending *p)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return;
 		if (n <= 0) {
-			drop(run, p,
+			drop(a, p,
 			     n == 0 ? "closed before its hello was complete (%zu bytes)"
 				    : "read error after %zu bytes",
 			     p->have);
@@ -589,17 +607,17 @@ static void read_pending(struct ibp_rt_run *run, struct pending *p)
 			int rc = ibp_oob_decode_header(p->buf, p->have, &type, &plen);
 
 			if (rc == -EPROTONOSUPPORT) {
-				other_version(run, p, ibp_oob_header_version(p->buf, p->have));
+				other_version(a, p, ibp_oob_header_version(p->buf, p->have));
 				return;
 			}
 			if (rc || type != IBP_OOB_HELLO) {
-				drop(run, p, "bad first message (%s)",
+				drop(a, p, "bad first message (%s)",
 				     rc ? strerror(-rc) : "not a hello");
 				return;
 			}
 		}
 		if (p->have == HELLO_FRAME) {
-			handshake(run, p);
+			handshake(a, p);
 			return;
 		}
 	}
@@ -610,7 +628,7 @@ static void read_pending(struct ibp_rt_run *run, struct pending *p)
  * K's quota, else K's oldest once it had its grace, else NULL (the new
  * connection is the one to go).
  */
-static struct pending *slot_for(struct ibp_rt_run *run, struct pending *pend, int k, int64_t now)
+static struct pending *slot_for(struct ibp_rt_acceptor *a, struct pending *pend, int k, int64_t now)
 {
 	struct pending *free_slot = NULL, *oldest = NULL;
 	unsigned used = 0;
@@ -627,10 +645,10 @@ static struct pending *slot_for(struct ibp_rt_run *run, struct pending *pend, in
 		if (!oldest || pend[i].since < oldest->since)
 			oldest = &pend[i];
 	}
-	if (used < run->in_peers[k].quota && free_slot)
+	if (used < a->in_peers[k].quota && free_slot)
 		return free_slot;
 	if (oldest && now - oldest->since >= IBP_RT_GRACE_MS * IBP_NS_PER_MS) {
-		drop(run, oldest,
+		drop(a, oldest,
 		     "%u connections pending from this address, the oldest dropped after %d ms",
 		     used, IBP_RT_GRACE_MS);
 		return oldest;
@@ -639,7 +657,7 @@ static struct pending *slot_for(struct ibp_rt_run *run, struct pending *pend, in
 }
 
 /* Accepts what is queued on listener LFD (a batch at most). */
-static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, int64_t conn_ns)
+static void accept_batch(struct ibp_rt_acceptor *a, int lfd, struct pending *pend, int64_t conn_ns)
 {
 	for (int b = 0; b < ACCEPT_BATCH; b++) {
 		struct sockaddr_storage ss = {0};
@@ -663,11 +681,11 @@ static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, 
 		else if (ss.ss_family == AF_INET6)
 			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host,
 				  sizeof(host));
-		k = peer_of_addr(run, &ss);
+		k = peer_of_addr(a, &ss);
 		if (k < 0) {
 			/* Not a node this one receives from: closed unread. */
 			close(fd);
-			note_drop(run, true, host, "not the address of a peer of this node");
+			note_drop(a, true, host, "not the address of a peer of this node");
 			continue;
 		}
 		now = ibp_now_ns();
@@ -684,13 +702,13 @@ static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, 
 		 * deferred accept): handled now, it needs no pending slot, so
 		 * no flood can keep it out.
 		 */
-		read_pending(run, &fresh);
+		read_pending(a, &fresh);
 		if (fresh.fd < 0)
 			continue;
-		p = slot_for(run, pend, k, now);
+		p = slot_for(a, pend, k, now);
 		if (!p) {
 			close(fresh.fd);
-			note_drop(run, false, host,
+			note_drop(a, false, host,
 				  "over the limit of pending connections from this address");
 			continue;
 		}
@@ -698,12 +716,12 @@ static void accept_batch(struct ibp_rt_run *run, int lfd, struct pending *pend, 
 	}
 }
 
-void ibp_rt_acceptor(struct ibp_rt_run *run)
+void ibp_rt_accept(struct ibp_rt_acceptor *a)
 {
 	static_assert(IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN <= 128, "poll set size");
 	struct pending pend[IBP_RT_PEND_MAX];
-	int64_t last = run->round_end[ibp_rt_n_rounds(run) - 1];
-	int64_t conn_ns = (run->end - run->start) / 4;
+	int64_t last = a->x->round_end[ibp_rt_n_rounds(a->x) - 1];
+	int64_t conn_ns = (a->x->end - a->x->start) / 4;
 	enum slots_state st;
 
 	if (conn_ns > IBP_NS_PER_S)
@@ -712,7 +730,7 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 		pend[i].fd = -1;
 		pend[i].peer = -1;
 	}
-	while ((st = slots_state(run)) != SLOTS_DONE) {
+	while ((st = slots_state(a)) != SLOTS_DONE) {
 		struct pollfd pfd[IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN];
 		struct pending *who[IBP_RT_PEND_MAX + IBP_RDMATEST_MAX_LISTEN];
 		int64_t now = ibp_now_ns(), wake = last;
@@ -721,10 +739,10 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 
 		if (now >= last)
 			break;
-		for (int c = 0; c < run->n_cands; c++) {
-			if (run->listen_fds[c] < 0)
+		for (int c = 0; c < a->x->n_cands; c++) {
+			if (a->listen_fds[c] < 0)
 				continue;
-			pfd[np] = (struct pollfd){.fd = run->listen_fds[c], .events = POLLIN};
+			pfd[np] = (struct pollfd){.fd = a->listen_fds[c], .events = POLLIN};
 			who[np++] = NULL;
 		}
 		nl = np;
@@ -732,7 +750,7 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 			if (pend[i].fd < 0)
 				continue;
 			if (now >= pend[i].deadline) {
-				drop(run, &pend[i], "no complete hello within %lld ms (%zu bytes)",
+				drop(a, &pend[i], "no complete hello within %lld ms (%zu bytes)",
 				     (long long)(conn_ns / IBP_NS_PER_MS), pend[i].have);
 				continue;
 			}
@@ -753,13 +771,13 @@ void ibp_rt_acceptor(struct ibp_rt_run *run)
 			break;
 		for (size_t i = nl; n > 0 && i < np; i++)
 			if (pfd[i].revents && who[i]->fd >= 0)
-				read_pending(run, who[i]);
+				read_pending(a, who[i]);
 		for (size_t i = 0; n > 0 && i < nl; i++)
 			if (pfd[i].revents & POLLIN)
-				accept_batch(run, pfd[i].fd, pend, conn_ns);
+				accept_batch(a, pfd[i].fd, pend, conn_ns);
 	}
 	for (size_t i = 0; i < IBP_RT_PEND_MAX; i++)
 		if (pend[i].fd >= 0)
-			drop(run, &pend[i], "the test is over");
-	ibp_rt_close_listeners(run);
+			drop(a, &pend[i], "the test is over");
+	ibp_rt_close_listeners(a);
 }

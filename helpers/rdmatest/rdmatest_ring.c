@@ -39,9 +39,11 @@
  * says so at once (BROKEN, "sent no fingerprint"), so that nobody waits for
  * its connections.
  *
- * From ibp_rt_ring_spawn to ibp_rt_ring_join the ring's fields of the run
- * are the thread's alone, but for the children's slots, which the acceptor
- * fills under mu.
+ * From ibp_rt_ring_spawn to ibp_rt_ring_join the fields of struct
+ * ibp_rt_ring are the thread's alone, but for the children's slots, which
+ * the acceptor fills under the context's mutex.  This file calls nothing of
+ * the run but rdmatest_conn.c (names, addresses, the parent's connection):
+ * the owner calls in (rdmatest_ring.h).
  */
 #include <errno.h>
 #include <poll.h>
@@ -50,12 +52,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "rdmatest_int.h"
+#include "rdmatest_ring.h"
 
 /*
- * A node's tree neighbours, as bits of ring_uses (and ring_got, ring_owe,
- * ring_came): its children KID[i] of the tree (rdmatest.h) as bit i, in
- * place order, then its parent; a side's index in ring_conn is its bit's.
+ * A node's tree neighbours, as bits of USES (and GOT, OWE, CAME): its
+ * children KID[i] of the tree (rdmatest.h) as bit i, in place order, then
+ * its parent; a side's index in CONN is its bit's.
  */
 enum {
 	RING_KID0 = 1,
@@ -69,71 +71,71 @@ static int ring_index(int side)
 }
 
 /* The connection with the tree neighbour on SIDE; NULL when there is none. */
-static struct ibp_rt_link *ring_conn(struct ibp_rt_run *run, int side)
+static struct ibp_rt_link *ring_conn(struct ibp_rt_ring *g, int side)
 {
-	return run->ring_uses & side ? &run->ring_conn[ring_index(side)] : NULL;
+	return g->uses & side ? &g->conn[ring_index(side)] : NULL;
 }
 
 /* A leaf child's side: its sum comes on the ring round's link, not on a connection. */
-static bool ring_linked(const struct ibp_rt_run *run, int side)
+static bool ring_linked(const struct ibp_rt_ring *g, int side)
 {
-	return side != RING_PARENT && run->ring_child_link[ring_index(side)];
+	return side != RING_PARENT && g->child_link[ring_index(side)];
 }
 
 /* The sides the partial sums come from: the children. */
-static int ring_up(const struct ibp_rt_run *run)
+static int ring_up(const struct ibp_rt_ring *g)
 {
-	return run->ring_uses & RING_KIDS;
+	return g->uses & RING_KIDS;
 }
 
 /* The side this node's sum goes to and the complete one comes from; 0 at the root. */
-static int ring_down(const struct ibp_rt_run *run)
+static int ring_down(const struct ibp_rt_ring *g)
 {
-	return run->ring_uses & RING_PARENT;
+	return g->uses & RING_PARENT;
 }
 
-static bool ring_waiting(const struct ibp_rt_run *run)
+static bool ring_waiting(const struct ibp_rt_ring *g)
 {
-	return run->ring == IBP_RT_RING_GATHER || run->ring == IBP_RT_RING_FINAL;
+	return g->state == IBP_RT_RING_GATHER || g->state == IBP_RT_RING_FINAL;
 }
 
 /* Whether a frame must still come on SIDE: an awaited child's sum, or the complete sum. */
-static bool ring_needs(const struct ibp_rt_run *run, int side)
+static bool ring_needs(const struct ibp_rt_ring *g, int side)
 {
-	if (run->ring == IBP_RT_RING_GATHER && (ring_up(run) & side & ~run->ring_got))
+	if (g->state == IBP_RT_RING_GATHER && (ring_up(g) & side & ~g->got))
 		return true;
-	return ring_waiting(run) && side == ring_down(run);
+	return ring_waiting(g) && side == ring_down(g);
 }
 
 /*
- * The thread's view of the connection on SIDE (RING_STATE, its own copy
+ * The thread's view of the connection on SIDE (CONN_STATE, its own copy
  * of the slot: the acceptor writes the slot under mu).  OPEN: the
  * thread's and open; CLOSED: it will never carry anything (any more).
  */
-static bool ring_open(struct ibp_rt_run *run, int side)
+static bool ring_open(struct ibp_rt_ring *g, int side)
 {
-	return ring_conn(run, side) && !ring_linked(run, side) &&
-	       run->ring_state[ring_index(side)] == IBP_RT_SLOT_LIVE;
+	return ring_conn(g, side) && !ring_linked(g, side) &&
+	       g->conn_state[ring_index(side)] == IBP_RT_SLOT_LIVE;
 }
 
-static bool ring_closed(struct ibp_rt_run *run, int side)
+static bool ring_closed(struct ibp_rt_ring *g, int side)
 {
-	return ring_conn(run, side) && run->ring_state[ring_index(side)] == IBP_RT_SLOT_CLOSED;
+	return ring_conn(g, side) && g->conn_state[ring_index(side)] == IBP_RT_SLOT_CLOSED;
 }
 
 /* SIDE's connection is now the thread's (LIVE) or gone (CLOSED). */
-static void ring_set(struct ibp_rt_run *run, int side, enum ibp_rt_slot st)
+static void ring_set(struct ibp_rt_ring *g, int side, enum ibp_rt_slot st)
 {
-	struct ibp_rt_link *c = ring_conn(run, side);
+	struct ibp_rt_link *c = ring_conn(g, side);
 
-	pthread_mutex_lock(&run->mu);
+	pthread_mutex_lock(&g->x->mu);
 	if (st == IBP_RT_SLOT_CLOSED && c->fd >= 0) {
 		close(c->fd);
 		c->fd = -1;
 	}
 	c->slot = st;
-	pthread_mutex_unlock(&run->mu);
-	run->ring_state[ring_index(side)] = (uint8_t)st;
+	pthread_mutex_unlock(&g->x->mu);
+	g->conn_state[ring_index(side)] = (uint8_t)st;
 }
 
 /* M: a sum frame of PHASE (GATHER, FINAL: the sum in M is the one to go). */
@@ -157,37 +159,37 @@ static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint3
 
 /*
  * Sends PHASE on SIDE (this node's sum, or where the chain stopped); SIDE
- * open.  The sum is kept in the frame it goes out in (RING_MSG[0]); where
+ * open.  The sum is kept in the frame it goes out in (MSG[0]); where
  * the chain stopped goes out in the one frames are read into, whose
  * content is no longer needed then.
  */
-static void ring_send(struct ibp_rt_run *run, int side, uint8_t phase)
+static void ring_send(struct ibp_rt_ring *g, int side, uint8_t phase)
 {
-	struct ibp_rt_link *c = ring_conn(run, side);
-	struct ibp_oob_msg *m = &run->ring_msg[phase == IBP_FPSUM_BROKEN];
+	struct ibp_rt_link *c = ring_conn(g, side);
+	struct ibp_oob_msg *m = &g->msg[phase == IBP_FPSUM_BROKEN];
 
 	if (phase == IBP_FPSUM_BROKEN)
-		ring_word(m, run->ring_at, run->ring_why, run->ring_from);
+		ring_word(m, g->at, g->why, g->from);
 	else
 		ring_frame(m, phase);
 	if (ibp_seal_send(c->fd, &c->seal, m,
-			  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
-		ring_set(run, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
+			  ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
+		ring_set(g, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
 }
 
 /* Where the chain stopped, to the tree neighbours it is owed to, once their connections are up. */
-static void ring_flush(struct ibp_rt_run *run)
+static void ring_flush(struct ibp_rt_ring *g)
 {
 	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
-		if (!(run->ring_owe & side))
+		if (!(g->owe & side))
 			continue;
-		if (ring_linked(run, side))
+		if (ring_linked(g, side))
 			; /* said on the link once the ring is over (ring_answers_build) */
-		else if (ring_open(run, side))
-			ring_send(run, side, IBP_FPSUM_BROKEN);
-		else if (ring_conn(run, side) && !ring_closed(run, side))
+		else if (ring_open(g, side))
+			ring_send(g, side, IBP_FPSUM_BROKEN);
+		else if (ring_conn(g, side) && !ring_closed(g, side))
 			continue; /* not up yet */
-		run->ring_owe &= (uint8_t)~side;
+		g->owe &= (uint8_t)~side;
 	}
 }
 
@@ -195,36 +197,35 @@ static void ring_flush(struct ibp_rt_run *run)
  * The chain stopped at ORIGIN, at its connection with FROM: fall back, and
  * tell the neighbours on the line (but the side it came from, CAME).
  */
-static void ring_break(struct ibp_rt_run *run, uint32_t origin, uint8_t why, uint32_t from,
-		       int came)
+static void ring_break(struct ibp_rt_ring *g, uint32_t origin, uint8_t why, uint32_t from, int came)
 {
-	if (!ring_waiting(run))
+	if (!ring_waiting(g))
 		return;
-	run->ring = IBP_RT_RING_BROKEN;
-	run->ring_at = origin;
-	run->ring_why = why;
-	run->ring_from = from;
-	run->ring_came = (uint8_t)came;
-	run->ring_owe = (uint8_t)((RING_KIDS | RING_PARENT) & ~came);
-	ring_flush(run);
+	g->state = IBP_RT_RING_BROKEN;
+	g->at = origin;
+	g->why = why;
+	g->from = from;
+	g->came = (uint8_t)came;
+	g->owe = (uint8_t)((RING_KIDS | RING_PARENT) & ~came);
+	ring_flush(g);
 }
 
 /* The complete sum goes on down to the children. */
-static void ring_final_out(struct ibp_rt_run *run)
+static void ring_final_out(struct ibp_rt_ring *g)
 {
 	for (int side = RING_KID0; side < RING_PARENT; side <<= 1)
-		if ((ring_up(run) & side) && ring_open(run, side))
-			ring_send(run, side, IBP_FPSUM_FINAL);
+		if ((ring_up(g) & side) && ring_open(g, side))
+			ring_send(g, side, IBP_FPSUM_FINAL);
 }
 
 /* Merges child I's sum, kept in the frame it came in, into SUM; false when it does not fit. */
-static bool ring_merge_kid(struct ibp_rt_run *run, int i)
+static bool ring_merge_kid(struct ibp_rt_ring *g, int i)
 {
-	if (!(run->ring_got & (1 << i)))
+	if (!(g->got & (1 << i)))
 		return true;
-	if (!ibp_fp_sum_merge(run->sum, &run->ring_msg[2 + i].u.fpsum.sum))
+	if (!ibp_fp_sum_merge(g->sum, &g->msg[2 + i].u.fpsum.sum))
 		return true;
-	ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[i].peer, 0);
+	ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, g->conn[i].peer, 0);
 	return false;
 }
 
@@ -234,29 +235,27 @@ static bool ring_merge_kid(struct ibp_rt_run *run, int i)
  * place (KID[1]), this node, the leaf after (KID[2]) and the clusters'
  * after (KID[3]'s, in SUM_IN).
  */
-static void ring_join(struct ibp_rt_run *run)
+static void ring_join(struct ibp_rt_ring *g)
 {
-	int down = ring_down(run);
+	int down = ring_down(g);
 
-	if (!(run->ring_got & (1 << IBP_TREE_KID_BEFORE)))
-		ibp_fp_sum_init(run->sum, run->n);
-	if (!ring_merge_kid(run, IBP_TREE_KID_LEFT))
+	if (!(g->got & (1 << IBP_TREE_KID_BEFORE)))
+		ibp_fp_sum_init(g->sum, g->x->n);
+	if (!ring_merge_kid(g, IBP_TREE_KID_LEFT))
 		return;
-	if (ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
+	if (ibp_fp_sum_add(g->sum, g->pos, g->x->cfg->fingerprint)) {
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, g->x->me, 0);
 		return;
 	}
-	if (!ring_merge_kid(run, IBP_TREE_KID_RIGHT))
+	if (!ring_merge_kid(g, IBP_TREE_KID_RIGHT))
 		return;
-	if ((run->ring_got & (1 << IBP_TREE_KID_AFTER)) &&
-	    ibp_fp_sum_merge(run->sum, run->sum_in)) {
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->ring_conn[IBP_TREE_KID_AFTER].peer,
-			   0);
+	if ((g->got & (1 << IBP_TREE_KID_AFTER)) && ibp_fp_sum_merge(g->sum, g->sum_in)) {
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, g->conn[IBP_TREE_KID_AFTER].peer, 0);
 		return;
 	}
 	if (down) { /* this subtree's sum goes up */
-		run->ring = IBP_RT_RING_FINAL;
-		ring_send(run, down, IBP_FPSUM_GATHER);
+		g->state = IBP_RT_RING_FINAL;
+		ring_send(g, down, IBP_FPSUM_GATHER);
 		return;
 	}
 	/*
@@ -264,9 +263,9 @@ static void ring_join(struct ibp_rt_run *run)
 	 * the step agrees on (the judgment is the same; a step that agrees
 	 * sends a bare header)
 	 */
-	ibp_fp_sum_prune(run->sum);
-	run->ring = IBP_RT_RING_DONE;
-	ring_final_out(run);
+	ibp_fp_sum_prune(g->sum);
+	g->state = IBP_RT_RING_DONE;
+	ring_final_out(g);
 }
 
 /*
@@ -274,109 +273,109 @@ static void ring_join(struct ibp_rt_run *run)
  * it needs closed, joins once every child's sum is in and the way on is
  * up, sends what it owes.
  */
-static void ring_step(struct ibp_rt_run *run)
+static void ring_step(struct ibp_rt_ring *g)
 {
 	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1)
-		if (ring_needs(run, side) && ring_closed(run, side))
+		if (ring_needs(g, side) && ring_closed(g, side))
 			/* a leaf child that sent its endpoint without a sum takes no part */
-			ring_break(run, run->me,
-				   ring_conn(run, side)->no_ring ? IBP_FPSUM_WHY_NO_PART
-								 : IBP_FPSUM_WHY_LINK,
-				   ring_conn(run, side)->peer, side);
-	if (run->ring == IBP_RT_RING_GATHER && !(ring_up(run) & ~run->ring_got) &&
-	    (!ring_down(run) || ring_open(run, ring_down(run)))) {
-		ring_join(run);
-		ring_step(run); /* when sending failed */
+			ring_break(g, g->x->me,
+				   ring_conn(g, side)->no_ring ? IBP_FPSUM_WHY_NO_PART
+							       : IBP_FPSUM_WHY_LINK,
+				   ring_conn(g, side)->peer, side);
+	if (g->state == IBP_RT_RING_GATHER && !(ring_up(g) & ~g->got) &&
+	    (!ring_down(g) || ring_open(g, ring_down(g)))) {
+		ring_join(g);
+		ring_step(g); /* when sending failed */
 		return;
 	}
-	ring_flush(run);
+	ring_flush(g);
 }
 
 /* The complete sum from the parent: checked, kept; false when it is not one. */
-static bool ring_final_in(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
+static bool ring_final_in(struct ibp_rt_ring *g, const struct ibp_oob_fpsum *f)
 {
 	const struct ibp_fp_sum *s = &f->sum;
 
-	if (run->ring != IBP_RT_RING_FINAL || s->nnodes != run->n || s->first != 0 ||
-	    s->n_merged != run->n)
+	if (g->state != IBP_RT_RING_FINAL || s->nnodes != g->x->n || s->first != 0 ||
+	    s->n_merged != g->x->n)
 		return false;
-	ibp_fp_sum_copy(run->sum, s);
-	run->ring = IBP_RT_RING_DONE;
+	ibp_fp_sum_copy(g->sum, s);
+	g->state = IBP_RT_RING_DONE;
 	return true;
 }
 
 /* Where the chain stopped, as the neighbour PEER on SIDE tells it. */
-static void ring_broken_in(struct ibp_rt_run *run, int side, const struct ibp_oob_fpsum *f,
+static void ring_broken_in(struct ibp_rt_ring *g, int side, const struct ibp_oob_fpsum *f,
 			   uint32_t peer)
 {
-	if (f->origin >= run->n || f->from >= run->n)
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, side);
+	if (f->origin >= g->x->n || f->from >= g->x->n)
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, peer, side);
 	else if ((f->why == IBP_FPSUM_WHY_NO_FP || f->why == IBP_FPSUM_WHY_NO_PART) &&
 		 f->origin == peer && f->from == peer)
 		/*
 		 * the neighbour has no fingerprint, or takes no part: the chain
 		 * stops here, said here
 		 */
-		ring_break(run, run->me, f->why, peer, side);
+		ring_break(g, g->x->me, f->why, peer, side);
 	else
-		ring_break(run, f->origin, f->why, f->from, side);
+		ring_break(g, f->origin, f->why, f->from, side);
 }
 
 /* A sum frame from the neighbour on SIDE (authenticated: it came sealed). */
-static void ring_recv(struct ibp_rt_run *run, int side, const struct ibp_oob_fpsum *f)
+static void ring_recv(struct ibp_rt_ring *g, int side, const struct ibp_oob_fpsum *f)
 {
 	const struct ibp_fp_sum *s = &f->sum;
-	uint32_t peer = ring_conn(run, side)->peer;
+	uint32_t peer = ring_conn(g, side)->peer;
 
 	switch (f->phase) {
 	case IBP_FPSUM_GATHER: {
 		/* child I's places: [KID_LO[I], KID_HI[I]) */
 		int i = ring_index(side);
 
-		if (run->ring != IBP_RT_RING_GATHER || !(ring_up(run) & side & ~run->ring_got) ||
-		    s->nnodes != run->n || s->first != run->ring_kid_lo[i] ||
-		    s->n_merged != run->ring_kid_hi[i] - run->ring_kid_lo[i]) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
+		if (g->state != IBP_RT_RING_GATHER || !(ring_up(g) & side & ~g->got) ||
+		    s->nnodes != g->x->n || s->first != g->kid_lo[i] ||
+		    s->n_merged != g->kid_hi[i] - g->kid_lo[i]) {
+			ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		/* a leaf's stays in the frame its link handed over, in RING_MSG[2 + I] */
+		/* a leaf's stays in the frame its link handed over, in MSG[2 + I] */
 		if (i == IBP_TREE_KID_BEFORE || i == IBP_TREE_KID_AFTER)
-			ibp_fp_sum_copy(i == IBP_TREE_KID_BEFORE ? run->sum : run->sum_in, s);
-		run->ring_got |= (uint8_t)side;
-		ring_step(run); /* a node waits for all its children */
+			ibp_fp_sum_copy(i == IBP_TREE_KID_BEFORE ? g->sum : g->sum_in, s);
+		g->got |= (uint8_t)side;
+		ring_step(g); /* a node waits for all its children */
 		return;
 	}
 	case IBP_FPSUM_FINAL: /* from the parent */
-		if (side != ring_down(run) || !ring_final_in(run, f)) {
-			ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
+		if (side != ring_down(g) || !ring_final_in(g, f)) {
+			ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, peer, 0);
 			return;
 		}
-		ring_final_out(run);
+		ring_final_out(g);
 		return;
 	case IBP_FPSUM_BROKEN:
-		ring_broken_in(run, side, f, peer);
+		ring_broken_in(g, side, f, peer);
 		return;
 	default:
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, peer, 0);
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, peer, 0);
 	}
 }
 
 /* One frame from SIDE: these connections carry sums and nothing else. */
-static void ring_read(struct ibp_rt_run *run, int side)
+static void ring_read(struct ibp_rt_ring *g, int side)
 {
-	struct ibp_rt_link *c = ring_conn(run, side);
-	struct ibp_oob_msg *m = &run->ring_msg[1];
+	struct ibp_rt_link *c = ring_conn(g, side);
+	struct ibp_oob_msg *m = &g->msg[1];
 
 	if (ibp_seal_recv(c->fd, &c->seal, m,
-			  ibp_deadline_min(run->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
-		ring_set(run, side, IBP_RT_SLOT_CLOSED);
-		ring_step(run);
+			  ibp_deadline_min(g->x->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
+		ring_set(g, side, IBP_RT_SLOT_CLOSED);
+		ring_step(g);
 		return;
 	}
 	if (m->type == IBP_OOB_FPSUM)
-		ring_recv(run, side, &m->u.fpsum);
+		ring_recv(g, side, &m->u.fpsum);
 	else
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
 }
 
 /* places per cluster of the tree (rdmatest.h) */
@@ -431,9 +430,9 @@ int ibp_rdmatest_sum_tree(uint32_t nnodes, uint32_t place, struct ibp_rdmatest_t
 }
 
 /* Whether PLACE is a leaf of the tree (not its cluster's head). */
-static bool ring_leaf(const struct ibp_rt_run *run, uint32_t place)
+static bool ring_leaf(const struct ibp_rt_ring *g, uint32_t place)
 {
-	return place != tree_head(run->n, place / CLUSTER);
+	return place != tree_head(g->x->n, place / CLUSTER);
 }
 
 /*
@@ -441,45 +440,55 @@ static bool ring_leaf(const struct ibp_rt_run *run, uint32_t place)
  * sends to P + 1 in that round and receives from P - 1.  NULL when the
  * plan's link is not with that node.
  */
-static struct ibp_rt_link *ring_neighbour_link(struct ibp_rt_run *run, uint32_t q)
+static struct ibp_rt_link *ring_neighbour_link(struct ibp_rt_ring *g, uint32_t q)
 {
-	struct ibp_rt_link *l = ibp_rt_link_at(run, 0, run->ring_round, q > run->ring_pos);
+	struct ibp_rt_link *l = ibp_rt_link_at(g->x, 0, g->round, q > g->pos);
 
-	return l && l->peer == run->ring_order[q] ? l : NULL;
+	return l && l->peer == g->order[q] ? l : NULL;
 }
 
 /*
  * A leaf: its sum (this node alone), or where the chain stops when it
  * has none, goes up on the link with its parent before its endpoint, in
- * RING_MSG[0], built once here; the answer comes down on the same link.
+ * MSG[0], built once here; the answer comes down on the same link.
  */
-static void ring_prepare_leaf(struct ibp_rt_run *run, uint32_t parent)
+static void ring_prepare_leaf(struct ibp_rt_ring *g, uint32_t parent)
 {
-	struct ibp_rt_link *l = ring_neighbour_link(run, parent);
+	struct ibp_rt_link *l = ring_neighbour_link(g, parent);
 	struct ibp_oob_msg *m;
 
 	if (!l) /* the plan has no such link: the neighbours' comparison */
 		return;
-	run->ring_msg = malloc(sizeof(*run->ring_msg)); /* cleared as it is used */
-	if (!run->ring_msg)
+	g->msg = malloc(sizeof(*g->msg)); /* cleared as it is used */
+	if (!g->msg)
 		return;
-	m = run->ring_msg;
-	run->ring_link = l;
-	run->ring = IBP_RT_RING_FINAL;
+	m = g->msg;
+	g->link = l;
+	g->state = IBP_RT_RING_FINAL;
 	ring_frame(m, IBP_FPSUM_GATHER);
-	if (run->cfg->fingerprint && run->fps) {
-		run->sum = &m->u.fpsum.sum;
-		ibp_fp_sum_init(run->sum, run->n);
-		if (!ibp_fp_sum_add(run->sum, run->ring_pos, run->cfg->fingerprint))
+	if (g->fp) {
+		g->sum = &m->u.fpsum.sum;
+		ibp_fp_sum_init(g->sum, g->x->n);
+		if (!ibp_fp_sum_add(g->sum, g->pos, g->x->cfg->fingerprint))
 			return;
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, run->me, 0);
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, g->x->me, 0);
 	} else {
-		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_NO_FP, g->x->me, 0);
 	}
-	ring_word(m, run->ring_at, run->ring_why, run->ring_from);
+	ring_word(m, g->at, g->why, g->from);
 }
 
-void ibp_rt_ring_prepare(struct ibp_rt_run *run)
+void ibp_rt_ring_init(struct ibp_rt_ring *g, struct ibp_rt_ctx *x, const struct ibp_fp *fp)
+{
+	memset(g, 0, sizeof(*g));
+	g->x = x;
+	g->fp = fp;
+	g->wake_fd = g->done_fd = -1;
+	for (size_t i = 0; i < IBP_RT_RING_CONNS; i++)
+		g->conn[i].fd = -1;
+}
+
+void ibp_rt_ring_prepare(struct ibp_rt_ring *g)
 {
 	unsigned round = 0;
 	struct ibp_rdmatest_tree t;
@@ -492,46 +501,45 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 	 * consistency= all off: no fingerprint anywhere, no sum.  Otherwise a
 	 * node whose fingerprint could not be had takes part to say so.
 	 */
-	if (run->n < IBP_RT_RING_MIN || !run->n_rails ||
-	    (!run->cfg->fingerprint && !ibp_policy_consistency_wanted(&run->pol)))
+	if (g->x->n < IBP_RT_RING_MIN || !g->x->n_rails ||
+	    (!g->x->cfg->fingerprint && !ibp_policy_consistency_wanted(g->x->pol)))
 		return;
-	run->ring_order = calloc(run->n, sizeof(*run->ring_order));
+	g->order = calloc(g->x->n, sizeof(*g->order));
 	/* no memory, or a ring the plan does not have: the neighbours' comparison */
-	if (!run->ring_order ||
-	    ibp_rdmatest_ring_order(run->n, run->leaf, run->ring_order, &round) || round < 1 ||
-	    round > ibp_rt_n_rounds(run))
+	if (!g->order || ibp_rdmatest_ring_order(g->x->n, g->x->leaf, g->order, &round) ||
+	    round < 1 || round > ibp_rt_n_rounds(g->x))
 		return;
-	for (p = 0; p < run->n && run->ring_order[p] != run->me; p++)
+	for (p = 0; p < g->x->n && g->order[p] != g->x->me; p++)
 		;
-	if (p == run->n || run->plan.send_to[round - 1] != run->ring_order[(p + 1) % run->n])
+	if (p == g->x->n || g->x->plan->send_to[round - 1] != g->order[(p + 1) % g->x->n])
 		return;
-	run->ring_pos = p;
-	run->ring_round = round;
+	g->pos = p;
+	g->round = round;
 	/* the links' peers that are leaves: they say their fingerprint late, if at all */
-	for (uint32_t q = 0; q < run->n; q++)
-		for (size_t k = 0; k < run->n_links; k++)
-			if (run->links[k].peer == run->ring_order[q])
-				run->links[k].peer_leaf = ring_leaf(run, q);
-	ibp_rdmatest_sum_tree(run->n, p, &t);
-	if (ring_leaf(run, p)) {
-		ring_prepare_leaf(run, t.parent);
+	for (uint32_t q = 0; q < g->x->n; q++)
+		for (size_t k = 0; k < g->x->n_links; k++)
+			if (g->x->links[k].peer == g->order[q])
+				g->x->links[k].peer_leaf = ring_leaf(g, q);
+	ibp_rdmatest_sum_tree(g->x->n, p, &t);
+	if (ring_leaf(g, p)) {
+		ring_prepare_leaf(g, t.parent);
 		return;
 	}
 	/* the places each child's sum holds: clusters before, one leaf each, clusters after */
 	first = p / CLUSTER * CLUSTER;
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
-		run->ring_kid_lo[i] = t.kid[i];
-		run->ring_kid_hi[i] = t.kid[i] + 1;
+		g->kid_lo[i] = t.kid[i];
+		g->kid_hi[i] = t.kid[i] + 1;
 	}
-	run->ring_kid_lo[IBP_TREE_KID_BEFORE] = t.lo;
-	run->ring_kid_hi[IBP_TREE_KID_BEFORE] = first;
-	run->ring_kid_lo[IBP_TREE_KID_AFTER] = first + CLUSTER;
-	run->ring_kid_hi[IBP_TREE_KID_AFTER] = t.hi;
+	g->kid_lo[IBP_TREE_KID_BEFORE] = t.lo;
+	g->kid_hi[IBP_TREE_KID_BEFORE] = first;
+	g->kid_lo[IBP_TREE_KID_AFTER] = first + CLUSTER;
+	g->kid_hi[IBP_TREE_KID_AFTER] = t.hi;
 	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
 		/* rail 0's first link gives the template: rail, device, port */
-		const struct ibp_rt_link *l = ibp_rt_link_at(run, 0, 1, true);
+		const struct ibp_rt_link *l = ibp_rt_link_at(g->x, 0, 1, true);
 		int i = ring_index(side);
-		struct ibp_rt_link *c = &run->ring_conn[i];
+		struct ibp_rt_link *c = &g->conn[i];
 		uint32_t q = side == RING_PARENT ? t.parent : t.kid[i];
 
 		if (q == IBP_RDMATEST_TREE_NONE)
@@ -539,65 +547,54 @@ void ibp_rt_ring_prepare(struct ibp_rt_run *run)
 		memset(c, 0, sizeof(*c));
 		c->fd = -1;
 		c->out = side == RING_PARENT;
-		c->peer = run->ring_order[q];
+		c->peer = g->order[q];
 		c->r = l->r;
-		c->r.from = c->out ? run->me : c->peer;
-		c->r.to = c->out ? c->peer : run->me;
+		c->r.from = c->out ? g->x->me : c->peer;
+		c->r.to = c->out ? c->peer : g->x->me;
 		c->r.round = IBP_OOB_RING_ROUND;
 		c->r.status = IBP_LINK_UNTESTED;
 		uses |= (uint8_t)side;
-		if (side != RING_PARENT && ring_leaf(run, q)) {
+		if (side != RING_PARENT && ring_leaf(g, q)) {
 			/* a leaf child: its sum comes on the plan's link with it */
-			by_link[i] = ring_neighbour_link(run, q);
+			by_link[i] = ring_neighbour_link(g, q);
 			if (!by_link[i])
 				return;
 			linked = true;
 			c->slot = IBP_RT_SLOT_EMPTY;
 		} else {
 			/* a neighbour without an address: nothing to wait for */
-			c->slot = ibp_rt_resolve(run, c->peer, c->peer_addr, sizeof(c->peer_addr))
+			c->slot = ibp_rt_resolve(g->x, c->peer, c->peer_addr, sizeof(c->peer_addr))
 				      ? IBP_RT_SLOT_CLOSED
 				      : IBP_RT_SLOT_EMPTY;
 		}
-		run->ring_state[i] = (uint8_t)c->slot;
+		g->conn_state[i] = (uint8_t)c->slot;
 	}
 	/*
 	 * The frames it goes out in and comes in, allocated once: the sum
-	 * lives in the first; then leaf child I's in RING_MSG[2 + I] as its
+	 * lives in the first; then leaf child I's in MSG[2 + I] as its
 	 * link hands it over (cleared as they are used; only what a frame
 	 * holds is ever touched)
 	 */
-	run->ring_msg = malloc((linked ? 2 + IBP_TREE_KID_RIGHT + 1 : 2) * sizeof(*run->ring_msg));
-	if (!run->ring_msg)
+	g->msg = malloc((linked ? 2 + IBP_TREE_KID_RIGHT + 1 : 2) * sizeof(*g->msg));
+	if (!g->msg)
 		return; /* no ring: a HELLO for it is answered so */
-	run->ring_uses = uses;
-	memcpy(run->ring_child_link, by_link, sizeof(by_link));
-	run->ring = IBP_RT_RING_GATHER;
-	if (!run->cfg->fingerprint || !run->fps)
+	g->uses = uses;
+	memcpy(g->child_link, by_link, sizeof(by_link));
+	g->state = IBP_RT_RING_GATHER;
+	if (!g->fp)
 		return;
-	run->sum_in = malloc(sizeof(*run->sum_in));
-	if (!run->sum_in)
+	g->sum_in = malloc(sizeof(*g->sum_in));
+	if (!g->sum_in)
 		return;
-	run->sum = &run->ring_msg[0].u.fpsum.sum;
-	ibp_fp_sum_init(run->sum, run->n);
+	g->sum = &g->msg[0].u.fpsum.sum;
+	ibp_fp_sum_init(g->sum, g->x->n);
 }
 
-struct ibp_rt_link *ibp_rt_ring_slot(struct ibp_rt_run *run, uint32_t from)
+bool ibp_rt_ring_kids(struct ibp_rt_ring *g, struct ibp_rt_link *kids[IBP_RT_RING_KIDS])
 {
-	for (int side = RING_KID0; side < RING_PARENT; side <<= 1) {
-		struct ibp_rt_link *c = ring_conn(run, side);
-
-		if (c && !ring_linked(run, side) && c->peer == from)
-			return c;
-	}
-	return NULL;
-}
-
-struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i)
-{
-	int side = 1 << i;
-
-	return ring_linked(run, side) ? NULL : ring_conn(run, side);
+	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
+		kids[i] = ring_linked(g, 1 << i) ? NULL : ring_conn(g, 1 << i);
+	return g->uses != 0;
 }
 
 /* ---- the ring's thread -------------------------------------------------- */
@@ -606,9 +603,9 @@ struct ibp_rt_link *ibp_rt_ring_child(struct ibp_rt_run *run, int i)
  * A child opens its connection until this deadline, as this node opens its
  * parent's: a slot still empty then stays empty.
  */
-static int64_t ring_slot_deadline(const struct ibp_rt_run *run)
+static int64_t ring_slot_deadline(const struct ibp_rt_ring *g)
 {
-	return run->round_end[run->ring_round - 1];
+	return g->x->round_end[g->round - 1];
 }
 
 /*
@@ -617,64 +614,64 @@ static int64_t ring_slot_deadline(const struct ibp_rt_run *run)
  * (*HANDED: their sides); true: stop.  *WAKE: when to look again without
  * a frame or a wake-up.
  */
-static bool ring_take(struct ibp_rt_run *run, int64_t *wake, uint8_t *handed)
+static bool ring_take(struct ibp_rt_ring *g, int64_t *wake, uint8_t *handed)
 {
-	bool stop, late = ibp_deadline_expired(ring_slot_deadline(run), ibp_now_ns());
+	bool stop, late = ibp_deadline_expired(ring_slot_deadline(g), ibp_now_ns());
 
-	*wake = run->end;
-	pthread_mutex_lock(&run->mu);
-	stop = run->ring_stop;
+	*wake = g->x->end;
+	pthread_mutex_lock(&g->x->mu);
+	stop = g->stop;
 	for (int side = RING_KID0; side < RING_PARENT; side <<= 1) {
-		struct ibp_rt_link *c = ring_conn(run, side);
+		struct ibp_rt_link *c = ring_conn(g, side);
 
 		if (!c)
 			continue;
 		if (c->slot == IBP_RT_SLOT_FILLED) {
 			c->slot = IBP_RT_SLOT_LIVE;
-			if (ring_linked(run, side))
+			if (ring_linked(g, side))
 				*handed |= (uint8_t)side;
 		} else if (c->slot == IBP_RT_SLOT_EMPTY && late)
 			c->slot =
 			    IBP_RT_SLOT_CLOSED; /* a late claimant is refused, as for a link */
 		else if (c->slot == IBP_RT_SLOT_EMPTY)
-			*wake = ibp_deadline_min(*wake, ring_slot_deadline(run));
-		run->ring_state[ring_index(side)] = (uint8_t)c->slot;
+			*wake = ibp_deadline_min(*wake, ring_slot_deadline(g));
+		g->conn_state[ring_index(side)] = (uint8_t)c->slot;
 	}
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&g->x->mu);
 	return stop;
 }
 
 /* Opens the parent's connection: like a link's, until the ring's round's deadline. */
-static void ring_connect(struct ibp_rt_run *run)
+static void ring_connect(struct ibp_rt_ring *g)
 {
-	struct ibp_rt_link *c = ring_conn(run, RING_PARENT);
+	struct ibp_rt_link *c = ring_conn(g, RING_PARENT);
 	int fd;
 
-	if (!c || run->ring_state[ring_index(RING_PARENT)] != IBP_RT_SLOT_EMPTY)
+	if (!c || g->conn_state[ring_index(RING_PARENT)] != IBP_RT_SLOT_EMPTY)
 		return;
-	fd = ibp_rt_connect(run, c, ring_slot_deadline(run));
-	pthread_mutex_lock(&run->mu);
+	fd = ibp_rt_connect(g->x, c, ring_slot_deadline(g));
+	pthread_mutex_lock(&g->x->mu);
 	c->fd = fd;
-	pthread_mutex_unlock(&run->mu);
-	ring_set(run, RING_PARENT, fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED);
+	pthread_mutex_unlock(&g->x->mu);
+	ring_set(g, RING_PARENT, fd >= 0 ? IBP_RT_SLOT_LIVE : IBP_RT_SLOT_CLOSED);
 	/* IBP_HELLO_NO_RING: an authenticated word that it takes no part */
 	if (fd < 0 && c->no_ring)
-		ring_break(run, run->me, IBP_FPSUM_WHY_NO_PART, c->peer, 0);
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_NO_PART, c->peer, 0);
 }
 
-static void ring_thread_over(struct ibp_rt_run *run); /* the leaves' links, below */
+static void ring_thread_over(struct ibp_rt_ring *g); /* the leaves' links, below */
 
 static void *ring_thread(void *arg)
 {
-	struct ibp_rt_run *run = arg;
+	struct ibp_rt_ring *g = arg;
 	uint64_t one = 1;
 	int64_t wake;
 	ssize_t w;
 
 	/* no fingerprint to add: nobody is to wait for this node */
-	if (!run->sum || !run->sum_in)
-		ring_break(run, run->me, IBP_FPSUM_WHY_NO_FP, run->me, 0);
-	ring_connect(run);
+	if (!g->sum || !g->sum_in)
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_NO_FP, g->x->me, 0);
+	ring_connect(g);
 	for (;;) {
 		struct pollfd pfd[4];
 		int side[4];
@@ -682,57 +679,57 @@ static void *ring_thread(void *arg)
 		uint8_t handed = 0;
 		int n;
 
-		if (ring_take(run, &wake, &handed))
+		if (ring_take(g, &wake, &handed))
 			break;
 		/* a leaf child's frame, as its link's worker read it (written before FILLED) */
 		for (int s = RING_KID0; s < RING_PARENT; s <<= 1)
 			if (handed & s)
-				ring_recv(run, s, &run->ring_msg[2 + ring_index(s)].u.fpsum);
-		ring_step(run);
-		if (!ring_waiting(run) && !run->ring_owe)
+				ring_recv(g, s, &g->msg[2 + ring_index(s)].u.fpsum);
+		ring_step(g);
+		if (!ring_waiting(g) && !g->owe)
 			break;
-		pfd[0] = (struct pollfd){.fd = run->ring_wake, .events = POLLIN};
+		pfd[0] = (struct pollfd){.fd = g->wake_fd, .events = POLLIN};
 		for (int s = RING_KID0; s <= RING_PARENT; s <<= 1) {
-			if (!ring_open(run, s))
+			if (!ring_open(g, s))
 				continue;
-			pfd[np] = (struct pollfd){.fd = ring_conn(run, s)->fd, .events = POLLIN};
+			pfd[np] = (struct pollfd){.fd = ring_conn(g, s)->fd, .events = POLLIN};
 			side[np++] = s;
 		}
 		n = poll(pfd, np, ibp_deadline_poll_ms(wake, ibp_now_ns()));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (n == 0 && ibp_deadline_expired(run->end, ibp_now_ns())))
+		if (n < 0 || (n == 0 && ibp_deadline_expired(g->x->end, ibp_now_ns())))
 			break; /* the deadline: the summary exchange says so */
 		if (pfd[0].revents) {
 			uint64_t v;
 
-			if (read(run->ring_wake, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			if (read(g->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				break;
 		}
 		for (size_t i = 1; i < np; i++)
-			if (pfd[i].revents && ring_open(run, side[i]))
-				ring_read(run, side[i]);
+			if (pfd[i].revents && ring_open(g, side[i]))
+				ring_read(g, side[i]);
 	}
-	ring_thread_over(run);
-	w = write(run->ring_done, &one, sizeof(one));
+	ring_thread_over(g);
+	w = write(g->done_fd, &one, sizeof(one));
 	(void)w; /* the exchange also ends at the deadline */
 	return NULL;
 }
 
-void ibp_rt_ring_spawn(struct ibp_rt_run *run)
+void ibp_rt_ring_spawn(struct ibp_rt_ring *g)
 {
 	/* a leaf has no thread: its links carry its sum and the answer */
-	if (!ring_waiting(run) || run->ring_link)
+	if (!ring_waiting(g) || g->link)
 		return;
-	run->ring_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	run->ring_done = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (run->ring_wake >= 0 && run->ring_done >= 0)
-		run->ring_running = !pthread_create(&run->ring_th, NULL, ring_thread, run);
-	if (!run->ring_running) { /* the neighbours' comparison; the slot is refused */
-		run->ring = IBP_RT_RING_BROKEN;
-		run->ring_uses = 0;
+	g->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	g->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g->wake_fd >= 0 && g->done_fd >= 0)
+		g->running = !pthread_create(&g->th, NULL, ring_thread, g);
+	if (!g->running) { /* the neighbours' comparison; the slot is refused */
+		g->state = IBP_RT_RING_BROKEN;
+		g->uses = 0;
 		/* a leaf child's frame is then answered that this node takes no part */
-		run->ring_child_link[0] = run->ring_child_link[1] = NULL;
+		g->child_link[0] = g->child_link[1] = NULL;
 	}
 }
 
@@ -740,91 +737,91 @@ void ibp_rt_ring_spawn(struct ibp_rt_run *run)
  * Wakes the thread.  An eventfd's write fails only when its count is
  * full, and then the thread is awake anyway.
  */
-void ibp_rt_ring_wake(struct ibp_rt_run *run)
+void ibp_rt_ring_wake(struct ibp_rt_ring *g)
 {
 	uint64_t one = 1;
 	ssize_t w = 0;
 
-	if (run->ring_running)
-		w = write(run->ring_wake, &one, sizeof(one));
+	if (g->running)
+		w = write(g->wake_fd, &one, sizeof(one));
 	(void)w;
 }
 
-void ibp_rt_ring_accept_over(struct ibp_rt_run *run)
+void ibp_rt_ring_accept_over(struct ibp_rt_ring *g)
 {
-	pthread_mutex_lock(&run->mu);
+	pthread_mutex_lock(&g->x->mu);
 	for (int side = RING_KID0; side < RING_PARENT; side <<= 1) {
-		struct ibp_rt_link *c = ring_conn(run, side);
+		struct ibp_rt_link *c = ring_conn(g, side);
 
 		/* a leaf child's side is its link's worker's to close */
-		if (c && !ring_linked(run, side) && c->slot == IBP_RT_SLOT_EMPTY)
+		if (c && !ring_linked(g, side) && c->slot == IBP_RT_SLOT_EMPTY)
 			c->slot = IBP_RT_SLOT_CLOSED;
 	}
-	pthread_mutex_unlock(&run->mu);
-	ibp_rt_ring_wake(run);
+	pthread_mutex_unlock(&g->x->mu);
+	ibp_rt_ring_wake(g);
 }
 
-int ibp_rt_ring_done_fd(const struct ibp_rt_run *run)
+int ibp_rt_ring_done_fd(const struct ibp_rt_ring *g)
 {
-	return run->ring_running ? run->ring_done : -1;
+	return g->running ? g->done_fd : -1;
 }
 
-void ibp_rt_ring_join(struct ibp_rt_run *run, bool stop)
+void ibp_rt_ring_join(struct ibp_rt_ring *g, bool stop)
 {
-	if (run->ring_running) {
+	if (g->running) {
 		if (stop) {
-			pthread_mutex_lock(&run->mu);
-			run->ring_stop = true;
-			pthread_mutex_unlock(&run->mu);
-			ibp_rt_ring_wake(run);
+			pthread_mutex_lock(&g->x->mu);
+			g->stop = true;
+			pthread_mutex_unlock(&g->x->mu);
+			ibp_rt_ring_wake(g);
 		}
-		pthread_join(run->ring_th, NULL);
-		run->ring_running = false;
+		pthread_join(g->th, NULL);
+		g->running = false;
 	}
-	if (!ring_waiting(run))
+	if (!ring_waiting(g))
 		return;
 	/* the deadline, or a connection closed with a frame still to come */
-	run->ring_why = IBP_FPSUM_WHY_NONE;
-	run->ring_at = run->me;
+	g->why = IBP_FPSUM_WHY_NONE;
+	g->at = g->x->me;
 	for (int side = RING_KID0; side <= RING_PARENT; side <<= 1) {
-		if (ring_needs(run, side) && ring_closed(run, side)) {
-			run->ring_why = IBP_FPSUM_WHY_LINK;
-			run->ring_from = ring_conn(run, side)->peer;
+		if (ring_needs(g, side) && ring_closed(g, side)) {
+			g->why = IBP_FPSUM_WHY_LINK;
+			g->from = ring_conn(g, side)->peer;
 		}
 	}
-	run->ring = IBP_RT_RING_BROKEN;
+	g->state = IBP_RT_RING_BROKEN;
 }
 
-bool ibp_rt_ring_whole(struct ibp_rt_run *run)
+bool ibp_rt_ring_whole(struct ibp_rt_ring *g)
 {
-	struct pollfd pfd = {.fd = ibp_rt_ring_done_fd(run), .events = POLLIN};
+	struct pollfd pfd = {.fd = ibp_rt_ring_done_fd(g), .events = POLLIN};
 
 	if (pfd.fd >= 0 && poll(&pfd, 1, 0) == 1)
-		ibp_rt_ring_join(run, false);
-	return !run->ring_running && run->ring == IBP_RT_RING_DONE;
+		ibp_rt_ring_join(g, false);
+	return !g->running && g->state == IBP_RT_RING_DONE;
 }
 
-int ibp_rt_ring_judge(struct ibp_rt_run *run, struct ibp_findings *out)
+int ibp_rt_ring_judge(const struct ibp_rt_ring *g, struct ibp_findings *out)
 {
-	const char **names = calloc(run->n, sizeof(*names));
+	const char **names = calloc(g->x->n, sizeof(*names));
 	int rc;
 
 	if (!names)
 		return -ENOMEM;
 	/* the sum counts places on the ring: NAMES by place */
-	for (uint32_t i = 0; i < run->n; i++)
-		names[i] = ibp_rt_node_name(run, run->ring_order[i]);
-	rc = ibp_fp_sum_judge(run->sum, names, &run->pol, run->ring_pos, out);
+	for (uint32_t i = 0; i < g->x->n; i++)
+		names[i] = ibp_rt_node_name(g->x, g->order[i]);
+	rc = ibp_fp_sum_judge(g->sum, names, g->x->pol, g->pos, out);
 	free(names);
 	return rc;
 }
 
-void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len)
+void ibp_rt_ring_why(const struct ibp_rt_ring *g, char *buf, size_t len)
 {
-	const char *from = ibp_rt_node_name(run, run->ring_from);
-	const char *at = ibp_rt_node_name(run, run->ring_at);
+	const char *from = ibp_rt_node_name(g->x, g->from);
+	const char *at = ibp_rt_node_name(g->x, g->at);
 
-	switch (run->ring_why) {
+	switch (g->why) {
 	case IBP_FPSUM_WHY_LINK:
 		ibp_rt_setf(buf, len,
 			    "the step-wide comparison stopped at %s: no connection with %s", at,
@@ -851,91 +848,90 @@ void ibp_rt_ring_why(const struct ibp_rt_run *run, char *buf, size_t len)
 	}
 }
 
-void ibp_rt_ring_free(struct ibp_rt_run *run)
+void ibp_rt_ring_free(struct ibp_rt_ring *g)
 {
 	for (int i = 0; i < IBP_RT_RING_CONNS; i++) {
-		if (run->ring_conn[i].fd >= 0)
-			close(run->ring_conn[i].fd);
-		run->ring_conn[i].fd = -1;
-		ibp_seal_clear(&run->ring_conn[i].seal);
+		if (g->conn[i].fd >= 0)
+			close(g->conn[i].fd);
+		g->conn[i].fd = -1;
+		ibp_seal_clear(&g->conn[i].seal);
 	}
-	if (run->ring_wake >= 0)
-		close(run->ring_wake);
-	if (run->ring_done >= 0)
-		close(run->ring_done);
-	run->ring_wake = run->ring_done = -1;
-	free(run->ring_msg);
-	free(run->sum_in);
-	free(run->ring_order);
-	run->ring_msg = NULL;
-	run->sum = run->sum_in = NULL;
-	run->ring_order = NULL;
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
+	if (g->done_fd >= 0)
+		close(g->done_fd);
+	g->wake_fd = g->done_fd = -1;
+	free(g->msg);
+	free(g->sum_in);
+	free(g->order);
+	g->msg = NULL;
+	g->sum = g->sum_in = NULL;
+	g->order = NULL;
 }
 
 /* ---- the leaves' links -------------------------------------------------- */
 
 /* Which leaf child L is the link of (its index among the children), -1 none. */
-static int ring_child_of(const struct ibp_rt_run *run, const struct ibp_rt_link *l)
+static int ring_child_of(const struct ibp_rt_ring *g, const struct ibp_rt_link *l)
 {
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
-		if (run->ring_child_link[i] == l)
+		if (g->child_link[i] == l)
 			return i;
 	return -1;
 }
 
-const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_run *run,
-						 const struct ibp_rt_link *l)
+const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_ring *g, const struct ibp_rt_link *l)
 {
 	/* built by ring_prepare_leaf and only read from then on, until the summary */
-	return run->ring_link && l == run->ring_link ? &run->ring_msg[0] : NULL;
+	return g->link && l == g->link ? &g->msg[0] : NULL;
 }
 
-void ibp_rt_ring_link_frame(struct ibp_rt_run *run, struct ibp_rt_link *l,
+void ibp_rt_ring_link_frame(struct ibp_rt_ring *g, struct ibp_rt_link *l,
 			    const struct ibp_oob_fpsum *f)
 {
-	int i = ring_child_of(run, l);
+	int i = ring_child_of(g, l);
 	bool wake = false;
 
-	pthread_mutex_lock(&run->mu);
+	pthread_mutex_lock(&g->x->mu);
 	if (i < 0) {
 		l->sum_owed = true; /* not a child of this node's: told so at the summary */
-	} else if (run->ring_conn[i].slot == IBP_RT_SLOT_EMPTY) {
-		struct ibp_oob_fpsum *to = &run->ring_msg[2 + i].u.fpsum;
+	} else if (g->conn[i].slot == IBP_RT_SLOT_EMPTY) {
+		struct ibp_oob_fpsum *to = &g->msg[2 + i].u.fpsum;
 
-		run->ring_msg[2 + i].type = IBP_OOB_FPSUM;
+		g->msg[2 + i].type = IBP_OOB_FPSUM;
 		to->phase = f->phase;
 		to->why = f->why;
 		to->origin = f->origin;
 		to->from = f->from;
 		ibp_fp_sum_copy(&to->sum, &f->sum);
-		run->ring_conn[i].slot = IBP_RT_SLOT_FILLED;
+		g->conn[i].slot = IBP_RT_SLOT_FILLED;
 		wake = true;
 	} /* else the connection came again: the first frame counts */
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&g->x->mu);
 	if (wake)
-		ibp_rt_ring_wake(run);
+		ibp_rt_ring_wake(g);
 }
 
 /*
  * The ring is over (its thread's last act, or the caller's thread once it
  * joined it): the answers to the leaf children, built once and only read
- * from then on, the complete sum in RING_MSG[0] or where the chain stopped
- * in RING_MSG[1] (the frame read into: no longer needed).
+ * from then on, the complete sum in MSG[0] or where the chain stopped
+ * in MSG[1] (the frame read into: no longer needed).
  */
-static bool ring_answers_build(struct ibp_rt_run *run)
+static bool ring_answers_build(struct ibp_rt_ring *g)
 {
-	if (ring_waiting(run))
+	if (ring_waiting(g))
 		return false;
 	bool linked = false;
 
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
-		linked |= run->ring_child_link[i] != NULL;
+		linked |= g->child_link[i] != NULL;
 	if (!linked)
 		return true;
-	if (run->ring == IBP_RT_RING_DONE)
-		ring_frame(&run->ring_msg[0], IBP_FPSUM_FINAL);
+	if (g->state == IBP_RT_RING_DONE)
+		ring_frame(&g->msg[0], IBP_FPSUM_FINAL);
 	else
-		ring_word(&run->ring_msg[1], run->ring_at, run->ring_why, run->ring_from);
+		ring_word(&g->msg[1], g->at, g->why, g->from);
 	return true;
 }
 
@@ -944,16 +940,15 @@ static bool ring_answers_build(struct ibp_rt_run *run)
  * the ring is over and said nothing to it yet; SENT when the word that the
  * chain stopped came from there.
  */
-static bool ring_answer_owed(struct ibp_rt_run *run, int i)
+static bool ring_answer_owed(struct ibp_rt_ring *g, int i)
 {
-	struct ibp_rt_link *l = run->ring_child_link[i];
+	struct ibp_rt_link *l = g->child_link[i];
 
-	if (!l || !run->ring_over || ring_waiting(run) || l->answer == IBP_RT_ANSWER_SENDING ||
+	if (!l || !g->over || ring_waiting(g) || l->answer == IBP_RT_ANSWER_SENDING ||
 	    l->answer == IBP_RT_ANSWER_SENT ||
-	    (run->ring_conn[i].slot != IBP_RT_SLOT_FILLED &&
-	     run->ring_conn[i].slot != IBP_RT_SLOT_LIVE))
+	    (g->conn[i].slot != IBP_RT_SLOT_FILLED && g->conn[i].slot != IBP_RT_SLOT_LIVE))
 		return false;
-	if (run->ring != IBP_RT_RING_DONE && (run->ring_came & (1 << i))) {
+	if (g->state != IBP_RT_RING_DONE && (g->came & (1 << i))) {
 		l->answer = IBP_RT_ANSWER_SENT;
 		return false;
 	}
@@ -961,18 +956,19 @@ static bool ring_answer_owed(struct ibp_rt_run *run, int i)
 }
 
 /* Sends leaf child I its answer on its link (the caller has the link); SENT after. */
-static void ring_answer_send(struct ibp_rt_run *run, int i)
+static void ring_answer_send(struct ibp_rt_ring *g, int i)
 {
-	struct ibp_rt_link *l = run->ring_child_link[i];
-	const struct ibp_oob_msg *m = &run->ring_msg[run->ring == IBP_RT_RING_DONE ? 0 : 1];
+	struct ibp_rt_link *l = g->child_link[i];
+	const struct ibp_oob_msg *m = &g->msg[g->state == IBP_RT_RING_DONE ? 0 : 1];
 
 	if (l->fd >= 0)
-		(void)ibp_seal_send(l->fd, &l->seal, m,
-				    ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
-	pthread_mutex_lock(&run->mu);
+		(void)ibp_seal_send(
+		    l->fd, &l->seal, m,
+		    ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
+	pthread_mutex_lock(&g->x->mu);
 	l->answer = IBP_RT_ANSWER_SENT;
-	pthread_cond_broadcast(&run->cv);
-	pthread_mutex_unlock(&run->mu);
+	pthread_cond_broadcast(&g->x->cv);
+	pthread_mutex_unlock(&g->x->mu);
 }
 
 /*
@@ -980,92 +976,90 @@ static void ring_answer_send(struct ibp_rt_run *run, int i)
  * their answer now (not when it stopped waiting: the caller's thread says
  * that at the summary exchange, if there is still time).
  */
-static void ring_thread_over(struct ibp_rt_run *run)
+static void ring_thread_over(struct ibp_rt_ring *g)
 {
 	bool send[IBP_RT_RING_KIDS] = {false};
 
-	if (!ring_answers_build(run))
+	if (!ring_answers_build(g))
 		return;
-	pthread_mutex_lock(&run->mu);
-	run->ring_over = true;
+	pthread_mutex_lock(&g->x->mu);
+	g->over = true;
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
-		if (ring_answer_owed(run, i) &&
-		    run->ring_child_link[i]->answer == IBP_RT_ANSWER_IDLE) {
-			run->ring_child_link[i]->answer = IBP_RT_ANSWER_SENDING;
+		if (ring_answer_owed(g, i) && g->child_link[i]->answer == IBP_RT_ANSWER_IDLE) {
+			g->child_link[i]->answer = IBP_RT_ANSWER_SENDING;
 			send[i] = true;
 		}
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&g->x->mu);
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
 		if (send[i])
-			ring_answer_send(run, i);
+			ring_answer_send(g, i);
 }
 
-void ibp_rt_ring_link_over(struct ibp_rt_run *run, struct ibp_rt_link *l, bool endpoint)
+void ibp_rt_ring_link_over(struct ibp_rt_ring *g, struct ibp_rt_link *l, bool endpoint)
 {
-	int i = ring_child_of(run, l);
+	int i = ring_child_of(g, l);
 	bool wake = false, send = false;
 
 	if (i < 0)
 		return;
-	pthread_mutex_lock(&run->mu);
-	if (run->ring_conn[i].slot == IBP_RT_SLOT_EMPTY) {
+	pthread_mutex_lock(&g->x->mu);
+	if (g->conn[i].slot == IBP_RT_SLOT_EMPTY) {
 		/* its endpoint without a sum first: it takes no part; else the link failed */
-		run->ring_conn[i].no_ring = endpoint;
-		run->ring_conn[i].slot = IBP_RT_SLOT_CLOSED;
+		g->conn[i].no_ring = endpoint;
+		g->conn[i].slot = IBP_RT_SLOT_CLOSED;
 		wake = true;
 	}
 	if (!endpoint && l->answer == IBP_RT_ANSWER_BUSY) {
 		/* the round is over: the answer goes now if the ring is, else when it is */
 		l->answer = IBP_RT_ANSWER_IDLE;
-		if (ring_answer_owed(run, i)) {
+		if (ring_answer_owed(g, i)) {
 			l->answer = IBP_RT_ANSWER_SENDING;
 			send = true;
 		}
 	}
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&g->x->mu);
 	if (wake)
-		ibp_rt_ring_wake(run);
+		ibp_rt_ring_wake(g);
 	if (send)
-		ring_answer_send(run, i);
+		ring_answer_send(g, i);
 }
 
-void ibp_rt_ring_links_mine(struct ibp_rt_run *run)
+void ibp_rt_ring_links_mine(struct ibp_rt_ring *g)
 {
-	int64_t until = ibp_deadline_min(run->end, ibp_now_ns() + 300 * IBP_NS_PER_MS);
+	int64_t until = ibp_deadline_min(g->x->end, ibp_now_ns() + 300 * IBP_NS_PER_MS);
 	struct timespec ts = {.tv_sec = until / IBP_NS_PER_S, .tv_nsec = until % IBP_NS_PER_S};
 
-	pthread_mutex_lock(&run->mu);
+	pthread_mutex_lock(&g->x->mu);
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++) {
-		struct ibp_rt_link *l = run->ring_child_link[i];
+		struct ibp_rt_link *l = g->child_link[i];
 
 		if (!l)
 			continue;
 		/* an answer on its way (the ring's thread): the link is the summary's after it */
 		while (l->answer == IBP_RT_ANSWER_SENDING)
-			if (pthread_cond_timedwait(&run->cv, &run->mu, &ts) == ETIMEDOUT)
+			if (pthread_cond_timedwait(&g->x->cv, &g->x->mu, &ts) == ETIMEDOUT)
 				break;
 		if (l->answer != IBP_RT_ANSWER_SENT)
 			l->answer = IBP_RT_ANSWER_MAIN;
 	}
-	pthread_mutex_unlock(&run->mu);
+	pthread_mutex_unlock(&g->x->mu);
 }
 
-void ibp_rt_ring_answer(struct ibp_rt_run *run)
+void ibp_rt_ring_answer(struct ibp_rt_ring *g)
 {
 	struct ibp_oob_msg *word = NULL;
 
-	if (run->ring_running || ring_waiting(run))
+	if (g->running || ring_waiting(g))
 		return; /* not over yet */
 	/* the thread never ran, or stopped waiting: the answers are built here */
-	if (!run->ring_over)
-		run->ring_over = ring_answers_build(run);
+	if (!g->over)
+		g->over = ring_answers_build(g);
 	for (int i = 0; i < IBP_RT_RING_KIDS; i++)
-		if (run->ring_child_link[i] &&
-		    run->ring_child_link[i]->answer == IBP_RT_ANSWER_MAIN &&
-		    ring_answer_owed(run, i))
-			ring_answer_send(run, i);
-	for (size_t k = 0; k < run->n_links; k++) {
-		struct ibp_rt_link *l = &run->links[k];
+		if (g->child_link[i] && g->child_link[i]->answer == IBP_RT_ANSWER_MAIN &&
+		    ring_answer_owed(g, i))
+			ring_answer_send(g, i);
+	for (size_t k = 0; k < g->x->n_links; k++) {
+		struct ibp_rt_link *l = &g->x->links[k];
 
 		if (!l->sum_owed || l->sum_answered || l->fd < 0)
 			continue;
@@ -1073,10 +1067,11 @@ void ibp_rt_ring_answer(struct ibp_rt_run *run)
 			word = malloc(sizeof(*word));
 		if (!word)
 			return; /* it waits to its deadline */
-		ring_word(word, run->me, IBP_FPSUM_WHY_NO_PART, run->me);
+		ring_word(word, g->x->me, IBP_FPSUM_WHY_NO_PART, g->x->me);
 		l->sum_answered = true;
-		if (ibp_seal_send(l->fd, &l->seal, word,
-				  ibp_deadline_min(run->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+		if (ibp_seal_send(
+			l->fd, &l->seal, word,
+			ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
 			close(l->fd);
 			l->fd = -1;
 		}
@@ -1084,16 +1079,16 @@ void ibp_rt_ring_answer(struct ibp_rt_run *run)
 	free(word);
 }
 
-void ibp_rt_ring_leaf_hears(struct ibp_rt_run *run, const struct ibp_oob_fpsum *f)
+void ibp_rt_ring_leaf_hears(struct ibp_rt_ring *g, const struct ibp_oob_fpsum *f)
 {
-	uint32_t parent = run->ring_link->peer;
+	uint32_t parent = g->link->peer;
 
-	if (run->ring != IBP_RT_RING_FINAL)
+	if (g->state != IBP_RT_RING_FINAL)
 		return;
 	if (!f)
-		ring_break(run, run->me, IBP_FPSUM_WHY_LINK, parent, 0);
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_LINK, parent, 0);
 	else if (f->phase == IBP_FPSUM_BROKEN)
-		ring_broken_in(run, 0, f, parent);
-	else if (f->phase != IBP_FPSUM_FINAL || !ring_final_in(run, f))
-		ring_break(run, run->me, IBP_FPSUM_WHY_BAD, parent, 0);
+		ring_broken_in(g, 0, f, parent);
+	else if (f->phase != IBP_FPSUM_FINAL || !ring_final_in(g, f))
+		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, parent, 0);
 }

@@ -3,14 +3,16 @@
  * rdmatest_topo.c: the cross-node test's blame when Slurm's switch
  * hierarchy is known (rdmatest.h): a leaf's uplinks, a node only when its
  * failures reach more than one other leaf, the links otherwise.  Pure
- * functions of the links a node knows, like ibp_rdmatest_suspect().
+ * functions of the links a node knows, like ibp_rdmatest_suspect(); and
+ * the step's leaves they need (rdmatest_topo.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ibprep/rdmatest.h"
-#include "rdmatest_int.h"
+#include "rdmatest_blame.h"
+#include "rdmatest_topo.h"
 
 /* Links that say something about the hardware: rdmatest_blame.c's rule. */
 static bool counts(uint8_t status)
@@ -23,7 +25,7 @@ static int leaf_of(const int *leaf, size_t nnodes, uint32_t i)
 	return i < nnodes ? leaf[i] : -1;
 }
 
-static bool small_add(uint32_t *set, size_t *n, size_t max, uint32_t v)
+bool ibp_rt_set_add(uint32_t *set, size_t *n, size_t max, uint32_t v)
 {
 	for (size_t i = 0; i < *n; i++)
 		if (set[i] == v)
@@ -78,11 +80,12 @@ size_t ibp_rdmatest_uplink_suspects(const struct ibp_oob_link *known, size_t n, 
 					continue;
 				}
 				cross_fail++;
-				small_add(mine, &n_mine, 8,
-					  la == cand ? known[k].from : known[k].to);
-				small_add(far, &n_far, 8, la == cand ? known[k].to : known[k].from);
-				small_add(far_leaves, &n_far_leaves, 8,
-					  (uint32_t)(la == cand ? lb : la));
+				ibp_rt_set_add(mine, &n_mine, 8,
+					       la == cand ? known[k].from : known[k].to);
+				ibp_rt_set_add(far, &n_far, 8,
+					       la == cand ? known[k].to : known[k].from);
+				ibp_rt_set_add(far_leaves, &n_far_leaves, 8,
+					       (uint32_t)(la == cand ? lb : la));
 			}
 			if (!cross_pass && !intra_fail && intra_pass >= 1 && cross_fail >= 2 &&
 			    n_mine >= IBP_RDMATEST_MIN_LEAF_NODES && n_far >= 2 &&
@@ -149,7 +152,7 @@ bool ibp_rdmatest_suspect_topo(const struct ibp_oob_link *known, size_t n, uint3
 			if (lo == mine)
 				own_leaf = true;
 			else
-				small_add(leaves, &n_leaves, 8, (uint32_t)lo);
+				ibp_rt_set_add(leaves, &n_leaves, 8, (uint32_t)lo);
 		}
 		sus = own_leaf || n_leaves >= 2;
 	}
@@ -157,142 +160,77 @@ bool ibp_rdmatest_suspect_topo(const struct ibp_oob_link *known, size_t n, uint3
 	return sus;
 }
 
-/* ---- in the run (rdmatest_blame.c's report) ---- */
+/* ---- the step's leaves ---- */
 
-void ibp_rt_addr_leaf_add(struct ibp_rt_run *run, uint32_t node, const char *name)
+void ibp_rt_leaves_add(struct ibp_rt_leaves *lv, uint32_t nnodes, uint32_t node, const char *name)
 {
 	struct ibp_oob_leaf *x;
 
-	if (node >= run->n || !name || !name[0] || strlen(name) >= IBP_OOB_LEAF_MAX)
+	if (node >= nnodes || !name || !name[0] || strlen(name) >= IBP_OOB_LEAF_MAX)
 		return;
 	for (const char *c = name; *c; c++)
 		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
 			return;
-	for (size_t i = 0; i < run->n_addr_leaves; i++)
-		if (run->addr_leaves[i].node == node)
-			return; /* what a node said of itself, or heard first, wins */
-	if (run->n_addr_leaves == IBP_RT_MAX_ADDR_LEAVES)
+	if (ibp_rt_leaves_of(lv, node))
+		return; /* what a node said of itself, or heard first, wins */
+	if (lv->n == IBP_RT_MAX_ADDR_LEAVES)
 		return;
-	x = &run->addr_leaves[run->n_addr_leaves++];
+	x = &lv->v[lv->n++];
 	memset(x, 0, sizeof(*x));
 	x->node = node;
 	memcpy(x->name, name, strlen(name));
 }
 
-int *ibp_rt_addr_leaves(struct ibp_rt_run *run)
+const struct ibp_oob_leaf *ibp_rt_leaves_of(const struct ibp_rt_leaves *lv, uint32_t node)
+{
+	for (size_t i = 0; i < lv->n; i++)
+		if (lv->v[i].node == node)
+			return &lv->v[i];
+	return NULL;
+}
+
+int *ibp_rt_leaves_map(const struct ibp_rt_leaves *lv, uint32_t nnodes,
+		       char (**names)[IBP_OOB_LEAF_MAX])
 {
 	int *leaf;
 	size_t n_names = 0;
 
-	if (run->cfg->topology || !run->n_addr_leaves || !run->n)
+	*names = NULL;
+	if (!lv->n || !nnodes)
 		return NULL;
-	leaf = malloc(run->n * sizeof(*leaf));
-	run->addr_names = calloc(run->n_addr_leaves, sizeof(*run->addr_names));
-	if (!leaf || !run->addr_names) {
+	leaf = malloc(nnodes * sizeof(*leaf));
+	*names = calloc(lv->n, sizeof(**names));
+	if (!leaf || !*names) {
 		free(leaf);
-		free(run->addr_names);
-		run->addr_names = NULL;
+		free(*names);
+		*names = NULL;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < run->n; i++)
+	for (uint32_t i = 0; i < nnodes; i++)
 		leaf[i] = -1;
-	for (size_t i = 0; i < run->n_addr_leaves; i++) {
-		const struct ibp_oob_leaf *x = &run->addr_leaves[i];
+	for (size_t i = 0; i < lv->n; i++) {
+		const struct ibp_oob_leaf *x = &lv->v[i];
 		size_t id;
 
-		for (id = 0; id < n_names && strcmp(run->addr_names[id], x->name) != 0; id++)
+		for (id = 0; id < n_names && strcmp((*names)[id], x->name) != 0; id++)
 			;
 		if (id == n_names)
-			memcpy(run->addr_names[n_names++], x->name, sizeof(x->name));
+			memcpy((*names)[n_names++], x->name, sizeof(x->name));
 		leaf[x->node] = (int)id;
 	}
 	return leaf;
 }
 
-const char *ibp_rt_leaf_name(const struct ibp_rt_run *run, int leaf)
-{
-	if (leaf < 0)
-		return "?";
-	if (run->cfg->topology)
-		return (size_t)leaf < run->cfg->topology->n_sw ? run->cfg->topology->sw[leaf].name
-							       : "?";
-	return run->addr_names && (size_t)leaf < run->n_addr_leaves ? run->addr_names[leaf] : "?";
-}
-
-void ibp_rt_plan_mismatch(struct ibp_rt_run *run, struct ibp_findings *out)
-{
-	ibp_findings_addf(
-	    out, "rdmatest_plan_mismatch", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
-	    "every node of the step pairing links from the same leaf assignment",
-	    "give every node the same topology_conf= file (root's, readable)",
-	    "%s planned the test %s (digest %016llx), %s %s (digest %016llx): their "
-	    "topologies differ or one has none, so some pairs did not meet; failed links "
-	    "are named as links, no node or switch is blamed",
-	    ibp_rt_node_name(run, run->mismatch_node),
-	    run->mismatch_digest ? "from a topology" : "without a topology",
-	    (unsigned long long)run->mismatch_digest, ibp_rt_node_name(run, run->me),
-	    run->plan.topo ? "from its topology" : "without one",
-	    (unsigned long long)run->plan.digest);
-}
-
-int *ibp_rt_topo_leaves(const struct ibp_rt_run *run)
+int *ibp_rt_topo_leaves(const struct ibp_topology *t, const struct ibp_hostlist *nodes)
 {
 	int *leaf;
 
-	if (!run->cfg->topology || !run->n)
+	if (!t || !nodes->n)
 		return NULL;
-	leaf = calloc(run->n, sizeof(*leaf));
+	leaf = calloc(nodes->n, sizeof(*leaf));
 	if (!leaf)
 		return NULL;
-	for (uint32_t i = 0; i < run->n; i++)
-		leaf[i] = ibp_topology_leaf_of(run->cfg->topology, ibp_rt_node_name(run, i));
+	for (size_t i = 0; i < nodes->n; i++)
+		leaf[i] = ibp_topology_leaf_of(t, nodes->names[i]);
 	return leaf;
-}
-
-void ibp_rt_topo_findings(struct ibp_rt_run *run, struct ibp_findings *out, const int *leaf,
-			  const int *sus, size_t n_sus, const char *expected)
-{
-	for (size_t k = 0; k < n_sus; k++) {
-		const char *name = ibp_rt_leaf_name(run, sus[k]);
-		char mine[IBP_TEXT_MAX] = "", far[IBP_TEXT_MAX] = "";
-		size_t om = 0, of = 0;
-		uint32_t seen[64];
-		size_t n_seen = 0;
-		struct ibp_finding *f;
-
-		for (size_t i = 0; i < run->n_known; i++) {
-			const struct ibp_oob_link *l = &run->known[i];
-			uint32_t ends[2] = {l->from, l->to};
-
-			if (l->status == IBP_LINK_PASS ||
-			    !ibp_rdmatest_uplink_explains(l->from, l->to, leaf, run->n, &sus[k], 1))
-				continue;
-			for (int e = 0; e < 2; e++) {
-				bool in = leaf[ends[e]] == sus[k];
-				char *buf = in ? mine : far;
-				size_t *off = in ? &om : &of;
-
-				if (!small_add(seen, &n_seen, 64, ends[e]) ||
-				    *off >= IBP_TEXT_MAX - 1)
-					continue;
-				*off += (size_t)snprintf(buf + *off, IBP_TEXT_MAX - *off, "%s%s",
-							 *off ? "," : "",
-							 ibp_rt_node_name(run, ends[e]));
-				if (*off >= IBP_TEXT_MAX)
-					*off = IBP_TEXT_MAX - 1;
-			}
-		}
-		if (ibp_findings_addf(
-			out, "rdmatest_uplinks_failed", IBP_SEV_FAIL, IBP_CLASS_FABRIC, NULL, 0,
-			expected,
-			"check the switch's uplink ports and cables (its error "
-			"counters, then reseat or replace); the nodes under it are not "
-			"at fault",
-			"rdma test failed on every link between %s (%s) and other "
-			"leaves (%s) while links inside %s passed",
-			name, mine, far, name))
-			continue;
-		f = &out->v[out->n - 1];
-		ibp_rt_setf(f->node, sizeof(f->node), "%s uplinks", name);
-	}
 }

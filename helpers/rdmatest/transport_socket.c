@@ -53,44 +53,6 @@ __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int 
 	return rc;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t pattern_word(uint64_t seed, size_t word)
-{
-	return mix64(seed + 0x9e3779b97f4a7c15ull * (word + 1));
-}
-
-void ibp_pattern_fill(void *buf, size_t len, uint64_t seed)
-{
-	uint8_t *p = buf;
-
-	for (size_t w = 0; w * 8 < len; w++) {
-		uint64_t v = pattern_word(seed, w);
-
-		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
-			p[w * 8 + b] = (uint8_t)(v >> (8 * b));
-	}
-}
-
-size_t ibp_pattern_check(const void *buf, size_t len, uint64_t seed)
-{
-	const uint8_t *p = buf;
-
-	for (size_t w = 0; w * 8 < len; w++) {
-		uint64_t v = pattern_word(seed, w);
-
-		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
-			if (p[w * 8 + b] != (uint8_t)(v >> (8 * b)))
-				return w * 8 + b;
-	}
-	return len;
-}
-
 static int parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
@@ -489,14 +451,3 @@ const struct ibp_transport_ops ibp_transport_socket = {
     .lat_pong = socket_lat_pong,
     .close = socket_close,
 };
-
-const struct ibp_transport_ops *ibp_transport_find(const char *name)
-{
-	if (!name)
-		return NULL;
-	if (!strcmp(name, "socket"))
-		return &ibp_transport_socket;
-	if (!strcmp(name, "verbs"))
-		return &ibp_transport_verbs;
-	return NULL;
-}

@@ -158,7 +158,7 @@ const struct ibp_transport_ops *ibp_transport_find(const char *name);
  * The test pattern: a deterministic function of SEED and the byte offset
  * (xorshift64* stream), so a shifted, truncated, stale or zeroed buffer
  * never passes.  check returns the first wrong offset, or LEN when intact.
- * Transports call these; they are in transport_socket.c.
+ * Transports call these; they are in transport_pattern.c.
  */
 void ibp_pattern_fill(void *buf, size_t len, uint64_t seed);
 size_t ibp_pattern_check(const void *buf, size_t len, uint64_t seed);

@@ -14,8 +14,7 @@ trap 'rm -rf "$T"' EXIT
 
 layers=$(sed -n 's/^LAYERS[[:space:]]*:=[[:space:]]*//p' Makefile)
 if [ -n "$layers" ] && [ -d build/obj/helpers ]; then
-	# the cross-node test's loops are reported, not failed, until they are broken (issue 25)
-	tap_check "this tree's arrows run one way ($layers)" env CHECK_LAYERS_LOOPS=warn python3 "$CHECK" build/obj $layers
+	tap_check "this tree's arrows run one way ($layers)" python3 "$CHECK" build/obj $layers
 else
 	tap_skip "this tree's arrows run one way" "no LAYERS in the Makefile or no build/obj (make all first)"
 fi

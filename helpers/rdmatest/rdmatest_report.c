@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest_report.c: one run's links as findings (rdmatest_report.h): who
+ * is blamed by the rules of rdmatest_blame.c and rdmatest_topo.c, and in
+ * which words.  It reads what the caller hands it and writes findings;
+ * it calls nothing of the run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmatest_report.h"
+
+/* The caller's input, and the names of the leaves it learned without a topology. */
+struct report {
+	const struct ibp_rt_report_in *in;
+	const struct ibp_rt_ctx *x;
+	const struct ibp_rt_known *k;
+	char (*addr_names)[IBP_OOB_LEAF_MAX];
+	size_t n_addr_names;
+};
+
+/* Links that say something about the hardware: rdmatest_blame.c's rule. */
+static bool failed(uint8_t status)
+{
+	return ibp_rt_counts(status) && status != IBP_LINK_PASS;
+}
+
+/* The fix for L's failure: a local munge failure is not a memlock problem. */
+static const char *fix_of(const struct ibp_rt_link *l)
+{
+	if (l->r.status == IBP_LINK_LOCAL && l->r.err == -ENOTCONN)
+		return "start munged, or set munge_socket= to munged's socket";
+	return ibp_rdmatest_status_fix(l->r.status);
+}
+
+static const char *leaf_name(const struct report *r, int leaf)
+{
+	if (leaf < 0)
+		return "?";
+	if (r->x->cfg->topology)
+		return (size_t)leaf < r->x->cfg->topology->n_sw ? r->x->cfg->topology->sw[leaf].name
+								: "?";
+	return r->addr_names && (size_t)leaf < r->n_addr_names ? r->addr_names[leaf] : "?";
+}
+
+static void plan_mismatch(const struct report *r, struct ibp_findings *out)
+{
+	ibp_findings_addf(
+	    out, "rdmatest_plan_mismatch", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+	    "every node of the step pairing links from the same leaf assignment",
+	    "give every node the same topology_conf= file (root's, readable)",
+	    "%s planned the test %s (digest %016llx), %s %s (digest %016llx): their "
+	    "topologies differ or one has none, so some pairs did not meet; failed links "
+	    "are named as links, no node or switch is blamed",
+	    ibp_rt_node_name(r->x, r->k->mismatch_node),
+	    r->k->mismatch_digest ? "from a topology" : "without a topology",
+	    (unsigned long long)r->k->mismatch_digest, ibp_rt_node_name(r->x, r->x->me),
+	    r->x->plan->topo ? "from its topology" : "without one",
+	    (unsigned long long)r->x->plan->digest);
+}
+
+static void uplink_findings(const struct report *r, struct ibp_findings *out, const int *leaf,
+			    const int *sus, size_t n_sus, const char *expected)
+{
+	for (size_t k = 0; k < n_sus; k++) {
+		const char *name = leaf_name(r, sus[k]);
+		char mine[IBP_TEXT_MAX] = "", far[IBP_TEXT_MAX] = "";
+		size_t om = 0, of = 0;
+		uint32_t seen[64];
+		size_t n_seen = 0;
+		struct ibp_finding *f;
+
+		for (size_t i = 0; i < r->k->n; i++) {
+			const struct ibp_oob_link *l = &r->k->v[i];
+			uint32_t ends[2] = {l->from, l->to};
+
+			if (l->status == IBP_LINK_PASS ||
+			    !ibp_rdmatest_uplink_explains(l->from, l->to, leaf, r->x->n, &sus[k],
+							  1))
+				continue;
+			for (int e = 0; e < 2; e++) {
+				bool in = leaf[ends[e]] == sus[k];
+				char *buf = in ? mine : far;
+				size_t *off = in ? &om : &of;
+
+				if (!ibp_rt_set_add(seen, &n_seen, 64, ends[e]) ||
+				    *off >= IBP_TEXT_MAX - 1)
+					continue;
+				*off += (size_t)snprintf(buf + *off, IBP_TEXT_MAX - *off, "%s%s",
+							 *off ? "," : "",
+							 ibp_rt_node_name(r->x, ends[e]));
+				if (*off >= IBP_TEXT_MAX)
+					*off = IBP_TEXT_MAX - 1;
+			}
+		}
+		if (ibp_findings_addf(
+			out, "rdmatest_uplinks_failed", IBP_SEV_FAIL, IBP_CLASS_FABRIC, NULL, 0,
+			expected,
+			"check the switch's uplink ports and cables (its error "
+			"counters, then reseat or replace); the nodes under it are not "
+			"at fault",
+			"rdma test failed on every link between %s (%s) and other "
+			"leaves (%s) while links inside %s passed",
+			name, mine, far, name))
+			continue;
+		f = &out->v[out->n - 1];
+		ibp_rt_setf(f->node, sizeof(f->node), "%s uplinks", name);
+	}
+}
+
+static void inconclusive(const struct report *r, struct ibp_findings *out, const char *expected)
+{
+	size_t n_bw = 0, n_lat = 0;
+	double min_bw = 0, max_lat = 0, floor_gbps = 0;
+
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+
+		if (l->r.status == IBP_LINK_BW_LOW) {
+			n_bw++;
+			if (min_bw == 0 || l->r.gbps < min_bw)
+				min_bw = l->r.gbps;
+			if (l->r.expect_gbps > floor_gbps)
+				floor_gbps = l->r.expect_gbps;
+		} else if (l->r.status == IBP_LINK_LAT_HIGH) {
+			n_lat++;
+			if (l->r.lat_us > max_lat)
+				max_lat = l->r.lat_us;
+		}
+	}
+	ibp_findings_addf(out, "rdmatest_inconclusive", IBP_SEV_WARN, IBP_CLASS_NODE,
+			  r->in->rail0 ? r->in->rail0->device : NULL,
+			  r->in->rail0 ? (int)r->in->rail0->port : 0, expected,
+			  "rerun when the nodes are less loaded, or check test_min_bw= and "
+			  "test_max_lat_us= against what the fabric can do",
+			  "inconclusive: every link slow, nobody blamed (bandwidth low on %zu "
+			  "links, min %.2f Gb/s, floor %.2f Gb/s; latency high on %zu, max round "
+			  "trip %.0f us, limit %u us)",
+			  n_bw, min_bw, floor_gbps, n_lat, max_lat, r->x->pol->test_max_lat_us);
+}
+
+/* A link whose peer never authenticated, or whose frames failed: named, nobody blamed. */
+static void auth_failed(const struct report *r, struct ibp_findings *out,
+			const struct ibp_rt_link *l)
+{
+	ibp_findings_addf(out, "rdmatest_auth_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, l->r.device,
+			  (int)l->r.port, "every frame authenticated under the link's key",
+			  ibp_rdmatest_status_fix(l->r.status),
+			  "rdma test link %s -> %s (round %u, rail %u) failed authentication: %s",
+			  ibp_rt_node_name(r->x, l->r.from), ibp_rt_node_name(r->x, l->r.to),
+			  l->r.round, l->r.rail, l->r.detail);
+}
+
+/*
+ * Links whose peer answered in another protocol version: one warning per
+ * such peer, naming it, both versions and the links left untested.  Not a
+ * node fault (class job, like rdmatest_plan_mismatch: the nodes disagree,
+ * the hardware is not in question), nobody blamed.  The version is what
+ * the peer's address claimed, unauthenticated: "answers with".
+ */
+static void version_mismatch(const struct report *r, struct ibp_findings *out)
+{
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+		char links[IBP_TEXT_MAX] = "";
+		size_t n = 0, off = 0;
+		bool first = true;
+
+		if (l->r.status != IBP_LINK_VERSION)
+			continue;
+		for (size_t k = 0; k < i && first; k++)
+			first = !(r->x->links[k].r.status == IBP_LINK_VERSION &&
+				  r->x->links[k].peer == l->peer);
+		if (!first)
+			continue; /* said with its peer's first link */
+		for (size_t k = i; k < r->x->n_links; k++) {
+			const struct ibp_rt_link *x = &r->x->links[k];
+
+			if (x->r.status != IBP_LINK_VERSION || x->peer != l->peer)
+				continue;
+			n++;
+			if (off < sizeof(links))
+				off += (size_t)snprintf(links + off, sizeof(links) - off,
+							"%s%s -> %s", off ? ", " : "",
+							ibp_rt_node_name(r->x, x->r.from),
+							ibp_rt_node_name(r->x, x->r.to));
+		}
+		if (ibp_findings_addf(
+			out, "rdmatest_version_mismatch", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			"one cross-node test protocol on every node of the step",
+			ibp_rdmatest_status_fix(IBP_LINK_VERSION),
+			"answers with cross-node test protocol %u, %s speaks %u: the step's nodes "
+			"run different spank-ib builds; %zu link%s not tested (%s)",
+			l->peer_version, ibp_rt_node_name(r->x, r->x->me), ibp_oob_wire_version(),
+			n, n == 1 ? "" : "s", links))
+			continue;
+		ibp_rt_setf(out->v[out->n - 1].node, sizeof(out->v[out->n - 1].node), "%s",
+			    ibp_rt_node_name(r->x, l->peer));
+	}
+}
+
+/* Connections the acceptor dropped: reported, never a failure. */
+static void dropped(const struct report *r, struct ibp_findings *out)
+{
+	char what[IBP_TEXT_MAX] = "";
+	size_t off = 0;
+
+	if (r->in->dropped_away)
+		off += (size_t)snprintf(what, sizeof(what),
+					"%u from addresses outside the step's peers of this node",
+					r->in->dropped_away);
+	if (r->in->dropped_peer && off < sizeof(what))
+		snprintf(what + off, sizeof(what) - off,
+			 "%s%u unauthenticated or over the per-address limit from peers' "
+			 "addresses",
+			 off ? ", " : "", r->in->dropped_peer);
+	ibp_findings_addf(out, "rdmatest_dropped_connections", IBP_SEV_WARN, IBP_CLASS_NODE, NULL,
+			  0, "only the step's nodes connect to the test port",
+			  "find what connects to the test ports (ss -tnp), or pick another range "
+			  "with test_ports=",
+			  "dropped %u connection%s on test port %u: %s (last: %s)", r->in->dropped,
+			  r->in->dropped == 1 ? "" : "s", r->in->oob_port, what,
+			  r->in->drop_reason);
+}
+
+static size_t worst_link_of(const struct report *r, uint32_t node)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+
+		if (!failed(l->r.status) || (l->r.from != node && l->r.to != node))
+			continue;
+		if (best == SIZE_MAX || l->r.status > r->x->links[best].r.status)
+			best = i;
+	}
+	return best;
+}
+
+/* Which of this node's links all failed: " it sends", " it receives" or "". */
+static const char *own_direction(const struct report *r)
+{
+	bool out_ok = false, in_ok = false;
+
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		if (r->x->links[i].r.status != IBP_LINK_PASS)
+			continue;
+		if (r->x->links[i].out)
+			out_ok = true;
+		else
+			in_ok = true;
+	}
+	return out_ok == in_ok ? "" : out_ok ? " it receives" : " it sends";
+}
+
+static bool passes_same_way(const struct report *r, const struct ibp_rt_link *l)
+{
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *x = &r->x->links[i];
+
+		if (x != l && x->out == l->out && x->peer != l->peer &&
+		    x->r.status == IBP_LINK_PASS)
+			return true;
+	}
+	return false;
+}
+
+static void expected_text(const struct report *r, char *buf, size_t len)
+{
+	double floor_gbps = 0;
+
+	for (size_t i = 0; i < r->x->n_links; i++)
+		if (r->x->links[i].r.expect_gbps > floor_gbps)
+			floor_gbps = r->x->links[i].r.expect_gbps;
+	if (floor_gbps > 0)
+		ibp_rt_setf(buf, len,
+			    "intact data at >= %.1f Gb/s and round trips <= %u us with every peer",
+			    floor_gbps, r->x->pol->test_max_lat_us);
+	else
+		ibp_rt_setf(buf, len, "intact data and round trips <= %u us with every peer",
+			    r->x->pol->test_max_lat_us);
+}
+
+/* A suspect node: the topology-aware rule when leaves are known (rdmatest_topo.c). */
+static bool suspect(const struct report *r, const int *leaf, const int *sus_leaves,
+		    size_t n_sus_leaves, uint32_t node, bool self)
+{
+	if (leaf)
+		return ibp_rdmatest_suspect_topo(r->k->v, r->k->n, node, self, leaf, r->x->n,
+						 sus_leaves, n_sus_leaves);
+	return ibp_rdmatest_suspect(r->k->v, r->k->n, node, self);
+}
+
+static size_t distinct_peers(const struct report *r)
+{
+	uint32_t seen[2 * 2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		size_t k;
+
+		for (k = 0; k < n && seen[k] != r->x->links[i].peer; k++)
+			;
+		if (k == n && n < sizeof(seen) / sizeof(seen[0]))
+			seen[n++] = r->x->links[i].peer;
+	}
+	return n;
+}
+
+static void report(const struct report *r, const int *addr_leaf, struct ibp_findings *out,
+		   struct ibp_rdmatest_result *res)
+{
+	uint32_t sus[8];
+	size_t nsus = 0;
+	/* Nodes that planned differently: no leaves, no node blamed (the pairs may not have met). */
+	const int *leaf = r->k->plan_mismatch ? NULL : r->x->leaf ? r->x->leaf : addr_leaf;
+	int sus_leaves[8];
+	size_t n_sus_leaves = 0;
+	char expected[IBP_TEXT_MAX];
+	size_t n_fail = 0, n_hw = 0;
+	bool slow_only;
+
+	expected_text(r, expected, sizeof(expected));
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		n_fail += ibp_rt_failed(r->x->links[i].r.status);
+		n_hw += failed(r->x->links[i].r.status);
+	}
+	slow_only = n_hw && ibp_rdmatest_all_slow(r->k->v, r->k->n);
+	if (slow_only)
+		inconclusive(r, out, expected);
+	/* A leaf's uplinks first (with a topology), then this node, then each peer of a failed link. */
+	if (leaf && n_hw && !slow_only) {
+		n_sus_leaves =
+		    ibp_rdmatest_uplink_suspects(r->k->v, r->k->n, leaf, r->x->n, sus_leaves, 8);
+		uplink_findings(r, out, leaf, sus_leaves, n_sus_leaves, expected);
+	}
+	if (r->k->plan_mismatch)
+		plan_mismatch(r, out);
+	if (n_hw && !slow_only && !r->k->plan_mismatch &&
+	    suspect(r, leaf, sus_leaves, n_sus_leaves, r->x->me, true))
+		sus[nsus++] = r->x->me;
+	for (size_t i = 0; i < r->x->n_links && nsus < 8 && !slow_only && !r->k->plan_mismatch;
+	     i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+		bool dup = false;
+
+		if (!failed(l->r.status))
+			continue;
+		for (size_t k = 0; k < nsus; k++)
+			dup |= sus[k] == l->peer;
+		if (!dup && suspect(r, leaf, sus_leaves, n_sus_leaves, l->peer, false))
+			sus[nsus++] = l->peer;
+	}
+	for (size_t k = 0; k < nsus; k++) {
+		size_t w = worst_link_of(r, sus[k]);
+		const struct ibp_rt_link *l = &r->x->links[w];
+		bool self = sus[k] == r->x->me;
+		char peers[IBP_TEXT_MAX] = "";
+		size_t nbad = 0, off = 0, n_seen = 0;
+		uint32_t seen[IBP_RDMATEST_MAX_LINKS];
+		struct ibp_finding *f;
+
+		for (size_t i = 0; i < r->x->n_links; i++) {
+			const struct ibp_rt_link *x = &r->x->links[i];
+			uint32_t other = self ? x->peer : r->x->me;
+
+			if (!failed(x->r.status) || (!self && x->peer != sus[k]))
+				continue;
+			nbad++;
+			for (size_t s = 0; s < n_seen && other != UINT32_MAX; s++)
+				if (seen[s] == other)
+					other = UINT32_MAX;
+			if (other == UINT32_MAX)
+				continue;
+			seen[n_seen++] = other;
+			if (off < sizeof(peers) - 1)
+				off +=
+				    (size_t)snprintf(peers + off, sizeof(peers) - off, "%s%s",
+						     off ? "," : "", ibp_rt_node_name(r->x, other));
+			if (off >= sizeof(peers))
+				off = sizeof(peers) - 1;
+		}
+		if (ibp_findings_addf(out, "rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE,
+				      self ? l->r.device : l->r.peer_device,
+				      (int)(self ? l->r.port : l->r.peer_port), expected, fix_of(l),
+				      "rdma test %s on %s link%s %s %s (%s)",
+				      ibp_link_status_name(l->r.status), self ? "every" : "its",
+				      self ? own_direction(r) : (nbad == 1 ? "" : "s"),
+				      self ? "with" : "seen from", peers, l->r.detail))
+			continue;
+		f = &out->v[out->n - 1];
+		ibp_rt_setf(f->node, sizeof(f->node), "%s", ibp_rt_node_name(r->x, sus[k]));
+	}
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+		bool covered = false;
+
+		if (l->r.status == IBP_LINK_AUTH) {
+			auth_failed(r, out, l);
+			continue;
+		}
+		if (!failed(l->r.status) || slow_only)
+			continue;
+		for (size_t k = 0; k < nsus; k++)
+			covered |= sus[k] == r->x->me || sus[k] == l->peer;
+		covered |= ibp_rdmatest_uplink_explains(l->r.from, l->r.to, leaf, r->x->n,
+							sus_leaves, n_sus_leaves);
+		if (covered)
+			continue;
+		if (ibp_findings_addf(
+			out, "rdmatest_link_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, l->r.device,
+			(int)l->r.port, expected, fix_of(l),
+			"rdma test %s on link %s -> %s (round %u, rail %u): %s",
+			ibp_link_status_name(l->r.status), ibp_rt_node_name(r->x, l->r.from),
+			ibp_rt_node_name(r->x, l->r.to), l->r.round, l->r.rail, l->r.detail))
+			continue;
+		/*
+		 * When this end passes with other peers in the same direction, the
+		 * far end (or the path to it) is the better lead: name it.
+		 */
+		if (passes_same_way(r, l)) {
+			struct ibp_finding *f = &out->v[out->n - 1];
+
+			ibp_rt_setf(f->node, sizeof(f->node), "%s",
+				    ibp_rt_node_name(r->x, l->peer));
+			ibp_rt_setf(f->device, sizeof(f->device), "%s", l->r.peer_device);
+			f->port = (int)l->r.peer_port;
+		}
+	}
+	version_mismatch(r, out);
+	if (r->in->dropped)
+		dropped(r, out);
+	if (!n_fail) {
+		double min_bw = 0, max_lat = 0;
+		size_t n_pass = 0;
+
+		for (size_t i = 0; i < r->x->n_links; i++) {
+			const struct ibp_rt_link *l = &r->x->links[i];
+
+			n_pass += l->r.status == IBP_LINK_PASS;
+			if (min_bw == 0 || (l->r.gbps > 0 && l->r.gbps < min_bw))
+				min_bw = l->r.gbps;
+			if (l->r.lat_us > max_lat)
+				max_lat = l->r.lat_us;
+		}
+		ibp_findings_addf(
+		    out, "rdmatest_passed", IBP_SEV_OK, IBP_CLASS_NODE,
+		    r->in->rail0 ? r->in->rail0->device : NULL,
+		    r->in->rail0 ? (int)r->in->rail0->port : 0, expected, NULL,
+		    "%zu links with %zu peers over %zu rail%s passed%s: min %.2f Gb/s, "
+		    "max round trip %.0f us",
+		    n_pass, distinct_peers(r), r->x->n_rails, r->x->n_rails == 1 ? "" : "s",
+		    n_pass < r->x->n_links ? " (the rest not tested: rails only one side has)" : "",
+		    min_bw, max_lat);
+	}
+	res->pass = n_fail == 0;
+	res->inconclusive = slow_only && n_hw == n_fail;
+	res->n_suspects = nsus;
+	memcpy(res->suspects, sus, nsus * sizeof(sus[0]));
+}
+
+void ibp_rt_report(const struct ibp_rt_report_in *in, struct ibp_findings *out,
+		   struct ibp_rdmatest_result *res)
+{
+	struct report r = {.in = in, .x = in->x, .k = in->known};
+	int *addr_leaf = NULL;
+
+	/* SLURM_TOPOLOGY_ADDR's leaves, when there is no topology */
+	if (!in->x->leaf && !in->x->cfg->topology) {
+		addr_leaf = ibp_rt_leaves_map(in->leaves, in->x->n, &r.addr_names);
+		r.n_addr_names = addr_leaf ? in->leaves->n : 0;
+	}
+	report(&r, addr_leaf, out, res);
+	free(addr_leaf);
+	free(r.addr_names);
+}
