@@ -76,9 +76,12 @@ PY=$PWD/tests/integration/lib/hostile.py
 # The squatter forges frames of the protocol version this build speaks.
 IBP_OOB_VERSION=$(awk '$1 == "#define" && $2 == "IBP_OOB_VERSION" { print $3 }' include/ibprep/oob.h)
 export IBP_OOB_VERSION
+# The round-trip floor is not under test here: a loaded machine's loopback
+# takes more than the default 1 ms (two healthy cases failed "latency high"
+# at 1.1 and 3.9 ms with the load average at 21).
 plug() {
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-		test_transport=socket test_timeout=8 "test_helper=$HELPER" "$@")"
+		test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$HELPER" "$@")"
 }
 run() {
 	local name=$1
