@@ -17,6 +17,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 int ibprep_cmd_check(int argc, char **argv);    /* ibprep_check.c */
@@ -27,6 +28,21 @@ int ibprep_cmd_exec(int argc, char **argv);     /* ibprep_place.c */
 int ibprep_cmd_rdmatest(int argc, char **argv); /* ibprep_rdmatest.c */
 int ibprep_cmd_fabric(int argc, char **argv);   /* ibprep_fabric.c */
 int ibprep_rdmatest_child(void);                /* ibprep_rdmatest_child.c: --child */
+int ibprep_resolve_child(void);                 /* ibprep_resolve.c: env --resolve-child */
+
+/*
+ * Name lookups bounded by DEADLINE (ibprep_resolve.c), for processes that
+ * die with whatever lookup is still running (the plugin's children):
+ * NAMES[0..N) (at most IBPREP_RESOLVE_MAX, each a host name or numeric
+ * address) at once with getaddrinfo_a; each gets its numeric address in
+ * ADDRS (IPv4 first when IPV4_FIRST) and RCS 0, or -ETIMEDOUT, -ENOENT,
+ * -EINVAL (not a name), -EHOSTUNREACH, -EAGAIN.
+ */
+#define IBPREP_RESOLVE_MAX      8
+#define IBPREP_RESOLVE_NAME_MAX 254
+#define IBPREP_ADDR_MAX         64
+void ibprep_resolve_names(const char *const *names, size_t n, int64_t deadline, bool ipv4_first,
+			  char (*addrs)[IBPREP_ADDR_MAX], int *rcs);
 
 /* One option of a subcommand.  A table ends with an entry whose name is NULL. */
 struct ibprep_opt {

@@ -109,7 +109,9 @@ const struct ibprep_cmd_spec ibprep_env_spec = {
     .opts = place_opts,
     .operand = "KEY=VALUE",
     .operand_help = "policy settings (spank_ib.conf(5))",
-    .epilog = PLACE_EPILOG,
+    .epilog = "ibprep env --resolve-child is internal: the name lookup child of spank_ib.so\n"
+	      "(the names on fd 0, their addresses on fd 1).\n"
+	      "\n" PLACE_EPILOG,
 };
 
 const struct ibprep_cmd_spec ibprep_exec_spec = {
@@ -816,7 +818,12 @@ int ibprep_cmd_env(int argc, char **argv)
 	struct opts o = {.mode = MODE_ENV, .name = "env"};
 	struct run r;
 	struct ibp_place_view view;
-	int rc = prepare(argc, argv, &o, &r, &view);
+	int rc;
+
+	/* The plugin's lookup child: nothing else on its command line. */
+	if (argc == 2 && !strcmp(argv[1], "--resolve-child"))
+		return ibprep_resolve_child();
+	rc = prepare(argc, argv, &o, &r, &view);
 
 	if (rc || o.help)
 		goto out;

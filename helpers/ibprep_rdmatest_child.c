@@ -46,47 +46,18 @@ struct child_resolve {
 	int64_t deadline; /* every lookup ends by then */
 };
 
-/*
- * One name, bounded: getaddrinfo_a and gai_suspend until DEADLINE.  A lookup
- * still running at the deadline is cancelled; if the resolver will not let
- * go, its thread dies with this process (never in slurmstepd).
- */
+/* One name, bounded by the child's DEADLINE (ibprep_resolve.c). */
 static int resolve_timed(void *arg, size_t index, const char *name, char *addr, size_t len)
 {
 	const struct child_resolve *cr = arg;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
-	struct gaicb req = {.ar_name = name, .ar_request = &hints};
-	struct gaicb *list[1] = {&req};
-	int64_t now;
+	char out[1][IBPREP_ADDR_MAX];
 	int rc;
 
 	(void)index;
-	if (getaddrinfo_a(GAI_NOWAIT, list, 1, NULL))
-		return -EAGAIN;
-	for (;;) {
-		struct timespec ts;
-		int64_t left;
-
-		rc = gai_error(&req);
-		if (rc != EAI_INPROGRESS)
-			break;
-		now = ibp_now_ns();
-		if (now >= cr->deadline) {
-			gai_cancel(&req);
-			return -ETIMEDOUT;
-		}
-		left = cr->deadline - now;
-		ts.tv_sec = (time_t)(left / IBP_NS_PER_S);
-		ts.tv_nsec = (long)(left % IBP_NS_PER_S);
-		(void)gai_suspend((const struct gaicb *const *)list, 1, &ts);
-	}
-	if (rc)
-		return rc == EAI_NONAME ? -ENOENT : -EHOSTUNREACH;
-	rc = req.ar_result ? getnameinfo(req.ar_result->ai_addr, req.ar_result->ai_addrlen, addr,
-					 (socklen_t)len, NULL, 0, NI_NUMERICHOST)
-			   : EAI_NONAME;
-	freeaddrinfo(req.ar_result);
-	return rc ? -ENOENT : 0;
+	ibprep_resolve_names(&name, 1, cr->deadline, false, out, &rc);
+	if (!rc && snprintf(addr, len, "%s", out[0]) >= (int)len)
+		rc = -ENOSPC;
+	return rc == -EINVAL ? -ENOENT : rc;
 }
 
 /* No effective, permitted or bounding capability left (root jobs too). */

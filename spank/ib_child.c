@@ -208,8 +208,7 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* waitpid without blocking past DEADLINE: 1 reaped (STATUS set), 0 still there. */
-static int reap_until(pid_t pid, int64_t deadline, int *status)
+int spank_ib_reap_until(pid_t pid, int64_t deadline, int *status)
 {
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
@@ -224,8 +223,8 @@ static int reap_until(pid_t pid, int64_t deadline, int *status)
 	}
 }
 
-/* Writes the plan without ever taking SIGPIPE (the child may be gone). */
-static int write_plan(int fd, const uint8_t *buf, size_t len, int64_t deadline)
+/* Writes the child's input without ever taking SIGPIPE (the child may be gone). */
+static int write_input(int fd, const uint8_t *buf, size_t len, int64_t deadline)
 {
 	sigset_t pipe_set, old;
 	size_t off = 0;
@@ -267,7 +266,7 @@ static int write_plan(int fd, const uint8_t *buf, size_t len, int64_t deadline)
  * Reads until EOF, DEADLINE or more than a frame.  Bytes read, -ETIMEDOUT,
  * -EFBIG, -errno.
  */
-static long read_result(int fd, uint8_t *buf, size_t cap, int64_t deadline)
+static long read_output(int fd, uint8_t *buf, size_t cap, int64_t deadline)
 {
 	size_t got = 0;
 
@@ -322,19 +321,127 @@ static void describe_exit(int status, char *buf, size_t len)
 	}
 }
 
+int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const argv[],
+			  const uint8_t *in, size_t in_len, struct spank_ib_helper_proc *hp,
+			  char *err, size_t errlen)
+{
+	static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
+	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, rc = 0;
+	pid_t pid;
+
+	memset(hp, 0, sizeof(*hp));
+	hp->out_fd = -1;
+	hp->deadline = ibp_deadline_after_s(ibp_now_ns(), spec->budget_s);
+	hp->budget_s = spec->budget_s;
+	hp->what = spec->what ? spec->what : "the helper";
+	hp->budget_why = spec->budget_why ? spec->budget_why : "";
+	hp->helper = spec->helper;
+	if (spec->n_listen_fds > IBP_PIPE_MAX_LISTEN) {
+		snprintf(err, errlen, "too many listening sockets (%zu)", spec->n_listen_fds);
+		return -EINVAL;
+	}
+	if (pipe2(in_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC)) {
+		rc = -errno;
+		snprintf(err, errlen, "pipe: %s", strerror(-rc));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "fork: %s", strerror(-rc));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(spec->helper, spec->uid, spec->gid, in_p[0], out_p[1], spec->listen_fds,
+			   spec->n_listen_fds, argv, (char *const *)env);
+	hp->pid = pid;
+	close(in_p[0]);
+	close(out_p[1]);
+	in_p[0] = out_p[1] = -1;
+	(void)fcntl(in_p[1], F_SETFL, O_NONBLOCK);
+	(void)fcntl(out_p[0], F_SETFL, O_NONBLOCK);
+	/*
+	 * Input that could not be written all (the child died early) ends in a
+	 * child without output, whose exit status says why: read on.
+	 */
+	(void)write_input(in_p[1], in, in_len, hp->deadline);
+	hp->out_fd = out_p[0];
+	out_p[0] = -1;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (in_p[i] >= 0)
+			close(in_p[i]);
+		if (out_p[i] >= 0)
+			close(out_p[i]);
+	}
+	return rc;
+}
+
+int spank_ib_helper_finish(struct spank_ib_helper_proc *hp, uint8_t *out, size_t out_cap,
+			   size_t *out_len, char *err, size_t errlen)
+{
+	bool reaped = false, killed = false;
+	int status = 0, rc = 0;
+	long got;
+
+	*out_len = 0;
+	if (hp->pid <= 0) {
+		snprintf(err, errlen, "%s was not started", hp->what ? hp->what : "the helper");
+		return -ECHILD;
+	}
+	got = read_output(hp->out_fd, out, out_cap, hp->deadline);
+	close(hp->out_fd);
+	hp->out_fd = -1;
+	if (got >= 0)
+		reaped = spank_ib_reap_until(hp->pid, hp->deadline, &status);
+	if (!reaped) {
+		killed = true;
+		kill(hp->pid, SIGKILL);
+		/* SIGKILL ends it unless it sits in the kernel: give that a bound too. */
+		reaped = spank_ib_reap_until(hp->pid, ibp_now_ns() + 2 * IBP_NS_PER_S, &status);
+	}
+	if (killed && (got >= 0 || got == -ETIMEDOUT)) {
+		snprintf(err, errlen, "%s did not finish in %.1f s%s: child %d killed%s", hp->what,
+			 hp->budget_s, hp->budget_why, (int)hp->pid,
+			 reaped ? "" : ", not yet reaped");
+		rc = -ETIMEDOUT;
+	} else if (got == -EFBIG) {
+		snprintf(err, errlen, "%s wrote more than %zu bytes: refused", hp->what,
+			 out_cap - 1);
+		rc = -EBADMSG;
+	} else if (got <= 0) {
+		char why[128];
+
+		describe_exit(status, why, sizeof(why));
+		snprintf(err, errlen, "%s (%s) %s", hp->what, hp->helper, why);
+		rc = got < 0 ? (int)got : -ECHILD;
+	} else {
+		*out_len = (size_t)got;
+	}
+	hp->pid = 0;
+	return rc;
+}
+
+int spank_ib_helper_run(const struct spank_ib_child_spec *spec, char *const argv[],
+			const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+			size_t *out_len, char *err, size_t errlen)
+{
+	struct spank_ib_helper_proc hp;
+	int rc = spank_ib_helper_start(spec, argv, in, in_len, &hp, err, errlen);
+
+	*out_len = 0;
+	return rc ? rc : spank_ib_helper_finish(&hp, out, out_cap, out_len, err, errlen);
+}
+
 int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_pipe_plan *plan,
 		       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err,
 		       size_t errlen)
 {
-	static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 	char *argv[] = {(char *)spec->helper, (char *)"rdmatest", (char *)"--child", NULL};
-	int plan_p[2] = {-1, -1}, res_p[2] = {-1, -1}, status = 0, rc;
-	int64_t start = ibp_now_ns(), deadline = ibp_deadline_after_s(start, spec->budget_s);
+	struct spank_ib_child_spec sp = *spec;
 	uint8_t *buf = NULL;
-	bool reaped = false, killed = false;
-	long got;
-	int n;
-	pid_t pid;
+	size_t got = 0;
+	int n, rc;
 
 	memset(res, 0, sizeof(*res));
 	if (spec->n_listen_fds > IBP_PIPE_MAX_LISTEN) {
@@ -352,73 +459,18 @@ int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_
 		free(buf);
 		return n;
 	}
-	if (pipe2(plan_p, O_CLOEXEC) || pipe2(res_p, O_CLOEXEC)) {
-		rc = -errno;
-		snprintf(err, errlen, "pipe: %s", strerror(-rc));
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "fork: %s", strerror(-rc));
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(spec->helper, spec->uid, spec->gid, plan_p[0], res_p[1],
-			   spec->listen_fds, spec->n_listen_fds, argv, (char *const *)env);
-	close(plan_p[0]);
-	close(res_p[1]);
-	plan_p[0] = res_p[1] = -1;
-	(void)fcntl(plan_p[1], F_SETFL, O_NONBLOCK);
-	(void)fcntl(res_p[0], F_SETFL, O_NONBLOCK);
-	/*
-	 * A plan that could not be written all (the child died early) ends in a
-	 * child without a result, whose exit status says why: read on.
-	 */
-	(void)write_plan(plan_p[1], buf, (size_t)n, deadline);
-	close(plan_p[1]);
-	plan_p[1] = -1;
-	got = read_result(res_p[0], buf, IBP_PIPE_FRAME_MAX + 1, deadline);
-	if (got >= 0)
-		reaped = reap_until(pid, deadline, &status);
-	if (!reaped) {
-		killed = true;
-		kill(pid, SIGKILL);
-		/* SIGKILL ends it unless it sits in the kernel: give that a bound too. */
-		reaped = reap_until(pid, ibp_now_ns() + 2 * IBP_NS_PER_S, &status);
-	}
-	if (killed && (got >= 0 || got == -ETIMEDOUT)) {
-		snprintf(err, errlen,
-			 "the cross-node test did not finish in %.1f s (test_timeout plus margin): "
-			 "child %d killed%s",
-			 spec->budget_s, (int)pid, reaped ? "" : ", not yet reaped");
-		rc = -ETIMEDOUT;
-		goto out;
-	}
-	if (got == -EFBIG) {
-		snprintf(err, errlen, "the test child wrote more than %d bytes: result refused",
-			 IBP_PIPE_FRAME_MAX);
-		rc = -EBADMSG;
-		goto out;
-	}
-	if (got <= 0) {
-		char why[128];
-
-		describe_exit(status, why, sizeof(why));
-		snprintf(err, errlen, "the test child (%s) %s", spec->helper, why);
-		rc = got < 0 ? (int)got : -ECHILD;
-		goto out;
-	}
-	rc = ibp_pipe_result_decode(buf, (size_t)got, res, f);
-	if (rc)
-		snprintf(err, errlen, "the test child's result (%ld bytes) is refused: %s", got,
-			 strerror(-rc));
-out:
-	for (int i = 0; i < 2; i++) {
-		if (plan_p[i] >= 0)
-			close(plan_p[i]);
-		if (res_p[i] >= 0)
-			close(res_p[i]);
+	if (!sp.what)
+		sp.what = "the cross-node test";
+	if (!sp.budget_why)
+		sp.budget_why = " (test_timeout plus margin)";
+	/* the plan is read from BUF before the result overwrites it */
+	rc = spank_ib_helper_run(&sp, argv, buf, (size_t)n, buf, IBP_PIPE_FRAME_MAX + 1, &got, err,
+				 errlen);
+	if (!rc) {
+		rc = ibp_pipe_result_decode(buf, got, res, f);
+		if (rc)
+			snprintf(err, errlen, "the test child's result (%zu bytes) is refused: %s",
+				 got, strerror(-rc));
 	}
 	free(buf);
 	return rc;

@@ -271,30 +271,70 @@ static int read_step_gpus(struct spank_ib_node *n, spank_t sp)
 	return 0;
 }
 
+/* NCCL_SOCKET_IFNAME's lookups: the helper is killed past this (ib_step.c). */
+#define IFNAME_LOOKUP_MS 2000
+
+/* The step's node list and srun's address, as NCCL_SOCKET_IFNAME's route needs them. */
+static void ifname_inputs(struct spank_ib_job_env *je, char *nodelist, size_t nlen, char *launch,
+			  size_t llen)
+{
+	const char *v;
+
+	v = job_getenv(je, "SLURM_STEP_NODELIST");
+	if (!v)
+		v = job_getenv(je, "SLURM_JOB_NODELIST");
+	snprintf(nodelist, nlen, "%s", v ? v : "");
+	/* srun's address: SLURM_LAUNCH_NODE_IPADDR is only in the tasks' environment on 22.05 */
+	v = job_getenv(je, "SLURM_LAUNCH_NODE_IPADDR");
+	if (!v)
+		v = job_getenv(je, "SLURM_SRUN_COMM_HOST");
+	snprintf(launch, llen, "%.127s", v ? v : "");
+}
+
+static bool want_ifname(const struct spank_ib_state *st)
+{
+	return (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF) &&
+	       !st->conf.policy.socket_ifname[0];
+}
+
+/*
+ * The peer's name is looked up in the helper as the job's user, never in
+ * slurmstepd (ib_step.c), started here so that it runs while the node is
+ * checked; find_ifname collects it.
+ */
+static void ifname_lookup_start(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
+				struct spank_ib_job_env *je)
+{
+	char nodelist[8192], launch[128], names[2][SPANK_IB_NAME_MAX];
+	const char *np[2] = {names[0], names[1]};
+	struct spank_ib_child_spec resolver = {
+	    .helper = st->conf.test_helper[0] ? st->conf.test_helper : spank_ib_helper_default(),
+	    .uid = n->uid};
+	size_t k;
+
+	if (!want_ifname(st))
+		return;
+	spank_get_item(sp, S_JOB_GID, &resolver.gid);
+	ifname_inputs(je, nodelist, sizeof(nodelist), launch, sizeof(launch));
+	k = spank_ib_bootstrap_names(nodelist, n->nodeid, st->host, launch, names);
+	if (k)
+		spank_ib_lookup_start(&n->lookup, &resolver, np, k, IFNAME_LOOKUP_MS);
+}
+
 /* NCCL_SOCKET_IFNAME unless the policy names it: the route to another node of the step. */
 static void find_ifname(struct spank_ib_state *st, struct spank_ib_node *n,
 			struct spank_ib_job_env *je)
 {
-	char nodelist[8192] = "", launch[128] = "";
-	const char *v;
+	char nodelist[8192], launch[128];
 
 	if (st->conf.policy.socket_ifname[0]) {
 		snprintf(n->ifname_how, sizeof(n->ifname_how), "socket_ifname= in plugstack.conf");
 		return;
 	}
-	v = job_getenv(je, "SLURM_STEP_NODELIST");
-	if (!v)
-		v = job_getenv(je, "SLURM_JOB_NODELIST");
-	if (v)
-		snprintf(nodelist, sizeof(nodelist), "%s", v);
-	/* srun's address: SLURM_LAUNCH_NODE_IPADDR is only in the tasks' environment on 22.05 */
-	v = job_getenv(je, "SLURM_LAUNCH_NODE_IPADDR");
-	if (!v)
-		v = job_getenv(je, "SLURM_SRUN_COMM_HOST");
-	if (v)
-		snprintf(launch, sizeof(launch), "%.127s", v);
-	spank_ib_bootstrap_ifname(nodelist, n->nodeid, st->host, launch, 2000, n->ifname,
-				  sizeof(n->ifname), n->ifname_how, sizeof(n->ifname_how));
+	ifname_inputs(je, nodelist, sizeof(nodelist), launch, sizeof(launch));
+	spank_ib_bootstrap_ifname(nodelist, n->nodeid, st->host, launch, IFNAME_LOOKUP_MS,
+				  spank_ib_lookup_collect, &n->lookup, n->ifname, sizeof(n->ifname),
+				  n->ifname_how, sizeof(n->ifname_how));
 }
 
 static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
@@ -520,11 +560,13 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		spank_ib_setup_finding(
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	} else {
+		ifname_lookup_start(sp, st, n, &je);
 		if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
 			spank_ib_lw_start(sp, st, root, n->job_id, n->step_id);
 		spank_ib_load_health(st, n, &je, root, cache_dir);
 		if (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF)
 			find_ifname(st, n, &je);
+		spank_ib_lookup_abandon(&n->lookup); /* nothing left running past init_post_opt */
 		if (want_placement(&st->eff))
 			load_placement(st, n, sp, topo);
 		if (st->eff.env != SPANK_IB_ENV_OFF && n->have_pl)
@@ -543,6 +585,7 @@ void spank_ib_node_free(struct spank_ib_node *n)
 	if (!n)
 		return;
 	spank_ib_test_release(n);
+	spank_ib_lookup_abandon(&n->lookup);
 	if (n->have_pl)
 		ibp_placement_release(&n->pl);
 	if (n->have_topo)

@@ -124,8 +124,9 @@ static void report_json(FILE *fp, const struct spank_ib_state *st, const struct 
 /*
  * Runs as the job's user (user_init: Slurm dropped to the job's uid).  The
  * report is built in memory, then written once, bounded: to stderr, or to
- * the user's file through the one as-user writer (a FIFO, a device or a
- * directory refused with a message; the step goes on).
+ * the user's file through the one as-user writer, in a child with a
+ * deadline (a FIFO, a device or a directory refused with a message, a hung
+ * mount given up on; the step goes on).
  */
 void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_ib_node *n)
 {

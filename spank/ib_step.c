@@ -151,117 +151,255 @@ int spank_ib_map_cvd(const char *cvd, const unsigned *step, size_t n_step, enum 
 	return n;
 }
 
-/* One name to a numeric address, within TIMEOUT_MS.  0 or -errno. */
-static int resolve(const char *name, unsigned timeout_ms, char *addr, size_t len)
+/* A numeric address (what the child must answer), not a name. */
+static bool numeric(const char *s)
 {
-	struct gaicb *req = calloc(1, sizeof(*req));
-	struct addrinfo *hints = calloc(1, sizeof(*hints));
-	char *copy = strdup(name);
-	struct gaicb *list[1];
-	struct timespec ts = {.tv_sec = timeout_ms / 1000,
-			      .tv_nsec = (long)(timeout_ms % 1000) * 1000000L};
+	unsigned char a[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+/* The child's lookups get all but this of the budget (its exec, its answer). */
+#define RESOLVE_MARGIN_MS 500
+
+void spank_ib_lookup_start(struct spank_ib_lookup *lk, const struct spank_ib_child_spec *proto,
+			   const char *const *names, size_t n, unsigned timeout_ms)
+{
+	struct spank_ib_child_spec spec = *proto;
+	char *argv[] = {(char *)spec.helper, (char *)"env", (char *)"--resolve-child", NULL};
+	char in[SPANK_IB_RESOLVE_MAX * SPANK_IB_NAME_MAX + 32];
+	unsigned child_ms = timeout_ms > 2 * RESOLVE_MARGIN_MS ? timeout_ms - RESOLVE_MARGIN_MS
+							       : timeout_ms / 2 + 1;
+	size_t off;
+
+	memset(lk, 0, sizeof(*lk));
+	lk->started = true;
+	lk->rc = -EINVAL;
+	if (n > sizeof(lk->names) / sizeof(lk->names[0])) {
+		say(lk->why, sizeof(lk->why), "more than %zu names",
+		    sizeof(lk->names) / sizeof(lk->names[0]));
+		return;
+	}
+	off = (size_t)snprintf(in, sizeof(in), "%u\n", child_ms);
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(lk->names[i], sizeof(lk->names[i]), "%s", names[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(lk->names[i]) || strchr(names[i], '\n')) {
+			say(lk->why, sizeof(lk->why), "a name longer than %d bytes",
+			    SPANK_IB_NAME_MAX - 1);
+			return;
+		}
+		memcpy(in + off, lk->names[i], (size_t)w);
+		off += (size_t)w;
+		in[off++] = '\n';
+	}
+	lk->n = n;
+	lk->rc = spank_ib_helper_check(spec.helper, lk->why, sizeof(lk->why));
+	if (lk->rc)
+		return;
+	spec.budget_s = timeout_ms / 1000.0;
+	spec.what = "the name lookup";
+	spec.budget_why = NULL;
+	spec.listen_fds = NULL;
+	spec.n_listen_fds = 0;
+	lk->rc = spank_ib_helper_start(&spec, argv, (const uint8_t *)in, off, &lk->hp, lk->why,
+				       sizeof(lk->why));
+}
+
+int spank_ib_lookup_collect(void *ctx, const char *const *names, size_t n, unsigned timeout_ms,
+			    char (*addrs)[SPANK_IB_ADDR_MAX], int *rcs, char *why, size_t whylen)
+{
+	struct spank_ib_lookup *lk = ctx;
+	char out[SPANK_IB_RESOLVE_MAX * SPANK_IB_ADDR_MAX + 64], *save = NULL, *line;
+	size_t got = 0, k = 0;
 	int rc;
 
-	if (!req || !hints || !copy) {
-		free(req);
-		free(hints);
-		free(copy);
-		return -ENOMEM;
+	(void)timeout_ms; /* the budget counts from the start */
+	for (size_t i = 0; i < n; i++) {
+		addrs[i][0] = '\0';
+		rcs[i] = -EAGAIN;
 	}
-	hints->ai_socktype =
-	    SOCK_DGRAM; /* no AI_ADDRCONFIG: a loopback-only test box still resolves */
-	req->ar_name = copy;
-	req->ar_request = hints;
-	list[0] = req;
-	rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL);
+	if (!lk->started || n != lk->n) {
+		say(why, whylen, "no lookup was started for these names");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], lk->names[i]) != 0) {
+			say(why, whylen, "no lookup was started for %s", names[i]);
+			return -EINVAL;
+		}
+	if (lk->rc) {
+		say(why, whylen, "%s", lk->why);
+		return lk->rc;
+	}
+	rc = spank_ib_helper_finish(&lk->hp, (uint8_t *)out, sizeof(out), &got, lk->why,
+				    sizeof(lk->why));
+	lk->rc = rc ? rc : -EALREADY; /* collected: once */
 	if (rc) {
-		free(req);
-		free(hints);
-		free(copy);
-		return -EAGAIN;
+		say(why, whylen, "%s", lk->why);
+		return rc;
 	}
-	rc = gai_suspend((const struct gaicb *const *)list, 1, &ts);
-	if (rc == EAI_AGAIN || rc == EAI_INTR || gai_error(req) == EAI_INPROGRESS) {
-		if (gai_cancel(req) == EAI_NOTCANCELED)
-			return -ETIMEDOUT; /* still running: its buffers stay (a bounded leak) */
-		if (gai_error(req) == 0)
-			freeaddrinfo(req->ar_result);
-		free(req);
-		free(hints);
-		free(copy);
-		return -ETIMEDOUT;
+	out[got] = '\0';
+	/* The job user's bytes: one line per name, a numeric address or "!why". */
+	for (line = strtok_r(out, "\n", &save); line && k < n;
+	     line = strtok_r(NULL, "\n", &save), k++) {
+		if (!strcmp(line, "!timeout"))
+			rcs[k] = -ETIMEDOUT;
+		else if (!strcmp(line, "!noname"))
+			rcs[k] = -ENOENT;
+		else if (line[0] == '!')
+			rcs[k] = -EHOSTUNREACH;
+		else if (strlen(line) < SPANK_IB_ADDR_MAX && numeric(line)) {
+			snprintf(addrs[k], SPANK_IB_ADDR_MAX, "%s", line);
+			rcs[k] = 0;
+		} else {
+			rcs[k] = -EBADMSG;
+		}
 	}
-	rc = gai_error(req) == 0 ? -ENOENT : -EHOSTUNREACH;
-	if (gai_error(req) == 0) {
-		const struct addrinfo *pick = NULL;
+	if (k != n || line) {
+		say(why, whylen, "the name lookup's answer is refused");
+		for (size_t i = 0; i < n; i++)
+			rcs[i] = -EBADMSG;
+		return -EBADMSG;
+	}
+	return 0;
+}
 
-		/* IPv4 first: what the test clusters and most bootstrap networks use. */
-		for (const struct addrinfo *a = req->ar_result; a && !pick; a = a->ai_next)
-			if (a->ai_family == AF_INET)
-				pick = a;
-		for (const struct addrinfo *a = req->ar_result; a && !pick; a = a->ai_next)
-			if (a->ai_family == AF_INET6)
-				pick = a;
-		if (pick && getnameinfo(pick->ai_addr, pick->ai_addrlen, addr, (socklen_t)len, NULL,
-					0, NI_NUMERICHOST) == 0)
-			rc = 0;
-		freeaddrinfo(req->ar_result);
-	}
-	free(req);
-	free(hints);
-	free(copy);
+void spank_ib_lookup_abandon(struct spank_ib_lookup *lk)
+{
+	char out[8], why[8];
+	size_t got;
+
+	if (!lk || !lk->started || lk->rc || lk->hp.pid <= 0)
+		return;
+	lk->hp.deadline = 0; /* now: killed and reaped, bounded */
+	(void)spank_ib_helper_finish(&lk->hp, (uint8_t *)out, sizeof(out), &got, why, sizeof(why));
+	lk->rc = -ECANCELED;
+}
+
+int spank_ib_resolve_child(void *ctx, const char *const *names, size_t n, unsigned timeout_ms,
+			   char (*addrs)[SPANK_IB_ADDR_MAX], int *rcs, char *why, size_t whylen)
+{
+	struct spank_ib_lookup *lk = calloc(1, sizeof(*lk));
+	int rc;
+
+	if (!lk)
+		return -ENOMEM;
+	spank_ib_lookup_start(lk, ctx, names, n, timeout_ms);
+	rc = spank_ib_lookup_collect(lk, names, n, timeout_ms, addrs, rcs, why, whylen);
+	free(lk);
 	return rc;
 }
 
+static const char *lookup_failed(int rc)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		return " (timed out)";
+	case -ENOENT:
+		return "";
+	default:
+		return " (lookup failed)";
+	}
+}
+
+/* The next node of the step after NODEID that is not SELF, or NULL (WHY says why). */
+static const char *pick_peer(const char *nodelist, uint32_t nodeid, const char *self,
+			     struct ibp_hostlist *hl, char *why, size_t whylen)
+{
+	char err[256] = "";
+
+	if (!nodelist || !*nodelist) {
+		say(why, whylen, "no node list in the step's environment");
+		return NULL;
+	}
+	if (ibp_hostlist_expand(nodelist, 0, hl, err, sizeof(err))) {
+		say(why, whylen, "node list '%.64s' unreadable: %.160s", nodelist, err);
+		return NULL;
+	}
+	if (hl->n < 2) {
+		say(why, whylen, "single-node step");
+		return NULL;
+	}
+	for (size_t k = 1; k < hl->n; k++) {
+		const char *c = hl->names[((size_t)nodeid + k) % hl->n];
+
+		if (!self || strcmp(c, self) != 0)
+			return c;
+	}
+	say(why, whylen, "no other node in the step's node list");
+	return NULL;
+}
+
+size_t spank_ib_bootstrap_names(const char *nodelist, uint32_t nodeid, const char *self,
+				const char *launch_addr, char (*names)[SPANK_IB_NAME_MAX])
+{
+	struct ibp_hostlist hl = {0};
+	const char *peer = pick_peer(nodelist, nodeid, self, &hl, NULL, 0);
+	size_t n = 0;
+
+	if (peer && strlen(peer) < SPANK_IB_NAME_MAX)
+		snprintf(names[n++], SPANK_IB_NAME_MAX, "%s", peer);
+	if (launch_addr && *launch_addr && !numeric(launch_addr) &&
+	    strlen(launch_addr) < SPANK_IB_NAME_MAX)
+		snprintf(names[n++], SPANK_IB_NAME_MAX, "%s", launch_addr);
+	ibp_hostlist_release(&hl);
+	return n;
+}
+
 int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char *self,
-			      const char *launch_addr, unsigned timeout_ms, char *ifname,
+			      const char *launch_addr, unsigned timeout_ms,
+			      spank_ib_resolve_fn resolve, void *resolve_ctx, char *ifname,
 			      size_t len, char *how, size_t howlen)
 {
 	struct ibp_hostlist hl = {0};
-	char err[256] = "", addr[INET6_ADDRSTRLEN + 8] = "", why[320] = "";
-	const char *peer = NULL;
-	int rc;
+	char why[320] = "", lwhy[256] = "", addrs[2][SPANK_IB_ADDR_MAX];
+	const char *peer, *names[2];
+	int rcs[2] = {-ENOENT, -ENOENT}, rc;
+	size_t n = 0, ip = 2, il = 2;
+	bool have_launch = launch_addr && *launch_addr;
 
 	ifname[0] = '\0';
-	if (!nodelist || !*nodelist) {
-		snprintf(why, sizeof(why), "no node list in the step's environment");
-	} else if (ibp_hostlist_expand(nodelist, 0, &hl, err, sizeof(err))) {
-		snprintf(why, sizeof(why), "node list '%.64s' unreadable: %.160s", nodelist, err);
-	} else if (hl.n < 2) {
-		snprintf(why, sizeof(why), "single-node step");
-	} else {
-		/* The next node of the step after this one that is not this host. */
-		for (size_t k = 1; k < hl.n && !peer; k++) {
-			const char *c = hl.names[((size_t)nodeid + k) % hl.n];
-
-			if (!self || strcmp(c, self) != 0)
-				peer = c;
-		}
-		if (!peer)
-			snprintf(why, sizeof(why), "no other node in the step's node list");
+	peer = pick_peer(nodelist, nodeid, self, &hl, why, sizeof(why));
+	/* One child for both names (spank_ib_bootstrap_names): the launch node's is the fallback. */
+	if (peer && strlen(peer) < SPANK_IB_NAME_MAX) {
+		ip = n;
+		names[n++] = peer;
+	}
+	if (have_launch && !numeric(launch_addr) && strlen(launch_addr) < SPANK_IB_NAME_MAX) {
+		il = n;
+		names[n++] = launch_addr;
+	}
+	if (n && (!resolve ||
+		  resolve(resolve_ctx, names, n, timeout_ms, addrs, rcs, lwhy, sizeof(lwhy)) < 0)) {
+		for (size_t i = 0; i < n; i++)
+			if (rcs[i] != -EBADMSG)
+				rcs[i] = -EAGAIN;
 	}
 	if (peer) {
-		rc = resolve(peer, timeout_ms, addr, sizeof(addr));
-		if (rc) {
+		rc = ip < n ? rcs[ip] : -ENAMETOOLONG;
+		if (rc && lwhy[0]) {
+			snprintf(why, sizeof(why), "peer %s not resolved: %.200s", peer, lwhy);
+		} else if (rc) {
 			snprintf(why, sizeof(why), "peer %s does not resolve%s", peer,
-				 rc == -ETIMEDOUT ? " (timed out)" : "");
+				 lookup_failed(rc));
 		} else {
-			rc = ibp_env_route_ifname(addr, ifname, len);
+			rc = ibp_env_route_ifname(addrs[ip], ifname, len);
 			if (!rc) {
-				say(how, howlen, "route to %s (%s)", peer, addr);
+				say(how, howlen, "route to %s (%s)", peer, addrs[ip]);
 				ibp_hostlist_release(&hl);
 				return 0;
 			}
 			snprintf(why, sizeof(why), "no interface routes to peer %s (%s): %s", peer,
-				 addr, strerror(-rc));
+				 addrs[ip], strerror(-rc));
 		}
 	}
 	ibp_hostlist_release(&hl);
-	if (launch_addr && *launch_addr) {
-		rc = ibp_env_route_ifname(launch_addr, ifname, len);
-		/* a name rather than an address: resolve it the same bounded way */
-		if (rc == -EINVAL && !resolve(launch_addr, timeout_ms, addr, sizeof(addr)))
-			rc = ibp_env_route_ifname(addr, ifname, len);
+	if (have_launch) {
+		rc = numeric(launch_addr) ? ibp_env_route_ifname(launch_addr, ifname, len)
+		     : il >= n            ? -ENAMETOOLONG
+		     : rcs[il]            ? rcs[il]
+					  : ibp_env_route_ifname(addrs[il], ifname, len);
 		if (!rc) {
 			say(how, howlen, "route to the launch node %s (%s)", launch_addr, why);
 			return 1;

@@ -3,18 +3,22 @@
  * ib_userfile.c: the one writer of the user's --ib-report file, for the
  * report at user_init and the step-end section at exit (spank_ib.h).
  *
- * The path is the user's: root never opens it.  At user_init the process
- * already runs as the job's user (effective uid and groups, Slurm's drop)
- * and writes itself; at exit (root) a child becomes the job's user for good
- * and writes, bounded in time.  Either way: O_NOFOLLOW, O_NONBLOCK (a FIFO
- * never blocks the step), regular files only (checked after the open),
- * at most SPANK_IB_REPORT_MAX bytes.
+ * The path is the user's: root never opens it, and slurmstepd never
+ * waits on it.  A child becomes the job's user for good (at user_init with
+ * the groups Slurm gave the step, at exit with the job's) and writes; the
+ * parent waits WRITE_TIMEOUT_MS, then kills it and reaps it in a bounded
+ * loop, so a path on a hung NFS or FUSE mount costs the step 2-3 s, never
+ * the step.  In the child: O_NOFOLLOW, O_NONBLOCK (a FIFO never blocks),
+ * regular files only (checked after the open), at most
+ * SPANK_IB_REPORT_MAX bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -22,11 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ibprep/deadline.h"
 #include "ibprep/text.h"
 
 #include "spank_ib.h"
 
 #define WRITE_TIMEOUT_MS 2000
+/* After SIGKILL: a writer stuck in the kernel (a frozen filesystem) is left, not waited for. */
+#define REAP_TIMEOUT_MS 1000
 
 /* Outcomes, also the child's exit codes. */
 enum {
@@ -38,14 +45,6 @@ enum {
 	UF_NOTJSON = 14, /* not a JSON object: left as it was */
 	UF_FIFO = 15,    /* a FIFO without a reader (ENXIO) */
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int write_at(int fd, const char *data, size_t len, off_t at)
 {
@@ -127,9 +126,15 @@ static int write_file(const char *path, enum spank_ib_write_how how, const char 
 	return code;
 }
 
-/* The child's way to the job's user, for good; from root or from user_init's euid. */
+/*
+ * The child's way to the job's user, for good: from root (exit), from
+ * user_init's effective uid (real and saved uid root), or nothing to do
+ * when this process is that user already (not root: the unit tests).
+ */
 static int drop_to(uid_t uid, gid_t gid, const gid_t *groups, int n_groups)
 {
+	if (uid != 0 && getuid() == uid && geteuid() == uid)
+		return UF_OK;
 	if (geteuid() != 0 && seteuid(0))
 		return UF_DROP;
 	if (n_groups >= 0 ? setgroups((size_t)n_groups, groups) : setgroups(1, &gid))
@@ -145,8 +150,8 @@ static int write_in_child(const char *path, uid_t uid, gid_t gid, const gid_t *g
 			  size_t errlen, const char *safe)
 {
 	int64_t deadline;
-	int status = 0;
-	pid_t pid, r;
+	int status = -1; /* reaped by someone else: "the writer died" */
+	pid_t pid;
 
 	pid = fork();
 	if (pid < 0) {
@@ -161,21 +166,49 @@ static int write_in_child(const char *path, uid_t uid, gid_t gid, const gid_t *g
 
 		_exit(code ? code : write_file(path, how, data, len));
 	}
-	deadline = mono_ms() + WRITE_TIMEOUT_MS;
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && mono_ms() < deadline) {
-		struct timespec ts = {0, 5 * 1000 * 1000};
+	deadline = ibp_deadline_after_ms(ibp_now_ns(), WRITE_TIMEOUT_MS);
+	if (!spank_ib_reap_until(pid, deadline, &status)) {
+		bool reaped;
 
-		nanosleep(&ts, NULL);
-	}
-	if (r == 0) {
 		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		snprintf(err, errlen, "%s: not written within %d ms", safe, WRITE_TIMEOUT_MS);
+		reaped = spank_ib_reap_until(
+		    pid, ibp_deadline_after_ms(ibp_now_ns(), REAP_TIMEOUT_MS), &status);
+		snprintf(err, errlen, "%s: not written within %d ms (a hung file system?)%s", safe,
+			 WRITE_TIMEOUT_MS,
+			 reaped ? "" : "; the writer is stuck in the kernel and was left");
 		return -ETIMEDOUT;
 	}
-	if (r < 0 || !WIFEXITED(status))
+	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+/*
+ * user_init: this process has the step's supplementary groups (Slurm's
+ * drop); the child keeps them, as the write in this process did.  NULL
+ * (then: the primary group only) when they cannot be read.
+ */
+static gid_t *own_groups(uid_t uid, int *n)
+{
+	gid_t *g;
+	int k;
+
+	*n = -1;
+	if (geteuid() != uid || uid == 0)
+		return NULL;
+	k = getgroups(0, NULL);
+	if (k < 0 || k > 65536)
+		return NULL;
+	g = calloc((size_t)k + 1, sizeof(*g));
+	if (!g)
+		return NULL;
+	k = getgroups(k, g);
+	if (k < 0) {
+		free(g);
+		return NULL;
+	}
+	*n = k;
+	return g;
 }
 
 int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *groups,
@@ -191,7 +224,8 @@ int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *
 	    [UF_FIFO - UF_DROP] = "a FIFO without a reader: give a regular file",
 	};
 	char safe[PATH_MAX * 2];
-	int code;
+	gid_t *mine = NULL;
+	int code, n_mine = -1;
 
 	ibp_text_escape(path, safe, sizeof(safe)); /* the user's text, for slurmd's log */
 	if (uid == (uid_t)-1 || gid == (gid_t)-1) {
@@ -204,12 +238,11 @@ int spank_ib_write_as_user(const char *path, uid_t uid, gid_t gid, const gid_t *
 	}
 	if (len > SPANK_IB_REPORT_MAX)
 		len = SPANK_IB_REPORT_MAX; /* bounded: no step pays for a huge report */
-	/* user_init: already the job's user (Slurm's drop); root at exit: a child */
-	if (getuid() == uid || (geteuid() == uid && uid != 0))
-		code = write_file(path, how, data, len);
-	else
-		code = write_in_child(path, uid, gid, groups, n_groups, how, data, len, err, errlen,
-				      safe);
+	if (n_groups < 0)
+		mine = own_groups(uid, &n_mine);
+	code = write_in_child(path, uid, gid, mine ? mine : groups, mine ? n_mine : n_groups, how,
+			      data, len, err, errlen, safe);
+	free(mine);
 	if (code == -ETIMEDOUT || code < -1)
 		return code;
 	if (code == UF_OK)

@@ -157,13 +157,33 @@ int spank_ib_map_cvd(const char *cvd, const unsigned *step, size_t n_step, enum 
 		     size_t n_node_gpus, unsigned *out, size_t max, char *err, size_t errlen);
 
 /*
+ * Name lookups: NAMES[0..N) (at most SPANK_IB_RESOLVE_MAX) into numeric
+ * ADDRS within TIMEOUT_MS, RCS 0 or -errno each (-ETIMEDOUT, -ENOENT ...).
+ * 0, or -errno when nothing could be asked (WHY says why).
+ */
+#define SPANK_IB_RESOLVE_MAX 8
+#define SPANK_IB_ADDR_MAX    64
+typedef int (*spank_ib_resolve_fn)(void *ctx, const char *const *names, size_t n,
+				   unsigned timeout_ms, char (*addrs)[SPANK_IB_ADDR_MAX], int *rcs,
+				   char *why, size_t whylen);
+/*
+ * The lookups in a child, never in slurmstepd: CTX a struct
+ * spank_ib_child_spec (the helper, the job's uid and gid) whose helper runs
+ * "env --resolve-child"; killed at TIMEOUT_MS.  Root or user_init.
+ */
+int spank_ib_resolve_child(void *ctx, const char *const *names, size_t n, unsigned timeout_ms,
+			   char (*addrs)[SPANK_IB_ADDR_MAX], int *rcs, char *why, size_t whylen);
+
+/*
  * NCCL_SOCKET_IFNAME: the interface whose route reaches the next node of
- * NODELIST after NODEID (skipping SELF), resolved within TIMEOUT_MS; else the
- * one that reaches LAUNCH_ADDR (srun's host).  HOW says which and why.
+ * NODELIST after NODEID (skipping SELF), its name resolved by RESOLVE
+ * within TIMEOUT_MS; else the one that reaches LAUNCH_ADDR (srun's host,
+ * resolved in the same call when it is a name).  HOW says which and why.
  * 0 (peer), 1 (launch node fallback), -ENOENT (none: IFNAME "").
  */
 int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char *self,
-			      const char *launch_addr, unsigned timeout_ms, char *ifname,
+			      const char *launch_addr, unsigned timeout_ms,
+			      spank_ib_resolve_fn resolve, void *resolve_ctx, char *ifname,
 			      size_t len, char *how, size_t howlen);
 
 /* ---- the cross-node test's unprivileged child (ib_child.c) ---- */
@@ -176,7 +196,9 @@ struct spank_ib_child_spec {
 	uint32_t uid, gid;     /* the job's user and group: the child's, for good */
 	const int *listen_fds; /* the bound listeners, in candidate order (fds 3.. of the child) */
 	size_t n_listen_fds;
-	double budget_s; /* the whole run, killed (SIGKILL) past it */
+	double budget_s;        /* the whole run, killed (SIGKILL) past it */
+	const char *what;       /* for messages: "the cross-node test" (NULL: a default) */
+	const char *budget_why; /* after the budget in the timeout message: " (...)" or NULL */
 };
 
 /* The helper fixed at build time (SPANK_IB_HELPER: $(BINDIR)/ibprep). */
@@ -190,6 +212,61 @@ const char *spank_ib_helper_default(void);
 int spank_ib_helper_check(const char *path, char *err, size_t errlen);
 
 /*
+ * Forks, drops to SPEC's UID/GID for good (as below), execs HELPER with
+ * ARGV (argv[0] the helper), the listeners at fds 3.., IN on its stdin,
+ * and reads its stdout into OUT (at most OUT_CAP - 1 bytes: more is
+ * refused) until EOF, all bounded by BUDGET_S, then SIGKILL by PID and a
+ * bounded reap.  0 with OUT_LEN set; -ETIMEDOUT (ERR: "WHAT did not finish
+ * in N s"), -EBADMSG (too much output), -ECHILD (no output: ERR says how
+ * the child ended), -errno.  Same callers as spank_ib_child_run.
+ */
+int spank_ib_helper_run(const struct spank_ib_child_spec *spec, char *const argv[],
+			const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+			size_t *out_len, char *err, size_t errlen);
+
+/* spank_ib_helper_run in two halves, for a child that runs while the caller works. */
+struct spank_ib_helper_proc {
+	pid_t pid; /* 0: not running (never started, or finished) */
+	int out_fd;
+	int64_t deadline; /* CLOCK_MONOTONIC ns: the budget counts from the start */
+	double budget_s;
+	const char *what, *budget_why, *helper;
+};
+/* Starts the child and writes IN.  0, or -errno with ERR (nothing to finish). */
+int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const argv[],
+			  const uint8_t *in, size_t in_len, struct spank_ib_helper_proc *hp,
+			  char *err, size_t errlen);
+/* Reads its output and reaps it, by the start's deadline; as spank_ib_helper_run. */
+int spank_ib_helper_finish(struct spank_ib_helper_proc *hp, uint8_t *out, size_t out_cap,
+			   size_t *out_len, char *err, size_t errlen);
+
+/*
+ * A name lookup (spank_ib_resolve_child) started early and collected
+ * later, so that it runs while the node is checked (ib_remote.c).
+ * spank_ib_lookup_start starts "env --resolve-child" for NAMES (copied;
+ * trouble kept for the collection); spank_ib_lookup_collect is a
+ * spank_ib_resolve_fn over it (CTX the struct, the same names, once);
+ * spank_ib_lookup_abandon kills and reaps a lookup nobody collected.
+ */
+#define SPANK_IB_NAME_MAX 256
+struct spank_ib_lookup {
+	bool started;
+	int rc; /* the start's: 0 running, -errno (WHY); -EALREADY once collected */
+	char names[2][SPANK_IB_NAME_MAX];
+	size_t n;
+	char why[512];
+	struct spank_ib_helper_proc hp;
+};
+void spank_ib_lookup_start(struct spank_ib_lookup *lk, const struct spank_ib_child_spec *spec,
+			   const char *const *names, size_t n, unsigned timeout_ms);
+int spank_ib_lookup_collect(void *ctx, const char *const *names, size_t n, unsigned timeout_ms,
+			    char (*addrs)[SPANK_IB_ADDR_MAX], int *rcs, char *why, size_t whylen);
+void spank_ib_lookup_abandon(struct spank_ib_lookup *lk);
+/* The names spank_ib_bootstrap_ifname will ask RESOLVE for (NAMES[0..2)): their count. */
+size_t spank_ib_bootstrap_names(const char *nodelist, uint32_t nodeid, const char *self,
+				const char *launch_addr, char (*names)[SPANK_IB_NAME_MAX]);
+
+/*
  * Forks, drops to UID/GID for good, execs "HELPER rdmatest --child" with
  * the listeners at fds 3.. and PLAN on its stdin, and decodes its result
  * into RES and F (appended).  Bounded by BUDGET_S, then SIGKILL by PID and
@@ -201,6 +278,12 @@ int spank_ib_helper_check(const char *path, char *err, size_t errlen);
 int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_pipe_plan *plan,
 		       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err,
 		       size_t errlen);
+
+/*
+ * waitpid(PID) without blocking past DEADLINE (CLOCK_MONOTONIC ns,
+ * deadline.h): 1 reaped (STATUS set) or no longer ours, 0 still there.
+ */
+int spank_ib_reap_until(pid_t pid, int64_t deadline, int *status);
 
 /*
  * munged's socket from slurm.conf's AuthInfo=socket=PATH (ib_slurmconf.c),
@@ -294,6 +377,7 @@ struct spank_ib_node {
 	/* NCCL_SOCKET_IFNAME: the interface reaching the step's other nodes */
 	char ifname[64];
 	char ifname_how[512];
+	struct spank_ib_lookup lookup; /* its peer's name, looked up in the helper */
 	double work_ms;
 	/* the cross-node test's links, kept for results_log= (written at exit, as root) */
 	struct ibp_link_record *test_records;
@@ -371,9 +455,10 @@ enum spank_ib_write_how {
 /*
  * The one writer of the user's --ib-report file (ib_userfile.c): DATA to
  * PATH (created 0644 if missing) as the job's user UID/GID/GROUPS (N_GROUPS
- * -1: the primary group only), never as root on a path the user chose: in
- * this process when it already runs as that user (user_init), else from a
- * child that has become the user for good, bounded by 2 s (exit).  HOW:
+ * -1: the primary group only, or at user_init the step's groups), never as
+ * root on a path the user chose, never in this process: a child that has
+ * become the user for good writes, killed past 2 s (a hung NFS or FUSE
+ * mount), reaped within 1 s more or left if the kernel holds it.  HOW:
  * replace, append, or insert a JSON member so the file stays one document.
  * Regular files only (checked after the open), O_NOFOLLOW, non-blocking (a
  * FIFO never blocks the step), at most SPANK_IB_REPORT_MAX bytes.  0 or

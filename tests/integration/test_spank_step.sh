@@ -41,7 +41,8 @@ stop_all() {
 trap stop_all EXIT
 cluster_hw_or_done "spank plugin and the step's GPUs"
 cluster_suite_out
-cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=4096)"
+# test_helper=: the peer names are looked up in the helper (ib_step.c), never in slurmstepd
+cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=4096 "test_helper=$(cluster_test_helper)")"
 
 
 if [ "$(cl_sinfo -h -N -n n1 -o '%G')" = "gpu:8" ]; then

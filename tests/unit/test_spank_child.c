@@ -4,8 +4,11 @@
  * for real: this binary is also the helper it execs ("rdmatest --child"),
  * which behaves as the plan's job number says: 1 reports what it is (uid,
  * groups, capabilities, no_new_privs, fds, environment), 2 stalls, 3 writes
- * garbage, 4 writes too much, 5 exits without a result.  The drop needs
- * root: without it the cases are skipped, saying so.
+ * garbage, 4 writes too much, 5 exits without a result.  It is also the
+ * plugin's name lookup child ("env --resolve-child", ib_step.c), answering
+ * as its first name says: "n2" 127.0.0.2, "stall" never, "garbage" with
+ * what is not an address.  The drop needs root: without it the cases are
+ * skipped, saying so.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -138,6 +141,29 @@ static int helper_main(void)
 	default:
 		_exit(3);
 	}
+}
+
+/* The lookup child: "MS\nNAME...\n" in, one line per name out. */
+static int resolver_main(void)
+{
+	char buf[1024], *save = NULL, *line;
+	size_t got = 0;
+	ssize_t n;
+
+	while ((n = read(0, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	if (!strtok_r(buf, "\n", &save))
+		_exit(9);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		if (!strcmp(line, "stall"))
+			for (;;)
+				pause();
+		printf("%s\n", !strcmp(line, "n2")        ? "127.0.0.2"
+			       : !strcmp(line, "garbage") ? "rm -rf /"
+							  : "!noname");
+	}
+	return 0;
 }
 
 /* ---- the parent side ---- */
@@ -337,6 +363,66 @@ static void test_helper_check_ownership(void **state)
 	ibp_fixture_destroy(dir);
 }
 
+/*
+ * NCCL_SOCKET_IFNAME's lookups run in the helper, as the job's user: the
+ * peer's answer routes through lo; a lookup that never ends is killed at
+ * the deadline (the step goes on, nothing left behind); an answer that is
+ * not an address is refused.
+ */
+static void test_resolve_in_child(void **state)
+{
+	struct spank_ib_child_spec spec = {.helper = self_path, .uid = 65534, .gid = 65534};
+	char ifname[64], how[512], addrs[2][SPANK_IB_ADDR_MAX], why[512];
+	const char *names[2] = {"garbage", "n2"};
+	const char *p;
+	int rcs[2], pid;
+
+	(void)state;
+	if (need_root())
+		skip();
+	assert_int_equal(spank_ib_bootstrap_ifname("n[1-2]", 0, "n1", NULL, 2000,
+						   spank_ib_resolve_child, &spec, ifname,
+						   sizeof(ifname), how, sizeof(how)),
+			 0);
+	assert_string_equal(ifname, "lo");
+	assert_string_equal(how, "route to n2 (127.0.0.2)");
+	/* the launch node's name goes to the same child, after the peer */
+	assert_int_equal(spank_ib_bootstrap_ifname("n[1-2]", 1, "n2", "n2", 2000,
+						   spank_ib_resolve_child, &spec, ifname,
+						   sizeof(ifname), how, sizeof(how)),
+			 1);
+	assert_string_equal(ifname, "lo");
+	assert_string_equal(how, "route to the launch node n2 (peer n1 does not resolve)");
+	/* one answer that is not an address: refused, the other kept */
+	why[0] = '\0';
+	assert_int_equal(
+	    spank_ib_resolve_child(&spec, names, 2, 2000, addrs, rcs, why, sizeof(why)), 0);
+	assert_int_equal(rcs[0], -EBADMSG);
+	assert_int_equal(rcs[1], 0);
+	assert_string_equal(addrs[1], "127.0.0.2");
+	/* a resolver that never answers: killed at the deadline, the caller goes on */
+	assert_int_equal(spank_ib_bootstrap_ifname("n[1-2],stall", 1, "n2", NULL, 600,
+						   spank_ib_resolve_child, &spec, ifname,
+						   sizeof(ifname), how, sizeof(how)),
+			 -ENOENT);
+	assert_string_equal(ifname, "");
+	print_message("# %s\n", how);
+	assert_non_null(strstr(how, "peer stall not resolved: the name lookup did not finish in "
+				    "0.6 s: child "));
+	p = strstr(how, "child ");
+	pid = atoi(p + 6);
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, 0), -1); /* killed and reaped */
+	assert_int_equal(errno, ESRCH);
+	/* a helper that root does not own is not run at all */
+	spec.helper = "/nonexistent/ibprep";
+	assert_int_equal(spank_ib_bootstrap_ifname("n[1-2]", 0, "n1", NULL, 2000,
+						   spank_ib_resolve_child, &spec, ifname,
+						   sizeof(ifname), how, sizeof(how)),
+			 -ENOENT);
+	assert_non_null(strstr(how, "peer n2 not resolved: test helper /nonexistent/ibprep"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,10 +432,13 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_child_bad_results_refused),
 	    cmocka_unit_test(test_child_exec_failure_said),
 	    cmocka_unit_test(test_helper_check_ownership),
+	    cmocka_unit_test(test_resolve_in_child),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "rdmatest") && !strcmp(argv[2], "--child"))
 		return helper_main();
+	if (argc == 3 && !strcmp(argv[1], "env") && !strcmp(argv[2], "--resolve-child"))
+		return resolver_main();
 	if (!realpath("/proc/self/exe", self_path))
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,9 @@
  * test_spank_userfile.c: spank_ib_write_as_user, the one writer of the
  * user's --ib-report file (user_init's report and the step-end section):
  * replace, append and JSON member, regular files only, a FIFO never blocks,
- * the size cap, and (as root) the write done as the job's user, never root.
+ * the size cap, (as root) the write done as the job's user, never root,
+ * with user_init's groups, and a writer that hangs (ftruncate wrapped to
+ * pause, as on a hung mount) given up on: the caller is back, the child gone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,13 +16,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "../../spank/spank_ib.h"
 #include "support/fixture.h"
+
+/* Set: the writer's ftruncate never returns (a hung NFS or FUSE mount). */
+static volatile sig_atomic_t hang_truncate;
+
+int __wrap_ftruncate(int fd, off_t len);
+int __real_ftruncate(int fd, off_t len);
+
+int __wrap_ftruncate(int fd, off_t len)
+{
+	while (hang_truncate)
+		pause();
+	return __real_ftruncate(fd, len);
+}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -185,6 +203,75 @@ static void test_userfile_as_the_job_user_never_root(void **state)
 	ibp_fixture_destroy(dir);
 }
 
+/* A writer that never returns: the caller gets -ETIMEDOUT, no child is left. */
+static void test_userfile_hung_writer_given_up(void **state)
+{
+	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX], err[PATH_MAX * 2 + 128];
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/report", dir);
+	hang_truncate = 1;
+	assert_int_equal(write_self(path, SPANK_IB_WRITE_REPLACE, "x\n", err, sizeof(err)),
+			 -ETIMEDOUT);
+	hang_truncate = 0;
+	assert_non_null(strstr(err, "not written within 2000 ms"));
+	assert_non_null(strstr(err, path));
+	/* killed and reaped: no child of this process is left */
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	/* the next write works */
+	assert_int_equal(write_self(path, SPANK_IB_WRITE_REPLACE, "y\n", err, sizeof(err)), 0);
+	assert_string_equal(slurp(path, NULL), "y\n");
+	ibp_fixture_destroy(dir);
+}
+
+/*
+ * user_init: effective uid the job's user, real uid root, the step's
+ * supplementary groups set: the write is the user's, with those groups
+ * (a directory only a supplementary group may write), and this process
+ * is left as it was.
+ */
+static void test_userfile_user_init_keeps_the_step_groups(void **state)
+{
+	char *dir = ibp_fixture_tmpdir(), sub[PATH_MAX], path[PATH_MAX + 16],
+	     err[PATH_MAX * 2 + 128];
+	gid_t groups[2] = {65534, 4242}, saved[64];
+	int n_saved;
+	struct stat sb;
+	int rc;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skip: not root (user_init's identity needs root)\n");
+		ibp_fixture_destroy(dir);
+		skip();
+	}
+	assert_non_null(dir);
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/group", dir);
+	assert_int_equal(mkdir(sub, 0770), 0);
+	assert_int_equal(chown(sub, 0, 4242), 0);
+	assert_int_equal(chmod(sub, 0770), 0); /* mkdir's mode is masked by the umask */
+	snprintf(path, sizeof(path), "%s/report", sub);
+	n_saved = getgroups(64, saved);
+	assert_true(n_saved >= 0);
+	assert_int_equal(setgroups(2, groups), 0);
+	assert_int_equal(setegid(65534), 0);
+	assert_int_equal(seteuid(65534), 0);
+	rc = spank_ib_write_as_user(path, 65534, 65534, NULL, -1, SPANK_IB_WRITE_REPLACE, "r\n", 2,
+				    err, sizeof(err));
+	assert_int_equal(geteuid(), 65534); /* the caller's identity is untouched */
+	assert_int_equal(seteuid(0), 0);
+	assert_int_equal(setegid(0), 0);
+	assert_int_equal(setgroups((size_t)n_saved, saved), 0);
+	if (rc)
+		fail_msg("rc %d: %s", rc, err);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_uid, 65534);
+	ibp_fixture_destroy(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +279,8 @@ int main(void)
 	    cmocka_unit_test(test_userfile_fifo_and_links_refused),
 	    cmocka_unit_test(test_userfile_capped),
 	    cmocka_unit_test(test_userfile_as_the_job_user_never_root),
+	    cmocka_unit_test(test_userfile_hung_writer_given_up),
+	    cmocka_unit_test(test_userfile_user_init_keeps_the_step_groups),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,9 @@
 #                              whose answers to the first COUNT decode
 #                              requests come DELAY seconds late (a loaded
 #                              munged); everything else at once
+#   dns STATUS ADDR            a name server on ADDR:53 (UDP) that reads every
+#                              query and never answers (a dead resolver);
+#                              STATUS says "ready queries N"
 #   relay STATUS PORT          the connections an nftables redirect sends to
 #                              PORT: forwarded to their original destination
 #                              (SO_ORIGINAL_DST), one byte flipped in the
@@ -221,6 +224,17 @@ def relay(status, port):
         threading.Thread(target=pump, args=(u, c, None), daemon=True).start()
 
 
+def silent_dns(status, addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((addr, 53))
+    ready(status, "ready queries 0")
+    n = 0
+    while True:
+        s.recvfrom(4096)
+        n += 1
+        ready(status, "ready queries %d" % n)
+
+
 def main(argv):
     mode, status = argv[1], argv[2]
     if mode == "squat":
@@ -234,6 +248,8 @@ def main(argv):
         slow(status, argv[3], argv[4], float(argv[5]), int(argv[6]))
     elif mode == "relay":
         relay(status, int(argv[3]))
+    elif mode == "dns":
+        silent_dns(status, argv[3])
     else:
         sys.exit("unknown mode " + mode)
 
