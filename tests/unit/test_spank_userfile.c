@@ -203,23 +203,55 @@ static void test_userfile_as_the_job_user_never_root(void **state)
 	ibp_fixture_destroy(dir);
 }
 
+/* This process's children, "PID PID ..." (the kernel's list). */
+static void children(char *buf, size_t len)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
 /* A writer that never returns: the caller gets -ETIMEDOUT, no child is left. */
 static void test_userfile_hung_writer_given_up(void **state)
 {
-	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX], err[PATH_MAX * 2 + 128];
+	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX], err[PATH_MAX * 2 + 128], before[256];
 
 	(void)state;
 	assert_non_null(dir);
 	snprintf(path, sizeof(path), "%s/report", dir);
+	children(before, sizeof(before));
 	hang_truncate = 1;
 	assert_int_equal(write_self(path, SPANK_IB_WRITE_REPLACE, "x\n", err, sizeof(err)),
 			 -ETIMEDOUT);
 	hang_truncate = 0;
 	assert_non_null(strstr(err, "not written within 2000 ms"));
 	assert_non_null(strstr(err, path));
-	/* killed and reaped: no child of this process is left */
-	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-	assert_int_equal(errno, ECHILD);
+	/*
+	 * Killed: gone within a bound (the writer reaps it within 1 s, or leaves
+	 * it to whoever reaps later: a loaded machine, an ASan process's exit).
+	 * Only children the call made count (run-suite.sh's tee is one too).
+	 */
+	{
+		char after[256];
+		int i;
+
+		for (i = 0; i < 1000; i++) {
+			children(after, sizeof(after));
+			if (!strcmp(after, before))
+				break;
+			for (char *p = after; *p; p += strcspn(p, " "), p += *p == ' ')
+				(void)waitpid(atoi(p), NULL, WNOHANG);
+			usleep(10000);
+		}
+		assert_string_equal(after, before);
+	}
 	/* the next write works */
 	assert_int_equal(write_self(path, SPANK_IB_WRITE_REPLACE, "y\n", err, sizeof(err)), 0);
 	assert_string_equal(slurp(path, NULL), "y\n");
