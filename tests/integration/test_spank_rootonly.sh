@@ -159,10 +159,19 @@ else
 	tap_fail "--ib-report=json:FIFO" "rc=$RC after ${el}s; $(show rep_fifo)"
 fi
 # a reader waiting on it changes nothing: still not a regular file (the reader
-# ends at the plugin's close, or after 30 s)
-(timeout 30 cat "$OUT/fifo" >/dev/null 2>&1 &)
-sleep 0.2
+# ends at the plugin's close, or after 30 s); the step starts once the reader
+# waits in its open (a fixed sleep was too short under load)
+timeout 30 cat "$OUT/fifo" >/dev/null 2>&1 &
+FIFO_READER=$!
+for t in $(seq 1 100); do
+	for p in $(pgrep -P "$FIFO_READER" 2>/dev/null); do
+		[ "$(cat "/proc/$p/wchan" 2>/dev/null)" = wait_for_partner ] && break 2
+	done
+	sleep 0.05
+done
 CL_CMD_TIMEOUT=60 run rep_fifo2 cl_srun -N1 -w n1 --ib-report="json:$OUT/fifo" true
+kill "$FIFO_READER" 2>/dev/null
+wait "$FIFO_READER" 2>/dev/null
 if [ $RC -eq 0 ] && has rep_fifo2 "not a regular file"; then
 	tap_ok "--ib-report=json:FIFO with a reader: refused after the open (fstat), the step goes on"
 else
