@@ -122,7 +122,16 @@ passes "no arguments" "$T/ok" '* || check_ib_ibprep'
 # bad input
 fails "ibprep missing" "ibprep not found or not executable at $T/nope/ibprep" "$T/ok" "$LINE" \
 	IBPREP="$T/nope/ibprep"
-fails "unknown policy key" "check could not run (exit 2)" "$T/ok" '* || check_ib_ibprep bogus_key=1'
+fails "unknown policy key" "spank-ib: $IBPREP check could not run (exit 2): ibprep check: unknown key ’bogus_key’" \
+	"$T/ok" '* || check_ib_ibprep bogus_key=1'
+# a mistyped option: the reason is ibprep's error, not the last line of the usage text
+fails "mistyped option" "spank-ib: $IBPREP check could not run (exit 2): ibprep check: unknown option ’--sysf-root=/x’" \
+	"$T/ok" '* || check_ib_ibprep --sysf-root=/x'
+if ! grep -q "exit status:" "$T/marked-offline" 2>/dev/null; then
+	tap_ok "nhc: a mistyped option's note is not the usage text"
+else
+	tap_fail "nhc: a mistyped option's note is not the usage text" "$(cat "$T/marked-offline")"
+fi
 # IBPREP set in nhc.conf, as sites do
 nhc_run "$T/width" "* || export IBPREP=$IBPREP
 * || check_ib_ibprep" IBPREP=/nonexistent
