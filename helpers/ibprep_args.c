@@ -8,7 +8,10 @@
  * "--json KEY=VALUE" are the same); "--" ends the options: for exec what
  * follows is the command, elsewhere it is operands.
  */
+#include <dirent.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ibprep_cmd.h"
 
@@ -203,4 +206,86 @@ void ibprep_usage(const struct ibprep_cmd_spec *spec, FILE *out)
 	}
 	if (spec->epilog)
 		fprintf(out, "\n%s", spec->epilog);
+}
+
+/* ---- the value of --sysfs-root ------------------------------------------ */
+
+static bool is_dir(const char *dir, const char *sub)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, sub);
+
+	return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether DIR holds an entry with a ports/ directory, as an RDMA device has. */
+static bool holds_rdma_device(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		char sub[NAME_MAX + 8];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/ports", e->d_name);
+		found = is_dir(dir, sub);
+	}
+	closedir(d);
+	return found;
+}
+
+/* ROOT without its last LEVELS components (and trailing slashes), or "". */
+static void up(const char *root, int levels, char *buf, size_t len)
+{
+	size_t l;
+
+	snprintf(buf, len, "%s", root);
+	for (int i = 0; i < levels; i++) {
+		l = strlen(buf);
+		while (l > 1 && buf[l - 1] == '/')
+			buf[--l] = '\0';
+		while (l && buf[l - 1] != '/')
+			buf[--l] = '\0';
+		while (l > 1 && buf[l - 1] == '/')
+			buf[--l] = '\0';
+	}
+	if (!buf[0])
+		snprintf(buf, len, ".");
+}
+
+int ibprep_sysfs_root_check(const char *cmd, const char *root)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+
+	if (!root || stat(root, &st) != 0 || !S_ISDIR(st.st_mode) || is_dir(root, "sys"))
+		return 0; /* a tree, or not a directory: the opener says why not */
+	if (is_dir(root, "class/infiniband") || is_dir(root, "bus/pci")) {
+		up(root, 1, parent, sizeof(parent));
+		fprintf(stderr,
+			"ibprep %s: --sysfs-root %s is a sys directory itself, not the directory "
+			"that holds sys/: give its parent (--sysfs-root %s)\n",
+			cmd, root, parent);
+	} else if (holds_rdma_device(root)) {
+		up(root, 3, parent, sizeof(parent));
+		fprintf(stderr,
+			"ibprep %s: --sysfs-root %s holds RDMA devices itself: it is a "
+			"class/infiniband directory, not the directory that holds "
+			"sys/class/infiniband%s%s%s\n",
+			cmd, root, is_dir(parent, "sys/class/infiniband") ? " (--sysfs-root " : "",
+			is_dir(parent, "sys/class/infiniband") ? parent : "",
+			is_dir(parent, "sys/class/infiniband") ? ")" : "");
+	} else {
+		fprintf(stderr,
+			"ibprep %s: --sysfs-root %s has no sys/ directory: give the directory that "
+			"holds sys/class/infiniband, as 'ibprep snapshot DIR' writes it\n",
+			cmd, root);
+	}
+	return 2;
 }

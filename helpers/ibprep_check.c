@@ -22,6 +22,7 @@
 #include "ibprep/health.h"
 #include "ibprep/json.h"
 #include "ibprep/linkwatch.h"
+#include "ibprep/nodestate.h"
 #include "ibprep/policy.h"
 #include "ibprep/report.h"
 #include "ibprep/rootpath.h"
@@ -57,8 +58,8 @@ static const struct ibprep_opt check_opts[] = {
      "root); the default under NHC and as slurmd's HealthCheckProgram, outside a job"},
     {"slurm", OPT_SLURM, 0, NULL,
      "as Slurm's HealthCheckProgram (implies --node-mode): drain this node on a node fault "
-     "(reason 'spank-ib: ...'), resume it when healthy again if the drain was spank-ib's; "
-     "other drains are never touched"},
+     "(reason '" IBP_DRAIN_PREFIX_CHECK "...'), resume it when healthy again if the drain was "
+     "this check's; the plugin's and other drains are never touched"},
     {"prometheus", OPT_PROMETHEUS, 0, NULL,
      "print Prometheus metrics (text exposition format) instead of the table"},
     {"textfile", OPT_TEXTFILE, 0, "DIR",
@@ -361,7 +362,10 @@ int ibprep_cmd_check(int argc, char **argv)
 	}
 
 	struct ibp_sysfs fs;
-	int rc = ibp_sysfs_open(&fs, root ? root : "/");
+	int rc = ibprep_sysfs_root_check("check", root);
+	if (rc)
+		return rc;
+	rc = ibp_sysfs_open(&fs, root ? root : "/");
 	if (rc) {
 		fprintf(stderr, "ibprep check: cannot open sysfs root %s: %s\n", root ? root : "/",
 			strerror(-rc));
@@ -418,7 +422,8 @@ int ibprep_cmd_check(int argc, char **argv)
 			rc = -EIO;
 	}
 	int status = ibp_findings_worst(&f) == IBP_SEV_FAIL ? 1 : 0;
-	if (!rc && slurm && ibprep_slurm_apply(&f) != 0)
+	/* one document on stdout with --json or --prometheus: what --slurm did goes to stderr */
+	if (!rc && slurm && ibprep_slurm_apply(&f, json || prom.to_stdout ? stderr : stdout) != 0)
 		out_status = 2;
 	ibp_findings_release(&f);
 	ibp_health_input_release(&in);

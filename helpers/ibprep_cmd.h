@@ -97,6 +97,15 @@ int ibprep_args_next(struct ibprep_args *a);
 /* The subcommand's help, from its table. */
 void ibprep_usage(const struct ibprep_cmd_spec *spec, FILE *out);
 
+/*
+ * The value of --sysfs-root: 0 when ROOT holds sys/ (or is not a directory:
+ * the sysfs opener says so), else 2 with a message naming what ROOT looks
+ * like instead (a sys directory, a class/infiniband directory, neither) and
+ * the root to give.  A root one level off would otherwise read as a node
+ * without RDMA devices.
+ */
+int ibprep_sysfs_root_check(const char *cmd, const char *root);
+
 extern const struct ibprep_cmd_spec ibprep_check_spec, ibprep_place_spec, ibprep_env_spec,
     ibprep_exec_spec, ibprep_rdmatest_spec, ibprep_snapshot_spec, ibprep_fabric_spec;
 

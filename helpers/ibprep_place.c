@@ -5,6 +5,7 @@
  * file reads the environment (Slurm's variables, the user's settings),
  * prints, binds and execs.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -181,9 +182,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_GPUS:
 			o->gpus = val;
 			break;
-		case OPT_PEER:
+		case OPT_PEER: {
+			unsigned char a[sizeof(struct in6_addr)];
+
+			if (inet_pton(AF_INET, val, a) != 1 && inet_pton(AF_INET6, val, a) != 1) {
+				fprintf(
+				    stderr,
+				    "ibprep %s: bad --peer '%s': expected a numeric IPv4 or IPv6 "
+				    "address of another node of the step\n",
+				    o->name, val);
+				return -1;
+			}
 			o->peer = val;
 			break;
+		}
 		case OPT_NTASKS:
 			o->ntasks = parse_long(val, 1, IBP_PLACE_MAX_TASKS);
 			if (o->ntasks < 0) {
@@ -237,7 +249,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* "--gpus" or a Slurm variable through the core's parser; 0 or -1 (printed). */
+/*
+ * "--gpus" or a Slurm variable through the core's parser; 0, or the exit
+ * status (printed): 2 for a malformed list (bad input), 1 for GPUs this
+ * node does not have (the request cannot be placed here).
+ */
 static int resolve_gpus(struct run *r, const char *list, const char *from)
 {
 	char err[256];
@@ -247,7 +263,7 @@ static int resolve_gpus(struct run *r, const char *list, const char *from)
 	r->gpus_from = from;
 	if (n < 0) {
 		fprintf(stderr, "ibprep: %s\n", err[0] ? err : strerror(-n));
-		return -1;
+		return n == -ERANGE ? 1 : 2;
 	}
 	r->n_step_gpus = (size_t)n;
 	return 0;
@@ -277,6 +293,8 @@ static int load(struct run *r, const struct opts *o)
 	}
 	if (!root)
 		return 0;
+	if (o->sysfs_root && ibprep_sysfs_root_check(o->name, o->sysfs_root))
+		return -1;
 	rc = ibp_sysfs_open(&fs, root);
 	if (rc) {
 		fprintf(stderr, "ibprep %s: cannot open sysfs root %s: %s\n", o->name, root,
@@ -359,7 +377,7 @@ static int compute(struct run *r, const struct opts *o)
 	rc = ibp_env_read_step(&se, &r->topo, getenv_cb, NULL, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ibprep %s: %s\n", o->name, err);
-		return 1;
+		return rc == -ERANGE ? 1 : 2; /* a GPU the node lacks; else malformed */
 	}
 	if (o->gpus) {
 		rc = resolve_gpus(r, o->gpus, "--gpus");
@@ -372,15 +390,23 @@ static int compute(struct run *r, const struct opts *o)
 		rc = resolve_gpus(r, "all", "default");
 	}
 	if (rc)
-		return 1;
+		return rc;
 	r->ntasks = o->ntasks > 0 ? (unsigned)o->ntasks : se.ntasks ? se.ntasks : 1;
 	from_tasks = o->ntasks > 0 ? "--ntasks-per-node" : se.ntasks ? "Slurm" : "default";
 	r->shown = o->local_rank;
 	if (r->shown < 0 && o->mode != MODE_PLACE) {
 		long lr = se.local_rank;
 
-		if (lr < 0 && r->ntasks == 1) /* torchrun's workers */
+		if (lr < 0 && r->ntasks == 1 && envget("LOCAL_RANK")) { /* torchrun's workers */
 			lr = parse_long(envget("LOCAL_RANK"), 0, IBP_PLACE_MAX_TASKS - 1);
+			if (lr < 0) {
+				fprintf(stderr,
+					"ibprep %s: LOCAL_RANK='%s': expected a worker index 0-%d "
+					"(torchrun's), or give --local-rank\n",
+					o->name, envget("LOCAL_RANK"), IBP_PLACE_MAX_TASKS - 1);
+				return 2;
+			}
+		}
 		r->shown = lr;
 	}
 	/* one task owning several GPUs: --local-rank picks a GPU worker row */
@@ -459,9 +485,16 @@ static int build_env(struct run *r, const struct opts *o, struct ibp_place_view 
 			r->pl.tasks[0].n_gpus == 1 ? "" : "s", r->shown);
 		return 1;
 	}
-	if (peer && !o->pol.socket_ifname[0] && (!o->topology || o->peer) &&
-	    !ibp_env_route_ifname(peer, r->ifname, sizeof(r->ifname)))
-		eo.socket_ifname = r->ifname;
+	if (peer && !o->pol.socket_ifname[0] && (!o->topology || o->peer)) {
+		rc = ibp_env_route_ifname(peer, r->ifname, sizeof(r->ifname));
+		if (!rc)
+			eo.socket_ifname = r->ifname;
+		else if (o->peer) /* asked for, so said: never a silent default */
+			fprintf(stderr,
+				"ibprep %s: warning: --peer %s: no local interface reaches it "
+				"(%s); NCCL_SOCKET_IFNAME is not set from it\n",
+				o->name, peer, strerror(-rc));
+	}
 	rc = ibp_env_build(&r->env, &r->topo, &r->pl, view, &o->pol, &eo, getenv_cb, NULL,
 			   &r->findings);
 	if (rc) {

@@ -9,6 +9,7 @@
  * parse -> pick the local ports (inventory) -> run -> report -> exit status:
  * 0 every link passed, 1 the test found a problem, 2 could not run.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,6 +538,20 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 				n < 0 ? "more" : "fewer", hl.n);
 			goto out;
 		}
+		/* a typo is the caller's, said now: not a failed link blamed on a node later */
+		for (size_t i = 0; i < hl.n; i++) {
+			struct in6_addr a;
+
+			if (inet_pton(AF_INET, addrs[i], &a) != 1 &&
+			    inet_pton(AF_INET6, addrs[i], &a) != 1) {
+				fprintf(
+				    stderr,
+				    "ibprep rdmatest: --addrs: '%s' (entry %zu, for %s) is not a "
+				    "numeric IPv4 or IPv6 address\n",
+				    addrs[i], i + 1, hl.names[i]);
+				goto out;
+			}
+		}
 		cfg.addrs = addrs;
 	}
 	cfg.transport = ibp_transport_find(pol.test_transport);
@@ -548,6 +563,8 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 		goto out;
 	}
 	if (cfg.transport->kind == IBP_TX_VERBS || device) {
+		if (strcmp(root, "/") != 0 && ibprep_sysfs_root_check("rdmatest", root))
+			goto out;
 		rc = pick_ports(root, device, port, gid_index, ports, &n_ports);
 		if (rc)
 			goto out;

@@ -304,7 +304,7 @@ static const char *last_line(char *out)
 	return nl ? nl + 1 : out;
 }
 
-int ibprep_slurm_apply(const struct ibp_findings *f)
+int ibprep_slurm_apply(const struct ibp_findings *f, FILE *log)
 {
 	char scontrol[PATH_MAX], conf[PATH_MAX], node[256], out[16384];
 	char reason[IBP_DRAIN_REASON_MAX], arg_node[300], arg_reason[IBP_DRAIN_REASON_MAX + 16];
@@ -346,8 +346,8 @@ int ibprep_slurm_apply(const struct ibp_findings *f)
 	bool fault = ibp_drain_reason(f, IBP_DRAIN_PREFIX_CHECK, reason, sizeof(reason));
 	enum ibp_drain_action a = ibp_drain_decide(&st, fault, reason);
 	if (a == IBP_DRAIN_NOTHING) {
-		printf("slurm: %s: state %s%s%s: nothing to change\n", node, st.state,
-		       st.reason[0] ? ", reason: " : "", st.reason);
+		fprintf(log, "slurm: %s: state %s%s%s: nothing to change\n", node, st.state,
+			st.reason[0] ? ", reason: " : "", st.reason);
 		return 0;
 	}
 	snprintf(arg_node, sizeof(arg_node), "nodename=%s", node);
@@ -365,10 +365,11 @@ int ibprep_slurm_apply(const struct ibp_findings *f)
 		return 2;
 	}
 	if (a == IBP_DRAIN_RESUME)
-		printf("slurm: %s: resumed (healthy again; was drained: %s)\n", node, st.reason);
+		fprintf(log, "slurm: %s: resumed (healthy again; was drained: %s)\n", node,
+			st.reason);
 	else
-		printf("slurm: %s: %s: %s\n", node,
-		       a == IBP_DRAIN_SET ? "drained" : "reason updated", reason);
+		fprintf(log, "slurm: %s: %s: %s\n", node,
+			a == IBP_DRAIN_SET ? "drained" : "reason updated", reason);
 	return 0;
 }
 

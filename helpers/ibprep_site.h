@@ -49,10 +49,11 @@ int ibprep_slurm_ready(void);
 /*
  * --slurm, after the check: drains or resumes this node as nodestate.h
  * decides (node: SLURMD_NODENAME, else the short host name); every
- * scontrol call bounded.  Prints what it did.  0, or 2 when Slurm could
+ * scontrol call bounded.  Prints what it did on OUT (stderr when stdout
+ * carries a document: --json, --prometheus).  0, or 2 when Slurm could
  * not be asked or refused.
  */
-int ibprep_slurm_apply(const struct ibp_findings *f);
+int ibprep_slurm_apply(const struct ibp_findings *f, FILE *out);
 
 struct ibprep_prom_opts {
 	bool to_stdout;         /* --prometheus */

@@ -608,6 +608,8 @@ static int snapshot_run(struct snap *s, const char *root, const char *outdir)
 {
 	s->out_fd = -1;
 	s->outdir = outdir;
+	if (strcmp(root, "/") != 0 && ibprep_sysfs_root_check("snapshot", root))
+		return 2;
 	int r = ibp_sysfs_open(&s->fs, root);
 	if (r < 0) {
 		fprintf(stderr, "ibprep snapshot: cannot open sysfs root %s: %s\n", root,
@@ -637,6 +639,13 @@ static int snapshot_run(struct snap *s, const char *root, const char *outdir)
 	copy_gpus(s);
 	copy_netdevs(s);
 	copy_system(s);
+	if (!s->files) {
+		fprintf(stderr,
+			"ibprep snapshot: no file copied from %s: nothing under %s/sys that "
+			"spank-ib reads (is it a sysfs tree?); %s holds no snapshot\n",
+			root, strcmp(root, "/") ? root : "", outdir);
+		return 2;
+	}
 	keep_dirs(s);
 	r = write_readme(s, root);
 	if (r < 0) {

@@ -185,9 +185,69 @@ static const struct ibp_topo_hca *hca_named(const struct ibp_topo *topo, const c
 	return NULL;
 }
 
-/* One list entry "name[:port]": checks it names a present, healthy port. */
+/* Whether the comma-separated LIST holds ITEM. */
+static bool listed(const char *list, const char *item)
+{
+	size_t il = strlen(item);
+
+	for (const char *p = list; *p;) {
+		size_t el = strcspn(p, ",");
+
+		if (el == il && !strncmp(p, item, il))
+			return true;
+		p += el;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * The exact-match form of an NCCL_IB_HCA list (VALUE after its '^'), naming
+ * only devices of this node: an entry that is a device stays; one that is
+ * only a prefix becomes the devices it matches (with its ":port"); one that
+ * matches nothing is left out.  "" when nothing is left or it does not fit.
+ */
+static void exact_list(const char *value, const struct ibp_topo *topo, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (const char *p = value; *p;) {
+		size_t el = strcspn(p, ","), nl = strcspn(p, ":,");
+		const char *port = p + nl < p + el ? p + nl : "";
+		int portl = (int)(el - nl);
+
+		for (size_t i = 0; el && i < topo->n_hcas; i++) {
+			const char *o = topo->hcas[i].name;
+			bool same = strlen(o) == nl && !strncmp(o, p, nl);
+
+			char item[96];
+			int n;
+
+			if (topo->hcas[i].kind != IBP_NIC_RDMA || strncmp(o, p, nl) ||
+			    (!same && hca_named(topo, p, nl)))
+				continue; /* not it, or the entry is a device: only that one */
+			snprintf(item, sizeof(item), "%s%.*s", o, portl, port);
+			if (listed(buf, item))
+				continue;
+			n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", item);
+			if (n < 0 || (size_t)n >= len - off) {
+				buf[0] = '\0';
+				return;
+			}
+			off += (size_t)n;
+		}
+		p += el;
+		if (*p == ',')
+			p++;
+	}
+}
+
+/* One list entry "name[:port]": checks it names a present, healthy port.
+ * EXACT: the list in exact form for the prefix finding's fix, or "". */
 static int lint_entry(const char *var, const char *e, size_t el, const struct ibp_topo *topo,
-		      bool prefix_mode, bool only_prefix, struct ibp_findings *f)
+		      bool prefix_mode, bool only_prefix, const char *exact, struct ibp_findings *f)
 {
 	const char *colon = memchr(e, ':', el);
 	size_t nl = colon ? (size_t)(colon - e) : el;
@@ -227,13 +287,23 @@ static int lint_entry(const char *var, const char *e, size_t el, const struct ib
 				n_also++;
 			}
 		}
-		if (n_also)
+		if (n_also) {
+			char fix[IBP_TEXT_MAX];
+			int n = exact && exact[0]
+				    ? snprintf(fix, sizeof(fix),
+					       "start the list with '=' so names match exactly: "
+					       "NCCL_IB_HCA='%s'",
+					       exact)
+				    : -1;
+
+			if (n < 0 || (size_t)n >= sizeof(fix))
+				snprintf(fix, sizeof(fix),
+					 "start the list with '=' and name each device exactly");
 			rc = ibp_findings_addf(
 			    f, "nccl_ib_hca_prefix", IBP_SEV_WARN, IBP_CLASS_JOB, name, 0,
-			    "exact device names",
-			    "start the list with '=' so names match exactly: "
-			    "NCCL_IB_HCA='=mlx5_1:1'",
+			    "exact device names", fix,
 			    "NCCL_IB_HCA entry '%s' is a prefix: it also matches %s", name, also);
+		}
 		if (rc || only_prefix || (!h && n_also))
 			return rc;
 	}
@@ -268,6 +338,7 @@ int ibp_env_lint_nccl_ib_hca(const char *value, const struct ibp_topo *topo, str
 {
 	const char *p = value;
 	bool exclude = false, exact = false;
+	char fix[IBP_TEXT_MAX] = "";
 	int rc = 0;
 
 	if (!value)
@@ -290,6 +361,15 @@ int ibp_env_lint_nccl_ib_hca(const char *value, const struct ibp_topo *topo, str
 					 0, "'^' and '=' only at the start of the whole list",
 					 "put one '=' (or '^=') before the first entry only",
 					 "NCCL_IB_HCA='%s' has '^' or '=' inside the list", value);
+	if (!exact) {
+		/* the fix of a prefix finding: the same list, exact, this node's devices only */
+		size_t l = exclude ? 2 : 1;
+
+		memcpy(fix, exclude ? "^=" : "=", l);
+		exact_list(p, topo, fix + l, sizeof(fix) - l);
+		if (!fix[l])
+			fix[0] = '\0';
+	}
 	while (*p && !rc) {
 		size_t el = strcspn(p, ",");
 
@@ -297,9 +377,10 @@ int ibp_env_lint_nccl_ib_hca(const char *value, const struct ibp_topo *topo, str
 			if (exclude) {
 				/* excluding an absent name is harmless; only prefixes matter */
 				if (!exact)
-					rc = lint_entry("NCCL_IB_HCA", p, el, topo, true, true, f);
+					rc = lint_entry("NCCL_IB_HCA", p, el, topo, true, true, fix,
+							f);
 			} else {
-				rc = lint_entry("NCCL_IB_HCA", p, el, topo, !exact, false, f);
+				rc = lint_entry("NCCL_IB_HCA", p, el, topo, !exact, false, fix, f);
 			}
 		}
 		p += el;
@@ -327,7 +408,7 @@ int ibp_env_lint_ucx_net_devices(const char *value, const struct ibp_topo *topo,
 			    "DEVICE:PORT entries", "add the port: UCX_NET_DEVICES=mlx5_0:1",
 			    "UCX_NET_DEVICES entry '%.*s' has no port: UCX ignores it", (int)el, p);
 		else if (el && colon && hca_named(topo, p, (size_t)(colon - p)))
-			rc = lint_entry("UCX_NET_DEVICES", p, el, topo, false, false, f);
+			rc = lint_entry("UCX_NET_DEVICES", p, el, topo, false, false, NULL, f);
 		p += el;
 		if (*p == ',')
 			p++;

@@ -109,6 +109,14 @@ for BIN in "$IBPREP" "$IBPREP_ASAN"; do
 	run "bad config key exits 2" 2 "badkey.conf:2: unknown key 'bogus_key'" -- --sysfs-root "$T/ok" --config "$T/badkey.conf"
 	run "missing config exits 2" 2 "cannot open" -- --config "$T/nope.conf"
 	run "unreadable root exits 2" 2 'cannot open sysfs root' -- --sysfs-root "$T/does-not-exist"
+	# a root one level off is said as such (exit 2), not a node without RDMA devices
+	run "root one level too deep (DIR/sys) exits 2 naming DIR" 2 \
+		"--sysfs-root $T/ok/sys is a sys directory itself.*\(--sysfs-root $T/ok\)" -- --sysfs-root "$T/ok/sys"
+	run "root at class/infiniband exits 2 naming DIR" 2 \
+		"--sysfs-root $T/ok/sys/class/infiniband holds RDMA devices itself.*\(--sysfs-root $T/ok\)" \
+		-- --sysfs-root "$T/ok/sys/class/infiniband"
+	mkdir -p "$T/nosys"
+	run "root without sys/ exits 2" 2 "--sysfs-root $T/nosys has no sys/ directory" -- --sysfs-root "$T/nosys"
 	run "unknown option exits 2" 2 'unknown option' -- --frobnicate
 	run "option without value exits 2" 2 'needs a value' -- --sysfs-root
 	run "bad --memlock exits 2" 2 "bad value 'lots' for --memlock" -- --memlock lots
@@ -178,4 +186,44 @@ assert len(p['counters'])>=16, p['counters']" --sysfs-root "$REAL/sysfs/hwloc-ta
 		tap_skip "$TAG: real FDR tree" "$REAL/sysfs/hwloc-tacc-c412-603-mlx4_0-fdr absent (set IBP_REAL_FIXTURES)"
 	fi
 done
+
+# --slurm with --json or --prometheus: stdout is one document, what --slurm did
+# goes to stderr.  A stand-in scontrol answers for node n1 and logs its calls;
+# the slurm.conf names nothing, so no Slurm is asked.
+mkdir -p "$T/bin"
+printf 'ClusterName=t\n' >"$T/slurm.conf"
+printf '#!/bin/sh\necho "$*" >>"%s/scontrol.log"\n[ "$1" = show ] && echo "NodeName=n1 Arch=x86_64 State=IDLE Reason=(null)"\nexit 0\n' \
+	"$T" >"$T/bin/scontrol"
+chmod 0755 "$T/bin/scontrol"
+# slurm_doc NAME FORMAT PYTHON TREE: stdout is one document, the slurm line on stderr
+slurm_doc() {
+	local out rc
+	out=$(PATH="$T/bin:$PATH" SLURM_CONF="$T/slurm.conf" SLURMD_NODENAME=n1 \
+		"$IBPREP" check --slurm "$2" --sysfs-root "$4" 2>"$T/slurm.err"); rc=$?
+	if ! python3 -c "$3" <<<"$out" 2>"$T/pyerr"; then
+		tap_fail "check --slurm $2 ($1): stdout is one document" "rc=$rc $(cat "$T/pyerr") $(tail -3 <<<"$out")"
+	elif ! grep -q '^slurm: n1: ' "$T/slurm.err"; then
+		tap_fail "check --slurm $2 ($1): what it did is on stderr" "rc=$rc $(cat "$T/slurm.err")"
+	else
+		tap_ok "check --slurm $2 ($1): stdout is one document, '$(grep '^slurm: ' "$T/slurm.err" | cut -c1-50)' on stderr"
+	fi
+}
+slurm_doc "healthy" --json 'import json,sys; json.load(sys.stdin)' "$T/ok"
+slurm_doc "broken: drained" --json 'import json,sys; d=json.load(sys.stdin); assert d["verdict"]=="fail"' "$T/bad"
+slurm_doc "healthy" --prometheus 'import sys
+for l in sys.stdin.read().splitlines():
+    assert l=="" or l.startswith("#") or l.startswith("ibprep_"), l' "$T/ok"
+if grep -q "^update nodename=n1 state=drain reason=spank-ib check: " "$T/scontrol.log"; then
+	tap_ok "check --slurm drained the broken node with the reason 'spank-ib check: ...'"
+else
+	tap_fail "check --slurm drained the broken node with the reason 'spank-ib check: ...'" "$(cat "$T/scontrol.log")"
+fi
+# the help gives the reason the code writes (include/ibprep/nodestate.h)
+prefix=$(sed -n 's/^#define IBP_DRAIN_PREFIX_CHECK "\([^"]*\)".*/\1/p' include/ibprep/nodestate.h)
+help=$("$IBPREP" check --help | tr -s ' \n' '  ')
+if [ -n "$prefix" ] && grep -qF "(reason '${prefix}...')" <<<"$help"; then
+	tap_ok "check --help gives the --slurm drain reason the code writes ('$prefix...')"
+else
+	tap_fail "check --help gives the --slurm drain reason the code writes ('$prefix...')" "$help"
+fi
 tap_done

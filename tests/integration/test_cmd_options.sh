@@ -128,4 +128,57 @@ for cmd in check place env exec snapshot rdmatest; do
 	expect "$cmd --help exits 0" 0 "^usage: ibprep $cmd" -- $cmd --help
 done
 expect "a flag given a value exits 2" 2 "option '--json' takes no value" -- check --json=yes
+# place / env / exec: bad input is exit 2 with a message naming it, never a
+# silent default; GPUs the node does not have are exit 1 (cannot be placed)
+for cmd in place env; do
+	expect "$cmd --gpus malformed exits 2" 2 "--gpus='0,,x' is not a GPU list" \
+		-- $cmd --topology "$T/h100.xml" --gpus 0,,x
+	expect "$cmd --gpus beyond the node exits 1" 1 "--gpus names GPU 9, but the node has 8 GPUs" \
+		-- $cmd --topology "$T/h100.xml" --gpus 9
+	expect "$cmd --peer notanaddress exits 2" 2 "bad --peer 'notanaddress': expected a numeric" \
+		-- $cmd --topology "$T/h100.xml" --peer notanaddress
+done
+out=$(LOCAL_RANK=abc "$IBPREP" env --topology "$T/h100.xml" --ntasks-per-node 1 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "LOCAL_RANK='abc': expected a worker index" <<<"$out"; then
+	tap_ok "env with LOCAL_RANK=abc exits 2 naming it"
+else
+	tap_fail "env with LOCAL_RANK=abc exits 2 naming it" "rc=$rc $out"
+fi
+out=$(LOCAL_RANK=5 "$IBPREP" env --topology "$T/h100.xml" --ntasks-per-node 1 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && grep -q "^export IBPREP_LOCAL_RANK=5$" <<<"$out"; then
+	tap_ok "env with LOCAL_RANK=5 (one task per node) picks worker 5"
+else
+	tap_fail "env with LOCAL_RANK=5 picks worker 5" "rc=$rc $out"
+fi
+out=$(SLURM_STEP_GPUS=x "$IBPREP" place --topology "$T/h100.xml" 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "SLURM_STEP_GPUS='x' is not a GPU list" <<<"$out"; then
+	tap_ok "place with SLURM_STEP_GPUS=x exits 2 naming it"
+else
+	tap_fail "place with SLURM_STEP_GPUS=x exits 2 naming it" "rc=$rc $out"
+fi
+
+# every option of every subcommand's --help is in ibprep(1)'s OPTIONS, its
+# short letter in the same entry's tag (the help and the page are two texts:
+# this keeps them one list)
+awk '/^\.SH OPTIONS/{on=1; next} /^\.SH/{on=0} on && tp {print} {tp = on && $0 == ".TP"}' \
+	man/ibprep.1 >"$T/man.tags"
+miss=""
+for cmd in check place env exec rdmatest snapshot fabric; do
+	"$IBPREP" $cmd --help | sed -nE 's/^  +(-([A-Za-z]), )?--([a-z][a-z-]*).*/\2 \3/p' >"$T/help.$cmd"
+	[ -s "$T/help.$cmd" ] || miss+=" ($cmd: no option read from --help)"
+	while read -r letter long; do
+		[ -z "$long" ] && { long=$letter; letter=; }
+		esc="\\-\\-${long//-/\\-}"
+		if ! grep -qF -- "$esc" "$T/man.tags"; then
+			miss+=" $cmd --$long"
+		elif [ -n "$letter" ] && ! grep -F -- "$esc" "$T/man.tags" | grep -qE -- "\\\\-$letter([^a-z-]|$)"; then
+			miss+=" $cmd -$letter (--$long)"
+		fi
+	done <"$T/help.$cmd"
+done
+if [ -z "$miss" ]; then
+	tap_ok "every option of every subcommand's --help, short letters too, is an entry of ibprep(1) OPTIONS"
+else
+	tap_fail "every option of every subcommand's --help is an entry of ibprep(1) OPTIONS" "missing:$miss"
+fi
 tap_done

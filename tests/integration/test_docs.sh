@@ -9,7 +9,8 @@
 #    names no docs file that does not exist;
 #  * docs/consistency.md, rdmatest.md and fabric.md stay under 350 lines, and
 #    bench/results/ holds dated series that say what they measured;
-#  * the Slurm release table appears once.
+#  * the Slurm release table appears once;
+#  * the ibprep commands of ibprep(1)'s EXAMPLES and README.md run.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
@@ -57,6 +58,28 @@ if command -v groff >/dev/null; then
 	done
 else
 	tap_skip "man pages render" "groff is not installed (contrib/install-deps.sh installs it)"
+fi
+
+# ibprep(1)'s FINDING CODES holds finding codes only: a KEY= line there is a
+# key's entry that lost its .TP and renders inside the previous code's text
+bad=$(awk '/^\.SH FINDING CODES/{on=1; next} /^\.SH/{on=0}
+	on && /^\.B[IR]? +[a-z_0-9]+=/ {print NR ": " $0}
+	on && tp && !/^\.BR? +[a-z][a-z0-9_]*( |$)/ {print NR ": tag " $0}
+	{tp = on && $0 == ".TP"}' man/ibprep.1)
+if [ -z "$bad" ]; then tap_ok "ibprep(1) FINDING CODES: every entry a finding code, no KEY= inside"; else
+	tap_fail "ibprep(1) FINDING CODES: every entry a finding code, no KEY= inside" "$bad"; fi
+# every KEY= entry (a .TP tag) of the man pages renders at the start of its own line
+if command -v groff >/dev/null; then
+	miss=""
+	for m in man/*.[158]; do
+		groff -man -Tascii -P-cbou -rLL=200n "$m" 2>/dev/null >"$T/render"
+		for k in $(awk 'tp && /^\.B[IR]? +[a-z_0-9]+=/ {sub(/^\.B[IR]? +/, ""); sub(/=.*/, ""); print}
+			{tp = $0 == ".TP"}' "$m" | sort -u); do
+			grep -qE "^ {3,}$k=" "$T/render" || miss+=" $m:$k"
+		done
+	done
+	if [ -z "$miss" ]; then tap_ok "every KEY= entry of the man pages renders as an entry of its own"; else
+		tap_fail "every KEY= entry of the man pages renders as an entry of its own" "inside other text:$miss"; fi
 fi
 
 if make -s --no-print-directory install DESTDIR="$T/root" PREFIX=/usr MANDIR=/usr/share/man \
@@ -123,4 +146,76 @@ if [ -z "$miss" ]; then tap_ok "every bench/results file the docs name exists"; 
 files=$(grep -lE '^\| 22\.05' README.md docs/*.md man/* bench/README.md 2>/dev/null)
 if [ "$(wc -w <<<"$files")" -eq 1 ]; then tap_ok "the Slurm release table appears once ($files)"; else
 	tap_fail "the Slurm release table appears once" "in: ${files:-nowhere}"; fi
+# The ibprep commands ibprep(1)'s EXAMPLES and README.md show are run as
+# written, against a generated DGX H100 tree and topology (a documented
+# command that fails, or an option that no longer exists, fails here): the
+# live paths become the fixtures (--sysfs-root, --topology), the output
+# directories temporary ones, the training script `true`.
+IBPREP=$(realpath -m "${IBPREP:-build/ibprep}")
+if [ ! -x "$IBPREP" ] || ! command -v python3 >/dev/null; then
+	tap_skip "the documented ibprep commands run" "needs $IBPREP (make) and python3"
+else
+	python3 tests/fixtures/mksysfs.py --preset dgx-h100 --gdr --node gpu001 "$T/ok" >/dev/null
+	python3 tests/fixtures/mktopo.py --preset dgx-h100 "$T/h100.xml" >/dev/null
+	mkdir -p "$T/prom" && : >"$T/links.jsonl"
+	python3 - >"$T/examples" <<'PY'
+import re
+out = []
+on = nf = False
+for l in open("man/ibprep.1").read().split("\n"):
+    if l.startswith(".SH "):
+        on = l == ".SH EXAMPLES"
+    elif on and l in (".nf", ".fi"):
+        nf = l == ".nf"
+    elif on and nf and "ibprep " in l:
+        out.append(("ibprep(1)", l.replace("\\-", "-")))
+for l in open("README.md"):
+    m = re.match(r"^ {4,}(ibprep .*)$", l.rstrip("\n"))
+    if m:
+        out.append(("README.md", re.sub(r"\s+#.*$", "", m.group(1)).strip()))
+    for m in re.finditer(r"`(ibprep [^`]*)`", l):
+        out.append(("README.md", m.group(1)))
+seen = set()
+for src, cmd in out:
+    if (src, cmd) not in seen:
+        seen.add((src, cmd))
+        print(src + "\t" + cmd)
+PY
+	i=0 ran=0
+	while IFS=$'\t' read -r src cmd; do
+		i=$((i + 1))
+		c=$cmd
+		[[ $c == 'eval "$('*')"' ]] && { c=${c#'eval "$('}; c=${c%')"'}; }
+		case "$c" in
+		"ibprep check --slurm")
+			tap_skip "$src: $cmd" "needs scontrol and a Slurm node: test_slurm_healthcheck.sh runs it"
+			continue ;;
+		"ibprep check --since")
+			tap_skip "$src: $cmd" "a mention (its SNAPSHOT is in the text): test_check_since.sh runs it"
+			continue ;;
+		esac
+		c=${c//\/tmp\/node-snapshot/$T/ex$i}
+		c=${c//\/var\/lib\/prometheus\/node-exporter/$T/prom}
+		c=${c//node.xml/$T/h100.xml}
+		c=${c//python train.py/true}
+		c=$(sed -E "s#(^| )DIR( |\$)#\\1$T/ex$i\\2#" <<<"$c")
+		read -r _ sub rest <<<"$c"
+		case "$sub" in
+		check | snapshot) c="$IBPREP $sub --sysfs-root $T/ok $rest" ;;
+		place | env | exec)
+			[[ $rest == *--topology* ]] || rest="--topology $T/h100.xml $rest"
+			c="$IBPREP $sub --sysfs-root $T/ok $rest" ;;
+		fabric) c="$IBPREP $sub $rest"; [[ $rest == *[![:space:]-]* ]] || c+=" $T/links.jsonl" ;;
+		*) c="$IBPREP $sub $rest" ;;
+		esac
+		out=$(cd "$T" && LOCAL_RANK=3 eval "$c" 2>&1 </dev/null); rc=$?
+		ran=$((ran + 1))
+		if [ "$rc" -eq 0 ]; then
+			tap_ok "$src: '$cmd' runs (exit 0)"
+		else
+			tap_fail "$src: '$cmd' runs" "exit $rc: $c: $(head -5 <<<"$out")"
+		fi
+	done <"$T/examples"
+	[ "$ran" -ge 10 ] || tap_fail "the documented ibprep commands were found" "only $ran in $(cat "$T/examples")"
+fi
 tap_done

@@ -42,6 +42,13 @@ expect_usage "duplicate host" "appears twice" --hosts 'n[1-2],n1' --index 0
 expect_usage "index out of range" "index out of range" --hosts "$hosts" --index 3
 expect_usage "node not in the list" "not in --hosts" --hosts "$hosts" --node c9
 expect_usage "address count" "fewer" --hosts "$hosts" --index 0 --addrs 127.101.0.1
+# a malformed entry is named up front, never tried as a link (and never blamed on a node)
+expect_usage "a truncated address" "'1.2.3' (entry 1, for c1) is not a numeric IPv4 or IPv6 address" \
+	--hosts "$hosts" --index 1 --addrs 1.2.3,127.101.0.2,127.101.0.3 --transport socket --insecure
+expect_usage "a typo in another node's address" "'abc' (entry 3, for c3) is not a numeric" \
+	--hosts "$hosts" --index 0 --addrs 127.101.0.1,127.101.0.2,abc --transport socket --insecure
+expect_usage "a name where a number goes" "'localhost' (entry 2, for c2)" \
+	--hosts "$hosts" --index 0 --addrs 127.101.0.1,localhost,127.101.0.3 --transport socket --insecure
 expect_usage "unknown policy key" "test_nonsense" --hosts "$hosts" --index 0 test_nonsense=1
 expect_usage "bad transport" "test_transport" --hosts "$hosts" --index 0 --transport carrier-pigeon
 expect_usage "bad mode" "bad value" --hosts "$hosts" --index 0 --mode fast

@@ -83,6 +83,22 @@ for BIN in "$IBPREP" "$IBPREP_ASAN"; do
 	out=$("$BIN" snapshot 2>&1); rc=$?
 	[ "$rc" -eq 2 ] && tap_ok "$TAG: snapshot without OUTDIR exits 2" ||
 		tap_fail "$TAG: snapshot without OUTDIR exits 2 (got $rc)" "$out"
+	# a root one level off, or no sysfs tree at all: exit 2, nothing written
+	for r in "$T/dgx/sys" "$T/dgx/sys/class/infiniband"; do
+		out=$("$BIN" snapshot --sysfs-root "$r" "$T/off-${TAG//\//_}" 2>&1); rc=$?
+		if [ "$rc" -eq 2 ] && grep -q -- "--sysfs-root $T/dgx)" <<<"$out" && [ ! -e "$T/off-${TAG//\//_}" ]; then
+			tap_ok "$TAG: snapshot --sysfs-root ${r#"$T/"} exits 2 naming the root to give, writes nothing"
+		else
+			tap_fail "$TAG: snapshot --sysfs-root ${r#"$T/"} exits 2 naming the root to give" "rc=$rc $out"
+		fi
+	done
+	mkdir -p "$T/bare/sys"
+	out=$("$BIN" snapshot --sysfs-root "$T/bare" "$T/bare-${TAG//\//_}" 2>&1); rc=$?
+	if [ "$rc" -eq 2 ] && grep -q "no file copied" <<<"$out"; then
+		tap_ok "$TAG: a snapshot that copies no file exits 2 saying so"
+	else
+		tap_fail "$TAG: a snapshot that copies no file exits 2 saying so" "rc=$rc $out"
+	fi
 	out=$("$BIN" snapshot --sysfs-root "$T/dgx" "$T/dgx" 2>&1); rc=$?
 	[ "$rc" -eq 2 ] && grep -q 'not empty' <<<"$out" &&
 		tap_ok "$TAG: snapshot into a non-empty directory exits 2" ||

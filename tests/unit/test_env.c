@@ -166,6 +166,8 @@ static void test_env_user_values_kept_and_linted(void **state)
 	assert_string_equal(x.f.v[0].code, "nccl_ib_hca_prefix");
 	assert_non_null(strstr(x.f.v[0].observed, "mlx5_10, mlx5_11"));
 	assert_non_null(strstr(x.f.v[0].fix, "'='"));
+	/* the fix names the devices the node has, not the absent mlx5_1 */
+	assert_non_null(strstr(x.f.v[0].fix, "NCCL_IB_HCA='=mlx5_10,mlx5_11'"));
 	assert_string_equal(x.f.v[1].code, "cuda_device_order");
 	assert_string_equal(x.f.v[2].code, "ucx_net_devices_portless");
 	assert_non_null(strstr(x.f.v[2].observed, "'mlx5_0'"));
@@ -178,6 +180,30 @@ static void test_env_user_values_kept_and_linted(void **state)
 	assert_int_equal(build(&x, 0, envp, true), 0);
 	assert_int_equal(ibp_env_find(&x.env, "NCCL_IB_HCA")->action, IBP_ENV_FORCED);
 	fx_teardown(&x);
+}
+
+/* Every device a prefix finding's fix names ("NCCL_IB_HCA='=a,b:1'") is on the node. */
+static void fix_names_present(const struct ibp_finding *fd, const struct ibp_topo *t)
+{
+	const char *q = strstr(fd->fix, "NCCL_IB_HCA='");
+
+	if (!q)
+		return; /* the generic fix names nothing */
+	q += strlen("NCCL_IB_HCA='");
+	q += strspn(q, "^=");
+	while (*q && *q != '\'') {
+		size_t el = strcspn(q, ",'"), nl = strcspn(q, ":,'");
+		bool found = false;
+
+		for (size_t i = 0; i < t->n_hcas && !found; i++)
+			found = strlen(t->hcas[i].name) == nl && !strncmp(t->hcas[i].name, q, nl);
+		if (!found)
+			fail_msg("the fix '%s' names %.*s, which the node does not have", fd->fix,
+				 (int)nl, q);
+		q += el;
+		if (*q == ',')
+			q++;
+	}
 }
 
 static void test_env_lint_nccl_ib_hca_table(void **state)
@@ -198,6 +224,9 @@ static void test_env_lint_nccl_ib_hca_table(void **state)
 	    {"^=mlx5_0", ""},
 	    {"^mlx5_1", "nccl_ib_hca_prefix"}, /* excludes mlx5_10 and mlx5_11 too */
 	    {"^mlx5_7", ""},                   /* excluding an absent device is harmless */
+	    {"mlx5", "nccl_ib_hca_prefix"},    /* matches every device: named one by one */
+	    {"mlx5_1,mlx5_10", "nccl_ib_hca_prefix"},
+	    {"mlx5_0,mlx5_1:1", "nccl_ib_hca_prefix"},
 	    {"=mlx5_3:1", "env_hca_unhealthy"},
 	    {"", ""},
 	    {",,,", ""},
@@ -211,9 +240,14 @@ static void test_env_lint_nccl_ib_hca_table(void **state)
 
 		ibp_findings_init(&x.f);
 		assert_int_equal(ibp_env_lint_nccl_ib_hca(cases[i].value, &x.t, &x.f), 0);
-		for (size_t k = 0; k < x.f.n; k++)
+		for (size_t k = 0; k < x.f.n; k++) {
 			snprintf(codes + strlen(codes), sizeof(codes) - strlen(codes), "%s%s",
 				 k ? " " : "", x.f.v[k].code);
+			if (!strcmp(x.f.v[k].code, "nccl_ib_hca_prefix")) {
+				assert_non_null(strstr(x.f.v[k].fix, "NCCL_IB_HCA='"));
+				fix_names_present(&x.f.v[k], &x.t);
+			}
+		}
 		if (strcmp(codes, cases[i].codes))
 			fail_msg("NCCL_IB_HCA='%s': '%s', expected '%s'", cases[i].value, codes,
 				 cases[i].codes);
