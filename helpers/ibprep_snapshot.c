@@ -643,7 +643,7 @@ static int snapshot_run(struct snap *s, const char *root, const char *outdir)
 		fprintf(stderr,
 			"ibprep snapshot: no file copied from %s: nothing under %s/sys that "
 			"spank-ib reads (is it a sysfs tree?); %s holds no snapshot\n",
-			root, strcmp(root, "/") ? root : "", outdir);
+			root, strcmp(root, "/") != 0 ? root : "", outdir);
 		return 2;
 	}
 	keep_dirs(s);

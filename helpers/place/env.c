@@ -220,12 +220,11 @@ static void exact_list(const char *value, const struct ibp_topo *topo, char *buf
 
 		for (size_t i = 0; el && i < topo->n_hcas; i++) {
 			const char *o = topo->hcas[i].name;
-			bool same = strlen(o) == nl && !strncmp(o, p, nl);
-
+			bool starts = strncmp(o, p, nl) == 0, same = starts && strlen(o) == nl;
 			char item[96];
 			int n;
 
-			if (topo->hcas[i].kind != IBP_NIC_RDMA || strncmp(o, p, nl) ||
+			if (topo->hcas[i].kind != IBP_NIC_RDMA || !starts ||
 			    (!same && hca_named(topo, p, nl)))
 				continue; /* not it, or the entry is a device: only that one */
 			snprintf(item, sizeof(item), "%s%.*s", o, portl, port);
