@@ -48,7 +48,7 @@ static const struct {
 };
 
 static char dir[] = "/tmp/test_cmd_config.XXXXXX";
-static char empty[PATH_MAX];
+static char empty[PATH_MAX], sys[PATH_MAX + 8];
 
 static int setup(void **state)
 {
@@ -56,12 +56,17 @@ static int setup(void **state)
 	if (!mkdtemp(dir) || chmod(dir, 0755))
 		return -1;
 	snprintf(empty, sizeof(empty), "%s/empty", dir);
-	return mkdir(empty, 0755);
+	if (mkdir(empty, 0755))
+		return -1;
+	/* a sysfs tree with nothing in it: a root without sys/ is refused */
+	snprintf(sys, sizeof(sys), "%s/sys", empty);
+	return mkdir(sys, 0755);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	rmdir(sys);
 	rmdir(empty);
 	rmdir(dir);
 	return 0;
