@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "ibprep/policy.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_ports.h"
+#include "ibprep/rdmatest_rails.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
 
@@ -37,8 +39,8 @@ static const struct ibprep_opt rdmatest_opts[] = {
     {"transport", 't', 0, "T",
      "socket (TCP, runs anywhere) or verbs (RDMA); default: the test_transport= key (verbs)"},
     {"device", 'd', 0, "DEV",
-     "test this HCA (verbs); default: every ACTIVE port, in order, as rails (quick mode: the "
-     "first)"},
+     "test this HCA; default: every ACTIVE port, in order, as rails (socket: over each "
+     "port's netdev address, when they have one; quick mode: the first)"},
     {"port", 'p', 0, "P", "its port (default 1)"},
     {"gid-index", 'g', 0, "N", "RoCE GID index (default: the RoCE v2 IPv4 GID)"},
     {"sysfs-root", 'r', 0, "DIR", "read the ports from DIR/sys instead of /sys"},
@@ -46,7 +48,7 @@ static const struct ibprep_opt rdmatest_opts[] = {
      "identify the run (default SLURM_JOB_ID, or 0); the test port is derived from job and "
      "step: use the same on every node"},
     {"step", 's', 0, "S", "the step (default SLURM_STEP_ID, or 0)"},
-    {"mode", 'm', 0, "M", "quick (one rail) or full (every port)"},
+    {"mode", 'm', 0, "M", "full (every port, each a rail: the default) or quick (rail 0 only)"},
     {"munge-socket", 'M', 0, "PATH", "munged's socket (default: munge's own)"},
     {"insecure", 'I', 0, NULL,
      "no munge credentials: anyone who reaches the port can take part; for machines without "
@@ -139,9 +141,15 @@ static void fill_port(struct ibp_tx_port *tp, const struct ibp_hca *h, const str
 	tp->gid_index = pick_gid(p, gid_index);
 }
 
-/* The ports to test, from the inventory: --device/--port, or every ACTIVE port. */
+/*
+ * The ports to test, from the inventory: --device/--port, or every ACTIVE
+ * port.  NETDEV (may be NULL) gets each port's netdev (NETDEV_BUF holds
+ * them).  QUIET: no port is no error (the socket transport then runs on
+ * the node's address).
+ */
 static int pick_ports(const char *root, const char *device, unsigned port, int gid_index,
-		      struct ibp_tx_port *ports, size_t *n)
+		      struct ibp_tx_port *ports, size_t *n, const char **netdev,
+		      char (*netdev_buf)[IF_NAMESIZE], bool quiet)
 {
 	struct ibp_sysfs fs;
 	struct ibp_inventory inv;
@@ -152,12 +160,18 @@ static int pick_ports(const char *root, const char *device, unsigned port, int g
 	ibp_inventory_init(&inv);
 	ibp_findings_init(&f);
 	rc = ibp_sysfs_open(&fs, root);
+	if (rc && quiet)
+		return 0;
 	if (rc) {
 		fprintf(stderr, "ibprep rdmatest: cannot open sysfs root '%s': %s\n", root,
 			strerror(-rc));
 		return 2;
 	}
 	rc = ibp_inventory_load(&inv, &fs, &f);
+	if (rc && quiet) {
+		rc = 0;
+		goto out;
+	}
 	if (rc) {
 		fprintf(stderr, "ibprep rdmatest: cannot read the RDMA devices under '%s': %s\n",
 			root, strerror(-rc));
@@ -174,11 +188,15 @@ static int pick_ports(const char *root, const char *device, unsigned port, int g
 
 			if (device ? p->num != port : p->state != IBP_PORT_ACTIVE)
 				continue;
+			if (netdev) {
+				snprintf(netdev_buf[*n], IF_NAMESIZE, "%s", p->netdev);
+				netdev[*n] = netdev_buf[*n];
+			}
 			fill_port(&ports[(*n)++], h, p, gid_index);
 		}
 	}
 	rc = 0;
-	if (*n == 0) {
+	if (*n == 0 && !quiet) {
 		if (device)
 			fprintf(stderr,
 				"ibprep rdmatest: %s port %u: not found under "
@@ -259,6 +277,26 @@ static void json_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 		ibp_json_double(&j, l->lat_us);
 		ibp_json_key(&j, "detail");
 		ibp_json_string(&j, l->detail);
+		ibp_json_object_end(&j);
+	}
+	ibp_json_array_end(&j);
+	ibp_json_key(&j,
+		     "probes"); /* cross-rail: does this node's rail reach another rail's port */
+	ibp_json_array_begin(&j);
+	for (size_t i = 0; i < res->n_probes; i++) {
+		const struct ibp_rdmatest_probe *q = &res->probes[i];
+
+		ibp_json_object_begin(&j);
+		ibp_json_key(&j, "to");
+		ibp_json_string(&j, hl->names[q->to]);
+		ibp_json_key(&j, "round");
+		ibp_json_uint(&j, q->round);
+		ibp_json_key(&j, "rail");
+		ibp_json_uint(&j, q->from_rail);
+		ibp_json_key(&j, "to_rail");
+		ibp_json_uint(&j, q->to_rail);
+		ibp_json_key(&j, "reached");
+		ibp_json_bool(&j, q->reached);
 		ibp_json_object_end(&j);
 	}
 	ibp_json_array_end(&j);
@@ -565,12 +603,23 @@ int ibprep_cmd_rdmatest(int argc, char **argv)
 	if (cfg.transport->kind == IBP_TX_VERBS || device) {
 		if (strcmp(root, "/") != 0 && ibprep_sysfs_root_check("rdmatest", root))
 			goto out;
-		rc = pick_ports(root, device, port, gid_index, ports, &n_ports);
+		rc = pick_ports(root, device, port, gid_index, ports, &n_ports, NULL, NULL, false);
 		if (rc)
 			goto out;
 		rc = 2;
 		cfg.ports = ports;
 		cfg.n_ports = n_ports;
+	} else {
+		/* socket: each ACTIVE port over its own netdev's address, when they have one */
+		const char *nd[IBP_RDMATEST_MAX_RAILS];
+		static char nd_buf[IBP_RDMATEST_MAX_RAILS][IF_NAMESIZE];
+
+		pick_ports(root, NULL, 0, gid_index, ports, &n_ports, nd, nd_buf, true);
+		n_ports = ibp_rails_socket_ports(ports, nd, n_ports);
+		if (n_ports) {
+			cfg.ports = ports;
+			cfg.n_ports = n_ports;
+		}
 	}
 	if (cfg.insecure)
 		fprintf(stderr,

@@ -145,9 +145,10 @@ int spank_ib_opt_parse(struct spank_ib_opts *o, enum spank_ib_opt which, const c
 		}
 		break;
 	case SPANK_IB_OPT_TEST:
+		/* every rail by default: --ib-test=quick is rail 0 only */
 		if (arg && !strcmp(arg, "on"))
-			arg = "quick";
-		i = arg ? word_index(arg, test_words) : SPANK_IB_TEST_QUICK;
+			arg = "full";
+		i = arg ? word_index(arg, test_words) : SPANK_IB_TEST_FULL;
 		if (i < 0)
 			return bad_value(err, errlen, which, arg, "quick, full or off");
 		o->test = (enum spank_ib_test)i;
@@ -241,8 +242,9 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct ibp_conf *
 	if ((conf->enforce & IBP_ENFORCE_ENV) &&
 	    (eff->env == SPANK_IB_ENV_OFF || eff->env == SPANK_IB_ENV_AUTO))
 		eff->env = SPANK_IB_ENV_ON;
-	if ((conf->enforce & IBP_ENFORCE_TEST) && eff->test == SPANK_IB_TEST_OFF)
-		eff->test = SPANK_IB_TEST_QUICK;
+	/* the enforced test covers every rail: quick (rail 0) would be less */
+	if (conf->enforce & IBP_ENFORCE_TEST)
+		eff->test = SPANK_IB_TEST_FULL;
 	if (eff->env == SPANK_IB_ENV_AUTO)
 		eff->env = eff->affinity != SPANK_IB_AFF_OFF ? SPANK_IB_ENV_ON : SPANK_IB_ENV_OFF;
 	/*

@@ -38,6 +38,7 @@
 #include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_pipe.h"
 #include "ibprep/rdmatest_ports.h"
+#include "ibprep/rdmatest_rails.h"
 #include "ibprep/sysfs.h"
 #include "ibprep/topo.h"
 
@@ -151,8 +152,21 @@ int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	return 0;
 }
 
-/* The healthy fabric ports in rail order, for the verbs transport. */
-static size_t test_ports(const struct spank_ib_node *n, struct ibp_tx_port *ports, size_t max)
+/* The placement's kind of the fabric port PORT of HCA H. */
+static enum ibp_fabric_kind port_kind(const struct spank_ib_node *n, int h, unsigned port)
+{
+	for (size_t i = 0; i < n->pl.n_ports; i++)
+		if (n->pl.ports[i].hca == h && n->pl.ports[i].port == port)
+			return n->pl.ports[i].kind;
+	return n->pl.fabric_kind;
+}
+
+/*
+ * The healthy fabric ports in rail order (the fingerprint's rails; the
+ * test's, filtered below), with each port's netdev (NETDEV may be NULL).
+ */
+static size_t fabric_ports(const struct spank_ib_node *n, struct ibp_tx_port *ports,
+			   enum ibp_fabric_kind *kinds, const char **netdev, size_t max)
 {
 	size_t k = 0;
 
@@ -169,18 +183,66 @@ static size_t test_ports(const struct spank_ib_node *n, struct ibp_tx_port *port
 		ports[k].port = nic->port;
 		ports[k].rail = (unsigned)k;
 		ports[k].gid_index = -1;
+		if (netdev)
+			netdev[k] = "";
 		for (unsigned p = 0; p < h->n_ports; p++) {
 			if (h->ports[p].num != nic->port)
 				continue;
 			ports[k].link_layer = h->ports[p].link_layer;
 			ports[k].gid_index = h->ports[p].gid_index;
+			if (netdev)
+				netdev[k] = h->ports[p].netdev;
 		}
 		ih = ibp_inventory_find(&n->in.inv, h->name);
-		if (ih && nic->port >= 1 && nic->port <= ih->n_ports &&
-		    ih->ports[nic->port - 1].rate.known)
-			ports[k].rate_gbps = ih->ports[nic->port - 1].rate.gbps;
+		if (ih && nic->port >= 1 && nic->port <= ih->n_ports) {
+			const struct ibp_port *ip = &ih->ports[nic->port - 1];
+
+			if (ip->rate.known)
+				ports[k].rate_gbps = ip->rate.gbps;
+			if (netdev &&
+			    ip->netdev[0]) /* sysfs, where the topology file may not say */
+				netdev[k] = ip->netdev;
+		}
+		if (kinds)
+			kinds[k] = port_kind(n, nic->hca, nic->port);
 		k++;
 	}
+	return k;
+}
+
+/*
+ * The test's rails: the fabric ports the transport can drive
+ * (rdmatest_rails.h), renumbered in order; for the socket transport each
+ * over its own netdev's address, or none when no port has one (one rail on
+ * the node's address).  SKIPPED gets the ports left out ("mlx5_0 (EFA)"),
+ * "" none; returns the number of rails, 0 with *UNDRIVEN when every
+ * fabric port was left out.
+ */
+static size_t test_rails(const struct spank_ib_node *n, enum ibp_tx_kind tx,
+			 struct ibp_tx_port *ports, char *skipped, size_t slen, bool *undriven)
+{
+	struct ibp_tx_port all[IBP_RDMATEST_MAX_RAILS];
+	enum ibp_fabric_kind kinds[IBP_RDMATEST_MAX_RAILS];
+	const char *nd_all[IBP_RDMATEST_MAX_RAILS], *nd[IBP_RDMATEST_MAX_RAILS];
+	size_t na = fabric_ports(n, all, kinds, nd_all, IBP_RDMATEST_MAX_RAILS), k = 0, off = 0;
+
+	skipped[0] = '\0';
+	for (size_t i = 0; i < na; i++) {
+		if (!ibp_rails_drivable(tx, kinds[i])) {
+			if (off < slen)
+				off += (size_t)snprintf(skipped + off, slen - off, "%s%s (%s)",
+							off ? ", " : "", all[i].device,
+							ibp_fabric_kind_name(kinds[i]));
+			continue;
+		}
+		ports[k] = all[i];
+		ports[k].rail = (unsigned)k;
+		nd[k] = nd_all[i];
+		k++;
+	}
+	*undriven = na > 0 && k == 0;
+	if (tx == IBP_TX_SOCKET)
+		k = ibp_rails_socket_ports(ports, nd, k);
 	return k;
 }
 
@@ -239,7 +301,7 @@ static struct ibp_fp *node_fingerprint(spank_t sp, struct spank_ib_state *st,
 		free(fe);
 		return NULL;
 	}
-	nr = test_ports(n, ports, IBP_RDMATEST_MAX_RAILS);
+	nr = fabric_ports(n, ports, NULL, NULL, IBP_RDMATEST_MAX_RAILS);
 	for (size_t i = 0; i < nr; i++) {
 		memcpy(rails[i].device, ports[i].device, sizeof(rails[i].device));
 		rails[i].port = ports[i].port;
@@ -341,8 +403,28 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 		if (t->listen_fds[i] >= 0)
 			bound[nb++] = t->listen_fds[i];
 	}
-	if (strcmp(st->conf.policy.test_transport, "socket") != 0)
-		plan->n_ports = test_ports(n, plan->ports, IBP_RDMATEST_MAX_RAILS);
+	{
+		bool socket = !strcmp(st->conf.policy.test_transport, "socket"), undriven;
+		char skipped[IBP_TEXT_MAX];
+
+		plan->n_ports = test_rails(n, socket ? IBP_TX_SOCKET : IBP_TX_VERBS, plan->ports,
+					   skipped, sizeof(skipped), &undriven);
+		if (skipped[0])
+			ibp_findings_addf(
+			    tf, "rdmatest_ports_skipped", IBP_SEV_WARN, IBP_CLASS_NODE, NULL, 0,
+			    "InfiniBand or RoCE ports, which the verbs transport drives with RC "
+			    "QPs",
+			    "test these nodes with test_transport=socket (their IP networks), or "
+			    "with the fabric's own libfabric tools (fi_pingpong)",
+			    "cross-node test: %s not tested: the verbs transport needs RC queue "
+			    "pairs, which EFA (libfabric's efa, SRD), Slingshot (libfabric's cxi) "
+			    "and iWARP or usNIC ports do not have%s",
+			    skipped, undriven ? "; no port of this node's fabric is tested" : "");
+		if (undriven) {
+			free(plan);
+			return;
+		}
+	}
 	{
 		struct ibp_fp *fp = node_fingerprint(sp, st, n);
 
@@ -369,6 +451,13 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 				  0, NULL, "check test_helper= and the installed ibprep", "%s",
 				  err);
 	free(plan);
+}
+
+/* The cross-node test's note on NCCL_CROSS_NIC: whether the rails reach each other. */
+static bool rails_note(const struct ibp_finding *x)
+{
+	return x->severity == IBP_SEV_OK && (!strcmp(x->code, "rdmatest_rails_isolated") ||
+					     !strcmp(x->code, "rdmatest_rails_joined"));
 }
 
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n)
@@ -422,7 +511,16 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 			    : res->pass ? "pass"
 					: "warn", /* inconclusive, another build: the step runs */
 			    res->nnodes, res->nnodes == 1 ? "" : "s", res->elapsed_s);
+		for (size_t i = 0; i < tf.n; i++)
+			if (rails_note(&tf.v[i])) {
+				ibp_finding_format(&tf.v[i], st->host, line, sizeof(line));
+				slurm_error("spank-ib: note: %s", line);
+			}
 	}
+	/* the rails' note for NCCL_CROSS_NIC goes into --ib-report=json too */
+	for (size_t i = 0; i < tf.n; i++)
+		if (rails_note(&tf.v[i]))
+			ibp_findings_add(&n->findings, &tf.v[i]);
 	/* The listener lives until the child is done, and not a task longer. */
 	spank_ib_test_release(n);
 	ibp_findings_release(&tf);

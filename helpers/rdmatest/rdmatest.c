@@ -26,6 +26,7 @@
 #include "ibprep/text.h"
 #include "rdmatest_accept.h"
 #include "rdmatest_link.h"
+#include "rdmatest_probe.h"
 #include "rdmatest_report.h"
 #include "rdmatest_summary.h"
 
@@ -45,6 +46,7 @@ struct ibp_rt_run {
 	struct ibp_rt_links tests;
 	struct ibp_rt_ring ring;
 	struct ibp_rt_fps fps;
+	struct ibp_rt_probes probes;
 	/* what the node learns: its links and the summaries, the leaves named to it */
 	struct ibp_rt_known known;
 	struct ibp_rt_leaves leaves;
@@ -131,7 +133,8 @@ static int setup_rails(struct ibp_rt_run *run, struct ibp_findings *out)
 	for (size_t k = 0; k < want; k++) {
 		run->rails[k] = cfg->ports[k];
 		run->rails[k].rail = (unsigned)k;
-		if (!run->rails[k].addr[0])
+		/* a rail with a netdev of its own keeps its address, or the lack of one */
+		if (!run->rails[k].addr[0] && !run->rails[k].ifname[0])
 			ibp_rt_setf(run->rails[k].addr, sizeof(run->rails[k].addr), "%s",
 				    run->x.my_addr);
 	}
@@ -278,13 +281,16 @@ static void report(struct ibp_rt_run *run, struct ibp_findings *out,
 {
 	struct ibp_rt_report_in in = {.x = &run->x,
 				      .rail0 = run->x.n_rails ? &run->rails[0] : NULL,
+				      .rails = run->rails,
 				      .known = &run->known,
 				      .leaves = &run->leaves,
 				      .dropped = run->acc.dropped,
 				      .dropped_away = run->acc.dropped_away,
 				      .dropped_peer = run->acc.dropped_peer,
 				      .drop_reason = run->acc.drop_reason,
-				      .oob_port = res->oob_port};
+				      .oob_port = res->oob_port,
+				      .probes = res->probes,
+				      .n_probes = res->n_probes};
 
 	ibp_rt_report(&in, out, res);
 	compare_fingerprints(run, out); /* -ENOMEM: no comparison, nothing else lost */
@@ -321,7 +327,11 @@ static void test(struct ibp_rt_run *run, struct ibp_findings *out, struct ibp_rd
 					   .own_leaf = own ? own->name : NULL,
 					   .fps = &run->fps,
 					   .ring = &run->ring,
-					   .leaves = &run->leaves};
+					   .leaves = &run->leaves,
+					   .probes = &run->probes,
+					   .keep_rx = run->ops->probe && run->x.n_rails > 1};
+	ibp_rt_probes_init(&run->probes, &run->x, run->ops, run->rails);
+	ibp_rt_probes_spawn(&run->probes);
 	ibp_rt_links_start(&run->tests);
 	ibp_rt_accept(&run->acc);
 	ibp_rt_ring_accept_over(&run->ring);
@@ -329,10 +339,16 @@ static void test(struct ibp_rt_run *run, struct ibp_findings *out, struct ibp_rd
 	res->links_s = (double)(ibp_now_ns() - run->x.start) / 1e9;
 	ibp_rt_links_versions(&run->x);
 	ibp_rt_exchange(&ex);
+	ibp_rt_probes_stop(&run->probes); /* a probe pending until the summaries are in missed */
+	for (size_t i = 0; i < run->probes.n && res->n_probes < IBP_RDMATEST_MAX_PROBES; i++)
+		res->probes[res->n_probes++] = run->probes.v[i].r;
 	report(run, out, res);
 	for (size_t i = 0; i < run->x.n_links; i++) {
 		if (run->links[i].fd >= 0)
 			drain_close(run->links[i].fd);
+		if (run->links[i].tx)
+			run->ops->close(run->links[i].tx);
+		run->links[i].tx = NULL;
 		ibp_seal_clear(&run->links[i].seal);
 	}
 	pthread_cond_destroy(&run->x.cv);

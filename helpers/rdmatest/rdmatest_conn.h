@@ -10,6 +10,7 @@
  *
  *   rdmatest.c           the owner: setup, the threads, the run's state, the result
  *   rdmatest_link.c      one link's test and the link workers
+ *   rdmatest_probe.c     the cross-rail probes, on a thread of their own
  *   rdmatest_summary.c   the summary exchange at the end
  *   rdmatest_accept.c    the listeners and the acceptor: the only code that
  *                        reads bytes from connections nobody has vouched for
@@ -117,6 +118,12 @@ struct ibp_rt_link {
 	uint8_t answer;
 	/* the peer is a leaf of the sum's tree: its fingerprint may come after its summary */
 	bool peer_leaf;
+	/*
+	 * In-links: the receiver's tx, kept open until the run ends so that
+	 * the peer's cross-rail probes find its listener (rdmatest_probe.h);
+	 * the owner closes it.  NULL: closed with the link.
+	 */
+	struct ibp_tx *tx;
 };
 
 /*

@@ -261,7 +261,11 @@ static int link_connect(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd,
 	rc = exchange_endpoints(t, l, fd, *tx, &peer, deadline);
 	if (rc)
 		return rc == -EAGAIN ? -EAGAIN : -1;
+	if (l->out && t->probes)
+		ibp_rt_probe_endpoint(t->probes, l->r.round, l->r.rail, &peer);
 	rc = t->ops->connect(*tx, &peer, role, deadline);
+	if (l->out && t->probes)
+		ibp_rt_probe_path(t->probes, l->r.round, l->r.rail, rc == 0);
 	if (rc) {
 		if (!peer_gave_up(l, fd, deadline))
 			ibp_rt_link_fail(l,
@@ -450,7 +454,10 @@ static bool link_receiver(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd,
 abort:
 	send_abort(l, fd);
 done:
-	if (tx)
+	if (tx && t->keep_rx)
+		l->tx =
+		    tx; /* its listener answers the peer's cross-rail probes until the run ends */
+	else if (tx)
 		t->ops->close(tx);
 	return false;
 }

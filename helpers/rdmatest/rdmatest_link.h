@@ -14,6 +14,7 @@
 
 #include "rdmatest_conn.h"
 #include "rdmatest_fp.h"
+#include "rdmatest_probe.h"
 #include "rdmatest_ring.h"
 #include "rdmatest_topo.h"
 
@@ -30,6 +31,10 @@ struct ibp_rt_links {
 	struct ibp_rt_ring *ring;
 	/* the peers' leaves from their ENDPOINTs (without a topology), under X's mutex */
 	struct ibp_rt_leaves *leaves;
+	/* told of each out-link's endpoint and data path; NULL: no probes */
+	struct ibp_rt_probes *probes;
+	/* in-links keep their receiver's tx open for the peers' probes (l->tx) */
+	bool keep_rx;
 
 	struct ibp_rt_worker {
 		struct ibp_rt_links *t;

@@ -325,6 +325,7 @@ int ibp_pipe_plan_encode(const struct ibp_pipe_plan *p, uint8_t *buf, size_t len
 		put_f64(&w, t->rate_gbps);
 		put_u32(&w, t->rail);
 		put_str(&w, t->addr, sizeof(t->addr), false);
+		put_str(&w, t->ifname, sizeof(t->ifname), false);
 	}
 	for (int k = 0; k < IBP_CK_N; k++)
 		put_u8(&w, pol->consistency[k] == IBP_CONSISTENCY_OFF
@@ -363,7 +364,7 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 	p->uid = get_u32(&r);
 	p->index = get_u32_max(&r, IBP_OOB_MAX_NODES - 1);
 	v = get_u8(&r);
-	if (v > IBP_RDMATEST_FULL)
+	if (v != IBP_RDMATEST_QUICK && v != IBP_RDMATEST_FULL)
 		bad(&r);
 	p->mode = (enum ibp_rdmatest_mode)v;
 	get_str(&r, p->nodelist, sizeof(p->nodelist));
@@ -404,6 +405,7 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 		t->rate_gbps = get_f64(&r, 0, 1e6);
 		t->rail = get_u32(&r);
 		get_str(&r, t->addr, sizeof(t->addr));
+		get_str(&r, t->ifname, sizeof(t->ifname));
 	}
 	for (int k = 0; !r.err && k < IBP_CK_N; k++) {
 		v = get_u8(&r);

@@ -310,6 +310,380 @@ static size_t distinct_peers(const struct report *r)
 	return n;
 }
 
+/* ---- rails: crossed ports and NCCL_CROSS_NIC -------------------------- */
+
+/* This node's out-link of ROUND on RAIL, NULL when it has none. */
+static const struct ibp_rt_link *out_link(const struct report *r, unsigned round, size_t rail)
+{
+	if (rail >= r->x->n_rails || round < 1 || round > ibp_rt_n_rounds(r->x))
+		return NULL;
+	return ibp_rt_link_at(r->x, rail, round, true);
+}
+
+/* Whether a landing probe of ROUND from this node's rail A reached the peer's rail B. */
+static bool reached(const struct report *r, unsigned round, size_t a, size_t b)
+{
+	for (size_t i = 0; i < r->in->n_probes; i++) {
+		const struct ibp_rdmatest_probe *q = &r->in->probes[i];
+
+		if (q->round == round && q->from_rail == a && q->to_rail == b && q->reached)
+			return true;
+	}
+	return false;
+}
+
+/* One of this node's own links on RAIL, with a node other than PEER, passed. */
+static bool rail_passes_without(const struct report *r, size_t rail, uint32_t peer)
+{
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+
+		if (l->r.rail == rail && l->peer != peer && l->r.status == IBP_LINK_PASS)
+			return true;
+	}
+	return false;
+}
+
+/* A port on another rail's network, by node and rail: its findings say it all. */
+struct crossed {
+	uint32_t node;
+	uint16_t rail;
+};
+
+static bool is_crossed(const struct crossed *c, size_t n, uint32_t node, uint16_t rail)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i].node == node && c[i].rail == rail)
+			return true;
+	return false;
+}
+
+static void cross_add(struct crossed *c, size_t *n, size_t max, uint32_t node, uint16_t rail)
+{
+	if (*n < max && !is_crossed(c, *n, node, rail))
+		c[(*n)++] = (struct crossed){.node = node, .rail = rail};
+}
+
+/* The device of the peer's RAIL as its endpoint named it, else "rail N". */
+static void peer_dev(const struct report *r, unsigned round, size_t rail, char *buf, size_t len)
+{
+	const struct ibp_rt_link *l = out_link(r, round, rail);
+
+	if (l && l->r.peer_device[0])
+		ibp_rt_setf(buf, len, "%s", l->r.peer_device);
+	else
+		ibp_rt_setf(buf, len, "its rail %zu port", rail);
+}
+
+/*
+ * Crossed rails, from this node's landing probes (rdmatest_probe.h): on
+ * the out-link of a round, rails K and J both failed while this node's
+ * rail K reached the peer's rail-J port and its rail J the peer's rail-K
+ * port.  The ports of one of the two nodes are each on the other's rail
+ * network (a cable swap, a port on the wrong rail switch).  Which node:
+ * the peer, when this node's rails K and J pass with another node; this
+ * node, when the same pair crossed with two peers or more and its rails
+ * pass with none; with two nodes it cannot be told.
+ */
+static size_t crossed_rails(const struct report *r, struct ibp_findings *out, struct crossed *c,
+			    size_t max)
+{
+	size_t nc = 0, nr = r->x->n_rails;
+	uint32_t self_peers[IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS][2];
+	size_t self_n[IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS];
+
+	if (!r->in->n_probes || nr < 2)
+		return 0;
+	memset(self_n, 0, sizeof(self_n));
+	for (unsigned round = 1; round <= ibp_rt_n_rounds(r->x); round++) {
+		uint32_t peer = r->x->plan->send_to[round - 1];
+
+		for (size_t k = 0; k < nr; k++) {
+			for (size_t j = k + 1; j < nr; j++) {
+				const struct ibp_rt_link *lk = out_link(r, round, k),
+							 *lj = out_link(r, round, j);
+				char dk[IBP_DEV_MAX + 16], dj[IBP_DEV_MAX + 16], fix[IBP_TEXT_MAX];
+				bool mine_ok;
+
+				if (!lk || !lj || !failed(lk->r.status) || !failed(lj->r.status) ||
+				    !reached(r, round, k, j) || !reached(r, round, j, k))
+					continue;
+				mine_ok = rail_passes_without(r, k, peer) &&
+					  rail_passes_without(r, j, peer);
+				if (!mine_ok) {
+					size_t *n = &self_n[k][j];
+
+					if (*n < 2 && (!*n || self_peers[k][j][0] != peer))
+						self_peers[k][j][(*n)++] = peer;
+					if (r->x->n > 2)
+						continue; /* judged below, over every peer */
+				}
+				peer_dev(r, round, k, dk, sizeof(dk));
+				peer_dev(r, round, j, dj, sizeof(dj));
+				if (mine_ok)
+					ibp_rt_setf(fix, sizeof(fix),
+						    "swap the cables of %s and %s (each is on the "
+						    "other rail's switch), or their addresses",
+						    dk, dj);
+				else
+					ibp_rt_setf(
+					    fix, sizeof(fix),
+					    "swap the cables of %s and %s on the node whose "
+					    "ports are crossed (a step with a third node tells "
+					    "which)",
+					    dk, dj);
+				if (ibp_findings_addf(
+					out, "rdmatest_rails_crossed", IBP_SEV_FAIL, IBP_CLASS_NODE,
+					dk, (int)lk->r.peer_port,
+					"each rail's port on its own rail's network", fix,
+					"rails %zu (%s) and %zu (%s) look crossed: %s's rail %zu "
+					"reaches their %s, its rail %zu their %s, and the rails' "
+					"own "
+					"links failed%s",
+					k, dk, j, dj, ibp_rt_node_name(r->x, r->x->me), k, dj, j,
+					dk,
+					mine_ok ? "; this node's rails pass with other nodes"
+						: ": the ports of this node or of its peer (two "
+						  "nodes cannot tell which)"))
+					continue;
+				ibp_rt_setf(out->v[out->n - 1].node,
+					    sizeof(out->v[out->n - 1].node), "%s",
+					    ibp_rt_node_name(r->x, peer));
+				cross_add(c, &nc, max, peer, (uint16_t)k);
+				cross_add(c, &nc, max, peer, (uint16_t)j);
+				if (!mine_ok) { /* two nodes: this one is as likely */
+					cross_add(c, &nc, max, r->x->me, (uint16_t)k);
+					cross_add(c, &nc, max, r->x->me, (uint16_t)j);
+				}
+			}
+		}
+	}
+	/* This node's own ports: the same pair crossed with two peers, its rails passing nowhere. */
+	for (size_t k = 0; k < nr && r->x->n > 2; k++) {
+		for (size_t j = k + 1; j < nr; j++) {
+			const struct ibp_tx_port *pk = r->in->rails ? &r->in->rails[k] : NULL,
+						 *pj = r->in->rails ? &r->in->rails[j] : NULL;
+			char fix[IBP_TEXT_MAX];
+
+			if (self_n[k][j] < 2 || rail_passes_without(r, k, UINT32_MAX) ||
+			    rail_passes_without(r, j, UINT32_MAX))
+				continue;
+			ibp_rt_setf(fix, sizeof(fix),
+				    "swap the cables of %s and %s (each is on the other rail's "
+				    "switch), or their addresses",
+				    pk ? pk->device : "the two ports", pj ? pj->device : "");
+			if (ibp_findings_addf(
+				out, "rdmatest_rails_crossed", IBP_SEV_FAIL, IBP_CLASS_NODE,
+				pk ? pk->device : NULL, pk ? (int)pk->port : 0,
+				"each rail's port on its own rail's network", fix,
+				"rails %zu (%s) and %zu (%s) look crossed: rail %zu reaches the "
+				"rail-%zu ports of %s and %s, rail %zu their rail-%zu ports, and "
+				"neither rail passes with any peer",
+				k, pk ? pk->device : "?", j, pj ? pj->device : "?", k, j,
+				ibp_rt_node_name(r->x, self_peers[k][j][0]),
+				ibp_rt_node_name(r->x, self_peers[k][j][1]), j, k))
+				continue;
+			ibp_rt_setf(out->v[out->n - 1].node, sizeof(out->v[out->n - 1].node), "%s",
+				    ibp_rt_node_name(r->x, r->x->me));
+			cross_add(c, &nc, max, r->x->me, (uint16_t)k);
+			cross_add(c, &nc, max, r->x->me, (uint16_t)j);
+		}
+	}
+	return nc;
+}
+
+/*
+ * NCCL_CROSS_NIC, from the round's across probe (rail a to the peer's rail
+ * a + 1) on rails whose own links passed: NCCL assumes rails may be
+ * joined and tries to keep rings on one rail (the default, 2); where rails
+ * cannot reach each other NCCL_CROSS_NIC=0 keeps it from crossing; where
+ * every NIC reaches every other, 1 lets it pick freely (NCCL's env.html,
+ * NVIDIA/nccl issue 1591).  A note, never a failure.
+ */
+static void cross_nic_note(const struct report *r, struct ibp_findings *out)
+{
+	const struct ibp_rdmatest_probe *yes = NULL, *no = NULL;
+
+	for (size_t i = 0; i < r->in->n_probes; i++) {
+		const struct ibp_rdmatest_probe *q = &r->in->probes[i];
+		const struct ibp_rt_link *la = out_link(r, q->round, q->from_rail),
+					 *lb = out_link(r, q->round, q->to_rail);
+
+		if (!la || !lb || la->r.status != IBP_LINK_PASS || lb->r.status != IBP_LINK_PASS ||
+		    q->to_rail != (q->from_rail + 1) % r->x->n_rails)
+			continue;
+		if (q->reached && !yes)
+			yes = q;
+		else if (!q->reached && !no)
+			no = q;
+	}
+	if (yes)
+		ibp_findings_addf(
+		    out, "rdmatest_rails_joined", IBP_SEV_OK, IBP_CLASS_JOB, NULL, 0, NULL,
+		    "leave NCCL_CROSS_NIC unset (2: rings stay on one rail when they "
+		    "can) or set 1 when all NICs share one switch",
+		    "the rails reach each other (rail %u of %s reached rail %u of %s): "
+		    "NCCL may connect across NICs",
+		    yes->from_rail, ibp_rt_node_name(r->x, yes->from), yes->to_rail,
+		    ibp_rt_node_name(r->x, yes->to));
+	else if (no)
+		ibp_findings_addf(
+		    out, "rdmatest_rails_isolated", IBP_SEV_OK, IBP_CLASS_JOB, NULL, 0, NULL,
+		    "set NCCL_CROSS_NIC=0 so that NCCL keeps each ring and tree on one "
+		    "rail (its default 2 may still cross rails)",
+		    "the rails do not reach each other (rail %u of %s did not reach "
+		    "rail %u of %s, both rails' own links passing): a rail-optimized "
+		    "fabric whose rails are not joined",
+		    no->from_rail, ibp_rt_node_name(r->x, no->from), no->to_rail,
+		    ibp_rt_node_name(r->x, no->to));
+}
+
+/* A node at fault on one rail only: that port, its cable or its rail switch's port. */
+struct rail_suspect {
+	uint32_t node;
+	uint16_t rail;
+};
+
+/* The known links of rail RAIL into OUT (MAX entries); their number. */
+static size_t rail_links(const struct report *r, uint16_t rail, struct ibp_oob_link *out,
+			 size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->k->n && n < max; i++)
+		if (r->k->v[i].rail == rail)
+			out[n++] = r->k->v[i];
+	return n;
+}
+
+static bool rail_suspected(const struct rail_suspect *rs, size_t n, uint32_t node, uint16_t rail)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rs[i].node == node && rs[i].rail == rail)
+			return true;
+	return false;
+}
+
+/*
+ * The suspects of each rail, by the node rule over that rail's links
+ * alone: a port whose every link failed while its node's other rails and
+ * its peers' passed (a cable, the port of a rail switch, the rail's
+ * netdev).  Nodes suspected across all their rails (SUS) are not repeated.
+ * With one rail this is the node rule itself: nothing to add.
+ */
+static size_t rail_suspects(const struct report *r, const int *leaf, const int *sus_leaves,
+			    size_t n_sus_leaves, const uint32_t *sus, size_t nsus,
+			    const struct crossed *cr, size_t n_cr, struct rail_suspect *out,
+			    size_t max)
+{
+	static const size_t cap = sizeof(r->k->v) / sizeof(r->k->v[0]);
+	struct ibp_oob_link *v;
+	size_t n = 0;
+
+	if (r->x->n_rails < 2)
+		return 0;
+	v = malloc(cap * sizeof(*v));
+	if (!v)
+		return 0; /* the links are named instead */
+	for (uint16_t k = 0; k < r->x->n_rails && n < max; k++) {
+		size_t nv = rail_links(r, k, v, cap);
+		uint32_t cand[1 + IBP_RT_MAX_PEERS];
+		size_t nc = 0;
+
+		cand[nc++] = r->x->me;
+		for (size_t i = 0; i < r->x->n_links && nc < sizeof(cand) / sizeof(cand[0]); i++) {
+			const struct ibp_rt_link *l = &r->x->links[i];
+			bool dup = false;
+
+			if (l->r.rail != k || !failed(l->r.status))
+				continue;
+			for (size_t c = 0; c < nc; c++)
+				dup |= cand[c] == l->peer;
+			if (!dup)
+				cand[nc++] = l->peer;
+		}
+		for (size_t c = 0; c < nc && n < max; c++) {
+			bool dup = false, hit;
+
+			for (size_t s2 = 0; s2 < nsus; s2++)
+				dup |= sus[s2] == cand[c];
+			if (dup || is_crossed(cr, n_cr, cand[c], k))
+				continue;
+			hit = leaf ? ibp_rdmatest_suspect_topo(v, nv, cand[c], cand[c] == r->x->me,
+							       leaf, r->x->n, sus_leaves,
+							       n_sus_leaves)
+				   : ibp_rdmatest_suspect(v, nv, cand[c], cand[c] == r->x->me);
+			if (hit)
+				out[n++] = (struct rail_suspect){.node = cand[c], .rail = k};
+		}
+	}
+	free(v);
+	return n;
+}
+
+/* One finding per rail suspect: the node, the rail's device and port, the peers. */
+static void rail_findings(const struct report *r, const struct rail_suspect *rs, size_t n,
+			  const char *expected, struct ibp_findings *out)
+{
+	for (size_t s = 0; s < n; s++) {
+		const struct ibp_rt_link *w = NULL;
+		bool self = rs[s].node == r->x->me;
+		char peers[IBP_TEXT_MAX] = "", fix[IBP_TEXT_MAX], dev[IBP_DEV_MAX] = "";
+		size_t off = 0;
+		unsigned port = 0;
+		struct ibp_finding *f;
+
+		uint32_t seen[IBP_RT_MAX_PEERS];
+		size_t n_seen = 0;
+
+		for (size_t i = 0; i < r->x->n_links; i++) {
+			const struct ibp_rt_link *l = &r->x->links[i];
+			uint32_t other = self ? l->peer : r->x->me;
+
+			if (l->r.rail != rs[s].rail || !failed(l->r.status) ||
+			    (!self && l->peer != rs[s].node))
+				continue;
+			if (!w || l->r.status > w->r.status)
+				w = l;
+			if (!self && l->r.peer_device[0] && !dev[0]) {
+				ibp_rt_setf(dev, sizeof(dev), "%s", l->r.peer_device);
+				port = l->r.peer_port;
+			}
+			if (!ibp_rt_set_add(seen, &n_seen, IBP_RT_MAX_PEERS, other) ||
+			    off >= sizeof(peers) - 1)
+				continue;
+			off += (size_t)snprintf(peers + off, sizeof(peers) - off, "%s%s",
+						off ? "," : "", ibp_rt_node_name(r->x, other));
+		}
+		if (!w)
+			continue;
+		/*
+		 * This node's own port; or the peer's as its endpoint named it, and
+		 * when it never sent one (its port failed before), the port of the
+		 * same rail here: rail k pairs with rail k, the nodes alike.
+		 */
+		if ((self || !dev[0]) && r->in->rails) {
+			ibp_rt_setf(dev, sizeof(dev), "%s", r->in->rails[rs[s].rail].device);
+			port = r->in->rails[rs[s].rail].port;
+		}
+		ibp_rt_setf(fix, sizeof(fix),
+			    "check %s: its cable, its port on rail %u's switch and its netdev "
+			    "(ibprep check); the node's other rails passed",
+			    dev[0] ? "this port" : "the node's port on that rail",
+			    (unsigned)rs[s].rail);
+		if (ibp_findings_addf(
+			out, "rdmatest_rail_failed", IBP_SEV_FAIL, IBP_CLASS_NODE,
+			dev[0] ? dev : NULL, (int)port, expected, fix,
+			"rdma test %s on rail %u %s %s, the node's other rails passing "
+			"(%s)",
+			ibp_link_status_name(w->r.status), (unsigned)rs[s].rail,
+			self ? "with every peer" : "seen from", peers, w->r.detail))
+			continue;
+		f = &out->v[out->n - 1];
+		ibp_rt_setf(f->node, sizeof(f->node), "%s", ibp_rt_node_name(r->x, rs[s].node));
+	}
+}
+
 static void report(const struct report *r, const int *addr_leaf, struct ibp_findings *out,
 		   struct ibp_rdmatest_result *res)
 {
@@ -320,7 +694,9 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 	int sus_leaves[8];
 	size_t n_sus_leaves = 0;
 	char expected[IBP_TEXT_MAX];
-	size_t n_fail = 0, n_hw = 0;
+	size_t n_fail = 0, n_hw = 0, n_rsus = 0, n_cr = 0;
+	struct rail_suspect rsus[2 * IBP_RDMATEST_MAX_RAILS];
+	struct crossed cr[4 * IBP_RDMATEST_MAX_RAILS];
 	bool slow_only;
 
 	expected_text(r, expected, sizeof(expected));
@@ -354,6 +730,12 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 		if (!dup && suspect(r, leaf, sus_leaves, n_sus_leaves, l->peer, false))
 			sus[nsus++] = l->peer;
 	}
+	if (n_hw && !slow_only && !r->k->plan_mismatch)
+		n_cr = crossed_rails(r, out, cr, sizeof(cr) / sizeof(cr[0]));
+	if (n_hw && !slow_only && !r->k->plan_mismatch)
+		n_rsus = rail_suspects(r, leaf, sus_leaves, n_sus_leaves, sus, nsus, cr, n_cr, rsus,
+				       sizeof(rsus) / sizeof(rsus[0]));
+	rail_findings(r, rsus, n_rsus, expected, out);
 	for (size_t k = 0; k < nsus; k++) {
 		size_t w = worst_link_of(r, sus[k]);
 		const struct ibp_rt_link *l = &r->x->links[w];
@@ -406,6 +788,10 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 			continue;
 		for (size_t k = 0; k < nsus; k++)
 			covered |= sus[k] == r->x->me || sus[k] == l->peer;
+		covered |= rail_suspected(rsus, n_rsus, r->x->me, l->r.rail) ||
+			   rail_suspected(rsus, n_rsus, l->peer, l->r.rail) ||
+			   is_crossed(cr, n_cr, r->x->me, l->r.rail) ||
+			   is_crossed(cr, n_cr, l->peer, l->r.rail);
 		covered |= ibp_rdmatest_uplink_explains(l->r.from, l->r.to, leaf, r->x->n,
 							sus_leaves, n_sus_leaves);
 		if (covered)
@@ -431,6 +817,7 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 		}
 	}
 	version_mismatch(r, out);
+	cross_nic_note(r, out);
 	if (r->in->dropped)
 		dropped(r, out);
 	if (!n_fail) {

@@ -8,10 +8,17 @@
  * ephemeral port of its node address; the receiver advertises it in its
  * endpoint with a random token (in rkey and qpn) that the sender must
  * present first, so a stranger who races to that port is dropped.
+ *
+ * A rail tested over its own network (the port's IFNAME, transport.h):
+ * both ends' sockets are bound to that netdev, as an HCA port's traffic
+ * can only leave and arrive through that port.  Linux lets any user bind
+ * a socket to a device since 5.7; where that is refused (EPERM) the
+ * sockets are bound to the rail's address only, and routing decides.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -31,6 +38,7 @@
 
 struct ibp_tx {
 	int listen_fd, data_fd;
+	char ifname[IF_NAMESIZE]; /* the rail's netdev the sockets are bound to, "" none */
 	struct sockaddr_storage local;
 	socklen_t local_len;
 	uint8_t *buf;
@@ -91,6 +99,20 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 	snprintf(buf, len, ss->ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
 }
 
+/*
+ * FD bound to TX's netdev.  0 (also when the kernel refuses a user the
+ * option, EPERM: the address binding still holds), or -errno.
+ */
+static int bind_dev(const struct ibp_tx *tx, int fd)
+{
+	if (!tx->ifname[0])
+		return 0;
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, tx->ifname,
+			(socklen_t)strlen(tx->ifname) + 1))
+		return 0;
+	return errno == EPERM ? 0 : -errno;
+}
+
 static void socket_close(struct ibp_tx *tx)
 {
 	if (!tx)
@@ -124,6 +146,18 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 		rc = tx_fail(tx, -ENOMEM, "cannot allocate %zu bytes", tx->buf_len);
 		goto fail;
 	}
+	snprintf(tx->ifname, sizeof(tx->ifname), "%s", port->ifname);
+	if (!port->addr[0] && port->ifname[0]) {
+		if (!strcmp(port->ifname, "-"))
+			rc = tx_fail(tx, -EADDRNOTAVAIL,
+				     "the port has no netdev: the rail cannot be tested over IP");
+		else
+			rc = tx_fail(tx, -EADDRNOTAVAIL,
+				     "%s has no IP address: the rail's network is not configured "
+				     "on this node",
+				     port->ifname);
+		goto fail;
+	}
 	if (parse_addr(port->addr, &tx->local, &tx->local_len)) {
 		rc = tx_fail(tx, -EINVAL, "bad node address '%s': expected a numeric IP address",
 			     port->addr);
@@ -136,9 +170,14 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 	tx->token_hi = tok[0];
 	tx->token_lo = tok[1] & 0xffffff;
 	tx->listen_fd = socket(tx->local.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (tx->listen_fd >= 0 && (rc = bind_dev(tx, tx->listen_fd)) < 0) {
+		rc = tx_fail(tx, rc, "data listener on %s: bind to %s: %s", port->addr, tx->ifname,
+			     strerror(-rc));
+		goto fail;
+	}
 	if (tx->listen_fd < 0 ||
 	    bind(tx->listen_fd, (struct sockaddr *)&tx->local, tx->local_len) ||
-	    listen(tx->listen_fd, 4) ||
+	    listen(tx->listen_fd, 32) || /* room for the peers' cross-rail probes */
 	    getsockname(tx->listen_fd, (struct sockaddr *)&tx->local, &tx->local_len)) {
 		rc = tx_fail(tx, -errno, "data listener on %s: %s", port->addr, strerror(errno));
 		goto fail;
@@ -217,6 +256,12 @@ static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, in
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return tx_fail(tx, -errno, "socket: %s", strerror(errno));
+	rc = bind_dev(tx, fd);
+	if (rc) {
+		close(fd);
+		return tx_fail(tx, rc, "bind to %s before connect %s: %s", tx->ifname, where,
+			       strerror(-rc));
+	}
 	/* Bind to our node address: the traffic must use the interface under test. */
 	if (ss.ss_family == tx->local.ss_family) {
 		struct sockaddr_storage src = tx->local;
@@ -437,6 +482,46 @@ static int socket_lat_pong(struct ibp_tx *tx, unsigned iters, int64_t deadline)
 	return 0;
 }
 
+static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fdp)
+{
+	struct ibp_tx tx = {.listen_fd = -1, .data_fd = -1};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, rc;
+
+	*fdp = -1;
+	snprintf(tx.ifname, sizeof(tx.ifname), "%s", from->ifname);
+	if (!from->addr[0] || parse_addr(from->addr, &tx.local, &tx.local_len))
+		return -EADDRNOTAVAIL;
+	if (to->kind != IBP_TX_SOCKET)
+		return -EPROTO;
+	ep_addr(to, &ss, &len);
+	if (ss.ss_family != tx.local.ss_family)
+		return -EAFNOSUPPORT;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* Only through FROM's own port: unbound, routing would pick the peer's rail. */
+	if (!tx.ifname[0] || setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, tx.ifname,
+					(socklen_t)strlen(tx.ifname) + 1)) {
+		rc = tx.ifname[0] ? -errno : -ENODEV;
+		close(fd);
+		return rc;
+	}
+	if (tx.local.ss_family == AF_INET)
+		((struct sockaddr_in *)&tx.local)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&tx.local)->sin6_port = 0;
+	if (bind(fd, (struct sockaddr *)&tx.local, tx.local_len) ||
+	    (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	*fdp = fd;
+	return 0;
+}
+
 const struct ibp_transport_ops ibp_transport_socket = {
     .name = "socket",
     .kind = IBP_TX_SOCKET,
@@ -450,4 +535,5 @@ const struct ibp_transport_ops ibp_transport_socket = {
     .lat_ping = socket_lat_ping,
     .lat_pong = socket_lat_pong,
     .close = socket_close,
+    .probe = socket_probe,
 };

@@ -15,8 +15,8 @@
  * the pattern arrives intact, the burst bandwidth is at least test_min_bw
  * times the slower port's rate (when both rates are known), and the round
  * trip is at most test_max_lat_us.  Rails: port k of one node pairs with
- * port k of the other; quick mode tests rail 0 only, full mode every port
- * given.
+ * port k of the other; every port given is tested (full, the default),
+ * all rails at once, or rail 0 only (quick).
  *
  * Blame (ibp_rdmatest_suspect, rdmatest_blame.c): a node is at fault when
  * every link it has in one direction failed, with at least two distinct
@@ -109,9 +109,13 @@
 #define IBP_RDMATEST_MAX_LISTEN      8
 #define IBP_RDMATEST_LAT_ITERS       16
 
+/*
+ * How many of the ports given are tested.  Every rail is the default: all
+ * rails at once, under the same deadlines (docs/rdmatest.md, "Rails").
+ */
 enum ibp_rdmatest_mode {
-	IBP_RDMATEST_QUICK = 0, /* rail 0 only */
-	IBP_RDMATEST_FULL = 1,  /* every port given */
+	IBP_RDMATEST_FULL = 0,  /* every port given, each a rail */
+	IBP_RDMATEST_QUICK = 1, /* rail 0 only: cheaper on a loaded machine (bench_rdmatest.sh) */
 };
 
 /* Writes the numeric address of node INDEX (named NAME) to ADDR; 0 or -errno. */
@@ -222,6 +226,20 @@ struct ibp_rdmatest_link {
 	char detail[IBP_TEXT_MAX]; /* "pattern differs at byte 12 of 65536" */
 };
 
+/*
+ * A cross-rail probe (docs/rdmatest.md, "Rails"): whether this node's rail
+ * FROM_RAIL reached the port of rail TO_RAIL of node TO, through its own
+ * netdev (the socket transport only).
+ */
+#define IBP_RDMATEST_MAX_PROBES 64
+struct ibp_rdmatest_probe {
+	uint32_t from, to; /* node indices: FROM is this node */
+	uint16_t from_rail, to_rail;
+	uint8_t round;
+	bool reached;
+	int err; /* -errno of one that did not reach (-ETIMEDOUT: no answer by the end), 0 */
+};
+
 struct ibp_rdmatest_result {
 	bool pass;
 	bool inconclusive; /* every link slow: a warning, nobody blamed (pass is false) */
@@ -256,6 +274,9 @@ struct ibp_rdmatest_result {
 	 * the HELLO they never sent.
 	 */
 	unsigned hellos;
+	/* This node's cross-rail probes (none with one rail or the verbs transport). */
+	size_t n_probes;
+	struct ibp_rdmatest_probe probes[IBP_RDMATEST_MAX_PROBES];
 };
 
 /*

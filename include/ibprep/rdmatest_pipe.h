@@ -43,8 +43,8 @@
 #include "ibprep/transport.h"
 
 #define IBP_PIPE_MAGIC 0x49425043u /* "IBPC" */
-#define IBP_PIPE_VERSION                                                                           \
-	5 /* 3: SLURM_TOPOLOGY_ADDR; 4: link status VERSION; 5: compact fingerprint */
+/* 3: SLURM_TOPOLOGY_ADDR; 4: link status VERSION; 5: compact fingerprint; 6: a rail's netdev */
+#define IBP_PIPE_VERSION       6
 #define IBP_PIPE_HDR_LEN       12
 #define IBP_PIPE_FRAME_MAX     (256 * 1024)
 #define IBP_PIPE_MAX_FINDINGS  256

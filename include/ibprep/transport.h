@@ -68,9 +68,14 @@ enum ibp_tx_role {
 /*
  * The local port a tx runs on, as data from the inventory and health checks
  * (the transport does not read sysfs itself).  For the socket transport
- * only ADDR matters: the numeric IP address of this node to bind and
- * advertise ("127.0.0.5", "10.1.2.3", "fd00::5"); DEVICE/PORT are kept for
- * messages.
+ * ADDR and IFNAME matter: the numeric IP address to bind and advertise
+ * ("127.0.0.5", "10.1.2.3", "fd00::5"), and, for a rail tested over its
+ * own network (rdmatest_rails.h), the netdev whose address it is: every
+ * socket is then bound to that netdev (SO_BINDTODEVICE), so the rail's
+ * traffic leaves and arrives through its own port, as an HCA's does, and
+ * an address that is on another rail's network is not reached through
+ * this one.  IFNAME set with ADDR empty: the netdev has no address (open
+ * fails, naming it).  DEVICE/PORT are kept for messages.
  */
 struct ibp_tx_port {
 	char device[IBP_DEV_MAX];       /* "mlx5_0", "rxe0"; "" for socket */
@@ -80,6 +85,7 @@ struct ibp_tx_port {
 	double rate_gbps;               /* port rate, 0 unknown (socket: 0) */
 	unsigned rail;                  /* rail number (0-based) for the pairing */
 	char addr[64];                  /* numeric IP address of this node (socket) */
+	char ifname[IF_NAMESIZE];       /* socket: the rail's own netdev, "" none */
 };
 
 struct ibp_tx_opts {
@@ -141,6 +147,15 @@ struct ibp_transport_ops {
 	int (*lat_ping)(struct ibp_tx *tx, unsigned iters, int64_t deadline, uint64_t *ns);
 	int (*lat_pong)(struct ibp_tx *tx, unsigned iters, int64_t deadline);
 	void (*close)(struct ibp_tx *tx);
+	/*
+	 * A cross-rail probe (rdmatest.h, "Rails"), or NULL when the transport
+	 * has none: starts a non-blocking TCP connection from FROM (its address
+	 * and its netdev, as open binds a tx) to the receiver's endpoint TO of
+	 * another rail of the peer; *FD then polls POLLOUT, and SO_ERROR 0 says
+	 * that FROM's port reaches that one.  The receiver takes such a
+	 * connection as a stranger's (it presents no token).  0, -errno.
+	 */
+	int (*probe)(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd);
 };
 
 extern const struct ibp_transport_ops ibp_transport_socket;

@@ -30,6 +30,12 @@
  * --leaves K gives the nodes a topology of K leaves of contiguous nodes
  * under one spine: the topology-aware plan (rdmatest_plan.c).
  *
+ * --rails R: every node has R rails, as a rail-optimized node's R HCA
+ * ports, each on its own network: rail k of node I on 127.(100 + k).x.y,
+ * the address of node I's rail-k netdev (rail 0 is the node's address),
+ * devices sim0..sim(R-1).  The test runs in the --mode given (default the
+ * library's).
+ *
  * --prebind: each node binds its listener before the start barrier and
  * hands it to the test, as the plugin does (spank/ib_test.c binds it as
  * root before it starts the test's child): a peer's first connection then
@@ -158,6 +164,11 @@ static void f_close(struct ibp_tx *t)
 	ibp_transport_socket.close(t);
 }
 
+static int f_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd)
+{
+	return ibp_transport_socket.probe(from, to, fd);
+}
+
 static const struct ibp_transport_ops faulty = {
     .name = "socket",
     .kind = IBP_TX_SOCKET,
@@ -171,6 +182,7 @@ static const struct ibp_transport_ops faulty = {
     .lat_ping = f_lat_ping,
     .lat_pong = f_lat_pong,
     .close = f_close,
+    .probe = f_probe,
 };
 
 /*
@@ -267,6 +279,7 @@ static void usage(void)
 		"[--ports A-B]\n"
 		"       [--buf BYTES] [--burst BYTES] [--policy KEY=VALUE]... [--hostile I] "
 		"[--leaves K] [--prebind]\n"
+		"       [--rails R] [--mode quick|full]\n"
 		"       --outdir DIR\n");
 	exit(2);
 }
@@ -562,7 +575,9 @@ static bool with_fp; /* --fingerprint: every node sends and compares a fingerpri
 /* --leaves K: a topology of K leaves of contiguous nodes: the topology-aware plan */
 static struct ibp_topology sim_topo;
 static bool with_topo;
-static bool prebind; /* --prebind: listeners bound before the start barrier */
+static bool prebind;      /* --prebind: listeners bound before the start barrier */
+static size_t n_rails;    /* --rails R: R rails per node, each on its own addresses */
+static int run_mode = -1; /* --mode quick|full: the config's mode; -1 the default */
 /* --fp-odd FIRST:COUNT: those nodes have other firmware on mlx5_3:1 */
 static size_t odd_first = SIZE_MAX, odd_count;
 
@@ -631,6 +646,25 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	cfg.burst_bytes = burst;
 	if (with_fp)
 		cfg.fingerprint = &node_fp;
+	if (run_mode >= 0)
+		cfg.mode = (enum ibp_rdmatest_mode)run_mode;
+	if (n_rails) {
+		static struct ibp_tx_port rails[IBP_RDMATEST_MAX_RAILS];
+
+		for (size_t k = 0; k < n_rails; k++) {
+			memset(&rails[k], 0, sizeof(rails[k]));
+			snprintf(rails[k].device, sizeof(rails[k].device), "sim%zu", k);
+			rails[k].port = 1;
+			rails[k].gid_index = -1;
+			rails[k].rail = (unsigned)k;
+			snprintf(rails[k].addr, sizeof(rails[k].addr), "127.%zu.%zu.%zu", 100 + k,
+				 i / 200, i % 200 + 1);
+			/* every rail's netdev is lo here: the rails reach each other */
+			snprintf(rails[k].ifname, sizeof(rails[k].ifname), "lo");
+		}
+		cfg.ports = rails;
+		cfg.n_ports = n_rails;
+	}
 	if (my_fault == F_SQUAT)
 		squatter = squat(addrs[i], job, step, pol);
 	if (my_fault == F_RELAY)
@@ -693,6 +727,8 @@ int main(int argc, char **argv)
 	    {"leaves", required_argument, NULL, 'L'},
 	    {"fp-odd", required_argument, NULL, 'O'},
 	    {"prebind", no_argument, NULL, 'R'},
+	    {"rails", required_argument, NULL, 'r'},
+	    {"mode", required_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
 	static enum fault faults[MAX_NODES];
@@ -770,6 +806,19 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			prebind = true;
+			break;
+		case 'r':
+			n_rails = strtoul(optarg, NULL, 10);
+			if (n_rails < 1 || n_rails > IBP_RDMATEST_MAX_RAILS)
+				usage();
+			break;
+		case 'M':
+			if (!strcmp(optarg, "quick"))
+				run_mode = IBP_RDMATEST_QUICK;
+			else if (!strcmp(optarg, "full"))
+				run_mode = IBP_RDMATEST_FULL;
+			else
+				usage();
 			break;
 		case 'O':
 			if (sscanf(optarg, "%zu:%zu", &odd_first, &odd_count) != 2)

@@ -52,6 +52,9 @@ static void sample_plan(struct ibp_pipe_plan *p)
 		p->ports[i].rate_gbps = 400;
 		p->ports[i].rail = (unsigned)i;
 	}
+	/* rail 1 over its own netdev (the socket transport's rails) */
+	snprintf(p->ports[1].addr, sizeof(p->ports[1].addr), "172.30.1.12");
+	snprintf(p->ports[1].ifname, sizeof(p->ports[1].ifname), "ibp64s0");
 }
 
 static void test_pipe_plan_round_trip(void **state)
@@ -90,6 +93,9 @@ static void test_pipe_plan_round_trip(void **state)
 	assert_int_equal(q.ports[1].link_layer, IBP_LL_ETH);
 	assert_true(q.ports[1].rate_gbps == 400);
 	assert_int_equal(q.ports[1].rail, 1);
+	assert_string_equal(q.ports[1].addr, "172.30.1.12");
+	assert_string_equal(q.ports[1].ifname, "ibp64s0");
+	assert_string_equal(q.ports[0].ifname, "");
 	/* Too small a buffer: -ENOSPC, never a partial frame. */
 	assert_int_equal(ibp_pipe_plan_encode(&p, buf, 20), -ENOSPC);
 }

@@ -74,9 +74,10 @@ static const struct {
     {SPANK_IB_OPT_REPORT, "json:", -EINVAL, 0},
     {SPANK_IB_OPT_REPORT, "xml", -EINVAL, 0},
     {SPANK_IB_OPT_REPORT, "off:x", -EINVAL, 0},
-    {SPANK_IB_OPT_TEST, NULL, 0, SPANK_IB_TEST_QUICK},
+    {SPANK_IB_OPT_TEST, NULL, 0, SPANK_IB_TEST_FULL}, /* every rail by default */
     {SPANK_IB_OPT_TEST, "full", 0, SPANK_IB_TEST_FULL},
-    {SPANK_IB_OPT_TEST, "on", 0, SPANK_IB_TEST_QUICK},
+    {SPANK_IB_OPT_TEST, "quick", 0, SPANK_IB_TEST_QUICK},
+    {SPANK_IB_OPT_TEST, "on", 0, SPANK_IB_TEST_FULL},
     {SPANK_IB_OPT_TEST, "slow", -EINVAL, 0},
 };
 
@@ -328,7 +329,12 @@ static void test_enforced_test_not_lowered_by_warn(void **state)
 	assert_int_equal(
 	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
 	assert_false(eff.check_warn_by_user);
-	assert_int_equal(eff.test, SPANK_IB_TEST_QUICK);
+	assert_int_equal(eff.test, SPANK_IB_TEST_FULL);
+	/* the enforced test covers every rail: a user's quick (rail 0) is raised */
+	assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_TEST, "quick", err, sizeof(err)), 0);
+	assert_int_equal(
+	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
+	assert_int_equal(eff.test, SPANK_IB_TEST_FULL);
 	spank_ib_opts_init(&u);
 	assert_int_equal(spank_ib_effective(&u, &c, tbl_getenv, (void *)env_warn, &eff, &active,
 					    err, sizeof(err)),

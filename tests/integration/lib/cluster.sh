@@ -28,6 +28,11 @@
 #   cluster_node_state NODE         "idle", "drained", ...
 #   cluster_node_reason NODE
 #   cluster_wait_job JOBID [SECONDS] wait (bounded) until a job has ended
+#   cluster_rail_addr NODE DEV      (CL_RAILS=1) the address of DEV's netdev on NODE
+#   cluster_rail_link NODE DEV up|down  DEV's netdev on NODE up or down
+#   cluster_rail_swap NODE DEV1 DEV2    the two ports' cables swapped on NODE: each
+#                                   netdev keeps its address, on the other rail's network
+#   cluster_rail_restore            every rail back as cluster_start made it
 #
 # Parameters (environment; set before cluster_start):
 #   SLURM_SBIN     directory of slurmctld/slurmd (/usr/sbin)
@@ -52,9 +57,19 @@
 #   CL_SPANK_AT_START=1  put the plugin in plugstack.conf before slurmd starts:
 #                  slurmd only runs SPANK job prologs (prolog_check=) when its
 #                  stack had one at start; later steps re-read the file anyway
+#   CL_RAILS=1     per-rail networks, as a rail-optimized node has them: every
+#                  simulated HCA's port netdev (its sysfs device/net/NAME, e.g.
+#                  the IPoIB ibp24s0 of mlx5_0) exists in its node's namespace,
+#                  rail k (the node's HCAs in name order) one bridge of its own
+#                  in the harness's namespace $CL_TAG-fab, node nI at
+#                  $CL_RAIL_NET.k.(10+I)/24; the nodes' sysctls as multi-rail
+#                  hosts set them (arp_ignore=1, arp_announce=2: an address
+#                  answers only on its own netdev; rp_filter=2).  Nothing is
+#                  routed between rails.  Needs the simulated hardware.
 #
 # After cluster_start: CL_DIR (state), CL_CONF (slurm.conf), CL_NODES
-# ("n1 n2 ..."), CL_NET ("10.X.Y"), CL_PLUGSTACK, CL_LOG (log directory).
+# ("n1 n2 ..."), CL_NET ("10.X.Y"), CL_PLUGSTACK, CL_LOG (log directory);
+# with CL_RAILS=1, CL_RAIL_DEVS ("mlx5_0 mlx5_3 ...": rail k is the k-th).
 
 CL_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 : "${SLURM_SBIN:=/usr/sbin}"
@@ -69,12 +84,15 @@ CL_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 : "${CL_KEEP:=0}"
 : "${CL_CMD_TIMEOUT:=120}"
 : "${CL_SPANK_AT_START:=0}"
+: "${CL_RAILS:=0}"
+: "${CL_RAIL_NET:=172.30}"
 CL_DIR=
 CL_PIDS=()
 CL_NETNS=()
 CL_LINKS=()
 CL_NODES=
 CL_HW=0
+CL_RAIL_DEVS=
 
 cl_log() { echo "# cluster: $*" >&2; }
 
@@ -299,6 +317,94 @@ cl_start_net() {
 	done
 }
 
+# The HCAs of NODE's simulated tree in name order, "DEV NETDEV" per line
+# (the port's netdev, sysfs device/net/NAME; HCAs without one are left out).
+cl_rail_netdevs() {
+	local root=$CL_DIR/nodes/$1/root d nd
+	for d in $(ls -v "$root/sys/class/infiniband" 2>/dev/null); do
+		nd=$(ls "$root/sys/class/infiniband/$d/device/net" 2>/dev/null | head -1)
+		[ -n "$nd" ] && echo "$d $nd"
+	done
+}
+
+cl_rail_index() {
+	local i=0 d
+	for d in $CL_RAIL_DEVS; do
+		[ "$d" = "$1" ] && { echo $i; return 0; }
+		i=$((i + 1))
+	done
+	return 1
+}
+
+cluster_rail_addr() {
+	local k
+	k=$(cl_rail_index "$2") || return 1
+	echo "$CL_RAIL_NET.$k.$((10 + ${1#n}))"
+}
+
+# The per-rail networks: one bridge per rail in $CL_TAG-fab, a veth per node
+# and rail whose node end carries the port's netdev name.
+cl_start_rails() {
+	local fab=$CL_TAG-fab i k dev nd ns
+	CL_RAIL_DEVS=$(cl_rail_netdevs n1 | awk '{print $1}' | tr '\n' ' ')
+	CL_RAIL_DEVS=${CL_RAIL_DEVS% }
+	[ -n "$CL_RAIL_DEVS" ] || { cl_log "CL_RAILS=1: no HCA with a netdev in n1's tree"; return 1; }
+	ip netns add "$fab" || return 1
+	CL_NETNS+=("$fab")
+	ip -n "$fab" link set lo up
+	k=0
+	for dev in $CL_RAIL_DEVS; do
+		ip -n "$fab" link add "r$k" type bridge || return 1
+		ip -n "$fab" link set "r$k" up || return 1
+		k=$((k + 1))
+	done
+	for i in $(seq 1 "$CL_N"); do
+		ns=$CL_TAG-n$i
+		ip netns exec "$ns" sysctl -q -w net.ipv4.conf.all.arp_ignore=1 \
+			net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.all.rp_filter=2 \
+			net.ipv4.conf.default.rp_filter=2 >/dev/null || return 1
+		while read -r dev nd; do
+			k=$(cl_rail_index "$dev") || continue
+			ip -n "$fab" link add "r${k}n$i" type veth peer name "$nd" netns "$ns" || return 1
+			ip -n "$fab" link set "r${k}n$i" master "r$k" up || return 1
+			ip netns exec "$ns" sysctl -q -w "net.ipv4.conf.$nd.rp_filter=2" >/dev/null
+			ip -n "$ns" addr add "$(cluster_rail_addr "n$i" "$dev")/24" dev "$nd" || return 1
+			ip -n "$ns" link set "$nd" up || return 1
+		done < <(cl_rail_netdevs "n$i")
+	done
+}
+
+cl_rail_netdev() { cl_rail_netdevs "$1" | awk -v d="$2" '$1 == d {print $2}'; }
+
+cluster_rail_link() {
+	local nd
+	nd=$(cl_rail_netdev "$1" "$2")
+	[ -n "$nd" ] || { cl_log "cluster_rail_link: $1 has no netdev for $2"; return 1; }
+	ip -n "$CL_TAG-$1" link set "$nd" "$3"
+}
+
+# NODE's ports DEV1 and DEV2 on each other's rail network: their cables swapped.
+cluster_rail_swap() {
+	local k1 k2 i=${1#n}
+	k1=$(cl_rail_index "$2") && k2=$(cl_rail_index "$3") || {
+		cl_log "cluster_rail_swap: $2 or $3 is not a rail ($CL_RAIL_DEVS)"
+		return 1
+	}
+	ip -n "$CL_TAG-fab" link set "r${k1}n$i" master "r$k2" &&
+		ip -n "$CL_TAG-fab" link set "r${k2}n$i" master "r$k1"
+}
+
+cluster_rail_restore() {
+	local i k nd dev
+	for i in $(seq 1 "$CL_N"); do
+		while read -r dev nd; do
+			k=$(cl_rail_index "$dev") || continue
+			ip -n "$CL_TAG-fab" link set "r${k}n$i" master "r$k"
+			ip -n "$CL_TAG-n$i" link set "$nd" up
+		done < <(cl_rail_netdevs "n$i")
+	done
+}
+
 cluster_wait_idle() {
 	local secs=${1:-20} t n
 	for t in $(seq 1 $((secs * 10))); do
@@ -441,6 +547,10 @@ cluster_start() {
 		cl_write_hosts "$CL_DIR/hosts/$i"
 	done
 	cl_start_net || { cl_log "network setup failed"; return 1; }
+	if [ "$CL_RAILS" = 1 ]; then
+		[ "$CL_HW" = 1 ] || { cl_log "CL_RAILS=1 needs the simulated hardware"; return 1; }
+		cl_start_rails || { cl_log "per-rail networks: setup failed"; return 1; }
+	fi
 	cl_start_munge || return 1
 	cl_spawn slurmctld "$CL_TAG-ctl" ctl "$CL_DIR/hosts/ctl" \
 		"$SLURM_SBIN/slurmctld" -D -i -f "$CL_CONF"
@@ -491,6 +601,7 @@ cluster_stop() {
 	CL_PIDS=()
 	CL_NETNS=()
 	CL_LINKS=()
+	CL_RAIL_DEVS=
 	[ "$errexit" = 1 ] && set -e
 	return 0
 }

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest_probe.c: the cross-rail probes (rdmatest_probe.h): one thread
+ * that starts them as the out-links bring their peers' endpoints and polls
+ * their connections.  A probe's connection is closed the moment it is
+ * answered, so the peer's receiver, which takes it as a stranger's, drops
+ * it at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rdmatest_probe.h"
+
+/* How long the thread sleeps at most between looks at the links' news. */
+#define PROBE_TICK_MS 20
+
+void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
+			const struct ibp_transport_ops *ops, const struct ibp_tx_port *rails)
+{
+	memset(p, 0, sizeof(*p));
+	p->x = x;
+	p->ops = ops;
+	p->rails = rails;
+	p->wake[0] = p->wake[1] = -1;
+	for (size_t i = 0; i < IBP_RT_MAX_PROBES; i++)
+		p->v[i].fd = -1;
+}
+
+static void poke(struct ibp_rt_probes *p)
+{
+	char c = 1;
+
+	if (p->wake[1] >= 0)
+		(void)!write(p->wake[1], &c, 1);
+}
+
+void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
+			   const struct ibp_endpoint *ep)
+{
+	if (!p->running || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->ep[round - 1][rail] = *ep;
+	p->have_ep[round - 1][rail] = true;
+	p->since[round - 1][rail] = ibp_now_ns();
+	pthread_mutex_unlock(&p->mu);
+	poke(p);
+}
+
+void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, bool up)
+{
+	if (!p->running || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->path[round - 1][rail] = up ? 1 : 2;
+	pthread_mutex_unlock(&p->mu);
+	if (!up)
+		poke(p);
+}
+
+/* Starts the probe from rail K to the peer's rail J of ROUND (under MU). */
+static void start(struct ibp_rt_probes *p, unsigned round, size_t k, size_t j, uint8_t kind)
+{
+	struct ibp_rt_probe *q;
+	int rc, fd = -1;
+
+	p->tried[round - 1][k][j] = true;
+	if (p->n == IBP_RT_MAX_PROBES) {
+		p->dropped++;
+		return;
+	}
+	q = &p->v[p->n++];
+	q->kind = kind;
+	q->r.from = p->x->me;
+	q->r.to = p->x->plan->send_to[round - 1];
+	q->r.round = (uint8_t)round;
+	q->r.from_rail = (uint16_t)k;
+	q->r.to_rail = (uint16_t)j;
+	rc = p->ops->probe(&p->rails[k], &p->ep[round - 1][j], &fd);
+	q->fd = fd;
+	q->pending = rc == 0;
+	q->r.err = rc;
+}
+
+/*
+ * What to probe now (under MU): the round's across probe once both its
+ * rails' endpoints are in; landing probes from a rail whose data path
+ * failed or is late.  Returns the ms until a late path is due, -1 none.
+ */
+static int schedule(struct ibp_rt_probes *p, int64_t now)
+{
+	size_t nr = p->x->n_rails;
+	int next = -1;
+
+	for (unsigned r = 1; r <= ibp_rt_n_rounds(p->x); r++) {
+		size_t a = (p->x->me + r) % nr, b = (a + 1) % nr;
+
+		if (p->have_ep[r - 1][a] && p->have_ep[r - 1][b] && !p->tried[r - 1][a][b])
+			start(p, r, a, b, IBP_RT_PROBE_ACROSS);
+		for (size_t k = 0; k < nr; k++) {
+			int64_t due = p->since[r - 1][k] + IBP_RT_LANDING_MS * IBP_NS_PER_MS;
+			bool late;
+
+			if (!p->have_ep[r - 1][k] || p->path[r - 1][k] == 1)
+				continue;
+			late = p->path[r - 1][k] == 2 || now >= due;
+			if (!late) {
+				int ms = (int)((due - now) / IBP_NS_PER_MS) + 1;
+
+				next = next < 0 || ms < next ? ms : next;
+				continue;
+			}
+			/* where rail k lands, and which of this node's rails reach the peer's k */
+			for (size_t j = 0; j < nr; j++) {
+				if (j == k)
+					continue;
+				if (p->have_ep[r - 1][j] && !p->tried[r - 1][k][j])
+					start(p, r, k, j, IBP_RT_PROBE_LANDING);
+				if (!p->tried[r - 1][j][k])
+					start(p, r, j, k, IBP_RT_PROBE_LANDING);
+			}
+		}
+	}
+	return next;
+}
+
+static void resolve(struct ibp_rt_probe *q)
+{
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	if (getsockopt(q->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+		soerr = errno;
+	q->r.reached = soerr == 0;
+	q->r.err = -soerr;
+	q->pending = false;
+	close(q->fd); /* at once: the peer's receiver drops it, it presented no token */
+	q->fd = -1;
+}
+
+static void *probe_thread(void *arg)
+{
+	struct ibp_rt_probes *p = arg;
+	struct pollfd fds[1 + IBP_RT_MAX_PROBES];
+	size_t idx[1 + IBP_RT_MAX_PROBES];
+
+	for (;;) {
+		size_t nf = 0;
+		int tmo, next;
+		bool stop;
+
+		pthread_mutex_lock(&p->mu);
+		stop = p->stop;
+		next = stop ? -1 : schedule(p, ibp_now_ns());
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			break;
+		fds[nf++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
+		for (size_t i = 0; i < p->n; i++)
+			if (p->v[i].pending) {
+				idx[nf] = i;
+				fds[nf++] = (struct pollfd){.fd = p->v[i].fd, .events = POLLOUT};
+			}
+		tmo = next >= 0 && next < PROBE_TICK_MS ? next : PROBE_TICK_MS;
+		if (poll(fds, nf, tmo) <= 0)
+			continue;
+		if (fds[0].revents) {
+			char buf[64];
+
+			while (read(p->wake[0], buf, sizeof(buf)) > 0)
+				;
+		}
+		for (size_t f = 1; f < nf; f++)
+			if (fds[f].revents)
+				resolve(&p->v[idx[f]]);
+	}
+	return NULL;
+}
+
+void ibp_rt_probes_spawn(struct ibp_rt_probes *p)
+{
+	if (!p->ops || !p->ops->probe || p->x->n_rails < 2 || !ibp_rt_n_rounds(p->x))
+		return;
+	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK)) {
+		p->wake[0] = p->wake[1] = -1;
+		return;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	p->running = true; /* before the thread: the workers' news count from now */
+	if (pthread_create(&p->th, NULL, probe_thread, p)) {
+		p->running = false;
+		pthread_mutex_destroy(&p->mu);
+		close(p->wake[0]);
+		close(p->wake[1]);
+		p->wake[0] = p->wake[1] = -1;
+	}
+}
+
+void ibp_rt_probes_stop(struct ibp_rt_probes *p)
+{
+	if (!p->running)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_mutex_unlock(&p->mu);
+	poke(p);
+	pthread_join(p->th, NULL);
+	p->running = false;
+	for (size_t i = 0; i < p->n; i++) {
+		struct ibp_rt_probe *q = &p->v[i];
+
+		if (!q->pending)
+			continue;
+		/* one last look: answered while the thread was stopping */
+		if (poll(&(struct pollfd){.fd = q->fd, .events = POLLOUT}, 1, 0) > 0) {
+			resolve(q);
+			continue;
+		}
+		close(q->fd);
+		q->fd = -1;
+		q->pending = false;
+		q->r.reached = false;
+		q->r.err = -ETIMEDOUT;
+	}
+	pthread_mutex_destroy(&p->mu);
+	close(p->wake[0]);
+	close(p->wake[1]);
+	p->wake[0] = p->wake[1] = -1;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rdmatest_probe.h: cross-rail probes (private to helpers/rdmatest/).
+ * Does this node's rail k reach a peer's rail j port?  The links test
+ * rail k against rail k; a probe is one TCP connection from rail k's port
+ * (its address, bound to its netdev: transport.h's probe) to the data
+ * listener of the peer's rail j, whose endpoint this node's rail-j link
+ * to the same peer brought.  Two kinds:
+ *
+ *   landing  for a rail k whose data path to the peer failed, or has not
+ *            come up IBP_RT_LANDING_MS after it started: from rail k to
+ *            every other rail of that peer, and from every other rail to
+ *            the peer's rail k.  Rail k reaching rail j instead of rail k
+ *            is a port on the wrong rail's network (a crossed cable).
+ *   across   once per round, rail a to rail a + 1 (a = this node's index
+ *            plus the round, over the rails): whether the rails reach
+ *            each other at all, for NCCL_CROSS_NIC (rdmatest_report.c).
+ *
+ * A thread of its own polls them, started before the links and stopped
+ * once the summaries are in, so a probe never adds to the time to verdict;
+ * one still pending then did not reach (an unanswered ARP takes seconds).
+ * The peers keep their receivers' listeners open until their own run ends
+ * (rdmatest_link.c).  Only a transport with a probe op (socket) and more
+ * than one rail probes.  Calls conn.h only.
+ */
+#ifndef IBPREP_RDMATEST_PROBE_H
+#define IBPREP_RDMATEST_PROBE_H
+
+#include "rdmatest_conn.h"
+
+#define IBP_RT_MAX_PROBES IBP_RDMATEST_MAX_PROBES
+
+enum ibp_rt_probe_kind { IBP_RT_PROBE_LANDING = 0, IBP_RT_PROBE_ACROSS = 1 };
+
+struct ibp_rt_probe {
+	struct ibp_rdmatest_probe r; /* the public record */
+	uint8_t kind;                /* enum ibp_rt_probe_kind */
+	int fd;                      /* pending: the connection; -1 once resolved */
+	bool pending;
+};
+
+struct ibp_rt_probes {
+	/* the owner's, set before SPAWN */
+	const struct ibp_rt_ctx *x;
+	const struct ibp_transport_ops *ops;
+	const struct ibp_tx_port *rails; /* X->n_rails */
+
+	pthread_t th;
+	bool running;
+	int wake[2]; /* the link workers' news wake the thread */
+	pthread_mutex_t mu;
+	/* under MU: the out-links' news, by round (0, 1) and rail */
+	bool stop;
+	struct ibp_endpoint ep[2][IBP_RDMATEST_MAX_RAILS];
+	bool have_ep[2][IBP_RDMATEST_MAX_RAILS];
+	int64_t since[2][IBP_RDMATEST_MAX_RAILS]; /* when its data path started */
+	uint8_t path[2][IBP_RDMATEST_MAX_RAILS];  /* 0 pending, 1 up, 2 failed */
+	bool tried[2][IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS];
+	/* the thread's; read by the owner after STOP */
+	struct ibp_rt_probe v[IBP_RT_MAX_PROBES];
+	size_t n;
+	unsigned dropped; /* probes not made: no room left */
+};
+
+#define IBP_RT_LANDING_MS 250
+
+void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
+			const struct ibp_transport_ops *ops, const struct ibp_tx_port *rails);
+/* Starts the thread when there is something to probe (else nothing happens). */
+void ibp_rt_probes_spawn(struct ibp_rt_probes *p);
+/* An out-link's peer endpoint (ROUND 1 or 2, RAIL): its data path starts now. */
+void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
+			   const struct ibp_endpoint *ep);
+/* That data path came up (UP) or failed. */
+void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, bool up);
+/* Stops and joins the thread; a probe still pending did not reach.  Safe when never spawned. */
+void ibp_rt_probes_stop(struct ibp_rt_probes *p);
+
+#endif

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the test's rails (helpers/rdmatest/rdmatest_rails.c) and of
+ * whole runs of several rails in threads of this process over loopback
+ * (insecure: no munged needed): a rail that fails on one node is named on
+ * that node and rail only; two rails whose ports are each on the other's
+ * network are named crossed; the rails' reach for NCCL_CROSS_NIC is a
+ * note.  The crossing comes from a transport that wraps the socket one
+ * and plays a fabric of rail networks: a probe reaches a port on the
+ * same network, a link's data path between two networks fails.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ibprep/rdmatest.h"
+#include "ibprep/rdmatest_rails.h"
+
+/* ---- the rails of a port list ---- */
+
+static void test_rails_netdev_addr_lo_and_missing(void **state)
+{
+	char addr[64];
+
+	(void)state;
+	assert_int_equal(ibp_rails_netdev_addr("lo", addr, sizeof(addr)), 0);
+	assert_string_equal(addr, "127.0.0.1");
+	assert_int_equal(ibp_rails_netdev_addr("lo", addr, 4), -ENOSPC);
+	assert_int_equal(ibp_rails_netdev_addr("ibp-none9", addr, sizeof(addr)), -ENODEV);
+	assert_int_equal(ibp_rails_netdev_addr("", addr, sizeof(addr)), -ENODEV);
+	assert_int_equal(
+	    ibp_rails_netdev_addr("a-name-far-too-long-for-ifnamsiz", addr, sizeof(addr)), -ENODEV);
+}
+
+static void test_rails_drivable_verbs_ib_roce_only(void **state)
+{
+	(void)state;
+	assert_true(ibp_rails_drivable(IBP_TX_VERBS, IBP_FABRIC_IB));
+	assert_true(ibp_rails_drivable(IBP_TX_VERBS, IBP_FABRIC_ROCE));
+	assert_false(ibp_rails_drivable(IBP_TX_VERBS, IBP_FABRIC_EFA));
+	assert_false(ibp_rails_drivable(IBP_TX_VERBS, IBP_FABRIC_SLINGSHOT));
+	assert_false(ibp_rails_drivable(IBP_TX_VERBS, IBP_FABRIC_OTHER));
+	assert_true(ibp_rails_drivable(IBP_TX_SOCKET, IBP_FABRIC_EFA));
+}
+
+/*
+ * The socket transport's rails: each port over its netdev's address, no
+ * rate; none when no netdev has an address (the node's own address then);
+ * a netdev without one keeps its name and no address (its links fail).
+ */
+static void test_rails_socket_ports_addresses_or_none(void **state)
+{
+	struct ibp_tx_port p[3];
+	const char *nd[3] = {"lo", "ibp-none9", ""};
+	const char *none[3] = {"ibp-none9", "", "ibp-none8"};
+
+	(void)state;
+	memset(p, 0, sizeof(p));
+	for (int i = 0; i < 3; i++)
+		p[i].rate_gbps = 400;
+	assert_int_equal(ibp_rails_socket_ports(p, nd, 3), 3);
+	assert_string_equal(p[0].addr, "127.0.0.1");
+	assert_string_equal(p[0].ifname, "lo");
+	assert_true(p[0].rate_gbps == 0);
+	assert_string_equal(p[1].addr, "");
+	assert_string_equal(p[1].ifname, "ibp-none9");
+	assert_string_equal(p[2].addr, "");
+	assert_string_equal(p[2].ifname, "-");
+	assert_int_equal(ibp_rails_socket_ports(p, none, 3), 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(!p[i].addr[0] && !p[i].ifname[0]);
+}
+
+/* ---- whole runs ---- */
+
+#define NODES 3
+#define RAILS 3
+
+struct node_run {
+	struct ibp_rdmatest_config cfg;
+	struct ibp_findings out;
+	struct ibp_rdmatest_result res;
+	struct ibp_tx_port ports[RAILS];
+	int rc;
+	pthread_t th;
+};
+
+/* Node I's rail K: 127.A.B.(1 + I + 10 K), A.B from the PID (other test copies). */
+static char addr_of[NODES][RAILS][24];
+static const char *node_addrs[NODES];
+
+static void addrs_init(void)
+{
+	unsigned pid = (unsigned)getpid();
+
+	for (int i = 0; i < NODES; i++) {
+		for (int k = 0; k < RAILS; k++)
+			snprintf(addr_of[i][k], sizeof(addr_of[i][k]), "127.%u.%u.%d",
+				 64 + pid % 128, (pid / 128) % 250, 1 + i + 10 * k);
+		node_addrs[i] = addr_of[i][0];
+	}
+}
+
+/*
+ * The fabric the wrapping transport plays: NET[i][k] is the rail network
+ * node I's rail-K port sits on (normally K).  A data path whose two ends
+ * sit on different networks fails as an unanswered connection does; a
+ * probe reaches a port on its own network only.
+ */
+static int net[NODES][RAILS];
+
+static bool where(const char *addr, int *node, int *rail)
+{
+	for (int i = 0; i < NODES; i++)
+		for (int k = 0; k < RAILS; k++)
+			if (!strcmp(addr, addr_of[i][k])) {
+				*node = i;
+				*rail = k;
+				return true;
+			}
+	return false;
+}
+
+static bool ep_where(const struct ibp_endpoint *ep, int *node, int *rail)
+{
+	char a[24];
+
+	snprintf(a, sizeof(a), "%u.%u.%u.%u", ep->gid[12], ep->gid[13], ep->gid[14], ep->gid[15]);
+	return where(a, node, rail);
+}
+
+/* The tx's own address: what open was given (kept beside each tx). */
+struct wrapped {
+	struct ibp_tx *tx;
+	int node, rail;
+};
+
+static int w_open(const struct ibp_tx_port *p, const struct ibp_tx_opts *o, struct ibp_tx **t)
+{
+	struct wrapped *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	if (!where(p->addr, &w->node, &w->rail))
+		w->node = w->rail = -1;
+	rc = ibp_transport_socket.open(p, o, &w->tx);
+	if (rc) {
+		free(w);
+		*t = NULL;
+		return rc;
+	}
+	*t = (struct ibp_tx *)w;
+	return 0;
+}
+
+static struct ibp_tx *inner(struct ibp_tx *t)
+{
+	return ((struct wrapped *)t)->tx;
+}
+
+static int w_endpoint(struct ibp_tx *t, struct ibp_endpoint *e)
+{
+	return ibp_transport_socket.endpoint(inner(t), e);
+}
+
+static int w_connect(struct ibp_tx *t, const struct ibp_endpoint *e, enum ibp_tx_role r, int64_t d)
+{
+	struct wrapped *w = (struct wrapped *)t;
+	int pn, pr;
+
+	if (w->node >= 0 && ep_where(e, &pn, &pr) && net[w->node][w->rail] != net[pn][pr])
+		return -ETIMEDOUT; /* at once: the suite need not wait out the round */
+	return ibp_transport_socket.connect(inner(t), e, r, d);
+}
+
+static int w_send_pattern(struct ibp_tx *t, uint64_t s, size_t l, int64_t d)
+{
+	return ibp_transport_socket.send_pattern(inner(t), s, l, d);
+}
+
+static int w_recv_pattern(struct ibp_tx *t, uint64_t s, size_t l, int64_t d, size_t *bad)
+{
+	return ibp_transport_socket.recv_pattern(inner(t), s, l, d, bad);
+}
+
+static int w_bw_send(struct ibp_tx *t, uint64_t b, int64_t d, uint64_t *ns)
+{
+	return ibp_transport_socket.bw_send(inner(t), b, d, ns);
+}
+
+static int w_bw_recv(struct ibp_tx *t, uint64_t b, int64_t d)
+{
+	return ibp_transport_socket.bw_recv(inner(t), b, d);
+}
+
+static int w_lat_ping(struct ibp_tx *t, unsigned i, int64_t d, uint64_t *ns)
+{
+	return ibp_transport_socket.lat_ping(inner(t), i, d, ns);
+}
+
+static int w_lat_pong(struct ibp_tx *t, unsigned i, int64_t d)
+{
+	return ibp_transport_socket.lat_pong(inner(t), i, d);
+}
+
+static void w_close(struct ibp_tx *t)
+{
+	if (!t)
+		return;
+	ibp_transport_socket.close(inner(t));
+	free(t);
+}
+
+/*
+ * A probe: a connected socket pair end when the two ports share a network
+ * (SO_ERROR 0: reached), else a pipe's write end, which polls ready at once
+ * and is no socket (SO_ERROR fails: not reached).
+ */
+static int w_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd)
+{
+	int fn, fr, tn, tr, sv[2];
+
+	if (!where(from->addr, &fn, &fr) || !ep_where(to, &tn, &tr))
+		return -EINVAL;
+	if (net[fn][fr] == net[tn][tr]) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+			return -errno;
+		close(sv[1]);
+		*fd = sv[0];
+		return 0;
+	}
+	if (pipe(sv))
+		return -errno;
+	close(sv[0]);
+	*fd = sv[1];
+	return 0;
+}
+
+static const struct ibp_transport_ops fabric = {
+    .name = "socket",
+    .kind = IBP_TX_SOCKET,
+    .open = w_open,
+    .endpoint = w_endpoint,
+    .connect = w_connect,
+    .send_pattern = w_send_pattern,
+    .recv_pattern = w_recv_pattern,
+    .bw_send = w_bw_send,
+    .bw_recv = w_bw_recv,
+    .lat_ping = w_lat_ping,
+    .lat_pong = w_lat_pong,
+    .close = w_close,
+    .probe = w_probe,
+};
+
+static void *node_main(void *arg)
+{
+	struct node_run *nr = arg;
+
+	nr->rc = ibp_rdmatest_run(&nr->cfg, &nr->out, &nr->res);
+	return NULL;
+}
+
+/*
+ * NODES nodes of RAILS rails each over loopback (rail K of node I on its own
+ * address, device "ibK", netdev "lo"), through the wrapping transport.
+ * NOADDR_NODE's rail NOADDR_RAIL has a netdev without an address (-1: none).
+ */
+static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int noaddr_rail)
+{
+	static struct ibp_hostlist hl;
+	static struct ibp_policy pol;
+	char err[128];
+
+	ibp_policy_init(&pol);
+	assert_int_equal(ibp_policy_set(&pol, "test_ports", "30000-30999", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "500000", err, sizeof(err)), 0);
+	ibp_hostlist_release(&hl);
+	assert_int_equal(ibp_hostlist_expand("r[1-3]", 0, &hl, err, sizeof(err)), 0);
+	for (int i = 0; i < NODES; i++) {
+		struct node_run *n = &nr[i];
+
+		memset(n, 0, sizeof(*n));
+		ibp_findings_init(&n->out);
+		for (int k = 0; k < RAILS; k++) {
+			struct ibp_tx_port *p = &n->ports[k];
+
+			snprintf(p->device, sizeof(p->device), "ib%d", k);
+			p->port = 1;
+			p->gid_index = -1;
+			snprintf(p->ifname, sizeof(p->ifname), "lo");
+			if (i != noaddr_node || k != noaddr_rail)
+				snprintf(p->addr, sizeof(p->addr), "%s", addr_of[i][k]);
+		}
+		n->cfg.nodes = &hl;
+		n->cfg.index = (size_t)i;
+		n->cfg.job = job;
+		n->cfg.uid = 1000;
+		n->cfg.policy = &pol;
+		n->cfg.transport = &fabric;
+		n->cfg.insecure = true;
+		n->cfg.addrs = node_addrs;
+		n->cfg.ports = n->ports;
+		n->cfg.n_ports = RAILS;
+		n->cfg.buf_len = 4096;
+		n->cfg.burst_bytes = 16384;
+		assert_int_equal(pthread_create(&n->th, NULL, node_main, n), 0);
+	}
+	for (int i = 0; i < NODES; i++)
+		pthread_join(nr[i].th, NULL);
+}
+
+static size_t count(const struct ibp_findings *f, const char *code)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		n += !strcmp(f->v[i].code, code);
+	return n;
+}
+
+static const struct ibp_finding *find(const struct ibp_findings *f, const char *code)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].code, code))
+			return &f->v[i];
+	return NULL;
+}
+
+static void release(struct node_run *nr)
+{
+	for (int i = 0; i < NODES; i++)
+		ibp_findings_release(&nr[i].out);
+}
+
+static void fabric_rails(void)
+{
+	for (int i = 0; i < NODES; i++)
+		for (int k = 0; k < RAILS; k++)
+			net[i][k] = k;
+}
+
+/* Every rail by default: RAILS x 2 rounds x 2 directions, all pass; the isolated rails' note. */
+static void test_run_every_rail_by_default_note_isolated(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	run_rails(nr, 301, -1, -1);
+	for (int i = 0; i < NODES; i++) {
+		const struct ibp_finding *note = find(&nr[i].out, "rdmatest_rails_isolated");
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_int_equal(nr[i].res.n_links, RAILS * 2 * 2);
+		for (size_t l = 0; l < nr[i].res.n_links; l++)
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
+		/* one across probe per round, none reached: NCCL_CROSS_NIC=0, a note */
+		assert_non_null(note);
+		assert_int_equal(note->severity, IBP_SEV_OK);
+		assert_non_null(strstr(note->fix, "NCCL_CROSS_NIC=0"));
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_joined"), 0);
+	}
+	release(nr);
+}
+
+/* All rails on one network: the note says they reach each other. */
+static void test_run_joined_rails_note(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	memset(net, 0, sizeof(net));
+	run_rails(nr, 302, -1, -1);
+	for (int i = 0; i < NODES; i++) {
+		assert_true(nr[i].res.pass);
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_joined"), 1);
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_isolated"), 0);
+	}
+	release(nr);
+}
+
+/*
+ * One rail of one node fails (r2's rail 1 has no address): every node names
+ * r2 and ib1 on rail 1, once, and nothing else fails: not r2 as a whole,
+ * not its peers, not a link.
+ */
+static void test_run_one_rail_down_named_on_that_rail_only(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	run_rails(nr, 303, 1, 1);
+	for (int i = 0; i < NODES; i++) {
+		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rail_failed");
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_false(nr[i].res.pass);
+		assert_non_null(f);
+		assert_string_equal(f->node, "r2");
+		assert_string_equal(f->device, "ib1");
+		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 1);
+		assert_int_equal(count(&nr[i].out, "rdmatest_node_failed"), 0);
+		assert_int_equal(count(&nr[i].out, "rdmatest_link_failed"), 0);
+		for (size_t l = 0; l < nr[i].res.n_links; l++)
+			if (nr[i].res.links[l].rail != 1)
+				assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
+	}
+	release(nr);
+}
+
+/*
+ * r2's ports of rails 1 and 2 each sit on the other's network: every node
+ * names r2's ib1 and ib2 as crossed, with the cables to swap, and fails
+ * nothing else.
+ */
+static void test_run_crossed_rails_named_by_every_node(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	net[1][1] = 2;
+	net[1][2] = 1;
+	run_rails(nr, 304, -1, -1);
+	for (int i = 0; i < NODES; i++) {
+		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_false(nr[i].res.pass);
+		assert_non_null(f);
+		assert_string_equal(f->node, "r2");
+		assert_string_equal(f->device, "ib1");
+		assert_non_null(strstr(f->fix, "swap the cables of ib1 and ib2"));
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 1);
+		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 0);
+		assert_int_equal(count(&nr[i].out, "rdmatest_node_failed"), 0);
+		assert_int_equal(count(&nr[i].out, "rdmatest_link_failed"), 0);
+	}
+	release(nr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_rails_netdev_addr_lo_and_missing),
+	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
+	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
+	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
+	    cmocka_unit_test(test_run_joined_rails_note),
+	    cmocka_unit_test(test_run_one_rail_down_named_on_that_rail_only),
+	    cmocka_unit_test(test_run_crossed_rails_named_by_every_node),
+	};
+
+	addrs_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
