@@ -10,7 +10,10 @@
 #            costs per node: the nodes' extra CPU (credentials, HKDF, a MAC
 #            per frame) plus munged's own CPU, per node
 # and what the plugin's unprivileged test child adds per node and step
-# (tests/tools/child-bench.c; target < 5 ms).  Then the same with a
+# (tests/tools/child-bench.c; target < 5 ms).  Then RAILS (8) rails against
+# one, side by side (rdmatest-sim --rails: each rail on addresses of its
+# own), runs alternating: every rail at once, the default test, against
+# quick mode's one (target: ratio <= 1.2).  Then the same with a
 # topology of TOPO_LEAVES (4) leaves: the topology-aware plan.
 # On a machine with fewer cores than simulated nodes, the nodes share the
 # cores: verdict time then grows with N / cores while the work per node
@@ -113,6 +116,27 @@ if [ "$TOPO_LEAVES" -ge 2 ]; then
 		printf '%6s  %10s  %8s  %12s  %s/%s\n' "$n" "$(col 1 "$tmp/t")" "$(col 2 "$tmp/t")" \
 			"$(col 3 "$tmp/t")" "$(col 4 "$tmp/t")" "$n"
 	done
+fi
+
+# Every rail against one (issue 30): the same step with 1 and RAILS rails,
+# alternating run by run; the default test covers every rail.
+RAILS=${RAILS:-8}
+if [ "$RAILS" -ge 2 ]; then
+	echo "every rail: 1 rail against $RAILS (all at once, one connection per peer and round), $mode, --prebind, $RUNS runs each, alternating:"
+	printf '%6s  %10s  %10s  %7s  %12s  %12s  %s\n' nodes verdict_1_s "verdict_${RAILS}_s" ratio \
+		cpu_1_ms "cpu_${RAILS}_ms" passed
+	for n in $SIZES; do
+		: >"$tmp/r1" && : >"$tmp/r8"
+		for r in $(seq 1 "$RUNS"); do
+			sim "$n" $((4000 + r)) "${auth[@]}" --prebind --rails 1 >>"$tmp/r1"
+			sim "$n" $((5000 + r)) "${auth[@]}" --prebind --rails "$RAILS" >>"$tmp/r8"
+		done
+		v1=$(col 1 "$tmp/r1") v8=$(col 1 "$tmp/r8")
+		printf '%6s  %10s  %10s  %7s  %12s  %12s  %s/%s %s/%s\n' "$n" "$v1" "$v8" \
+			"$(awk -v a="$v1" -v b="$v8" 'BEGIN {if (a > 0) printf "%.2f", b / a; else print "-"}')" \
+			"$(col 3 "$tmp/r1")" "$(col 3 "$tmp/r8")" "$(col 4 "$tmp/r1")" "$n" "$(col 4 "$tmp/r8")" "$n"
+	done
+	echo "target: ratio <= 1.2 (verdict_${RAILS}_s / verdict_1_s)"
 fi
 
 # The plugin's test child: fork, drop to a user, exec ibprep rdmatest --child,

@@ -164,6 +164,9 @@ static int setup_links(struct ibp_rt_run *run, struct ibp_findings *out)
 				l->r.round = (uint8_t)r;
 				l->r.rail = (uint16_t)k;
 				l->r.status = IBP_LINK_UNTESTED;
+				/* rail 0's connection carries every rail: no other is taken */
+				if (k)
+					l->slot = IBP_RT_SLOT_CLOSED;
 				ibp_rt_setf(l->r.device, sizeof(l->r.device), "%s",
 					    run->rails[k].device);
 				l->r.port = run->rails[k].port;

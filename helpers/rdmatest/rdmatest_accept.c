@@ -313,29 +313,7 @@ static bool nonce_seen(struct ibp_rt_acceptor *a, uint64_t nonce)
 
 /* ---- the HELLO ---------------------------------------------------------- */
 
-/* Rails of this node the peer FROM does not have: nothing to wait for. */
-static void mark_missing_rails(struct ibp_rt_acceptor *a, uint32_t from, unsigned peer_rails)
-{
-	for (size_t k = peer_rails; k < a->x->n_rails; k++) {
-		for (unsigned r = 1; r <= ibp_rt_n_rounds(a->x); r++) {
-			struct ibp_rt_link *x = ibp_rt_link_at(a->x, k, r, false);
-
-			if (x->peer == from && x->slot == IBP_RT_SLOT_EMPTY) {
-				x->slot = IBP_RT_SLOT_CLOSED;
-				ibp_rt_setf(x->skip, sizeof(x->skip),
-					    "%s tests %u rail%s, %s %zu: no rail %zu there",
-					    ibp_rt_node_name(a->x, from), peer_rails,
-					    peer_rails == 1 ? "" : "s",
-					    ibp_rt_node_name(a->x, a->x->me), a->x->n_rails, k);
-			}
-		}
-	}
-}
-
-/*
- * The peer asked for a rail this node does not have, or to join a
- * step-wide sum this node has no part in: say so, authenticated.
- */
+/* The peer asked to join a step-wide sum this node has no part in: say so, authenticated. */
 static void answer_no_rail(struct ibp_rt_acceptor *a, struct pending *p,
 			   const struct ibp_oob_hello *h)
 {
@@ -349,14 +327,6 @@ static void answer_no_rail(struct ibp_rt_acceptor *a, struct pending *p,
 	if (!rc)
 		rc = ibp_oob_send(p->fd, &reply,
 				  ibp_deadline_min(a->x->end, ibp_now_ns() + IBP_NS_PER_S));
-	if (h->round <= ibp_rt_n_rounds(a->x)) {
-		struct ibp_rt_link *x = ibp_rt_link_at(a->x, 0, h->round, false);
-
-		pthread_mutex_lock(&a->x->mu);
-		if (x->peer == h->from && x->no_rail_answered < UINT8_MAX)
-			x->no_rail_answered++;
-		pthread_mutex_unlock(&a->x->mu);
-	}
 	if (h->round == IBP_OOB_RING_ROUND)
 		drop(a, p, "%s opens the step-wide sum's connection, this node takes no part%s%s",
 		     ibp_rt_node_name(a->x, h->from), rc ? ": cannot answer: " : "", rc ? why : "");
@@ -418,8 +388,11 @@ static void handshake(struct ibp_rt_acceptor *a, struct pending *p)
 	if (rc)
 		goto refused;
 	/* From here the sender is the peer, vouched for by munge. */
-	if (h->rail >= a->x->n_rails) {
-		answer_no_rail(a, p, h);
+	/* one connection per round and direction carries every rail (rdmatest_link.c) */
+	if (h->rail != 0) {
+		refuse_drop(a, p,
+			    "a hello for rail %u from %s: rail 0's connection carries every rail",
+			    h->rail, ibp_rt_node_name(a->x, h->from));
 		return;
 	}
 	if (h->round == IBP_OOB_RING_ROUND) {
@@ -471,7 +444,6 @@ static void handshake(struct ibp_rt_acceptor *a, struct pending *p)
 		return;
 	}
 	pthread_mutex_lock(&a->x->mu);
-	mark_missing_rails(a, h->from, h->n_rails);
 	if (h->round <= ibp_rt_n_rounds(a->x)) {
 		struct ibp_rt_link *x = ibp_rt_link_at(a->x, 0, h->round, false);
 
@@ -549,7 +521,7 @@ static void other_version(struct ibp_rt_acceptor *a, struct pending *p, int vers
 /* Where the in-links' slots stand, for the acceptor's loop. */
 enum slots_state {
 	SLOTS_DONE,    /* every slot LIVE or CLOSED: nothing more to accept */
-	SLOTS_WAITING, /* a slot is EMPTY (or a peer has HELLOs to send) */
+	SLOTS_WAITING, /* a slot is EMPTY */
 	SLOTS_HANDED,  /* none EMPTY, but one handed over awaits its first frame */
 };
 
@@ -567,10 +539,6 @@ static enum slots_state slots_state(struct ibp_rt_acceptor *a)
 			st = SLOTS_WAITING;
 		else if (l->slot == IBP_RT_SLOT_FILLED && st == SLOTS_DONE)
 			st = SLOTS_HANDED;
-		/* A peer with more rails still has HELLOs to send: answer them. */
-		if (l->r.rail == 0 && l->peer_rails > a->x->n_rails &&
-		    l->no_rail_answered < l->peer_rails - a->x->n_rails)
-			st = SLOTS_WAITING;
 	}
 	/* the step-wide sum's connections from this node's children: slots like a link's */
 	for (int i = 0; i < IBP_RDMATEST_TREE_KIDS; i++) {

@@ -270,6 +270,7 @@ static enum try_outcome check_reply(const struct ibp_rt_ctx *x, struct ibp_rt_li
 	}
 	rc = ibp_seal_derive(&l->seal, mine, theirs, hello->u.hello.nonce, h->nonce, &sl, true);
 	sodium_memzero(theirs, sizeof(theirs));
+	l->peer_rails = got.n_rails; /* the rails the channel pairs */
 	if (rc) {
 		ibp_rt_setf(why, whylen, "cannot derive the link's keys (libsodium)");
 		return TRY_LOCAL;

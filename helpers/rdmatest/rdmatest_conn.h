@@ -39,7 +39,7 @@
 #define IBP_RT_ADDR_MAX 64
 
 /*
- * An in-link's slot: EMPTY until the acceptor hands over an authenticated
+ * An in-link's slot (rail 0's: its connection carries every rail): EMPTY until the acceptor hands over an authenticated
  * connection (FILLED); LIVE once the connector's first sealed frame came
  * (or the link ended otherwise); CLOSED when no connection is taken any
  * more.  A FILLED connection the connector closed before its first frame
@@ -79,7 +79,6 @@ struct ibp_rt_link {
 	enum ibp_rt_slot slot;     /* in-links: handed over by the acceptor */
 	unsigned rearms;           /* in-links: times the slot went back to EMPTY */
 	char reject[IBP_TEXT_MAX]; /* in-links: why a claimant from the peer's address failed */
-	char skip[IBP_TEXT_MAX];   /* in-links: the peer has no such rail */
 	uint64_t peer_rate_mbps;
 	bool summary_in;
 	/*
@@ -93,11 +92,11 @@ struct ibp_rt_link {
 	/* out-links: failed only because the peer's port closed every hello unanswered */
 	bool closed_unanswered;
 	/*
-	 * Rail-0 in-links: the rail count the peer announced in its HELLO
-	 * for this round, and how many of its HELLOs for rails this node has
-	 * not were answered "no such rail": the acceptor stays until they are.
+	 * Rail-0 links: the rail count the peer announced in its HELLO
+	 * (in-links, the acceptor writes it under mu) or its reply (out-links):
+	 * the channel pairs the rails both have (rdmatest_link.c).
 	 */
-	uint8_t peer_rails, no_rail_answered;
+	uint8_t peer_rails;
 	unsigned hellos; /* out-links: HELLOs made (the result's hellos) */
 	/*
 	 * The sum's parent connection: the parent answered it takes no part.

@@ -1,10 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * rdmatest_link.c: the links' tests (rdmatest_link.h): the link protocol
- * over the sealed connection and the transport, both roles, and the link
- * workers.  After the two HELLOs every frame on a link's connection is
- * sealed (seal.h): nothing of a frame is used before its MAC and sequence
- * number check.
+ * rdmatest_link.c: the links' tests (rdmatest_link.h): one connection per
+ * round and direction carries every rail (a channel: the rail-0 link's
+ * connection, its HELLO, its keys), and the rails' data paths run at once,
+ * one thread each (a crew), in phases every rail goes through together:
+ *
+ *   endpoints   each side sends one ENDPOINT per rail (an ABORT for a rail
+ *               it could not open), then reads the peer's
+ *   connect     every rail's data path (the crew)
+ *   ready       each side says READY or ABORT per rail (the sender adds
+ *               PATTERN_SENT); a rail goes on only when both said READY
+ *   pattern     sender writes, receiver checks (the crew), then both say
+ *               PATTERN_RESULT per rail still on
+ *   burst       the same with BW_RESULT
+ *   round trips the same with LAT_RESULT
+ *   verdict     the sender's VERDICT for every rail
+ *
+ * After each phase both sides send one frame per rail still on and read
+ * the peer's: the same frames in the same order, so both always agree
+ * which rails go on, with no rail tag on the wire.  A rail whose step
+ * fails stops there; its peer's sealed reason, when it gave one, is the
+ * one kept.  Each phase's data path steps end by half of what is left of
+ * the round, so a dead rail holds the others back at most that long.
+ *
+ * After the two HELLOs every frame on a channel is sealed (seal.h):
+ * nothing of a frame is used before its MAC and sequence number check.
  */
 #include <errno.h>
 #include <poll.h>
@@ -44,8 +64,190 @@ static const char *errtext(int rc)
 	return rc == -ECONNRESET ? "connection closed by the peer" : strerror(-rc);
 }
 
-static int send_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, int32_t status, uint64_t a,
-		     uint64_t b, int64_t deadline)
+/* The status a peer's ABORT carries, GONE when it names none. */
+static enum ibp_link_status abort_status(const struct ibp_oob_ctrl *c)
+{
+	return c->a > IBP_LINK_PASS && c->a < IBP_LINK_STATUS_COUNT ? (enum ibp_link_status)c->a
+								    : IBP_LINK_GONE;
+}
+
+/* ---- the crew: one thread per rail but rail 0's, which is the caller's ---- */
+
+struct crew {
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned gen;
+	size_t pending;
+	bool quit;
+	void (*fn)(void *arg, size_t rail);
+	void *arg;
+	bool on[IBP_RDMATEST_MAX_RAILS]; /* this run's rails (a member late to wake reads it) */
+	size_t n;
+	struct crew_member {
+		struct crew *c;
+		size_t rail;
+		pthread_t th;
+		bool started;
+	} m[IBP_RDMATEST_MAX_RAILS];
+};
+
+static void *crew_member(void *arg)
+{
+	struct crew_member *m = arg;
+	struct crew *c = m->c;
+	unsigned seen = 0;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		void (*fn)(void *, size_t);
+		void *fa;
+		bool on;
+
+		while (c->gen == seen && !c->quit)
+			pthread_cond_wait(&c->go, &c->mu);
+		if (c->quit)
+			break;
+		seen = c->gen;
+		fn = c->fn;
+		fa = c->arg;
+		on = c->on[m->rail];
+		pthread_mutex_unlock(&c->mu);
+		if (on)
+			fn(fa, m->rail);
+		pthread_mutex_lock(&c->mu);
+		if (on && --c->pending == 0)
+			pthread_cond_signal(&c->done);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+static void crew_start(struct crew *c, size_t n)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->go, NULL);
+	pthread_cond_init(&c->done, NULL);
+	c->n = n;
+	for (size_t k = 1; k < n; k++) {
+		c->m[k] = (struct crew_member){.c = c, .rail = k};
+		c->m[k].started = !pthread_create(&c->m[k].th, NULL, crew_member, &c->m[k]);
+	}
+}
+
+/* FN(ARG, k) for every rail k with ON[k], at once; returns when all are done. */
+static void crew_run(struct crew *c, void (*fn)(void *, size_t), void *arg, const bool *on)
+{
+	size_t helped = 0;
+
+	pthread_mutex_lock(&c->mu);
+	c->fn = fn;
+	c->arg = arg;
+	memcpy(c->on, on, sizeof(c->on));
+	for (size_t k = 1; k < c->n; k++)
+		helped += c->m[k].started && on[k];
+	c->pending = helped;
+	c->gen++;
+	pthread_cond_broadcast(&c->go);
+	pthread_mutex_unlock(&c->mu);
+	if (on[0])
+		fn(arg, 0);
+	/* a rail whose thread did not start runs here, after the others began */
+	for (size_t k = 1; k < c->n; k++)
+		if (!c->m[k].started && on[k])
+			fn(arg, k);
+	pthread_mutex_lock(&c->mu);
+	while (c->pending)
+		pthread_cond_wait(&c->done, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void crew_stop(struct crew *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->quit = true;
+	pthread_cond_broadcast(&c->go);
+	pthread_mutex_unlock(&c->mu);
+	for (size_t k = 1; k < c->n; k++)
+		if (c->m[k].started)
+			pthread_join(c->m[k].th, NULL);
+	pthread_cond_destroy(&c->done);
+	pthread_cond_destroy(&c->go);
+	pthread_mutex_destroy(&c->mu);
+}
+
+/* ---- one channel: a round's connection in one direction, every rail on it ---- */
+
+struct rail {
+	struct ibp_rt_link *l;
+	struct ibp_tx *tx;
+	struct ibp_endpoint peer;
+	bool on;   /* still in the test */
+	int rc;    /* the phase's local result */
+	int64_t t; /* the phase's deadline for the data path */
+	char err[IBP_TEXT_MAX];
+	uint64_t seed, ns;
+	size_t bad;
+	struct ibp_oob_ctrl ready, pat; /* the receiver's: what the sender announced */
+};
+
+struct chan {
+	struct ibp_rt_links *t;
+	struct ibp_rt_link *l0; /* rail 0's link: the connection, its keys */
+	int fd;
+	unsigned round;
+	bool out;
+	size_t p; /* the rails both ends test */
+	int64_t deadline;
+	int broken; /* the connection failed: -errno, every rail still on fails with it */
+	struct rail r[IBP_RDMATEST_MAX_RAILS];
+	struct crew *crew;
+};
+
+/* Every rail still on fails with the connection's error. */
+static void chan_broken(struct chan *c, int rc, const char *what)
+{
+	struct ibp_oob_msg m;
+	int64_t until = ibp_deadline_min(c->deadline, ibp_now_ns() + 50 * IBP_NS_PER_MS);
+
+	c->broken = rc;
+	for (size_t k = 0; k < c->p; k++) {
+		if (!c->r[k].on)
+			continue;
+		c->r[k].on = false;
+		ibp_rt_link_fail(c->r[k].l, status_of(rc), rc, "%s: %s", what, errtext(rc));
+	}
+	/*
+	 * What this end read was bad or late (a frame that failed its MAC,
+	 * out of step, the deadline): the peer learns why, one ABORT in the
+	 * place of every rail's next frame (best effort, short), instead of
+	 * waiting out its deadline or reading the summary as a link frame.
+	 * Extra ones are skipped where the peer reads no more link frames.
+	 */
+	if (rc == -ECONNRESET || rc == -EPIPE || !strcmp(what, "control"))
+		return;
+	ibp_oob_msg_clear(&m, IBP_OOB_CTRL);
+	m.u.ctrl.op = IBP_CTRL_ABORT;
+	m.u.ctrl.status = rc < 0 && rc >= -4095 ? rc : -EIO;
+	m.u.ctrl.a = (uint64_t)status_of(rc);
+	for (size_t k = 0; k < c->p; k++)
+		if (ibp_seal_send(c->fd, &c->l0->seal, &m, until))
+			break;
+}
+
+static int chan_send(struct chan *c, const struct ibp_oob_msg *m)
+{
+	int rc;
+
+	if (c->broken)
+		return c->broken;
+	rc = ibp_seal_send(c->fd, &c->l0->seal, m, c->deadline);
+	if (rc)
+		chan_broken(c, rc, "control");
+	return rc;
+}
+
+static int chan_ctrl(struct chan *c, uint8_t op, int32_t status, uint64_t a, uint64_t b)
 {
 	struct ibp_oob_msg m;
 
@@ -54,90 +256,181 @@ static int send_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, int32_t status, 
 	m.u.ctrl.status = status;
 	m.u.ctrl.a = a;
 	m.u.ctrl.b = b;
-	return ibp_seal_send(fd, &l->seal, &m, deadline);
+	return chan_send(c, &m);
 }
 
-/* The status a peer's ABORT carries, GONE when it names none. */
-static enum ibp_link_status abort_status(const struct ibp_oob_ctrl *c)
+/* Rail K is off: its ABORT carries its outcome so far. */
+static int chan_abort(struct chan *c, size_t k)
 {
-	return c->a > IBP_LINK_PASS && c->a < IBP_LINK_STATUS_COUNT ? (enum ibp_link_status)c->a
-								    : IBP_LINK_GONE;
+	const struct ibp_rt_link *l = c->r[k].l;
+
+	return chan_ctrl(c, IBP_CTRL_ABORT, l->r.err < 0 && l->r.err >= -4095 ? l->r.err : -EIO,
+			 (uint64_t)l->r.status, 0);
 }
 
-/* Receives the control message OP; an ABORT from the peer ends the link. */
-static int recv_ctrl(struct ibp_rt_link *l, int fd, uint8_t op, struct ibp_oob_ctrl *c,
-		     int64_t deadline)
+/*
+ * The peer's next frame for rail K: the control message OP (into *OUT), or
+ * its ABORT (rail K is then off, with the peer's reason: 1).  0, 1, or
+ * -errno when the connection broke (every rail then fails).
+ */
+static int chan_recv(struct chan *c, size_t k, uint8_t op, struct ibp_oob_ctrl *out)
 {
 	struct ibp_oob_msg m;
-	int rc = ibp_seal_recv(fd, &l->seal, &m, deadline);
+	int rc;
 
+	if (c->broken)
+		return c->broken;
+	rc = ibp_seal_recv(c->fd, &c->l0->seal, &m, c->deadline);
 	if (rc) {
-		ibp_rt_link_fail(l, status_of(rc), rc, "waiting for the peer: %s", errtext(rc));
+		chan_broken(c, rc, "waiting for the peer");
 		return rc;
 	}
 	if (m.type == IBP_OOB_CTRL && m.u.ctrl.op == IBP_CTRL_ABORT) {
-		enum ibp_link_status st =
-		    m.u.ctrl.a > IBP_LINK_PASS && m.u.ctrl.a < IBP_LINK_STATUS_COUNT
-			? (enum ibp_link_status)m.u.ctrl.a
-			: IBP_LINK_GONE;
+		enum ibp_link_status st = abort_status(&m.u.ctrl);
 
-		ibp_rt_link_fail(l, st, m.u.ctrl.status, "the peer gave up: %s (%s)",
+		ibp_rt_link_fail(c->r[k].l, st, m.u.ctrl.status, "the peer gave up: %s (%s)",
 				 ibp_link_status_name(st), errtext(m.u.ctrl.status));
-		return -ECONNABORTED;
+		c->r[k].on = false;
+		return 1;
 	}
 	if (m.type != IBP_OOB_CTRL || m.u.ctrl.op != op) {
-		ibp_rt_link_fail(l, IBP_LINK_PROTOCOL, -EPROTO,
-				 "expected control message %u, got type %u op %u", op, m.type,
-				 m.type == IBP_OOB_CTRL ? m.u.ctrl.op : 0);
+		ibp_rt_link_fail(c->r[k].l, IBP_LINK_PROTOCOL, -EPROTO,
+				 "expected control message %u on rail %zu, got type %u op %u", op,
+				 k, m.type, m.type == IBP_OOB_CTRL ? m.u.ctrl.op : 0);
+		chan_broken(c, -EPROTO, "out of step with the peer");
 		return -EPROTO;
 	}
-	*c = m.u.ctrl;
+	*out = m.u.ctrl;
 	return 0;
 }
 
-static void send_abort(struct ibp_rt_link *l, int fd)
+/*
+ * The data path steps' deadline: the round's, but the connections' end by
+ * half of what is left of it, so that a rail whose path never comes up
+ * (only a connection can wait for a peer that is not there) leaves the
+ * others the other half.
+ */
+static void phase_deadlines(struct chan *c, bool connect)
 {
-	/* Best effort, short: the peer learns why instead of waiting out its deadline. */
-	send_ctrl(l, fd, IBP_CTRL_ABORT, l->r.err < 0 && l->r.err >= -4095 ? l->r.err : -EIO,
-		  (uint64_t)l->r.status, 0, ibp_now_ns() + 50 * IBP_NS_PER_MS);
+	int64_t t = connect ? ibp_deadline_split(ibp_now_ns(), c->deadline, 0.5) : c->deadline;
+
+	for (size_t k = 0; k < c->p; k++)
+		c->r[k].t = t;
 }
 
-static int endpoints(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd, struct ibp_tx *tx,
-		     struct ibp_endpoint *peer, int64_t deadline, bool *fp_here)
+/* ---- endpoints ---- */
+
+static int tx_open(struct chan *c, size_t k)
 {
-	struct ibp_oob_msg mine, theirs;
-	const struct ibp_tx_port *port = &t->rails[l->r.rail];
-	const struct ibp_oob_msg *sum = ibp_rt_ring_leaf_frame(t->ring, l);
+	struct ibp_rt_links *t = c->t;
+	struct rail *r = &c->r[k];
+	struct ibp_tx_opts opts = {.buf_len = t->buf_len, .err = r->err, .errlen = sizeof(r->err)};
+	int rc = t->ops->open(&t->rails[k], &opts, &r->tx);
+
+	if (rc)
+		ibp_rt_link_fail(r->l, IBP_LINK_LOCAL, rc, "%s %s port %u: %s", t->ops->name,
+				 r->l->r.device[0] ? r->l->r.device : t->x->my_addr, r->l->r.port,
+				 r->err[0] ? r->err : strerror(-rc));
+	r->err[0] = '\0';
+	return rc;
+}
+
+/* Rail K's ENDPOINT, or its ABORT when it could not open. */
+static int send_endpoint(struct chan *c, size_t k)
+{
+	struct ibp_rt_links *t = c->t;
+	const struct ibp_tx_port *port = &t->rails[k];
+	struct ibp_oob_msg mine;
 	int rc;
 
+	if (!c->r[k].on)
+		return chan_abort(c, k);
 	ibp_oob_msg_clear(&mine, IBP_OOB_ENDPOINT);
-	rc = t->ops->endpoint(tx, &mine.u.endpoint.ep);
+	rc = t->ops->endpoint(c->r[k].tx, &mine.u.endpoint.ep);
 	if (rc) {
-		ibp_rt_link_fail(l, IBP_LINK_LOCAL, rc, "local endpoint: %s", strerror(-rc));
-		return rc;
+		ibp_rt_link_fail(c->r[k].l, IBP_LINK_LOCAL, rc, "local endpoint: %s",
+				 strerror(-rc));
+		c->r[k].on = false;
+		return chan_abort(c, k);
 	}
 	mine.u.endpoint.ep.rate_mbps = (uint32_t)(port->rate_gbps * 1000);
-	mine.u.endpoint.rail = l->r.rail;
+	mine.u.endpoint.rail = (uint16_t)k;
 	mine.u.endpoint.port = port->port;
 	ibp_rt_setf(mine.u.endpoint.device, sizeof(mine.u.endpoint.device), "%s", port->device);
 	if (t->own_leaf)
 		memcpy(mine.u.endpoint.leaf, t->own_leaf, IBP_OOB_LEAF_MAX);
+	return chan_send(c, &mine);
+}
+
+/*
+ * The peer's endpoint of rail K (THEIRS, already read for rail 0).  A rail
+ * whose endpoint does not match is a protocol error on the channel.
+ */
+static int take_endpoint(struct chan *c, size_t k, const struct ibp_oob_msg *theirs)
+{
+	struct ibp_rt_links *t = c->t;
+	struct rail *r = &c->r[k];
+	const struct ibp_oob_endpoint *e = &theirs->u.endpoint;
+
+	if (theirs->type == IBP_OOB_CTRL && theirs->u.ctrl.op == IBP_CTRL_ABORT) {
+		enum ibp_link_status st = abort_status(&theirs->u.ctrl);
+
+		ibp_rt_link_fail(r->l, st, theirs->u.ctrl.status, "the peer gave up: %s (%s)",
+				 ibp_link_status_name(st), errtext(theirs->u.ctrl.status));
+		r->on = false;
+		return 0;
+	}
+	if (theirs->type != IBP_OOB_ENDPOINT || e->rail != k || e->ep.kind != t->ops->kind) {
+		ibp_rt_link_fail(
+		    r->l, IBP_LINK_PROTOCOL, -EPROTO,
+		    "peer endpoint unusable: type %u rail %u kind %u, expected rail %zu kind %u",
+		    theirs->type, e->rail, e->ep.kind, k, t->ops->kind);
+		chan_broken(c, -EPROTO, "out of step with the peer");
+		return -EPROTO;
+	}
+	ibp_rt_setf(r->l->r.peer_device, sizeof(r->l->r.peer_device), "%s", e->device);
+	r->l->r.peer_port = e->port;
+	r->l->peer_rate_mbps = e->ep.rate_mbps;
+	r->peer = e->ep;
+	if (k == 0 && e->leaf[0] && !t->x->cfg->topology) {
+		pthread_mutex_lock(&t->x->mu);
+		ibp_rt_leaves_add(t->leaves, t->x->n, c->l0->peer, e->leaf);
+		pthread_mutex_unlock(&t->x->mu);
+	}
+	return 0;
+}
+
+/*
+ * The endpoints of every rail, after what rides before rail 0's (a leaf's
+ * sum, a small step's fingerprint: rail 0's link carries them as before).
+ * 0, -EAGAIN (the listener's end: the connector closed before its first
+ * frame, to connect again), or -1 with the rails' outcomes said.
+ */
+static int endpoints(struct chan *c, bool *fp_here)
+{
+	struct ibp_rt_links *t = c->t;
+	struct ibp_rt_link *l = c->l0;
+	const struct ibp_oob_msg *sum = ibp_rt_ring_leaf_frame(t->ring, l);
+	struct ibp_oob_msg theirs;
+	int rc = 0;
+
 	/* a leaf of the step-wide sum's tree: its sum goes up first (rdmatest_ring.c) */
-	rc = sum ? ibp_seal_send(fd, &l->seal, sum, deadline) : 0;
+	if (sum)
+		rc = ibp_seal_send(c->fd, &l->seal, sum, c->deadline);
 	if (!rc && sum)
 		l->sum_up = true;
 	/* a small step: this node's fingerprint, once per peer */
 	if (!rc && ibp_rt_fp_early(t->fps, l) && t->fps->msg && ibp_rt_fp_claim(t->fps, l)) {
 		*fp_here = true;
-		rc = ibp_seal_send(fd, &l->seal, t->fps->msg, deadline);
+		rc = ibp_seal_send(c->fd, &l->seal, t->fps->msg, c->deadline);
 	}
+	for (size_t k = 0; !rc && k < c->p; k++)
+		rc = send_endpoint(c, k);
 	if (!rc)
-		rc = ibp_seal_send(fd, &l->seal, &mine, deadline);
-	if (!rc)
-		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+		rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
 	if (!rc && theirs.type == IBP_OOB_FPSUM) { /* a leaf child's, before its endpoint */
 		ibp_rt_ring_link_frame(t->ring, l, &theirs.u.fpsum);
-		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+		rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
 	}
 	if (!rc && theirs.type == IBP_OOB_FINGERPRINT) { /* a small step: the peer's */
 		if (ibp_rt_fp_early(t->fps, l)) {
@@ -145,321 +438,419 @@ static int endpoints(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd, stru
 			ibp_rt_fp_keep(t->fps, l->peer, &theirs.u.fingerprint);
 			pthread_mutex_unlock(&t->x->mu);
 		}
-		rc = ibp_seal_recv(fd, &l->seal, &theirs, deadline);
+		rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
 	}
 	/*
 	 * The listener's end, and the connector closed before its first
 	 * frame: it gave up waiting for the HELLO reply (a slow munged) and
 	 * connects again; the slot is re-armed for it (in_worker).
 	 */
-	if (!l->out && (rc == -ECONNRESET || rc == -EPIPE) && l->rearms < IBP_RT_REARMS)
+	if (!c->out && (rc == -ECONNRESET || rc == -EPIPE) && l->rearms < IBP_RT_REARMS)
 		return -EAGAIN;
-	if (!l->out && !rc) {
+	if (!c->out && !rc) {
 		pthread_mutex_lock(&t->x->mu);
 		l->slot = IBP_RT_SLOT_LIVE;
 		pthread_mutex_unlock(&t->x->mu);
 	}
-	if (rc) {
-		ibp_rt_link_fail(l, status_of(rc), rc, "endpoint exchange: %s", errtext(rc));
-		return rc;
+	if (rc && !c->broken)
+		chan_broken(c, rc, "endpoint exchange");
+	for (size_t k = 0; !rc && k < c->p; k++) {
+		if (k)
+			rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
+		if (rc) {
+			chan_broken(c, rc, "endpoint exchange");
+			break;
+		}
+		rc = take_endpoint(c, k, &theirs);
 	}
-	if (theirs.type == IBP_OOB_CTRL && theirs.u.ctrl.op == IBP_CTRL_ABORT) {
-		ibp_rt_link_fail(l, abort_status(&theirs.u.ctrl), theirs.u.ctrl.status,
-				 "the peer gave up: %s (%s)",
-				 ibp_link_status_name(abort_status(&theirs.u.ctrl)),
-				 errtext(theirs.u.ctrl.status));
-		return -ECONNABORTED;
-	}
-	if (theirs.type != IBP_OOB_ENDPOINT || theirs.u.endpoint.rail != l->r.rail ||
-	    theirs.u.endpoint.ep.kind != t->ops->kind) {
-		ibp_rt_link_fail(
-		    l, IBP_LINK_PROTOCOL, -EPROTO,
-		    "peer endpoint unusable: type %u rail %u kind %u, expected rail %u kind %u",
-		    theirs.type, theirs.u.endpoint.rail, theirs.u.endpoint.ep.kind, l->r.rail,
-		    t->ops->kind);
-		return -EPROTO;
-	}
-	ibp_rt_ring_link_over(t->ring, l, true); /* a sum came first, or none will */
-	ibp_rt_setf(l->r.peer_device, sizeof(l->r.peer_device), "%s", theirs.u.endpoint.device);
-	if (theirs.u.endpoint.leaf[0] && !t->x->cfg->topology) {
-		pthread_mutex_lock(&t->x->mu);
-		ibp_rt_leaves_add(t->leaves, t->x->n, l->peer, theirs.u.endpoint.leaf);
-		pthread_mutex_unlock(&t->x->mu);
-	}
-	l->r.peer_port = theirs.u.endpoint.port;
-	l->peer_rate_mbps = theirs.u.endpoint.ep.rate_mbps;
-	*peer = theirs.u.endpoint.ep;
-	return 0;
+	if (!c->broken)
+		ibp_rt_ring_link_over(t->ring, l, true); /* a sum came first, or none will */
+	for (size_t k = 0; c->out && t->probes && k < c->p; k++)
+		if (c->r[k].on)
+			ibp_rt_probe_endpoint(t->probes, c->round, k, &c->r[k].peer);
+	return c->broken ? -1 : 0;
 }
+
+/* ---- the phases' data path steps, each rail on its own thread ---- */
 
 /*
- * The endpoints, with this node's early fingerprint: it reached the peer
- * when the exchange went through (the peer read it before this node's
- * endpoint).  Else, and when the peer connects again (-EAGAIN: it may have
- * read nothing), the claim goes back: the next try, another link or the
- * summary carries it.
+ * Round trips per rail: rail 0 takes IBP_RDMATEST_LAT_ITERS; the others,
+ * whose links share the node's CPUs with it while they run at once, the
+ * median of IBP_RDMATEST_LAT_ITERS_RAIL (a round trip over the limit is
+ * still one in every sample; the burst and the pattern are whole on every
+ * rail).
  */
-static int exchange_endpoints(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd,
-			      struct ibp_tx *tx, struct ibp_endpoint *peer, int64_t deadline)
+static unsigned lat_iters(size_t rail)
 {
-	bool fp_here = false;
-	int rc = endpoints(t, l, fd, tx, peer, deadline, &fp_here);
-
-	if (fp_here)
-		ibp_rt_fp_claim_done(t->fps, l, rc == 0);
-	return rc;
+	return rail ? IBP_RDMATEST_LAT_ITERS_RAIL : IBP_RDMATEST_LAT_ITERS;
 }
 
-static int tx_open(struct ibp_rt_links *t, struct ibp_rt_link *l, struct ibp_tx **tx, char *err,
-		   size_t errlen)
+static void step_connect(void *arg, size_t k)
 {
-	struct ibp_tx_opts opts = {.buf_len = t->buf_len, .err = err, .errlen = errlen};
-	int rc = t->ops->open(&t->rails[l->r.rail], &opts, tx);
+	struct chan *c = arg;
+	struct rail *r = &c->r[k];
 
-	if (rc)
-		ibp_rt_link_fail(l, IBP_LINK_LOCAL, rc, "%s %s port %u: %s", t->ops->name,
-				 l->r.device[0] ? l->r.device : t->x->my_addr, l->r.port,
-				 err[0] ? err : strerror(-rc));
-	return rc;
+	r->rc = c->t->ops->connect(r->tx, &r->peer, c->out ? IBP_TX_SENDER : IBP_TX_RECEIVER, r->t);
+	/* at once, not at the phase's end: only a late or failed path is probed */
+	if (c->out && c->t->probes)
+		ibp_rt_probe_path(c->t->probes, c->round, k, !r->rc);
 }
 
-/*
- * After a local step failed: did the peer give up first?  Its (sealed)
- * reason is the better one: a peer that found our frames altered on the
- * way aborts, and our data path to it then fails too; that is an
- * authentication failure, not a data path down.  Waits 100 ms at most.
- */
-static bool peer_gave_up(struct ibp_rt_link *l, int fd, int64_t deadline)
+static void step_pattern(void *arg, size_t k)
 {
-	struct ibp_oob_msg m;
-	int64_t until = ibp_deadline_min(deadline, ibp_now_ns() + 100 * IBP_NS_PER_MS);
+	struct chan *c = arg;
+	struct rail *r = &c->r[k];
 
-	if (ibp_oob_wait_fd(fd, POLLIN, until) || ibp_seal_recv(fd, &l->seal, &m, until) ||
-	    m.type != IBP_OOB_CTRL || m.u.ctrl.op != IBP_CTRL_ABORT)
-		return false;
-	ibp_rt_link_fail(l, abort_status(&m.u.ctrl), m.u.ctrl.status, "the peer gave up: %s (%s)",
-			 ibp_link_status_name(abort_status(&m.u.ctrl)), errtext(m.u.ctrl.status));
-	return true;
-}
-
-/*
- * Both roles' data path: open the local port, swap endpoints over FD,
- * connect.  0, or -1 with the link's outcome recorded, or -EAGAIN (the
- * listener's end: the connector left before its first frame, nothing
- * recorded); *TX may be set either way (the caller closes it).  ERR stays the transport's message
- * buffer for the later operations.
- */
-static int link_connect(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd,
-			enum ibp_tx_role role, struct ibp_tx **tx, char *err, size_t errlen,
-			int64_t deadline)
-{
-	struct ibp_endpoint peer;
-	int rc;
-
-	if (tx_open(t, l, tx, err, errlen))
-		return -1;
-	rc = exchange_endpoints(t, l, fd, *tx, &peer, deadline);
-	if (rc)
-		return rc == -EAGAIN ? -EAGAIN : -1;
-	if (l->out && t->probes)
-		ibp_rt_probe_endpoint(t->probes, l->r.round, l->r.rail, &peer);
-	rc = t->ops->connect(*tx, &peer, role, deadline);
-	if (l->out && t->probes)
-		ibp_rt_probe_path(t->probes, l->r.round, l->r.rail, rc == 0);
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l,
-					 rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT,
-					 rc, "data path: %s", err[0] ? err : strerror(-rc));
-		return -1;
-	}
-	return 0;
-}
-
-static void link_sender(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd, int64_t deadline)
-{
-	char err[IBP_TEXT_MAX] = "";
-	struct ibp_oob_ctrl c;
-	struct ibp_tx *tx = NULL;
-	uint64_t seed = ibp_rt_random64(), ns = 0;
-	double floor_gbps = 0;
-	int rc;
-
-	if (link_connect(t, l, fd, IBP_TX_SENDER, &tx, err, sizeof(err), deadline))
-		goto abort;
-	rc = send_ctrl(l, fd, IBP_CTRL_READY, 0, t->burst, IBP_RDMATEST_LAT_ITERS, deadline);
-	if (!rc)
-		rc = send_ctrl(l, fd, IBP_CTRL_PATTERN_SENT, 0, seed, t->buf_len, deadline);
-	if (rc) {
-		ibp_rt_link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
-		goto done;
-	}
-	rc = t->ops->send_pattern(tx, seed, t->buf_len, deadline);
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l, status_of(rc), rc, "pattern: %s",
-					 err[0] ? err : strerror(-rc));
-		goto abort;
-	}
-	if (recv_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, &c, deadline))
-		goto done;
-	if (c.status == -EBADMSG) {
-		ibp_rt_link_fail(l, IBP_LINK_CORRUPT, -EBADMSG,
-				 "pattern arrived corrupted at byte %llu of %zu",
-				 (unsigned long long)c.a, t->buf_len);
-		goto verdict;
-	}
-	if (c.status) {
-		ibp_rt_link_fail(l, status_of(c.status), c.status,
-				 "the receiver could not check the pattern: %s",
-				 strerror(-c.status));
-		goto verdict;
-	}
-	rc = t->ops->bw_send(tx, t->burst, deadline, &ns);
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
-					 err[0] ? err : strerror(-rc));
-		goto abort;
-	}
-	l->r.gbps = ns ? (double)t->burst * 8.0 / (double)ns : 0;
-	rc = send_ctrl(l, fd, IBP_CTRL_BW_RESULT, 0, t->burst, ns, deadline);
-	if (rc) {
-		/* Without an outcome the link would stay untested: no record, no blame. */
-		ibp_rt_link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
-		goto done;
-	}
-	rc = t->ops->lat_ping(tx, IBP_RDMATEST_LAT_ITERS, deadline, &ns);
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l, status_of(rc), rc, "latency: %s",
-					 err[0] ? err : strerror(-rc));
-		goto abort;
-	}
-	l->r.lat_us = (double)ns / 1000.0;
-	rc = send_ctrl(l, fd, IBP_CTRL_LAT_RESULT, 0, IBP_RDMATEST_LAT_ITERS, ns, deadline);
-	if (rc) {
-		ibp_rt_link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
-		goto done;
-	}
-	if (t->rails[l->r.rail].rate_gbps > 0 && l->peer_rate_mbps) {
-		double slower = t->rails[l->r.rail].rate_gbps;
-
-		if (l->peer_rate_mbps / 1000.0 < slower)
-			slower = l->peer_rate_mbps / 1000.0;
-		floor_gbps = slower * t->x->pol->test_min_bw;
-		l->r.expect_gbps = floor_gbps;
-	}
-	if (floor_gbps > 0 && l->r.gbps < floor_gbps)
-		ibp_rt_link_fail(l, IBP_LINK_BW_LOW, 0,
-				 "burst of %llu bytes at %.2f Gb/s, floor %.2f Gb/s",
-				 (unsigned long long)t->burst, l->r.gbps, floor_gbps);
-	else if (l->r.lat_us > t->x->pol->test_max_lat_us)
-		ibp_rt_link_fail(l, IBP_LINK_LAT_HIGH, 0, "round trip %.0f us, limit %u us",
-				 l->r.lat_us, t->x->pol->test_max_lat_us);
+	r->bad = 0;
+	if (c->out)
+		r->rc = c->t->ops->send_pattern(r->tx, r->seed, c->t->buf_len, r->t);
 	else
-		l->r.status = IBP_LINK_PASS;
-verdict:
-	send_ctrl(l, fd, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0, deadline);
-	goto done;
-abort:
-	send_abort(l, fd);
-done:
-	if (tx)
-		t->ops->close(tx);
+		r->rc = c->t->ops->recv_pattern(r->tx, r->pat.a, (size_t)r->pat.b, r->t, &r->bad);
 }
 
-/* ---- the receiving side ------------------------------------------------- */
-
-/* The listener's end of one link; false, or true when the slot is to be re-armed. */
-static bool link_receiver(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd, int64_t deadline)
+static void step_burst(void *arg, size_t k)
 {
-	char err[IBP_TEXT_MAX] = "";
-	struct ibp_oob_ctrl ready, pat, c;
-	struct ibp_tx *tx = NULL;
-	size_t bad = 0;
-	int rc;
+	struct chan *c = arg;
+	struct rail *r = &c->r[k];
 
-	rc = link_connect(t, l, fd, IBP_TX_RECEIVER, &tx, err, sizeof(err), deadline);
-	if (rc == -EAGAIN) {
-		if (tx)
-			t->ops->close(tx);
-		return true;
+	r->ns = 0;
+	if (c->out)
+		r->rc = c->t->ops->bw_send(r->tx, c->t->burst, r->t, &r->ns);
+	else
+		r->rc = c->t->ops->bw_recv(r->tx, r->ready.a, r->t);
+}
+
+static void step_rtt(void *arg, size_t k)
+{
+	struct chan *c = arg;
+	struct rail *r = &c->r[k];
+
+	r->ns = 0;
+	if (c->out)
+		r->rc = c->t->ops->lat_ping(r->tx, lat_iters(k), r->t, &r->ns);
+	else
+		r->rc = c->t->ops->lat_pong(r->tx, (unsigned)r->ready.b, r->t);
+}
+
+/* Runs STEP on every rail still on, at once. */
+static void phase(struct chan *c, void (*step)(void *, size_t))
+{
+	bool on[IBP_RDMATEST_MAX_RAILS] = {false};
+
+	phase_deadlines(c, step == step_connect);
+	for (size_t k = 0; k < c->p; k++) {
+		on[k] = c->r[k].on;
+		c->r[k].rc = 0;
+		c->r[k].err[0] = '\0';
 	}
-	if (rc)
-		goto abort;
-	if (recv_ctrl(l, fd, IBP_CTRL_READY, &ready, deadline) ||
-	    recv_ctrl(l, fd, IBP_CTRL_PATTERN_SENT, &pat, deadline))
-		goto done;
-	if (pat.b == 0 || pat.b > t->buf_len || ready.a == 0 || ready.a > (1ull << 32) ||
-	    ready.b == 0 || ready.b > 64) {
-		ibp_rt_link_fail(l, IBP_LINK_PROTOCOL, -EPROTO,
+	crew_run(c->crew, step, c, on);
+}
+
+/* A rail's step failed here: its own reason (a damaged pattern is the data's). */
+static void local_fail(struct chan *c, size_t k, const char *what)
+{
+	struct rail *r = &c->r[k];
+
+	if (r->rc == -EBADMSG && !c->out && !strcmp(what, "pattern"))
+		ibp_rt_link_fail(r->l, IBP_LINK_CORRUPT, -EBADMSG,
+				 "pattern arrived corrupted at byte %zu of %llu", r->bad,
+				 (unsigned long long)r->pat.b);
+	else if (!strcmp(what, "data path"))
+		ibp_rt_link_fail(r->l, r->rc == -ETIMEDOUT ? IBP_LINK_TIMEOUT : IBP_LINK_TRANSPORT,
+				 r->rc, "%s: %s", what, r->err[0] ? r->err : strerror(-r->rc));
+	else
+		ibp_rt_link_fail(r->l, status_of(r->rc), r->rc, "%s: %s", what,
+				 r->err[0] ? r->err : strerror(-r->rc));
+	r->on = false;
+}
+
+/* A peer's word that its step failed: the peer's reason. */
+static void peer_fail(struct chan *c, size_t k, uint8_t op, const char *what,
+		      const struct ibp_oob_ctrl *m)
+{
+	struct rail *r = &c->r[k];
+
+	if (op == IBP_CTRL_PATTERN_RESULT && c->out && m->status == -EBADMSG)
+		ibp_rt_link_fail(r->l, IBP_LINK_CORRUPT, -EBADMSG,
+				 "pattern arrived corrupted at byte %llu of %zu",
+				 (unsigned long long)m->a, c->t->buf_len);
+	else
+		ibp_rt_link_fail(r->l, status_of(m->status), m->status, "%s: the peer's side: %s",
+				 what, errtext(m->status));
+	r->on = false;
+}
+
+/* This side's word on rail K after a step: OP with the step's result and figures. */
+static int say(struct chan *c, size_t k, uint8_t op)
+{
+	struct rail *r = &c->r[k];
+	int32_t st = r->rc < 0 && r->rc >= -4095 ? r->rc : (r->rc ? -EIO : 0);
+	uint64_t a = 0, b = 0;
+
+	if (op == IBP_CTRL_READY && c->out) {
+		a = c->t->burst;
+		b = lat_iters(k);
+	} else if (op == IBP_CTRL_PATTERN_RESULT && !c->out) {
+		a = r->bad;
+	} else if (op == IBP_CTRL_BW_RESULT && c->out) {
+		a = c->t->burst;
+		b = r->ns;
+	} else if (op == IBP_CTRL_LAT_RESULT && c->out) {
+		a = lat_iters(k);
+		b = r->ns;
+	}
+	if (chan_ctrl(c, op, st, a, b))
+		return -1;
+	if (op == IBP_CTRL_READY && c->out && !st) {
+		r->seed = ibp_rt_random64();
+		return chan_ctrl(c, IBP_CTRL_PATTERN_SENT, 0, r->seed, c->t->buf_len) ? -1 : 0;
+	}
+	return 0;
+}
+
+/*
+ * After a phase: this side's word for every rail of IN (the rails on when
+ * the phase began), then the peer's, in rail order: both sides send and read
+ * the same frames, so they agree which rails go on (those both sides' steps
+ * passed).  PEER gets the peer's messages.
+ */
+static void exchange(struct chan *c, const bool *in, uint8_t op, const char *what,
+		     struct ibp_oob_ctrl *peer)
+{
+	for (size_t k = 0; k < c->p && !c->broken; k++)
+		if (in[k] && say(c, k, op))
+			return;
+	for (size_t k = 0; k < c->p && !c->broken; k++) {
+		struct rail *r = &c->r[k];
+		bool was_on = r->on;
+		int rc;
+
+		if (!in[k])
+			continue;
+		rc = chan_recv(c, k, op, &peer[k]);
+		if (rc < 0)
+			return;
+		if (rc == 0 && op == IBP_CTRL_READY && !c->out && !peer[k].status) {
+			r->ready = peer[k];
+			rc = chan_recv(c, k, IBP_CTRL_PATTERN_SENT, &r->pat);
+			if (rc < 0)
+				return;
+		}
+		if (rc == 1) /* the peer's ABORT: its reason is kept */
+			continue;
+		if (!was_on)
+			continue;
+		if (r->rc)
+			local_fail(c, k, what);
+		else if (peer[k].status)
+			peer_fail(c, k, op, what, &peer[k]);
+	}
+}
+
+/* The receiver checks what the sender asks of it before the data. */
+static void check_asks(struct chan *c)
+{
+	for (size_t k = 0; k < c->p && !c->out; k++) {
+		struct rail *r = &c->r[k];
+
+		if (!r->on || (r->pat.b && r->pat.b <= c->t->buf_len && r->ready.a &&
+			       r->ready.a <= (1ull << 32) && r->ready.b && r->ready.b <= 64))
+			continue;
+		ibp_rt_link_fail(r->l, IBP_LINK_PROTOCOL, -EPROTO,
 				 "peer asks for a %llu-byte pattern, %llu-byte burst, %llu pings; "
 				 "limits %zu, 4 GiB, 64",
-				 (unsigned long long)pat.b, (unsigned long long)ready.a,
-				 (unsigned long long)ready.b, t->buf_len);
-		goto abort;
+				 (unsigned long long)r->pat.b, (unsigned long long)r->ready.a,
+				 (unsigned long long)r->ready.b, c->t->buf_len);
+		r->on = false;
 	}
-	rc = t->ops->recv_pattern(tx, pat.a, (size_t)pat.b, deadline, &bad);
-	if (rc == -EBADMSG) {
-		ibp_rt_link_fail(l, IBP_LINK_CORRUPT, rc,
-				 "pattern arrived corrupted at byte %zu of %llu", bad,
-				 (unsigned long long)pat.b);
-		send_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, -EBADMSG, bad, 0, deadline);
-		goto done;
+}
+
+/* The sender's verdict on each rail still on, from its figures. */
+static void judge(struct chan *c)
+{
+	struct ibp_rt_links *t = c->t;
+
+	for (size_t k = 0; k < c->p; k++) {
+		struct ibp_rt_link *l = c->r[k].l;
+		double floor_gbps = 0;
+
+		if (!c->r[k].on)
+			continue;
+		if (t->rails[k].rate_gbps > 0 && l->peer_rate_mbps) {
+			double slower = t->rails[k].rate_gbps;
+
+			if (l->peer_rate_mbps / 1000.0 < slower)
+				slower = l->peer_rate_mbps / 1000.0;
+			floor_gbps = slower * t->x->pol->test_min_bw;
+			l->r.expect_gbps = floor_gbps;
+		}
+		if (floor_gbps > 0 && l->r.gbps < floor_gbps)
+			ibp_rt_link_fail(l, IBP_LINK_BW_LOW, 0,
+					 "burst of %llu bytes at %.2f Gb/s, floor %.2f Gb/s",
+					 (unsigned long long)t->burst, l->r.gbps, floor_gbps);
+		else if (l->r.lat_us > t->x->pol->test_max_lat_us)
+			ibp_rt_link_fail(l, IBP_LINK_LAT_HIGH, 0, "round trip %.0f us, limit %u us",
+					 l->r.lat_us, t->x->pol->test_max_lat_us);
+		else
+			l->r.status = IBP_LINK_PASS;
 	}
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l, status_of(rc), rc, "pattern: %s",
-					 err[0] ? err : strerror(-rc));
-		goto abort;
+}
+
+/* The sender's VERDICT for every rail of ON1; the receiver takes those of its rails still on. */
+static void verdicts(struct chan *c, const bool *on1)
+{
+	struct ibp_oob_ctrl v;
+
+	for (size_t k = 0; k < c->p && !c->broken; k++) {
+		struct ibp_rt_link *l = c->r[k].l;
+
+		if (!on1[k])
+			continue;
+		if (c->out) {
+			if (chan_ctrl(c, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0))
+				return;
+			continue;
+		}
+		if (chan_recv(c, k, IBP_CTRL_VERDICT, &v) || !c->r[k].on)
+			continue; /* this side's own failure stands */
+		if (v.a == IBP_LINK_PASS)
+			l->r.status = IBP_LINK_PASS;
+		else if (v.a < IBP_LINK_STATUS_COUNT)
+			ibp_rt_link_fail(l, (enum ibp_link_status)v.a, 0,
+					 "the sender measured %s (%.2f Gb/s, %.0f us)",
+					 ibp_link_status_name((enum ibp_link_status)v.a), l->r.gbps,
+					 l->r.lat_us);
+		else
+			ibp_rt_link_fail(l, IBP_LINK_PROTOCOL, -EPROTO, "bad verdict %llu",
+					 (unsigned long long)v.a);
 	}
-	rc = send_ctrl(l, fd, IBP_CTRL_PATTERN_RESULT, 0, 0, 0, deadline);
-	if (rc) {
-		ibp_rt_link_fail(l, status_of(rc), rc, "control: %s", errtext(rc));
-		goto done;
+}
+
+/*
+ * One channel, both roles: open every rail, the endpoints, then the phases.
+ * 0, or -EAGAIN (the listener's end: the connector left before its first
+ * frame; nothing recorded, the caller re-arms the slot).
+ */
+static int chan_run(struct chan *c)
+{
+	struct ibp_rt_links *t = c->t;
+	struct ibp_oob_ctrl peer[IBP_RDMATEST_MAX_RAILS] = {{0}};
+	bool on1[IBP_RDMATEST_MAX_RAILS] = {false}, in[IBP_RDMATEST_MAX_RAILS] = {false};
+	bool fp_here = false;
+	int rc;
+
+	for (size_t k = 0; k < c->p; k++)
+		c->r[k].on = !tx_open(c, k);
+	rc = endpoints(c, &fp_here);
+	if (fp_here)
+		ibp_rt_fp_claim_done(t->fps, c->l0, rc == 0);
+	if (rc == -EAGAIN)
+		return -EAGAIN;
+	for (size_t k = 0; k < c->p; k++)
+		on1[k] = c->r[k].on;
+	/* the data paths */
+	phase(c, step_connect);
+	for (size_t k = 0; k < c->p; k++)
+		in[k] = c->r[k].on;
+	exchange(c, in, IBP_CTRL_READY, "data path", peer);
+	check_asks(c);
+	/* the pattern */
+	phase(c, step_pattern);
+	for (size_t k = 0; k < c->p; k++)
+		in[k] = c->r[k].on;
+	exchange(c, in, IBP_CTRL_PATTERN_RESULT, "pattern", peer);
+	/* the burst */
+	phase(c, step_burst);
+	for (size_t k = 0; k < c->p; k++) {
+		in[k] = c->r[k].on;
+		if (in[k] && c->out && !c->r[k].rc)
+			c->r[k].l->r.gbps =
+			    c->r[k].ns ? (double)t->burst * 8.0 / (double)c->r[k].ns : 0;
 	}
-	rc = t->ops->bw_recv(tx, ready.a, deadline);
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l, status_of(rc), rc, "bandwidth burst: %s",
-					 err[0] ? err : strerror(-rc));
-		goto abort;
+	exchange(c, in, IBP_CTRL_BW_RESULT, "bandwidth burst", peer);
+	for (size_t k = 0; k < c->p && !c->out; k++)
+		if (c->r[k].on)
+			c->r[k].l->r.gbps =
+			    peer[k].b ? (double)peer[k].a * 8.0 / (double)peer[k].b : 0;
+	/* the round trips */
+	phase(c, step_rtt);
+	for (size_t k = 0; k < c->p; k++) {
+		in[k] = c->r[k].on;
+		if (in[k] && c->out && !c->r[k].rc)
+			c->r[k].l->r.lat_us = (double)c->r[k].ns / 1000.0;
 	}
-	if (recv_ctrl(l, fd, IBP_CTRL_BW_RESULT, &c, deadline))
-		goto done;
-	l->r.gbps = c.b ? (double)c.a * 8.0 / (double)c.b : 0;
-	rc = t->ops->lat_pong(tx, (unsigned)ready.b, deadline);
-	if (rc) {
-		if (!peer_gave_up(l, fd, deadline))
-			ibp_rt_link_fail(l, status_of(rc), rc, "latency: %s",
-					 err[0] ? err : strerror(-rc));
-		goto abort;
+	exchange(c, in, IBP_CTRL_LAT_RESULT, "latency", peer);
+	for (size_t k = 0; k < c->p && !c->out; k++)
+		if (c->r[k].on)
+			c->r[k].l->r.lat_us = (double)peer[k].b / 1000.0;
+	if (c->out)
+		judge(c);
+	verdicts(c, on1);
+	return 0;
+}
+
+/* The rails of the channel's round this node tests and the peer does not (RAILS: the peer's). */
+static void rails_missing(struct ibp_rt_links *t, unsigned round, bool out, unsigned peer_rails,
+			  uint32_t peer)
+{
+	for (size_t k = peer_rails; k < t->x->n_rails; k++) {
+		char why[IBP_TEXT_MAX];
+
+		ibp_rt_setf(
+		    why, sizeof(why),
+		    "%s tests %u rail%s, %s %zu: no rail %zu there: the nodes have different "
+		    "numbers of ports to test",
+		    ibp_rt_node_name(t->x, peer), peer_rails, peer_rails == 1 ? "" : "s",
+		    ibp_rt_node_name(t->x, t->x->me), t->x->n_rails, k);
+		ibp_rt_rail_missing(t->x, ibp_rt_link_at(t->x, k, round, out), why);
 	}
-	if (recv_ctrl(l, fd, IBP_CTRL_LAT_RESULT, &c, deadline))
-		goto done;
-	l->r.lat_us = (double)c.b / 1000.0;
-	if (recv_ctrl(l, fd, IBP_CTRL_VERDICT, &c, deadline))
-		goto done;
-	if (c.a == IBP_LINK_PASS)
-		l->r.status = IBP_LINK_PASS;
-	else if (c.a < IBP_LINK_STATUS_COUNT)
-		ibp_rt_link_fail(
-		    l, (enum ibp_link_status)c.a, 0, "the sender measured %s (%.2f Gb/s, %.0f us)",
-		    ibp_link_status_name((enum ibp_link_status)c.a), l->r.gbps, l->r.lat_us);
-	else
-		ibp_rt_link_fail(l, IBP_LINK_PROTOCOL, -EPROTO, "bad verdict %llu",
-				 (unsigned long long)c.a);
-	goto done;
-abort:
-	send_abort(l, fd);
-done:
-	if (tx && t->keep_rx)
-		l->tx =
-		    tx; /* its listener answers the peer's cross-rail probes until the run ends */
-	else if (tx)
-		t->ops->close(tx);
-	return false;
+}
+
+/* The channel of link L0 (rail 0 of its round and direction) on FD. */
+static int channel(struct ibp_rt_links *t, struct crew *crew, struct ibp_rt_link *l0, int fd,
+		   int64_t deadline)
+{
+	struct chan *c = calloc(1, sizeof(*c));
+	unsigned peer_rails = l0->peer_rails ? l0->peer_rails : 1;
+	int rc;
+
+	if (!c) {
+		for (size_t k = 0; k < t->x->n_rails; k++)
+			ibp_rt_link_fail(ibp_rt_link_at(t->x, k, l0->r.round, l0->out),
+					 IBP_LINK_LOCAL, -ENOMEM, "out of memory");
+		return 0;
+	}
+	c->t = t;
+	c->l0 = l0;
+	c->fd = fd;
+	c->round = l0->r.round;
+	c->out = l0->out;
+	c->deadline = deadline;
+	c->crew = crew;
+	c->p = peer_rails < t->x->n_rails ? peer_rails : t->x->n_rails;
+	for (size_t k = 0; k < c->p; k++)
+		c->r[k].l = ibp_rt_link_at(t->x, k, c->round, c->out);
+	rc = chan_run(c);
+	for (size_t k = 0; rc == -EAGAIN && k < c->p; k++) { /* nothing happened: all anew */
+		c->r[k].l->r.status = IBP_LINK_UNTESTED;
+		c->r[k].l->r.err = 0;
+		c->r[k].l->r.detail[0] = '\0';
+	}
+	for (size_t k = 0; k < c->p; k++) {
+		struct rail *r = &c->r[k];
+
+		if (!r->tx)
+			continue;
+		if (!c->out && t->keep_rx && rc != -EAGAIN)
+			r->l->tx =
+			    r->tx; /* its listener answers the peer's probes until the run ends */
+		else
+			t->ops->close(r->tx);
+	}
+	if (rc != -EAGAIN)
+		rails_missing(t, c->round, c->out, peer_rails, l0->peer);
+	free(c);
+	return rc;
 }
 
 /* ---- workers ------------------------------------------------------------ */
@@ -469,13 +860,34 @@ static int64_t round_deadline(const struct ibp_rt_links *t, unsigned round)
 	return t->x->round_end[round - 1];
 }
 
+/* Every rail of ROUND in one direction failed like rail 0's link before its channel. */
+static void all_rails_like_rail0(struct ibp_rt_links *t, unsigned round, bool out)
+{
+	const struct ibp_rt_link *l0 = ibp_rt_link_at(t->x, 0, round, out);
+
+	for (size_t k = 1; k < t->x->n_rails; k++) {
+		struct ibp_rt_link *l = ibp_rt_link_at(t->x, k, round, out);
+
+		if (l->r.status != IBP_LINK_UNTESTED)
+			continue;
+		l->r.status = l0->r.status;
+		l->r.err = l0->r.err;
+		l->version_seen = l0->version_seen;
+		l->peer_version = l0->peer_version;
+		l->closed_unanswered = l0->closed_unanswered;
+		ibp_rt_setf(l->r.detail, sizeof(l->r.detail), "%s", l0->r.detail);
+	}
+}
+
 static void *out_worker(void *arg)
 {
 	struct ibp_rt_worker *w = arg;
 	struct ibp_rt_links *t = w->t;
+	struct crew crew;
 
+	crew_start(&crew, t->x->n_rails);
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(t->x); r++) {
-		struct ibp_rt_link *l = ibp_rt_link_at(t->x, w->rail, r, true);
+		struct ibp_rt_link *l = ibp_rt_link_at(t->x, 0, r, true);
 		int64_t deadline = round_deadline(t, r);
 		int fd = ibp_rt_connect(t->x, l, deadline);
 
@@ -483,10 +895,13 @@ static void *out_worker(void *arg)
 			pthread_mutex_lock(&t->x->mu);
 			l->fd = fd;
 			pthread_mutex_unlock(&t->x->mu);
-			link_sender(t, l, fd, deadline);
+			channel(t, &crew, l, fd, deadline);
+		} else {
+			all_rails_like_rail0(t, r, true);
 		}
 		ibp_rt_ring_link_over(t->ring, l, false); /* no leaf child's sum after this */
 	}
+	crew_stop(&crew);
 	return NULL;
 }
 
@@ -496,7 +911,6 @@ static int wait_slot(struct ibp_rt_links *t, struct ibp_rt_link *l, int64_t dead
 	struct timespec ts = {.tv_sec = deadline / IBP_NS_PER_S,
 			      .tv_nsec = deadline % IBP_NS_PER_S};
 	int fd = -1;
-	bool skipped;
 
 	pthread_mutex_lock(&t->x->mu);
 	while (l->slot == IBP_RT_SLOT_EMPTY) {
@@ -507,23 +921,21 @@ static int wait_slot(struct ibp_rt_links *t, struct ibp_rt_link *l, int64_t dead
 		fd = l->fd;
 	else
 		l->slot = IBP_RT_SLOT_CLOSED; /* a late claimant is refused */
-	ibp_rt_setf(reject, rlen, "%s", l->skip[0] ? l->skip : l->reject);
-	skipped = l->skip[0] != '\0';
+	ibp_rt_setf(reject, rlen, "%s", l->reject);
 	pthread_mutex_unlock(&t->x->mu);
-	if (skipped)
-		fd = -ENXIO;
 	return fd;
 }
 
-/* One round of an in-link: the connections the acceptor hands over, and the test on them. */
-static void in_round(struct ibp_rt_links *t, struct ibp_rt_link *l, int64_t deadline)
+/* One round of the in-links: the connection the acceptor hands over, every rail on it. */
+static void in_round(struct ibp_rt_links *t, struct crew *crew, struct ibp_rt_link *l,
+		     int64_t deadline)
 {
 	char reject[IBP_TEXT_MAX];
 	int fd = wait_slot(t, l, deadline, reject, sizeof(reject));
 	bool version_seen;
 	unsigned version;
 
-	while (fd >= 0 && link_receiver(t, l, fd, deadline)) {
+	while (fd >= 0 && channel(t, crew, l, fd, deadline) == -EAGAIN) {
 		pthread_mutex_lock(&t->x->mu);
 		close(l->fd);
 		l->fd = -1;
@@ -539,10 +951,6 @@ static void in_round(struct ibp_rt_links *t, struct ibp_rt_link *l, int64_t dead
 	version_seen = l->version_seen;
 	version = l->peer_version;
 	pthread_mutex_unlock(&t->x->mu);
-	if (fd == -ENXIO) {
-		ibp_rt_rail_missing(t->x, l, reject);
-		return;
-	}
 	if (fd >= 0)
 		return;
 	/* Only a hello from the peer's own address leaves a reject. */
@@ -567,19 +975,23 @@ static void in_round(struct ibp_rt_links *t, struct ibp_rt_link *l, int64_t dead
 		    ibp_rt_node_name(t->x, l->peer),
 		    l->rearms ? " (it had closed an authenticated one before its first frame)"
 			      : "");
+	all_rails_like_rail0(t, l->r.round, false);
 }
 
 static void *in_worker(void *arg)
 {
 	struct ibp_rt_worker *w = arg;
 	struct ibp_rt_links *t = w->t;
+	struct crew crew;
 
+	crew_start(&crew, t->x->n_rails);
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(t->x); r++) {
-		struct ibp_rt_link *l = ibp_rt_link_at(t->x, w->rail, r, false);
+		struct ibp_rt_link *l = ibp_rt_link_at(t->x, 0, r, false);
 
-		in_round(t, l, round_deadline(t, r));
+		in_round(t, &crew, l, round_deadline(t, r));
 		ibp_rt_ring_link_over(t->ring, l, false); /* no leaf child's sum after this */
 	}
+	crew_stop(&crew);
 	return NULL;
 }
 
@@ -623,21 +1035,21 @@ void ibp_rt_links_versions(const struct ibp_rt_ctx *x)
 	}
 }
 
+/* Two workers, one per direction, each with a crew of a thread per rail beyond rail 0. */
 void ibp_rt_links_start(struct ibp_rt_links *t)
 {
 	t->n_w = 0;
-	for (size_t k = 0; k < t->x->n_rails; k++) {
-		for (int o = 0; o < 2; o++) {
-			struct ibp_rt_worker *w = &t->w[t->n_w++];
+	for (int o = 0; o < 2; o++) {
+		struct ibp_rt_worker *w = &t->w[t->n_w++];
 
-			*w = (struct ibp_rt_worker){.t = t, .rail = k, .out = o};
-			w->started = !pthread_create(&w->th, NULL, o ? out_worker : in_worker, w);
-			if (!w->started)
+		*w = (struct ibp_rt_worker){.t = t, .rail = 0, .out = o};
+		w->started = !pthread_create(&w->th, NULL, o ? out_worker : in_worker, w);
+		if (!w->started)
+			for (size_t k = 0; k < t->x->n_rails; k++)
 				for (unsigned r = 1; r <= ibp_rt_n_rounds(t->x); r++)
 					ibp_rt_link_fail(ibp_rt_link_at(t->x, k, r, o),
 							 IBP_LINK_LOCAL, -EAGAIN,
 							 "cannot start a test thread");
-		}
 	}
 }
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rdmatest_link.h: the links' tests (private to helpers/rdmatest/): per
- * rail one thread sends (rounds in order, opening its connections with
- * ibp_rt_connect) and one receives (rounds in order, each waiting for the
- * connection the acceptor hands it in the link's slot).  On a link's
- * sealed connection: the endpoints (after what rides before them: a
- * leaf's sum, a small step's fingerprint), then the transport's pattern,
- * burst and round trips, and the sender's verdict.  The connection stays
- * open for the summary exchange.
+ * direction one thread (the sender opens its rounds' connections with
+ * ibp_rt_connect, the receiver waits for the connection the acceptor hands
+ * it in rail 0's slot) and a crew of one thread per further rail.  One
+ * sealed connection per round and direction carries every rail: the
+ * endpoints (after what rides before them: a leaf's sum, a small step's
+ * fingerprint), then the transport's connection, pattern, burst and round
+ * trips on every rail at once, phase by phase, each phase ending with both
+ * sides' word on each rail, and the sender's verdicts.  The connection
+ * stays open for the summary exchange.
  */
 #ifndef IBPREP_RDMATEST_LINK_H
 #define IBPREP_RDMATEST_LINK_H

@@ -108,6 +108,7 @@
 #define IBP_RDMATEST_PORT_CANDIDATES 4
 #define IBP_RDMATEST_MAX_LISTEN      8
 #define IBP_RDMATEST_LAT_ITERS       16
+#define IBP_RDMATEST_LAT_ITERS_RAIL  4 /* on rails beyond rail 0 */
 
 /*
  * How many of the ports given are tested.  Every rail is the default: all

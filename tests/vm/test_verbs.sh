@@ -8,7 +8,8 @@
 #     the IPv4-mapped RoCE v2 GID of the VM's address; a policy it does not
 #     meet (expect_hcas=2) fails;
 #   * the verbs transport's unit tests on the real device (loopback);
-#   * ibprep rdmatest --transport verbs between the VMs: passes; fails when
+#   * ibprep rdmatest --transport verbs between the VMs: passes, on rxe0 and
+#     on two rails (rxe1 over eth1, a second back-to-back link); fails when
 #     one side uses a wrong GID index (link-local, then empty); fails when
 #     RoCE v2 traffic is dropped while the OOB network still works (nft); and
 #     when the link is down;
@@ -58,6 +59,7 @@ vm_setup || {
 	exit
 }
 t0=$(date +%s)
+VM_RAILS=2 # rxe1 over eth1 for the two-rail step: a back-to-back link of its own
 vm_run_pair "$here/lib/verbs_guest.sh" "$here/lib/verbs_guest.sh" "$IBP_VM_TIMEOUT"
 echo "# two vms ran in $(($(date +%s) - t0)) s (exit $VM_RC0, $VM_RC1)"
 for i in 0 1; do
@@ -157,6 +159,22 @@ if [ "$(both_rc rdmatest_pass)" = "0 0" ] && pass_ok "$S0/rdmatest_pass" && pass
 	json_of "$S0/rdmatest_pass" | jq -r '.links[] | "# vm0: link \(.from) -> \(.to): \(.status), \(.gbps) Gb/s, round trip \(.lat_us) us (emulated)"' 2>/dev/null
 else
 	tap_fail "rdmatest --transport verbs vm0 <-> vm1 passes" "$(show rdmatest_pass)"
+fi
+
+# Two rails: rxe0 and rxe1, each over its own back-to-back link, both pass.
+rails_ok() {
+	json_of "$1" | jq -e '.pass == true and .transport == "verbs" and
+		([.links[] | select(.rail == 0 and .device == "rxe0" and .status == "pass")] | length) >= 2 and
+		([.links[] | select(.rail == 1 and .device == "rxe1" and .status == "pass" and .gbps > 0)] | length) >= 2' \
+		>/dev/null 2>&1
+}
+if [ "$(both_rc rail1_up)" != "0 0" ]; then
+	tap_fail "vm0, vm1: rxe1 over eth1 (a second link) ACTIVE" "$(show rail1_up)"
+elif [ "$(both_rc rdmatest_rails)" = "0 0" ] && rails_ok "$S0/rdmatest_rails" && rails_ok "$S1/rdmatest_rails"; then
+	tap_ok "rdmatest --transport verbs on two rails (rxe0, rxe1 on links of their own) passes on both ($(ms_of "$S0/rdmatest_rails") ms, $(ms_of "$S1/rdmatest_rails") ms)"
+	json_of "$S0/rdmatest_rails" | jq -r '.links[] | "# vm0: rail \(.rail) \(.device) \(.from) -> \(.to): \(.status), \(.gbps) Gb/s (emulated)"' 2>/dev/null
+else
+	tap_fail "rdmatest --transport verbs on two rails passes" "$(show rdmatest_rails)"
 fi
 
 # A failure must be a verdict (exit 1) within the bound, not a crash (2+) or

@@ -376,11 +376,19 @@ cl_start_rails() {
 
 cl_rail_netdev() { cl_rail_netdevs "$1" | awk -v d="$2" '$1 == d {print $2}'; }
 
+# After the rails changed, no node keeps an address it failed to resolve
+# before (a FAILED neighbour entry answers "no route to host" at once).
+cl_rail_neigh_flush() {
+	local i
+	for i in $(seq 1 "$CL_N"); do ip -n "$CL_TAG-n$i" neigh flush all 2>/dev/null; done
+	return 0
+}
+
 cluster_rail_link() {
 	local nd
 	nd=$(cl_rail_netdev "$1" "$2")
 	[ -n "$nd" ] || { cl_log "cluster_rail_link: $1 has no netdev for $2"; return 1; }
-	ip -n "$CL_TAG-$1" link set "$nd" "$3"
+	ip -n "$CL_TAG-$1" link set "$nd" "$3" && cl_rail_neigh_flush
 }
 
 # NODE's ports DEV1 and DEV2 on each other's rail network: their cables swapped.
@@ -391,7 +399,7 @@ cluster_rail_swap() {
 		return 1
 	}
 	ip -n "$CL_TAG-fab" link set "r${k1}n$i" master "r$k2" &&
-		ip -n "$CL_TAG-fab" link set "r${k2}n$i" master "r$k1"
+		ip -n "$CL_TAG-fab" link set "r${k2}n$i" master "r$k1" && cl_rail_neigh_flush
 }
 
 cluster_rail_restore() {
@@ -403,6 +411,7 @@ cluster_rail_restore() {
 			ip -n "$CL_TAG-n$i" link set "$nd" up
 		done < <(cl_rail_netdevs "n$i")
 	done
+	cl_rail_neigh_flush
 }
 
 cluster_wait_idle() {

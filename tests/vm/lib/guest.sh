@@ -4,6 +4,9 @@
 #   guest_rxe_up            modprobe rdma_rxe, bring eth0 up with $IBP_VM_IP,
 #                           create rxe0 over it and wait (bounded) until its
 #                           port is ACTIVE and its IPv4-mapped GID exists
+#   guest_rail_up K         a further rail: ethK up with 10.(77+K).1.(INDEX+1),
+#                           rxeK over it, waited for as rxe0 (the host's
+#                           VM_RAILS gives the VM the NIC)
 #   guest_barrier NAME [S]  waits (bounded, default 60 s) until every VM of the
 #                           setup reached barrier NAME; 1 on timeout
 #   guest_put NAME VALUE    publishes a value to the other VMs (sync directory)
@@ -32,6 +35,22 @@ guest_rxe_up() {
 	guest_log "rxe0 port 1 not ACTIVE with an IPv4-mapped GID after 10 s:" \
 		"state '$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null)'" \
 		"gid 1 '$(cat /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null)'"
+	return 1
+}
+
+guest_rail_up() {
+	local k=$1 i gid
+	ip link set "eth$k" up || { guest_log "no eth$k (VM_RAILS on the host?)"; return 1; }
+	ip addr add "10.$((77 + k)).1.$((IBP_VM_INDEX + 1))/24" dev "eth$k" || return 1
+	rdma link add "rxe$k" type rxe netdev "eth$k" || { guest_log "rdma link add rxe$k failed"; return 1; }
+	for i in $(seq 1 100); do
+		if grep -q ACTIVE "/sys/class/infiniband/rxe$k/ports/1/state" 2>/dev/null; then
+			gid=$(cat "/sys/class/infiniband/rxe$k/ports/1/gids/1" 2>/dev/null)
+			case $gid in 0000:0000:0000:0000:0000:ffff:*) return 0 ;; esac
+		fi
+		sleep 0.1
+	done
+	guest_log "rxe$k port 1 not ACTIVE with an IPv4-mapped GID after 10 s"
 	return 1
 }
 

@@ -66,6 +66,16 @@ step rdmatest_memlock bash -c 'ulimit -l 64 && exec setpriv --bounding-set=-ipc_
 	--addrs 10.77.1.1,10.77.1.2 --device rxe0 --insecure test_timeout=8'
 guest_barrier memlock 60 || exit 1
 
+# 3b. Two rails: rxe1 over eth1, a back-to-back link of its own (another
+#    network, nothing between the two); ibprep rdmatest without --device
+#    tests every ACTIVE port, both rails at once.
+if step rail1_up guest_rail_up 1; then
+	step rdmatest_rails timeout -k 2 60 "$IBPREP" rdmatest --transport verbs --hosts "$hosts" \
+		--index "$me" --addrs "$addrs" --insecure --buf 262144 --burst 1048576 --json \
+		test_min_bw=0 test_max_lat_us=500000 test_timeout=30
+fi
+guest_barrier rails 90 || exit 1
+
 # 4. A wrong GID index on vm1 (0: the link-local IPv6 GID, while vm0 uses the
 #    IPv4-mapped one), then an index that does not exist.
 if [ "$me" = 1 ]; then

@@ -15,7 +15,9 @@
 #   vm_setup                        creates $VM_DIR (state) and the EXIT trap
 #   vm_start NAME SCRIPT [LINK SIDE]  boots NAME running SCRIPT (bash) in the
 #                                   guest; LINK names a back-to-back link, SIDE
-#                                   is 0 or 1 (guest eth0 gets 10.77.L.(SIDE+1))
+#                                   is 0 or 1 (guest eth0 gets 10.77.L.(SIDE+1));
+#                                   with VM_RAILS=R, R such links, each a rail
+#                                   network of its own (ethK, 10.(77+K).L.(SIDE+1))
 #   vm_wait NAME SECONDS            waits (bounded) for NAME to power off;
 #                                   returns the guest script's exit status, 124
 #                                   on timeout (the VM is killed), 125 when the
@@ -25,7 +27,8 @@
 #
 # Inside the guest, SCRIPT runs as root with bash, cwd = the repository, and
 #   IBP_VM_NAME, IBP_VM_INDEX (0-based start order), IBP_VM_COUNT (VMs of the
-#   setup), IBP_VM_IP / IBP_VM_PEER_IP (on eth0, when linked), IBP_REPO,
+#   setup), IBP_VM_IP / IBP_VM_PEER_IP (on eth0, when linked), IBP_VM_RAILS
+#   (links to the peer: eth0..ethR-1, see guest_rail_up), IBP_REPO,
 #   IBP_SHARE (this VM's writable directory, also seen by the host at
 #   $VM_DIR/NAME/share), IBP_SYNC (one directory shared by every VM of the
 #   setup and the host: barriers, see guest.sh), IBP_GUEST_LIB (guest.sh),
@@ -46,6 +49,8 @@
 #   VM_BASEDIR      parent of the state directory (/tmp: socket paths are
 #                   limited to 108 bytes)
 #   VM_KEEP=1       keep the state directory after the run
+#   VM_RAILS        back-to-back links per linked VM (1): each its own NIC and
+#                   Unix socket pair, so two rails never reach each other
 VM_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${VM_REPO:=$(cd "$VM_LIB/../../.." && pwd)}"
 : "${IBP_VM_CACHE:=/var/tmp/spank-ib-vm}"
@@ -54,6 +59,7 @@ VM_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${VM_KEEP:=0}"
 : "${VM_EXTRA_PATHS:=}"
 : "${VM_PASS_ENV:=}"
+: "${VM_RAILS:=1}"
 VM_DIR=
 VM_NAMES=()
 VM_COUNT=0
@@ -309,8 +315,8 @@ vm_start() {
 		printf 'export IBP_SHARE=/run/ibp IBP_SYNC=/run/ibp-sync IBP_GUEST_LIB=%q\n' "$VM_LIB/guest.sh"
 		printf 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root\n'
 		if [ -n "$link" ]; then
-			printf 'export IBP_VM_IP=10.77.%d.%d IBP_VM_PEER_IP=10.77.%d.%d\n' \
-				"$link" $((side + 1)) "$link" $((2 - side))
+			printf 'export IBP_VM_IP=10.77.%d.%d IBP_VM_PEER_IP=10.77.%d.%d IBP_VM_RAILS=%d\n' \
+				"$link" $((side + 1)) "$link" $((2 - side)) "$VM_RAILS"
 		fi
 		local v
 		for v in $VM_PASS_ENV; do
@@ -319,10 +325,13 @@ vm_start() {
 	} >"$d/share/env"
 	if [ -n "$link" ]; then
 		# Back to back: each side binds its own socket and sends to the other's.
-		local a=$VM_DIR/l$link.$side.sock b=$VM_DIR/l$link.$((1 - side)).sock
-		rm -f "$a"
-		net=(-device "virtio-net-pci,netdev=n0,mac=52:54:00:77:$(printf %02x "$link"):0$((side + 1))"
-			-netdev "dgram,id=n0,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b")
+		local a b r
+		for ((r = 0; r < VM_RAILS; r++)); do
+			a=$VM_DIR/l$link.r$r.$side.sock b=$VM_DIR/l$link.r$r.$((1 - side)).sock
+			rm -f "$a"
+			net+=(-device "virtio-net-pci,netdev=n$r,mac=52:54:00:$((77 + r)):$(printf %02x "$link"):0$((side + 1))"
+				-netdev "dgram,id=n$r,local.type=unix,local.path=$a,remote.type=unix,remote.path=$b")
+		done
 	fi
 	accel=$(vm_accel)
 	local -a cpu=(-cpu max)
