@@ -360,14 +360,15 @@ cl_start_rails() {
 	done
 	for i in $(seq 1 "$CL_N"); do
 		ns=$CL_TAG-n$i
-		ip netns exec "$ns" sysctl -q -w net.ipv4.conf.all.arp_ignore=1 \
-			net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.all.rp_filter=2 \
-			net.ipv4.conf.default.rp_filter=2 >/dev/null || return 1
+		# /proc/sys/net is the writer's namespace's (no procps needed)
+		ip netns exec "$ns" sh -c 'c=/proc/sys/net/ipv4/conf; echo 1 >$c/all/arp_ignore &&
+			echo 2 >$c/all/arp_announce && echo 2 >$c/all/rp_filter &&
+			echo 2 >$c/default/rp_filter' || return 1
 		while read -r dev nd; do
 			k=$(cl_rail_index "$dev") || continue
 			ip -n "$fab" link add "r${k}n$i" type veth peer name "$nd" netns "$ns" || return 1
 			ip -n "$fab" link set "r${k}n$i" master "r$k" up || return 1
-			ip netns exec "$ns" sysctl -q -w "net.ipv4.conf.$nd.rp_filter=2" >/dev/null
+			ip netns exec "$ns" sh -c "echo 2 >/proc/sys/net/ipv4/conf/$nd/rp_filter"
 			ip -n "$ns" addr add "$(cluster_rail_addr "n$i" "$dev")/24" dev "$nd" || return 1
 			ip -n "$ns" link set "$nd" up || return 1
 		done < <(cl_rail_netdevs "n$i")
