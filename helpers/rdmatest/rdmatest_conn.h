@@ -80,6 +80,9 @@ struct ibp_rt_link {
 	unsigned rearms;           /* in-links: times the slot went back to EMPTY */
 	char reject[IBP_TEXT_MAX]; /* in-links: why a claimant from the peer's address failed */
 	uint64_t peer_rate_mbps;
+	/* the peer's endpoint address on this rail (socket transport; IPv4-mapped or IPv6) */
+	uint8_t peer_ip[16];
+	bool peer_ip_set;
 	bool summary_in;
 	/*
 	 * The peer's address answered (out-links) or connected (in-links,

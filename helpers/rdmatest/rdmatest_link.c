@@ -392,6 +392,10 @@ static int take_endpoint(struct chan *c, size_t k, const struct ibp_oob_msg *the
 	r->l->r.peer_port = e->port;
 	r->l->peer_rate_mbps = e->ep.rate_mbps;
 	r->peer = e->ep;
+	if (e->ep.kind == IBP_TX_SOCKET) { /* where the peer's rail is, by its address */
+		memcpy(r->l->peer_ip, e->ep.gid, sizeof(r->l->peer_ip));
+		r->l->peer_ip_set = true;
+	}
 	if (k == 0 && e->leaf[0] && !t->x->cfg->topology) {
 		pthread_mutex_lock(&t->x->mu);
 		ibp_rt_leaves_add(t->leaves, t->x->n, c->l0->peer, e->leaf);

@@ -278,7 +278,7 @@ static bool plan_ok(const struct ibp_pipe_plan *p)
 
 		if (t->port > 255 || t->gid_index < -1 || t->gid_index > 65535 ||
 		    (unsigned)t->link_layer > IBP_LL_ETH || !(t->rate_gbps >= 0) ||
-		    !(t->rate_gbps <= 1e6) || t->rail >= IBP_RDMATEST_MAX_RAILS)
+		    !(t->rate_gbps <= 1e6) || t->rail >= IBP_RDMATEST_MAX_RAILS || t->prefix > 128)
 			return false;
 	}
 	return true;
@@ -326,6 +326,7 @@ int ibp_pipe_plan_encode(const struct ibp_pipe_plan *p, uint8_t *buf, size_t len
 		put_u32(&w, t->rail);
 		put_str(&w, t->addr, sizeof(t->addr), false);
 		put_str(&w, t->ifname, sizeof(t->ifname), false);
+		put_u8(&w, t->prefix);
 	}
 	for (int k = 0; k < IBP_CK_N; k++)
 		put_u8(&w, pol->consistency[k] == IBP_CONSISTENCY_OFF
@@ -406,6 +407,9 @@ int ibp_pipe_plan_decode(const uint8_t *buf, size_t len, struct ibp_pipe_plan *p
 		t->rail = get_u32(&r);
 		get_str(&r, t->addr, sizeof(t->addr));
 		get_str(&r, t->ifname, sizeof(t->ifname));
+		t->prefix = (uint8_t)get_u8(&r);
+		if (t->prefix > 128)
+			bad(&r);
 	}
 	for (int k = 0; !r.err && k < IBP_CK_N; k++) {
 		v = get_u8(&r);

@@ -20,7 +20,25 @@ bool ibp_rails_drivable(enum ibp_tx_kind tx, enum ibp_fabric_kind kind)
 	return kind == IBP_FABRIC_IB || kind == IBP_FABRIC_ROCE;
 }
 
+/* The bits set in a netmask of LEN bytes. */
+static uint8_t mask_bits(const unsigned char *m, size_t len)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		for (unsigned b = 0; b < 8; b++)
+			n += (m[i] >> b) & 1;
+	return (uint8_t)n;
+}
+
 int ibp_rails_netdev_addr(const char *ifname, char *addr, size_t len)
+{
+	uint8_t prefix;
+
+	return ibp_rails_netdev_addr_prefix(ifname, addr, len, &prefix);
+}
+
+int ibp_rails_netdev_addr_prefix(const char *ifname, char *addr, size_t len, uint8_t *prefix)
 {
 	struct ifaddrs *all = NULL;
 	const struct ifaddrs *v6 = NULL, *v4 = NULL;
@@ -41,16 +59,28 @@ int ibp_rails_netdev_addr(const char *ifname, char *addr, size_t len)
 			     &((const struct sockaddr_in6 *)i->ifa_addr)->sin6_addr))
 			v6 = i;
 	}
-	if (v4)
+	*prefix = 0;
+	if (v4) {
 		rc = inet_ntop(AF_INET, &((const struct sockaddr_in *)v4->ifa_addr)->sin_addr, buf,
 			       sizeof(buf))
 			 ? 0
 			 : -EINVAL;
-	else if (v6)
+		if (v4->ifa_netmask && v4->ifa_netmask->sa_family == AF_INET)
+			*prefix = mask_bits(
+			    (const unsigned char *)&((const struct sockaddr_in *)v4->ifa_netmask)
+				->sin_addr,
+			    4);
+	} else if (v6) {
 		rc = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)v6->ifa_addr)->sin6_addr,
 			       buf, sizeof(buf))
 			 ? 0
 			 : -EINVAL;
+		if (v6->ifa_netmask && v6->ifa_netmask->sa_family == AF_INET6)
+			*prefix = mask_bits(
+			    (const unsigned char *)&((const struct sockaddr_in6 *)v6->ifa_netmask)
+				->sin6_addr,
+			    16);
+	}
 	freeifaddrs(all);
 	if (rc)
 		return rc;
@@ -68,8 +98,10 @@ size_t ibp_rails_socket_ports(struct ibp_tx_port *ports, const char *const *netd
 		ports[i].ifname[0] = '\0';
 		/* TCP over the port's netdev is no measure of its RDMA rate: no floor from it */
 		ports[i].rate_gbps = 0;
+		ports[i].prefix = 0;
 		if (netdev[i] && netdev[i][0] &&
-		    !ibp_rails_netdev_addr(netdev[i], ports[i].addr, sizeof(ports[i].addr)))
+		    !ibp_rails_netdev_addr_prefix(netdev[i], ports[i].addr, sizeof(ports[i].addr),
+						  &ports[i].prefix))
 			with++;
 	}
 	if (!with) {

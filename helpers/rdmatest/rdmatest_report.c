@@ -5,6 +5,7 @@
  * which words.  It reads what the caller hands it and writes findings;
  * it calls nothing of the run.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +376,159 @@ static void peer_dev(const struct report *r, unsigned round, size_t rail, char *
 		ibp_rt_setf(buf, len, "its rail %zu port", rail);
 }
 
+/* A numeric address as 16 bytes, IPv4 mapped (::ffff:a.b.c.d) as the endpoints carry it. */
+static bool ip16(const char *addr, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (inet_pton(AF_INET, addr, out + 12) == 1) {
+		out[10] = out[11] = 0xff;
+		return true;
+	}
+	return inet_pton(AF_INET6, addr, out) == 1;
+}
+
+/* IP (16 bytes) as text, an IPv4-mapped one as IPv4. */
+static void ip_text(const uint8_t ip[16], char *buf, size_t len)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (!memcmp(ip, v4mapped, 12))
+		inet_ntop(AF_INET, ip + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, ip, buf, (socklen_t)len);
+}
+
+/* The rail of this node whose network (address and prefix) holds IP, -1 none. */
+static int rail_of_ip(const struct report *r, const uint8_t ip[16])
+{
+	for (size_t k = 0; r->in->rails && k < r->x->n_rails; k++) {
+		const struct ibp_tx_port *p = &r->in->rails[k];
+		uint8_t mine[16];
+		unsigned bits;
+		bool v4;
+
+		if (!p->prefix || !ip16(p->addr, mine))
+			continue;
+		v4 = mine[10] == 0xff && mine[11] == 0xff && !mine[0];
+		bits = p->prefix + (v4 ? 96u : 0u);
+		if (bits > 128)
+			continue;
+		if (memcmp(mine, ip, bits / 8) != 0)
+			continue;
+		if (bits % 8 && (mine[bits / 8] ^ ip[bits / 8]) >> (8 - bits % 8))
+			continue;
+		return (int)k;
+	}
+	return -1;
+}
+
+/* The rails of ROUND's peer by their addresses: -1 unknown, else whether K and J sit swapped. */
+static int addr_swapped(const struct report *r, unsigned round, size_t k, size_t j)
+{
+	const struct ibp_rt_link *lk = out_link(r, round, k), *lj = out_link(r, round, j);
+	int a, b;
+
+	if (!lk || !lj || !lk->peer_ip_set || !lj->peer_ip_set)
+		return -1;
+	a = rail_of_ip(r, lk->peer_ip);
+	b = rail_of_ip(r, lj->peer_ip);
+	if (a < 0 || b < 0)
+		return -1;
+	return a == (int)j && b == (int)k;
+}
+
+/*
+ * Crossed by their addresses (the socket transport's rails, each with its
+ * netdev's prefix): the peer's rail-K port has an address of this node's
+ * rail-J network and its rail-J port one of rail K's.  On a switched rail
+ * network each netdev still answers on its own wire and the links may pass;
+ * a routed rail fabric, or NCCL's RoCE GIDs, would not.  The peer is named
+ * when another peer's ports sit on the expected networks, this node when
+ * two peers or more look swapped alike; two nodes cannot tell.  A failure
+ * when the two rails' links failed, else a warning.
+ */
+static void addr_crossed(const struct report *r, struct ibp_findings *out, struct crossed *c,
+			 size_t *nc, size_t max)
+{
+	size_t nr = r->x->n_rails;
+
+	for (size_t k = 0; r->in->rails && k < nr; k++) {
+		for (size_t j = k + 1; j < nr; j++) {
+			uint32_t swapped[2];
+			size_t n_sw = 0;
+			bool straight = false;
+
+			for (unsigned round = 1; round <= ibp_rt_n_rounds(r->x); round++) {
+				int v = addr_swapped(r, round, k, j);
+
+				if (v == 1 && n_sw < 2)
+					swapped[n_sw++] = r->x->plan->send_to[round - 1];
+				else if (v == 0 &&
+					 rail_of_ip(r, out_link(r, round, k)->peer_ip) == (int)k)
+					straight = true;
+			}
+			if (!n_sw)
+				continue;
+			for (size_t s = 0; s < n_sw; s++) {
+				uint32_t who =
+				    straight ? swapped[s] : (n_sw >= 2 ? r->x->me : swapped[s]);
+				unsigned round = 0;
+				const struct ibp_rt_link *lk, *lj;
+				char dk[IBP_DEV_MAX + 16], dj[IBP_DEV_MAX + 16], fix[IBP_TEXT_MAX];
+				char ak[INET6_ADDRSTRLEN] = "?", aj[INET6_ADDRSTRLEN] = "?";
+				bool failed_both;
+
+				if (is_crossed(c, *nc, who, (uint16_t)k) || (s && who == r->x->me))
+					continue;
+				for (unsigned q = 1; q <= ibp_rt_n_rounds(r->x); q++)
+					if (r->x->plan->send_to[q - 1] == swapped[s])
+						round = q;
+				lk = out_link(r, round, k);
+				lj = out_link(r, round, j);
+				failed_both = failed(lk->r.status) && failed(lj->r.status);
+				if (who == r->x->me) {
+					ibp_rt_setf(dk, sizeof(dk), "%s", r->in->rails[k].device);
+					ibp_rt_setf(dj, sizeof(dj), "%s", r->in->rails[j].device);
+					ibp_rt_setf(ak, sizeof(ak), "%s", r->in->rails[k].addr);
+					ibp_rt_setf(aj, sizeof(aj), "%s", r->in->rails[j].addr);
+				} else {
+					peer_dev(r, round, k, dk, sizeof(dk));
+					peer_dev(r, round, j, dj, sizeof(dj));
+					ip_text(lk->peer_ip, ak, sizeof(ak));
+					ip_text(lj->peer_ip, aj, sizeof(aj));
+				}
+				ibp_rt_setf(fix, sizeof(fix),
+					    "swap the addresses (or the cables) of %s and %s: each "
+					    "has the other rail's",
+					    dk, dj);
+				if (ibp_findings_addf(
+					out, "rdmatest_rails_crossed",
+					failed_both ? IBP_SEV_FAIL : IBP_SEV_WARN, IBP_CLASS_NODE,
+					dk,
+					who == r->x->me ? (int)r->in->rails[k].port
+							: (int)lk->r.peer_port,
+					"each rail's port on its own rail's network", fix,
+					"rails %zu (%s) and %zu (%s) look crossed by their "
+					"addresses: "
+					"%s %s (rail %zu's network), %s %s (rail %zu's)%s%s",
+					k, dk, j, dj, dk, ak, j, dj, aj, k,
+					failed_both
+					    ? ""
+					    : "; links pass here, not on a routed rail fabric",
+					who == r->x->me || straight
+					    ? ""
+					    : "; this node's or its peer's"))
+					continue;
+				ibp_rt_setf(out->v[out->n - 1].node,
+					    sizeof(out->v[out->n - 1].node), "%s",
+					    ibp_rt_node_name(r->x, who));
+				cross_add(c, nc, max, who, (uint16_t)k);
+				cross_add(c, nc, max, who, (uint16_t)j);
+			}
+		}
+	}
+}
+
 /*
  * Crossed rails, from this node's landing probes (rdmatest_probe.h): on
  * the out-link of a round, rails K and J both failed while this node's
@@ -392,7 +546,7 @@ static size_t crossed_rails(const struct report *r, struct ibp_findings *out, st
 	uint32_t self_peers[IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS][2];
 	size_t self_n[IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS];
 
-	if (!r->in->n_probes || nr < 2)
+	if (nr < 2)
 		return 0;
 	memset(self_n, 0, sizeof(self_n));
 	for (unsigned round = 1; round <= ibp_rt_n_rounds(r->x); round++) {
@@ -732,6 +886,8 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 	}
 	if (n_hw && !slow_only && !r->k->plan_mismatch)
 		n_cr = crossed_rails(r, out, cr, sizeof(cr) / sizeof(cr[0]));
+	if (!r->k->plan_mismatch) /* also when every link passed: a warning then */
+		addr_crossed(r, out, cr, &n_cr, sizeof(cr) / sizeof(cr[0]));
 	if (n_hw && !slow_only && !r->k->plan_mismatch)
 		n_rsus = rail_suspects(r, leaf, sus_leaves, n_sus_leaves, sus, nsus, cr, n_cr, rsus,
 				       sizeof(rsus) / sizeof(rsus[0]));

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ibprep/place.h"
 #include "ibprep/transport.h"
@@ -40,11 +41,13 @@ bool ibp_rails_drivable(enum ibp_tx_kind tx, enum ibp_fabric_kind kind);
  * -ENOSPC, or -errno of getifaddrs.
  */
 int ibp_rails_netdev_addr(const char *ifname, char *addr, size_t len);
+/* The same, with the address's prefix length (its netmask's bits) in *PREFIX. */
+int ibp_rails_netdev_addr_prefix(const char *ifname, char *addr, size_t len, uint8_t *prefix);
 
 /*
  * The socket transport's rails: PORTS[0..N) (device, port, rail filled by
  * the caller) with NETDEV[i] each port's netdev ("" none) get IFNAME and
- * ADDR, and no rate (TCP over the netdev is no measure of the port's RDMA
+ * ADDR (and PREFIX), and no rate (TCP over the netdev is no measure of the port's RDMA
  * rate, the bandwidth floor does not apply).  When no port has an address, none is set and 0 is returned: the
  * test then runs one rail on the node's own address (the nodes have no
  * per-rail IP networks); else N, a port without one keeping its IFNAME

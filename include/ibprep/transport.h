@@ -86,6 +86,7 @@ struct ibp_tx_port {
 	unsigned rail;                  /* rail number (0-based) for the pairing */
 	char addr[64];                  /* numeric IP address of this node (socket) */
 	char ifname[IF_NAMESIZE];       /* socket: the rail's own netdev, "" none */
+	uint8_t prefix;                 /* socket: ADDR's prefix length on IFNAME, 0 unknown */
 };
 
 struct ibp_tx_opts {

@@ -11,7 +11,11 @@
 #     and no other node or device;
 #   * with the cables of n2's mlx5_3 and mlx5_4 swapped (each netdev keeps
 #     its address, on the other rail's network), names the two rails of n2
-#     as crossed, and nothing else.
+#     as crossed, and nothing else;
+#   * with their addresses swapped (each netdev on its own rail's wire, with
+#     the other rail's address: the links still pass on these switched
+#     networks), names the two rails of n2 as crossed by their addresses, a
+#     warning: the step runs.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
@@ -38,7 +42,8 @@ if [ $RC -eq 0 ] && [ "$rails" -eq 8 ] && [ "$recs" -ge 8 ] && has healthy "cros
 else
 	tap_fail "srun -N3 --ib-test records every rail" "rc=$RC rails=$rails records=$recs; $(show healthy)"
 fi
-if has healthy "the rails do not reach each other" && has healthy "NCCL_CROSS_NIC=0"; then
+if has healthy "the rails do not reach each other" && has healthy "NCCL_CROSS_NIC=0" &&
+	! has healthy "crossed"; then
 	tap_ok "isolated rails: the note says NCCL_CROSS_NIC=0"
 else
 	tap_fail "the NCCL_CROSS_NIC note" "$(show healthy)"
@@ -65,6 +70,18 @@ if [ $RC -ne 0 ] && [ "$n_said" -eq 3 ] && has swap "swap the cables of mlx5_3 a
 	tap_ok "n2's mlx5_3 and mlx5_4 crossed: every node names the two rails of n2, nothing else"
 else
 	tap_fail "crossed rails named" "rc=$RC, said by $n_said of 3; other lines: $others; $(show swap)"
+fi
+
+# n2's mlx5_3 and mlx5_4 with each other's addresses.
+cluster_rail_swap_addrs n2 mlx5_3 mlx5_4
+run addrs cl_srun -N3 --ib-test true
+cluster_rail_restore
+n_said=$(said addrs | grep -c "warning: n2: mlx5_3 port 1: rails 1 (mlx5_3) and 2 (mlx5_4) look crossed by their addresses")
+others=$(said addrs | grep -v "look crossed by their addresses")
+if [ $RC -eq 0 ] && [ "$n_said" -eq 3 ] && has addrs "swap the addresses (or the cables) of mlx5_3 and mlx5_4" && [ -z "$others" ]; then
+	tap_ok "n2's mlx5_3 and mlx5_4 addresses swapped: every node names the two rails of n2 (a warning, the links pass)"
+else
+	tap_fail "rails crossed by their addresses named" "rc=$RC, said by $n_said of 3; other lines: $others; $(show addrs)"
 fi
 
 run again cl_srun -N3 --ib-test true

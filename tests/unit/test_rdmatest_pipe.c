@@ -55,6 +55,7 @@ static void sample_plan(struct ibp_pipe_plan *p)
 	/* rail 1 over its own netdev (the socket transport's rails) */
 	snprintf(p->ports[1].addr, sizeof(p->ports[1].addr), "172.30.1.12");
 	snprintf(p->ports[1].ifname, sizeof(p->ports[1].ifname), "ibp64s0");
+	p->ports[1].prefix = 24;
 }
 
 static void test_pipe_plan_round_trip(void **state)
@@ -96,6 +97,7 @@ static void test_pipe_plan_round_trip(void **state)
 	assert_string_equal(q.ports[1].addr, "172.30.1.12");
 	assert_string_equal(q.ports[1].ifname, "ibp64s0");
 	assert_string_equal(q.ports[0].ifname, "");
+	assert_int_equal(q.ports[1].prefix, 24);
 	/* Too small a buffer: -ENOSPC, never a partial frame. */
 	assert_int_equal(ibp_pipe_plan_encode(&p, buf, 20), -ENOSPC);
 }

@@ -95,7 +95,10 @@ struct node_run {
 	pthread_t th;
 };
 
-/* Node I's rail K: 127.A.B.(1 + I + 10 K), A.B from the PID (other test copies). */
+/*
+ * Node I's rail K: 127.A.(B + K).(1 + I), a /24 per rail, A.B from the PID
+ * (other test copies).
+ */
 static char addr_of[NODES][RAILS][24];
 static const char *node_addrs[NODES];
 
@@ -106,7 +109,7 @@ static void addrs_init(void)
 	for (int i = 0; i < NODES; i++) {
 		for (int k = 0; k < RAILS; k++)
 			snprintf(addr_of[i][k], sizeof(addr_of[i][k]), "127.%u.%u.%d",
-				 64 + pid % 128, (pid / 128) % 250, 1 + i + 10 * k);
+				 64 + pid % 128, (pid / 128) % 200 + (unsigned)k, 1 + i);
 		node_addrs[i] = addr_of[i][0];
 	}
 }
@@ -271,10 +274,14 @@ static void *node_main(void *arg)
 	return NULL;
 }
 
+/* Node 1's rails 1 and 2 carry each other's addresses (run_rails). */
+static bool swap_addrs;
+
 /*
  * NODES nodes of RAILS rails each over loopback (rail K of node I on its own
- * address, device "ibK", netdev "lo"), through the wrapping transport.
- * NOADDR_NODE's rail NOADDR_RAIL has a netdev without an address (-1: none).
+ * address, prefix 24, device "ibK", netdev "lo"), through the wrapping
+ * transport.  NOADDR_NODE's rail NOADDR_RAIL has a netdev without an
+ * address (-1: none).
  */
 static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int noaddr_rail)
 {
@@ -300,8 +307,10 @@ static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int no
 			p->port = 1;
 			p->gid_index = -1;
 			snprintf(p->ifname, sizeof(p->ifname), "lo");
+			p->prefix = 24;
 			if (i != noaddr_node || k != noaddr_rail)
-				snprintf(p->addr, sizeof(p->addr), "%s", addr_of[i][k]);
+				snprintf(p->addr, sizeof(p->addr), "%s",
+					 addr_of[i][swap_addrs && i == 1 && k ? 3 - k : k]);
 		}
 		n->cfg.nodes = &hl;
 		n->cfg.index = (size_t)i;
@@ -372,6 +381,7 @@ static void test_run_every_rail_by_default_note_isolated(void **state)
 		assert_int_equal(note->severity, IBP_SEV_OK);
 		assert_non_null(strstr(note->fix, "NCCL_CROSS_NIC=0"));
 		assert_int_equal(count(&nr[i].out, "rdmatest_rails_joined"), 0);
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 0);
 	}
 	release(nr);
 }
@@ -453,6 +463,38 @@ static void test_run_crossed_rails_named_by_every_node(void **state)
 	release(nr);
 }
 
+/*
+ * r2's rails 1 and 2 carry each other's addresses, each port on its own
+ * rail's wire: the links pass, and every node warns that r2's ib1 and ib2
+ * look crossed by their addresses.
+ */
+static void test_run_rails_crossed_by_addresses_warned(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	/* the port with rail 2's address is on rail 1's wire, and back */
+	net[1][2] = 1;
+	net[1][1] = 2;
+	swap_addrs = true;
+	run_rails(nr, 305, -1, -1);
+	swap_addrs = false;
+	for (int i = 0; i < NODES; i++) {
+		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_non_null(f);
+		assert_int_equal(f->severity, IBP_SEV_WARN);
+		assert_string_equal(f->node, "r2");
+		assert_string_equal(f->device, "ib1");
+		assert_non_null(strstr(f->fix, "of ib1 and ib2"));
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 1);
+	}
+	release(nr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +505,7 @@ int main(void)
 	    cmocka_unit_test(test_run_joined_rails_note),
 	    cmocka_unit_test(test_run_one_rail_down_named_on_that_rail_only),
 	    cmocka_unit_test(test_run_crossed_rails_named_by_every_node),
+	    cmocka_unit_test(test_run_rails_crossed_by_addresses_warned),
 	};
 
 	addrs_init();

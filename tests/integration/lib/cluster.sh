@@ -32,6 +32,8 @@
 #   cluster_rail_link NODE DEV up|down  DEV's netdev on NODE up or down
 #   cluster_rail_swap NODE DEV1 DEV2    the two ports' cables swapped on NODE: each
 #                                   netdev keeps its address, on the other rail's network
+#   cluster_rail_swap_addrs NODE DEV1 DEV2  the two ports' addresses swapped on
+#                                   NODE (each netdev on its own rail's network)
 #   cluster_rail_restore            every rail back as cluster_start made it
 #
 # Parameters (environment; set before cluster_start):
@@ -403,12 +405,24 @@ cluster_rail_swap() {
 		ip -n "$CL_TAG-fab" link set "r${k2}n$i" master "r$k1" && cl_rail_neigh_flush
 }
 
+# NODE's ports DEV1 and DEV2 with each other's addresses (a configuration swapped).
+cluster_rail_swap_addrs() {
+	local ns=$CL_TAG-$1 n1 n2 a1 a2
+	n1=$(cl_rail_netdev "$1" "$2") && n2=$(cl_rail_netdev "$1" "$3") &&
+		a1=$(cluster_rail_addr "$1" "$2") && a2=$(cluster_rail_addr "$1" "$3") || return 1
+	ip -n "$ns" addr flush dev "$n1" scope global && ip -n "$ns" addr flush dev "$n2" scope global &&
+		ip -n "$ns" addr add "$a2/24" dev "$n1" && ip -n "$ns" addr add "$a1/24" dev "$n2" &&
+		cl_rail_neigh_flush
+}
+
 cluster_rail_restore() {
 	local i k nd dev
 	for i in $(seq 1 "$CL_N"); do
 		while read -r dev nd; do
 			k=$(cl_rail_index "$dev") || continue
 			ip -n "$CL_TAG-fab" link set "r${k}n$i" master "r$k"
+			ip -n "$CL_TAG-n$i" addr flush dev "$nd" scope global
+			ip -n "$CL_TAG-n$i" addr add "$(cluster_rail_addr "n$i" "$dev")/24" dev "$nd"
 			ip -n "$CL_TAG-n$i" link set "$nd" up
 		done < <(cl_rail_netdevs "n$i")
 	done
