@@ -49,6 +49,10 @@ B         := build
 # The plugin's cross-node test child: fixed at build time (the admin may
 # name another with the plugstack key test_helper=; never the user).
 SPANK_IB_HELPER ?= $(BINDIR)/ibprep
+# The system user it runs as (the admin may name another with test_user=);
+# the packages create it (contrib/sysusers.d/spank-ib.conf, debian/, the RPM).
+SPANK_IB_TEST_USER ?= _spank-ib
+SYSUSERSDIR ?= /usr/lib/sysusers.d
 
 PKGS      := hwloc libibverbs numa libsodium
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -116,7 +120,8 @@ $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) $(EXTRA_DEFS) -c $< -o $@
 
-$(B)/obj/spank/ib_child.o $(B)/asan/spank/ib_child.o: EXTRA_DEFS = -DSPANK_IB_HELPER='"$(SPANK_IB_HELPER)"'
+$(B)/obj/spank/ib_child.o $(B)/asan/spank/ib_child.o: EXTRA_DEFS = -DSPANK_IB_HELPER='"$(SPANK_IB_HELPER)"' \
+	-DSPANK_IB_TEST_USER='"$(SPANK_IB_TEST_USER)"'
 $(B)/obj/spank/ib_slurmconf.o $(B)/asan/spank/ib_slurmconf.o: EXTRA_DEFS = -DSPANK_IB_SLURM_CONF='"$(SLURM_CONFDIR)/slurm.conf"'
 
 $(B)/libibprep.a: $(LIB_OBJS)

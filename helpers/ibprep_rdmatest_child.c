@@ -2,10 +2,14 @@
 /*
  * ibprep rdmatest --child: the plugin's test child (internal; not for
  * people).  spank_ib.so binds the test's listener as root, then forks and
- * execs this as the job's user for good (setgroups, setresgid, setresuid,
- * PR_SET_NO_NEW_PRIVS, a clean environment), so the code that reads other
- * hosts' bytes, libmunge, the resolver and libibverbs never run in a
- * process that can become root again.
+ * execs this as the test's system user for good (test_user=: setgroups,
+ * setresgid, setresuid, not dumpable, PR_SET_NO_NEW_PRIVS, a clean
+ * environment), so the code that reads other hosts' bytes, libmunge, the
+ * resolver and libibverbs never run in a process that can become root
+ * again, nor in one the job's owner can ptrace, signal or take the
+ * listener from.  Its munge credentials are that user's: peers accept only
+ * credentials encoded by the uid they run as themselves (the test's user
+ * has the same uid on every node), and only that uid may decode them.
  *
  *   fd 0   the plan (rdmatest_pipe.h), then EOF
  *   fd 1   the result frame, written once at the end
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -268,9 +273,14 @@ int ibprep_rdmatest_child(void)
 
 	if (no_capabilities(err, sizeof(err)) || read_plan(&plan, err, sizeof(err)))
 		return send_setup_failure(err) ? 2 : 0;
-	if (plan.uid != (uint32_t)getuid() || plan.uid != (uint32_t)geteuid()) {
-		snprintf(err, sizeof(err), "the test child runs as uid %u, the job's uid is %u",
-			 (unsigned)geteuid(), plan.uid);
+	/* The test's own user: never root, never the job's owner, and not dumpable. */
+	if (getuid() != geteuid() || getuid() == 0 || plan.uid == (uint32_t)getuid() ||
+	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		snprintf(err, sizeof(err),
+			 "the test child runs as uid %u (effective %u, dumpable %d) for the job's "
+			 "uid %u: it must run as the test's system user (test_user=)",
+			 (unsigned)getuid(), (unsigned)geteuid(),
+			 prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), plan.uid);
 		return send_setup_failure(err) ? 2 : 0;
 	}
 	for (size_t i = 0; i < plan.n_listen; i++) {
@@ -286,6 +296,7 @@ int ibprep_rdmatest_child(void)
 	cfg.job = plan.job;
 	cfg.step = plan.step;
 	cfg.uid = plan.uid;
+	cfg.test_uid = (uint32_t)getuid();
 	cfg.ports = plan.n_ports ? plan.ports : NULL;
 	cfg.n_ports = plan.n_ports;
 	cfg.policy = &plan.policy;

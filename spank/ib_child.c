@@ -1,24 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * ib_child.c: the cross-node test in its own unprivileged process.
+ * ib_child.c: the plugin's helper processes (spank_ib_helper_run), the
+ * cross-node test's above all.
  *
  * slurmstepd is root (user_init only has the job's user as effective uid:
  * real and saved uid stay 0).  The test reads bytes from other hosts, and
  * runs libmunge, the resolver and libibverbs: none of that may run where
- * one call gets root back.  So the plugin forks, the child drops to the
- * job's user for good (setgroups to the job's gid alone, setresgid,
- * setresuid; it checks that regaining root fails; a root job's child keeps
- * uid 0 but loses every capability and, with SECBIT_NOROOT, cannot get them
- * back through exec), sets PR_SET_NO_NEW_PRIVS and PR_SET_PDEATHSIG, keeps
+ * one call gets root back.  Nor may it run as the job's owner: whatever
+ * runs with that uid is theirs to ptrace, signal and take descriptors from,
+ * and the test's child holds the root-bound listener and speaks for the
+ * node.  So the plugin forks, and the test's child becomes the test's
+ * system user for good (test_user=, default SPANK_IB_TEST_USER: no
+ * supplementary group, setresgid, setresuid; it checks that regaining root
+ * fails; never root), is not dumpable, sets PR_SET_NO_NEW_PRIVS and
+ * PR_SET_PDEATHSIG (and ends itself if slurmstepd is already gone), keeps
  * only the listening sockets and two pipes, and execs the helper fixed at
  * build time (SPANK_IB_HELPER, or the admin's test_helper=, root-owned)
- * with a clean environment.
+ * with a clean environment.  exec makes a process whose binary it can read
+ * dumpable again: the helper's first instruction undoes that (ibprep.c).
+ * The plugin's other helpers (a name lookup, the user's report file) work
+ * for the job's user and run as that user for good (its group alone; a
+ * root job's keeps uid 0 but loses every capability and, with
+ * SECBIT_NOROOT, cannot get them back through exec).
  *
- * The parent writes the plan, reads the result under one deadline
- * (test_timeout plus a margin), kills the child by PID with SIGKILL past
- * it and reaps it in a bounded loop: no wait here is unbounded.  The
- * child's bytes are the job user's: decoded by rdmatest_pipe.c, which
- * trusts nothing.
+ * The parent writes the input, reads the output under one deadline, kills
+ * the child by PID with SIGKILL past it and reaps it in a bounded loop: no
+ * wait here is unbounded.  The test's result counts only from a child that
+ * exited 0; it is still decoded by rdmatest_pipe.c, which trusts nothing
+ * (the child reads strangers' bytes).
  *
  * Between fork and exec the child calls only async-signal-safe functions
  * (slurmstepd has threads); everything it needs is prepared before fork.
@@ -27,6 +36,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -53,13 +63,17 @@
 #ifndef SPANK_IB_HELPER
 #define SPANK_IB_HELPER "/usr/local/bin/ibprep"
 #endif
+/* The system user the packages create (contrib/sysusers.d, debian/, the RPM's %pre). */
+#ifndef SPANK_IB_TEST_USER
+#define SPANK_IB_TEST_USER "_spank-ib"
+#endif
 
 /* Exit codes of a child that never reached exec (the helper's own are 0..2). */
 enum {
 	CHILD_EXIT_SETUP = 120,  /* fds */
 	CHILD_EXIT_DROP = 121,   /* setgroups/setresgid/setresuid or the capability drop failed */
 	CHILD_EXIT_REGAIN = 122, /* root could be regained after the drop */
-	CHILD_EXIT_PRCTL = 123,  /* no_new_privs / pdeathsig */
+	CHILD_EXIT_PRCTL = 123,  /* dumpable, no_new_privs, pdeathsig; or slurmstepd gone */
 	CHILD_EXIT_EXEC = 127,   /* execve failed */
 };
 
@@ -97,6 +111,47 @@ int spank_ib_helper_check(const char *path, char *err, size_t errlen)
 	return rc;
 }
 
+const char *spank_ib_test_user_default(void)
+{
+	return SPANK_IB_TEST_USER;
+}
+
+int spank_ib_test_user(const char *name, uint32_t job_uid, uint32_t *uid, uint32_t *gid, char *err,
+		       size_t errlen)
+{
+	struct passwd pw, *found = NULL;
+	char buf[16384];
+	int e;
+
+	e = getpwnam_r(name, &pw, buf, sizeof(buf), &found);
+	if (e) {
+		snprintf(err, errlen, "test user '%s': looking it up failed: %s", name,
+			 strerror(e));
+		return -e;
+	}
+	if (!found) {
+		snprintf(err, errlen, "test user '%s' does not exist on this node", name);
+		return -ENOENT;
+	}
+	if (pw.pw_uid == 0 || pw.pw_gid == 0) {
+		snprintf(err, errlen,
+			 "test user '%s' is uid %u, gid %u: the test must not run as root or in "
+			 "group root",
+			 name, (unsigned)pw.pw_uid, (unsigned)pw.pw_gid);
+		return -EPERM;
+	}
+	if (pw.pw_uid == job_uid) {
+		snprintf(err, errlen,
+			 "test user '%s' (uid %u) is the job's own user: its owner could take the "
+			 "test's listener and speak for the node",
+			 name, (unsigned)pw.pw_uid);
+		return -EPERM;
+	}
+	*uid = (uint32_t)pw.pw_uid;
+	*gid = (uint32_t)pw.pw_gid;
+	return 0;
+}
+
 /* ---- the child, between fork and exec: async-signal-safe only ---- */
 
 static int capset_none(void)
@@ -123,9 +178,15 @@ static int drop_root_caps(void)
 	return capset_none();
 }
 
+/*
+ * SYSTEM_USER: the test's system user (no supplementary group at all, never
+ * root); else the job's user (its group alone; uid 0 for a root job, without
+ * capabilities).
+ */
 __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, gid_t gid,
-						 int plan_rd, int res_wr, const int *lfds,
-						 size_t nl, char *const argv[], char *const envp[])
+						 bool system_user, pid_t parent, int plan_rd,
+						 int res_wr, const int *lfds, size_t nl,
+						 char *const argv[], char *const envp[])
 {
 	int hi_plan, hi_res, hi_null, hi_l[IBP_PIPE_MAX_LISTEN];
 	int base = IBP_PIPE_LISTEN_FD0 + (int)nl + 1;
@@ -155,21 +216,32 @@ __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, 
 	/* user_init: effective uid is the user's, real and saved are root. */
 	if (geteuid() != 0 && seteuid(0))
 		_exit(CHILD_EXIT_DROP);
-	if (setgroups(1, &gid) || setresgid(gid, gid, gid))
+	/* The test's user belongs to no group of slurmstepd's or of the job's. */
+	if ((system_user ? setgroups(0, NULL) : setgroups(1, &gid)) || setresgid(gid, gid, gid))
 		_exit(CHILD_EXIT_DROP);
-	if (uid == 0) {
+	if (uid == 0 && !system_user) {
 		if (drop_root_caps())
 			_exit(CHILD_EXIT_DROP);
 	} else {
-		if (setresuid(uid, uid, uid))
+		if (uid == 0 || setresuid(uid, uid, uid))
 			_exit(CHILD_EXIT_DROP);
 		if (getresuid(&ru, &eu, &su) || ru != uid || eu != uid || su != uid ||
-		    getresgid(&rg, &eg, &sg) || rg != gid || eg != gid || sg != gid)
+		    getresgid(&rg, &eg, &sg) || rg != gid || eg != gid || sg != gid ||
+		    (system_user && getgroups(0, NULL)))
 			_exit(CHILD_EXIT_DROP);
 		if (setuid(0) != -1 || seteuid(0) != -1 || setgid(0) != -1)
 			_exit(CHILD_EXIT_REGAIN);
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+	/*
+	 * Not dumpable (the uid change made it so; said again for clarity): no
+	 * ptrace, pidfd_getfd or /proc/PID/fd for anyone but root until exec,
+	 * after which the test's helper says it again at its first instruction.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		_exit(CHILD_EXIT_PRCTL);
+	/* slurmstepd gone before PDEATHSIG was armed: nobody would end this child. */
+	if (getppid() != parent)
 		_exit(CHILD_EXIT_PRCTL);
 	if (dup2(hi_plan, 0) != 0 || dup2(hi_res, 1) != 1 || dup2(hi_null, 2) != 2)
 		_exit(CHILD_EXIT_SETUP);
@@ -305,13 +377,13 @@ static void describe_exit(int status, char *buf, size_t len)
 		snprintf(buf, len, "could not set up its file descriptors");
 		break;
 	case CHILD_EXIT_DROP:
-		snprintf(buf, len, "could not drop to the job's user");
+		snprintf(buf, len, "could not become its user for good");
 		break;
 	case CHILD_EXIT_REGAIN:
 		snprintf(buf, len, "could still regain root after dropping it: not run");
 		break;
 	case CHILD_EXIT_PRCTL:
-		snprintf(buf, len, "could not set no_new_privs");
+		snprintf(buf, len, "could not set no_new_privs or its parent-death signal");
 		break;
 	case CHILD_EXIT_EXEC:
 		snprintf(buf, len, "could not execute the helper");
@@ -327,7 +399,7 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 {
 	static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, rc = 0;
-	pid_t pid;
+	pid_t pid, parent;
 
 	memset(hp, 0, sizeof(*hp));
 	hp->out_fd = -1;
@@ -340,11 +412,17 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 		snprintf(err, errlen, "too many listening sockets (%zu)", spec->n_listen_fds);
 		return -EINVAL;
 	}
+	if (spec->system_user && (spec->uid == 0 || spec->gid == 0)) {
+		snprintf(err, errlen, "the test child must not run as root (uid %u, gid %u)",
+			 (unsigned)spec->uid, (unsigned)spec->gid);
+		return -EPERM;
+	}
 	if (pipe2(in_p, O_CLOEXEC) || pipe2(out_p, O_CLOEXEC)) {
 		rc = -errno;
 		snprintf(err, errlen, "pipe: %s", strerror(-rc));
 		goto out;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
@@ -352,8 +430,9 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 		goto out;
 	}
 	if (pid == 0)
-		child_exec(spec->helper, spec->uid, spec->gid, in_p[0], out_p[1], spec->listen_fds,
-			   spec->n_listen_fds, argv, (char *const *)env);
+		child_exec(spec->helper, spec->uid, spec->gid, spec->system_user, parent, in_p[0],
+			   out_p[1], spec->listen_fds, spec->n_listen_fds, argv,
+			   (char *const *)env);
 	hp->pid = pid;
 	close(in_p[0]);
 	close(out_p[1]);
@@ -418,6 +497,7 @@ int spank_ib_helper_finish(struct spank_ib_helper_proc *hp, uint8_t *out, size_t
 	} else {
 		*out_len = (size_t)got;
 	}
+	hp->status = status;
 	hp->pid = 0;
 	return rc;
 }
@@ -439,6 +519,7 @@ int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_
 {
 	char *argv[] = {(char *)spec->helper, (char *)"rdmatest", (char *)"--child", NULL};
 	struct spank_ib_child_spec sp = *spec;
+	struct spank_ib_helper_proc hp;
 	uint8_t *buf = NULL;
 	size_t got = 0;
 	int n, rc;
@@ -463,9 +544,24 @@ int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_
 		sp.what = "the cross-node test";
 	if (!sp.budget_why)
 		sp.budget_why = " (test_timeout plus margin)";
+	sp.system_user = true;
 	/* the plan is read from BUF before the result overwrites it */
-	rc = spank_ib_helper_run(&sp, argv, buf, (size_t)n, buf, IBP_PIPE_FRAME_MAX + 1, &got, err,
-				 errlen);
+	rc = spank_ib_helper_start(&sp, argv, buf, (size_t)n, &hp, err, errlen);
+	if (!rc)
+		rc = spank_ib_helper_finish(&hp, buf, IBP_PIPE_FRAME_MAX + 1, &got, err, errlen);
+	/* A child killed or failing after it wrote: nothing of it counts. */
+	if (!rc && (!WIFEXITED(hp.status) || WEXITSTATUS(hp.status) != 0)) {
+		char why[64];
+
+		if (WIFSIGNALED(hp.status))
+			snprintf(why, sizeof(why), "was killed by signal %d", WTERMSIG(hp.status));
+		else
+			snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(hp.status));
+		snprintf(err, errlen,
+			 "the test child (%s) %s after writing %zu bytes: result refused",
+			 spec->helper, why, got);
+		rc = -EBADMSG;
+	}
 	if (!rc) {
 		rc = ibp_pipe_result_decode(buf, got, res, f);
 		if (rc)

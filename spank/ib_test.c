@@ -7,11 +7,12 @@
  *                              no user can take it (test_ports=, default
  *                              230-299; a range in the ephemeral range is
  *                              refused), munged's socket (munge_socket=, else
- *                              slurm.conf's AuthInfo=socket=), the helper
+ *                              slurm.conf's AuthInfo=socket=), the helper,
+ *                              the test's user (test_user=)
  *   user_init (the job's user) spank_ib_run_test: every node of the step at
  *                              about the same time; the network-facing work
- *                              runs in the helper, dropped to the job's user
- *                              for good (ib_child.c), bounded by
+ *                              runs in the helper as the test's system user,
+ *                              never the job's (ib_child.c), bounded by
  *                              test_timeout plus a margin; the listener is
  *                              closed as soon as it returns, before any task
  *                              is forked
@@ -54,8 +55,9 @@ struct spank_ib_rdmatest {
 	char munge_socket[PATH_MAX]; /* "" = libmunge's default */
 	char munge_from[48];         /* where it came from, for messages */
 	char helper[PATH_MAX];
-	uint32_t uid, gid;
-	struct ibp_findings setup; /* what stops the test before it starts */
+	uint32_t uid, gid;           /* the job's */
+	uint32_t test_uid, test_gid; /* the test child's (test_user=) */
+	struct ibp_findings setup;   /* what stops the test before it starts */
 };
 
 void spank_ib_test_release(struct spank_ib_node *n)
@@ -122,6 +124,18 @@ int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		setup_fail(t, "rdmatest_no_helper",
 			   "install ibprep from the same build as spank_ib.so, root-owned, or set "
 			   "test_helper= in plugstack.conf",
+			   "%s", err);
+	rc = spank_ib_test_user(st->conf.test_user[0] ? st->conf.test_user
+						      : spank_ib_test_user_default(),
+				t->uid, &t->test_uid, &t->test_gid, err, sizeof(err));
+	if (rc)
+		setup_fail(t, "rdmatest_no_test_user",
+			   rc == -EPERM
+			       ? "set test_user= in plugstack.conf to a system user that "
+				 "runs no job and owns no file (default _spank-ib)"
+			       : "install the spank-ib package (it creates the system user "
+				 "_spank-ib), or create test_user= with the same uid on every "
+				 "node (adduser --system --group --no-create-home NAME)",
 			   "%s", err);
 	if (st->conf.munge_socket[0]) {
 		snprintf(t->munge_socket, sizeof(t->munge_socket), "%s", st->conf.munge_socket);
@@ -352,7 +366,8 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 		      struct ibp_rdmatest_result *res)
 {
 	struct ibp_pipe_plan *plan = calloc(1, sizeof(*plan));
-	struct spank_ib_child_spec spec = {.helper = t->helper, .uid = t->uid, .gid = t->gid};
+	struct spank_ib_child_spec spec = {
+	    .helper = t->helper, .uid = t->test_uid, .gid = t->test_gid};
 	int bound[IBP_RDMATEST_MAX_LISTEN];
 	char err[512];
 	size_t nb = 0;

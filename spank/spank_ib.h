@@ -192,8 +192,14 @@ struct ibp_pipe_plan;
 struct ibp_rdmatest_result;
 
 struct spank_ib_child_spec {
-	const char *helper;    /* absolute path, checked with spank_ib_helper_check */
-	uint32_t uid, gid;     /* the job's user and group: the child's, for good */
+	const char *helper; /* absolute path, checked with spank_ib_helper_check */
+	uint32_t uid, gid;  /* the child's user and group, for good */
+	/*
+	 * The test's system user (test_user=): no supplementary group, never
+	 * root.  Otherwise the job's user: its group alone; a root job's child
+	 * keeps uid 0 without any capability.  spank_ib_child_run sets it.
+	 */
+	bool system_user;
 	const int *listen_fds; /* the bound listeners, in candidate order (fds 3.. of the child) */
 	size_t n_listen_fds;
 	double budget_s;        /* the whole run, killed (SIGKILL) past it */
@@ -203,6 +209,18 @@ struct spank_ib_child_spec {
 
 /* The helper fixed at build time (SPANK_IB_HELPER: $(BINDIR)/ibprep). */
 const char *spank_ib_helper_default(void);
+
+/* The test's user when test_user= is not set (SPANK_IB_TEST_USER: _spank-ib). */
+const char *spank_ib_test_user_default(void);
+
+/*
+ * The test child's identity: user NAME's uid and primary group, looked up
+ * through NSS (root's callbacks: init_post_opt).  0; -ENOENT (no such
+ * user); -EPERM (root, group root, or JOB_UID itself: whatever runs as the
+ * job's owner is theirs); -errno of the lookup.  ERR says which.
+ */
+int spank_ib_test_user(const char *name, uint32_t job_uid, uint32_t *uid, uint32_t *gid, char *err,
+		       size_t errlen);
 
 /*
  * PATH may be exec'ed as root's child: absolute, a regular file, owned by
@@ -231,6 +249,7 @@ struct spank_ib_helper_proc {
 	int64_t deadline; /* CLOCK_MONOTONIC ns: the budget counts from the start */
 	double budget_s;
 	const char *what, *budget_why, *helper;
+	int status; /* the child's wait status, once finished and reaped */
 };
 /* Starts the child and writes IN.  0, or -errno with ERR (nothing to finish). */
 int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const argv[],
@@ -267,13 +286,16 @@ size_t spank_ib_bootstrap_names(const char *nodelist, uint32_t nodeid, const cha
 				const char *launch_addr, char (*names)[SPANK_IB_NAME_MAX]);
 
 /*
- * Forks, drops to UID/GID for good, execs "HELPER rdmatest --child" with
- * the listeners at fds 3.. and PLAN on its stdin, and decodes its result
- * into RES and F (appended).  Bounded by BUDGET_S, then SIGKILL by PID and
- * a bounded reap.  0; -ETIMEDOUT (killed at the deadline: ERR says "did
- * not finish in N s"), -EBADMSG (result refused), -ECHILD (no result: ERR
- * says how the child ended), -errno.  Call with the job's user as
- * effective uid and root as real or saved uid (user_init), or as root.
+ * Forks, becomes UID/GID for good as the test's system user (system_user
+ * set: no supplementary group, not dumpable, no_new_privs, killed with
+ * slurmstepd), execs "HELPER rdmatest --child" with the listeners at fds
+ * 3.. and PLAN on its stdin, and decodes its result into RES and F
+ * (appended) when the child exited 0.  Bounded by BUDGET_S, then SIGKILL by
+ * PID and a bounded reap.  0; -ETIMEDOUT (killed at the deadline: ERR says
+ * "did not finish in N s"), -EBADMSG (result refused), -ECHILD (no result:
+ * ERR says how the child ended), -EPERM (UID or GID 0), -errno.  Call with
+ * the job's user as effective uid and root as real or saved uid
+ * (user_init), or as root.
  */
 int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_pipe_plan *plan,
 		       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err,

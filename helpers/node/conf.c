@@ -24,6 +24,7 @@ enum conf_key {
 	C_CACHE_DIR,
 	C_MUNGE_SOCKET,
 	C_TEST_HELPER,
+	C_TEST_USER,
 	C_TOPOLOGY_CONF,
 	C_RESULTS_LOG,
 	C_RESULTS_LOG_MAX,
@@ -45,6 +46,7 @@ static const struct {
     {"cache_dir", C_CACHE_DIR},
     {"munge_socket", C_MUNGE_SOCKET},
     {"test_helper", C_TEST_HELPER},
+    {"test_user", C_TEST_USER},
     {"topology_conf", C_TOPOLOGY_CONF},
     {"results_log", C_RESULTS_LOG},
     {"results_log_max", C_RESULTS_LOG_MAX},
@@ -170,6 +172,23 @@ static int set_path(char *dst, size_t dstlen, const char *key, const char *v, bo
 	return 0;
 }
 
+/* A user name as useradd and adduser take it: [A-Za-z0-9_.-], not starting with '-'. */
+static int set_user(char *dst, size_t dstlen, const char *key, const char *v, char *err,
+		    size_t errlen)
+{
+	size_t n = strlen(v);
+	char qv[160];
+
+	if (!n || n >= dstlen || v[0] == '-' ||
+	    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n)
+		return ibp_errf(-EINVAL, err, errlen,
+				"bad value '%s' for key '%s': expected a user name (letters, "
+				"digits, '_', '.', '-'; at most %zu characters)",
+				q(v, qv, sizeof(qv)), key, dstlen - 1);
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
 static int set_enforce(unsigned *out, const char *v, char *err, size_t errlen)
 {
 	char buf[256], qv[160];
@@ -252,6 +271,9 @@ static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key,
 	/* Checked (root-owned, nobody else may write it) where it is exec'ed. */
 	case C_TEST_HELPER:
 		return set_path(c->test_helper, sizeof(c->test_helper), key, v, true, err, errlen);
+	/* Looked up (and refused if root or the job's owner) in init_post_opt. */
+	case C_TEST_USER:
+		return set_user(c->test_user, sizeof(c->test_user), key, v, err, errlen);
 	case C_RESULTS_LOG_MAX:
 		if (ibp_conf_parse_size(v, &c->results_log_max))
 			return ibp_errf(-EINVAL, err, errlen,

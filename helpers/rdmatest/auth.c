@@ -107,8 +107,8 @@ int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, cha
 	ctx = ctx_new(a, err, errlen);
 	if (!ctx)
 		return -ENOMEM;
-	/* Only the job's user (or root) may decode it: nobody else learns the secret. */
-	if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)c->uid) != EMUNGE_SUCCESS) {
+	/* Only the test's identity (or root) may decode it: nobody else learns the secret. */
+	if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)a->cred_uid) != EMUNGE_SUCCESS) {
 		rc = ibp_errf(-EIO, err, errlen, "munge uid restriction: %s",
 			      munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : "refused");
 		goto out;
@@ -203,9 +203,11 @@ int ibp_auth_verify(const struct ibp_auth *a, const char *cred,
 			     munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
 		goto out;
 	}
-	if (uid != (uid_t)expect->uid) {
-		rc = ibp_errf(-EACCES, err, errlen, "credential is from uid %u, expected %u",
-			      (unsigned)uid, expect->uid);
+	if (uid != (uid_t)a->cred_uid) {
+		rc = ibp_errf(-EACCES, err, errlen,
+			      "credential is from uid %u, expected %u (the uid the test runs as "
+			      "here: the same on every node)",
+			      (unsigned)uid, a->cred_uid);
 		goto out;
 	}
 	if (plen < 0 || ibp_auth_claims_unpack(payload, (size_t)plen, &got)) {

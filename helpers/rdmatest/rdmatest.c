@@ -396,6 +396,7 @@ static void init(struct ibp_rt_run *run, const struct ibp_rdmatest_config *cfg)
 	x->round_end[1] = ibp_deadline_split(x->start, x->end, 0.8);
 	x->auth.socket = cfg->munge_socket;
 	x->auth.insecure = cfg->insecure;
+	x->auth.cred_uid = cfg->test_uid ? cfg->test_uid : cfg->uid;
 	run->buf_len = cfg->buf_len ? cfg->buf_len : 1 << 20;
 	run->burst = cfg->burst_bytes ? cfg->burst_bytes : 8 * (uint64_t)run->buf_len;
 	run->ops = cfg->transport ? cfg->transport : ibp_transport_find(run->pol.test_transport);

@@ -6,15 +6,18 @@
  * below: job, step, uid, the sender's and the addressee's node index, the
  * round and rail, a fresh nonce and (in a reply) the nonce it answers, and
  * a fresh random secret (getrandom) from which both ends derive the link's
- * frame keys (seal.h).  The credential is encoded with
- * MUNGE_OPT_UID_RESTRICTION set to the job's uid: munged decodes it only
- * for that uid (or root), so another local user who copies the bytes off
- * the wire cannot learn the secret, and munge encrypts the payload with
- * the cluster key, so neither can a host without it.  The receiver decodes
- * it with its own munged (same key across the cluster), and accepts the
- * connection only when munge vouches for the uid it expects (the job's
- * owner) and the payload equals, field for field, what the HELLO claims and
- * what this node expects.  Replays: munged refuses a credential decoded
+ * frame keys (seal.h).  The credential is encoded by the test's identity
+ * (CRED_UID: in the plugin the test's system user, the same uid on every
+ * node; by hand the user's own) with MUNGE_OPT_UID_RESTRICTION set to that
+ * uid: munged decodes it only for that uid (or root), so no local user,
+ * the job's owner included, who copies the bytes off the wire can learn the
+ * secret, and munge encrypts the payload with the cluster key, so neither
+ * can a host without it.  The receiver decodes it with its own munged
+ * (same key across the cluster), and accepts the connection only when
+ * munge vouches that CRED_UID encoded it (a credential the job's owner
+ * mints names the owner's uid) and the payload equals, field for field,
+ * what the HELLO claims and what this node expects (the job's uid among
+ * them).  Replays: munged refuses a credential decoded
  * twice, a reply binds the caller's nonce, and credentials expire after
  * MUNGE's TTL.
  *
@@ -47,11 +50,12 @@ struct ibp_auth_claims {
 struct ibp_auth {
 	const char *socket; /* munged socket, NULL = default */
 	bool insecure;      /* no credentials: sign gives "", verify accepts */
+	uint32_t cred_uid;  /* who encodes, and alone may decode, every credential */
 };
 
 /*
  * Encodes a credential for C into CRED (NUL-terminated), decodable only by
- * C->uid (MUNGE_OPT_UID_RESTRICTION).  Length, or -ENOTCONN (munged not
+ * A->cred_uid (MUNGE_OPT_UID_RESTRICTION).  Length, or -ENOTCONN (munged not
  * reachable), -ENOSPC (CRED too small), -EIO (other munge error); ERR says
  * which, with munge's own words.
  */
@@ -61,8 +65,8 @@ int ibp_auth_sign(const struct ibp_auth *a, const struct ibp_auth_claims *c, cha
 /*
  * Checks CRED against EXPECT (every field but the secret).  0 with the
  * sender's secret in SECRET (may be NULL; zeros when insecure); -EACCES
- * when the credential is invalid, expired, replayed, from another uid or
- * its payload differs from EXPECT (ERR names the field: "credential is for
+ * when the credential is invalid, expired, replayed, encoded by a uid other
+ * than A->cred_uid, or its payload differs from EXPECT (ERR names the field: "credential is for
  * job 12, expected 13"); -ENOTCONN when munged is not reachable (a local
  * problem, not the peer's).
  */

@@ -42,6 +42,7 @@ struct ibp_conf {
 	char cache_dir[PATH_MAX];     /* where verdicts are kept for cache_ttl; %n allowed */
 	char munge_socket[PATH_MAX];  /* "" = slurm.conf's AuthInfo=socket=, else libmunge's */
 	char test_helper[PATH_MAX];   /* "" = the build's helper */
+	char test_user[64];           /* "" = the build's (_spank-ib): the test child's user */
 	char results_log[PATH_MAX];   /* "" = off; the tested links, one JSON line each; %n */
 	uint64_t results_log_max;     /* bytes before rotation to .1 (64 MiB) */
 	char topology_conf[PATH_MAX]; /* "" = none: Slurm's topology.conf/.yaml for the blame */

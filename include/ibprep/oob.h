@@ -49,8 +49,9 @@
  * 13: the sum's tree over clusters of 3 places (rdmatest.h): two leaves per head
  * 14: up to 5 nodes (no sum), the FINGERPRINT before the ENDPOINT on rail-0 links
  * 15: one connection per round and direction carries every rail, the rails in phases
+ * 16: HELLO credentials from the test's own uid (auth.h cred_uid), decodable by it alone
  */
-#define IBP_OOB_VERSION 15
+#define IBP_OOB_VERSION 16
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */

@@ -127,8 +127,17 @@ struct ibp_rdmatest_config {
 	/* The step's nodes: NODES if set, else NODELIST (a Slurm host list). */
 	const struct ibp_hostlist *nodes;
 	const char *nodelist;
-	size_t index; /* this node */
-	uint32_t job, step, uid;
+	size_t index;            /* this node */
+	uint32_t job, step, uid; /* uid: the job's owner, bound into every credential and key */
+	/*
+	 * The uid every node's test runs as: credentials are encoded by it,
+	 * decodable by it alone (MUNGE_OPT_UID_RESTRICTION), and a peer's are
+	 * accepted only when munge says this uid encoded them.  The plugin's
+	 * child: the test's system user (test_user=), the same uid on every
+	 * node, which the job's owner cannot act as.  0 = UID (ibprep rdmatest
+	 * by hand: the user's own).
+	 */
+	uint32_t test_uid;
 
 	/*
 	 * Local ports in rail order, from the inventory and health checks (the

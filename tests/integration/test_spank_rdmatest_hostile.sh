@@ -136,7 +136,7 @@ run healthy cl_srun -N3 --ib-test --ib-report true
 if all_pass healthy; then tap_ok "healthy: srun -N3 --ib-test passes on every node ($MS ms)"; else tap_fail "healthy" "rc=$RC; $(show healthy)"; fi
 run as_user $CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
 	timeout 60 "$SLURM_BIN/srun" -N3 --ib-test --ib-report true
-if all_pass as_user; then tap_ok "a non-root user's step: its child runs as that user and passes"; else tap_fail "non-root user's step" "rc=$RC; $(show as_user)"; fi
+if all_pass as_user; then tap_ok "a non-root user's step passes (its test child's identity: (g))"; else tap_fail "non-root user's step" "rc=$RC; $(show as_user)"; fi
 
 # No munge_socket=: the plugin takes munged's socket from slurm.conf's
 # AuthInfo=socket= (the harness's munged is not at munge's default path).
@@ -322,5 +322,146 @@ if [ -s "$STATUS" ]; then
 else
 	tap_fail "(f) the stalling socket starts" "$(tail -3 "$CL_LOG/stall.out")"
 fi
+
+# ---- (i) the test's identity missing or wrong: a refusal that names the fix ----
+# A test_user= that does not exist (named here, never created), and one
+# that is the job's own owner: the step fails before any child runs, saying
+# why; never a silent fallback to the job's uid.
+NOUSER=ibpnouser$$
+plug "munge_socket=$CL_DIR/munge/munge.sock" "test_user=$NOUSER"
+run nouser cl_srun -N2 --ib-test true
+if [ $RC -ne 0 ] && has nouser "test user '$NOUSER' does not exist on this node" &&
+	has nouser "install the spank-ib package (it creates the system user _spank-ib)" &&
+	! grep -q "cross-node test: pass" "$OUT/nouser"; then
+	tap_ok "(i) test_user= naming a missing user: the step fails naming the user and the fix"
+else
+	tap_fail "(i) missing test user" "rc=$RC; $(show nouser)"
+fi
+plug "munge_socket=$CL_DIR/munge/munge.sock" "test_user=$HOSTILE"
+run ownuser $CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
+	timeout 60 "$SLURM_BIN/srun" -N2 --ib-test true
+if [ $RC -ne 0 ] && has ownuser "test user '$HOSTILE' (uid $HUID) is the job's own user" &&
+	has ownuser "set test_user= in plugstack.conf to a system user"; then
+	tap_ok "(i) test_user= naming the job's own owner: refused for that job, saying why"
+else
+	tap_fail "(i) test user = the job's owner" "rc=$RC; $(show ownuser)"
+fi
+
+# ---- (g) the job's owner against their own steps' test children ----
+# A process of the job's owner polls /proc during 20 consecutive steps of
+# that owner and tries pidfd_getfd on every descriptor and ptrace on every
+# process it can see (tests/tools/steal-fds.c), keeping any socket on a test
+# port it gets, as a thief would; then root must be able to bind every port
+# of test_ports= on every node while the poller still holds its loot.
+root_cannot_bind() {
+	nsenter --net="/run/netns/$CL_TAG-$1" /usr/bin/python3 -c '
+import socket, sys
+bad = []
+for p in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("0.0.0.0", p))
+        s.listen(1)
+    except OSError:
+        bad.append(str(p))
+    s.close()
+print(" ".join(bad))' 230 299
+}
+STEAL=$CL_DIR/steal-fds
+if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -o "$STEAL" tests/tools/steal-fds.c 2>"$OUT/steal_cc"; then
+	tap_fail "(g) tests/tools/steal-fds.c builds" "$(cat "$OUT/steal_cc")"
+else
+	chmod 0755 "$STEAL"
+	# the poller's CPU must not read as a slow link (issue 28: one sample judges a link)
+	plug "munge_socket=$CL_DIR/munge/munge.sock" test_max_lat_us=200000
+	GSTATUS=$CL_DIR/hostile/steal.status GSTOP=$CL_DIR/hostile/steal.stop
+	rm -f "$GSTATUS" "$GSTOP"
+	TUID=$($CL_CLIENT_PREFIX id -u "$CL_TEST_USER" 2>/dev/null || echo -1)
+	setpriv --reuid="$HUID" --regid="$HUID" --clear-groups "$STEAL" "$GSTATUS" "$GSTOP" 230 299 "$TUID" \
+		>"$CL_LOG/steal.out" 2>&1 </dev/null &
+	GPID=$!
+	FIXTURE_PIDS+=("$GPID")
+	passed=0 failed_out=
+	for i in $(seq 1 20); do
+		run "steal$i" $CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups \
+			env SLURM_CONF="$CL_CONF" timeout 60 "$SLURM_BIN/srun" -N3 --ib-test true
+		if [ $RC -eq 0 ]; then passed=$((passed + 1)); else failed_out=steal$i; fi
+	done
+	touch "$GSTOP"
+	for t in $(seq 1 100); do [ -s "$GSTATUS" ] && break; kill -0 "$GPID" 2>/dev/null || break; sleep 0.1; done
+	loot=$(cat "$GSTATUS" 2>/dev/null)
+	echo "# (g) poller: ${loot:-no status} (steps passed: $passed of 20)"
+	# shellcheck disable=SC2086
+	set -- ${loot#done }
+	declare -A got=()
+	while [ $# -ge 2 ]; do got[$1]=$2; shift 2; done
+	unbound=
+	for n in $CL_NODES; do
+		b=$(root_cannot_bind "$n")
+		[ -n "$b" ] && unbound+=" $n: $b;"
+	done
+	if [ "${loot%% *}" = done ] && [ "${got[children]:-0}" -gt 0 ] && [ "${got[child_as_owner]}" = 0 ] &&
+		[ "${got[child_fds]}" = 0 ] &&
+		[ "${got[child_nondumpable]}" = "${got[children]}" ] &&
+		[ "${got[child_ptraced]}" = 0 ] && [ "${got[stepd_fds]}" = 0 ] && [ "${got[stepd_ptraced]}" = 0 ] &&
+		[ "${got[listeners]}" = 0 ] && [ "${got[port_sockets]}" = 0 ] && [ -z "$unbound" ] &&
+		[ "$passed" = 20 ]; then
+		tap_ok "(g) the job's owner polling /proc through 20 steps (${got[children]} test children seen, none as the owner, every one not dumpable) takes no descriptor and ptraces nothing of them or of slurmstepd; root binds every port of 230-299 after"
+	else
+		tap_fail "(g) the job's owner against their own steps' test children" \
+			"poller: ${loot:-no status}; ports root could not bind:${unbound:- none}; steps passed $passed of 20${failed_out:+; $(show "$failed_out")}"
+	fi
+	hostile_stop "$GPID"
+fi
+
+
+# ---- (h) slurmstepd killed while its test child runs ----
+# n1's child waits on a munged that never answers (test_timeout=6); that
+# step's slurmstepd on n1 is killed (SIGKILL, by PID): the child goes with
+# it (PR_SET_PDEATHSIG), long before the test's deadline, and root can bind
+# every test port on n1 again.
+STATUS=$CL_DIR/stall2.status
+/usr/bin/python3 "$PY" stall "$STATUS" "$CL_DIR/stall2.sock" >"$CL_LOG/stall2.out" 2>&1 </dev/null &
+SPID=$!
+FIXTURE_PIDS+=("$SPID")
+for t in $(seq 1 100); do [ -s "$STATUS" ] && break; sleep 0.05; done
+plug "munge_socket=$CL_DIR/stall2.sock" test_timeout=6
+cl_srun -N2 --ib-test true >"$OUT/h_killed" 2>&1 </dev/null &
+HSRUN=$!
+FIXTURE_PIDS+=("$HSRUN")
+child=
+for t in $(seq 1 100); do
+	for p in $(ip netns pids "$CL_TAG-n1" 2>/dev/null); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "rdmatest --child" && child=$p
+	done
+	[ -n "$child" ] && break
+	sleep 0.05
+done
+stepd=$(awk '/^PPid:/ {print $2}' "/proc/$child/status" 2>/dev/null)
+cuid=$(awk '/^Uid:/ {print $2}' "/proc/$child/status" 2>/dev/null)
+if [ -z "$child" ] || [ -z "$stepd" ] || ! tr '\0' ' ' <"/proc/$stepd/cmdline" 2>/dev/null | grep -q slurmstepd; then
+	tap_fail "(h) a test child and its slurmstepd found on n1" "child '${child}', parent '${stepd}'; $(show h_killed)"
+else
+	t0=$(date +%s%N)
+	kill -KILL "$stepd"
+	gone=0
+	for t in $(seq 1 40); do
+		# a zombie holds no descriptor: whoever inherited it reaps it when it will
+		st=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && { gone=1; break; }
+		sleep 0.05
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	b=$(root_cannot_bind n1)
+	if [ "$gone" = 1 ] && [ -z "$b" ] && [ "$cuid" = "$($CL_CLIENT_PREFIX id -u "$CL_TEST_USER")" ]; then
+		tap_ok "(h) slurmstepd killed: its test child (uid $cuid, the test's user) is gone $ms ms later, before the test's deadline; root binds every port on n1"
+	else
+		tap_fail "(h) slurmstepd killed" "child $child (uid $cuid) gone=$gone after $ms ms; ports root could not bind: ${b:-none}"
+	fi
+fi
+kill -KILL "$HSRUN" 2>/dev/null
+wait "$HSRUN" 2>/dev/null
+hostile_stop "$SPID"
 
 tap_done

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_spank_child.c: the plugin's unprivileged test child (ib_child.c),
- * for real: this binary is also the helper it execs ("rdmatest --child"),
- * which behaves as the plan's job number says: 1 reports what it is (uid,
- * groups, capabilities, no_new_privs, fds, environment), 2 stalls, 3 writes
- * garbage, 4 writes too much, 5 exits without a result.  It is also the
+ * test_spank_child.c: the plugin's helper processes (ib_child.c), the
+ * cross-node test's child above all, for real: this binary is also the
+ * helper it execs ("rdmatest --child"), which behaves as the plan's job
+ * number says: 1 reports what it is (uid, groups, capabilities,
+ * no_new_privs, dumpable at its first instruction, parent-death signal,
+ * fds, environment), 2 stalls, 3 writes garbage, 4 writes too much, 5
+ * exits without a result, 6 writes a good result and exits 1.  The test's
+ * user is 65534 here, the job's 4242.  It is also the
  * plugin's name lookup child ("env --resolve-child", ib_step.c), answering
  * as its first name says: "n2" 127.0.0.2, "stall" never, "garbage" with
  * what is not an address.  The drop needs root: without it the cases are
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,11 +63,11 @@ static void status_field(const char *name, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
 }
 
-static void probe(char *out, size_t len)
+static void probe(char *out, size_t len, int dumpable)
 {
 	char nnp[32], capeff[32], capprm[32], capbnd[32], fds[128] = "";
 	gid_t groups[16];
-	int ng = getgroups(16, groups), env = 0;
+	int ng = getgroups(16, groups), env = 0, pdeath = 0;
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
 	size_t o = 0;
@@ -83,15 +87,18 @@ static void probe(char *out, size_t len)
 		closedir(d);
 	for (char **p = environ; *p; p++)
 		env++;
-	int w = snprintf(
-	    out, len, "uid=%u euid=%u gid=%u ng=%d g0=%u nnp=%s eff=%s prm=%s bnd=%s fds=%s env=%d",
-	    (unsigned)getuid(), (unsigned)geteuid(), (unsigned)getgid(), ng,
-	    ng > 0 ? (unsigned)groups[0] : 99999u, nnp, capeff, capprm, capbnd, fds, env);
+	(void)prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0);
+	int w = snprintf(out, len,
+			 "uid=%u euid=%u gid=%u ng=%d g0=%u nnp=%s eff=%s prm=%s bnd=%s dump=%d "
+			 "pdeath=%d fds=%s env=%d",
+			 (unsigned)getuid(), (unsigned)geteuid(), (unsigned)getgid(), ng,
+			 ng > 0 ? (unsigned)groups[0] : 99999u, nnp, capeff, capprm, capbnd,
+			 dumpable, pdeath, fds, env);
 	if (w < 0 || (size_t)w >= len)
 		snprintf(out, len, "probe too long");
 }
 
-static int helper_main(void)
+static int helper_main(int dumpable)
 {
 	static uint8_t buf[IBP_PIPE_FRAME_MAX + 1];
 	static struct ibp_pipe_plan plan;
@@ -109,7 +116,7 @@ static int helper_main(void)
 	case 1: {
 		char what[IBP_TEXT_MAX];
 
-		probe(what, sizeof(what));
+		probe(what, sizeof(what), dumpable);
 		ibp_findings_init(&f);
 		ibp_findings_addf(&f, "probe", IBP_SEV_OK, IBP_CLASS_NODE, NULL, 0, NULL, NULL,
 				  "%s", what);
@@ -138,6 +145,15 @@ static int helper_main(void)
 			if (write(1, buf, sizeof(buf)) < 0)
 				_exit(8);
 		_exit(0);
+	case 6:
+		/* a result that decodes, from a child that then fails: not the node's word */
+		ibp_findings_init(&f);
+		memset(&res, 0, sizeof(res));
+		res.pass = true;
+		len = ibp_pipe_result_encode(&res, &f, buf, sizeof(buf));
+		if (len > 0 && write(1, buf, (size_t)len) != len)
+			_exit(8);
+		_exit(1);
 	default:
 		_exit(3);
 	}
@@ -176,16 +192,20 @@ static int need_root(void)
 	return -1;
 }
 
-static int run(uint32_t mode, uint32_t uid, double budget, int lfd, uint16_t lport,
-	       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err, size_t len)
+#define JOB_UID  4242u
+#define TEST_UID 65534u
+
+static int run_helper(const char *helper, uint32_t mode, uint32_t uid, double budget, int lfd,
+		      uint16_t lport, struct ibp_rdmatest_result *res, struct ibp_findings *f,
+		      char *err, size_t len)
 {
 	static struct ibp_pipe_plan plan;
 	struct spank_ib_child_spec spec = {
-	    .helper = self_path, .uid = uid, .gid = uid, .budget_s = budget};
+	    .helper = helper, .uid = uid, .gid = uid, .budget_s = budget};
 
 	ibp_pipe_plan_init(&plan);
 	plan.job = mode;
-	plan.uid = uid;
+	plan.uid = JOB_UID;
 	snprintf(plan.nodelist, sizeof(plan.nodelist), "n1");
 	if (lfd >= 0) {
 		plan.n_listen = 2;
@@ -197,6 +217,12 @@ static int run(uint32_t mode, uint32_t uid, double budget, int lfd, uint16_t lpo
 	}
 	err[0] = '\0';
 	return spank_ib_child_run(&spec, &plan, res, f, err, len);
+}
+
+static int run(uint32_t mode, uint32_t uid, double budget, int lfd, uint16_t lport,
+	       struct ibp_rdmatest_result *res, struct ibp_findings *f, char *err, size_t len)
+{
+	return run_helper(self_path, mode, uid, budget, lfd, lport, res, f, err, len);
 }
 
 static int listener(uint16_t *port)
@@ -229,13 +255,16 @@ static void test_child_user_dropped_for_good(void **state)
 	stray = open("/dev/null", O_RDONLY);
 	assert_true(stray > 3);
 	ibp_findings_init(&f);
-	assert_int_equal(run(1, 65534, 20, lfd, port, &res, &f, err, sizeof(err)), 0);
+	assert_int_equal(run(1, TEST_UID, 20, lfd, port, &res, &f, err, sizeof(err)), 0);
 	assert_true(res.pass);
 	assert_int_equal(f.n, 1);
 	print_message("# child: %s\n", f.v[0].observed);
-	assert_non_null(strstr(f.v[0].observed, "uid=65534 euid=65534 gid=65534 ng=1 g0=65534 "));
+	/* the test's user, no supplementary group at all (not even slurmstepd's or the job's) */
+	assert_non_null(strstr(f.v[0].observed, "uid=65534 euid=65534 gid=65534 ng=0 "));
 	assert_non_null(strstr(f.v[0].observed, "nnp=1 "));
 	assert_non_null(strstr(f.v[0].observed, "eff=0000000000000000 prm=0000000000000000"));
+	/* killed with slurmstepd */
+	assert_non_null(strstr(f.v[0].observed, " pdeath=9 "));
 	/* stdin, stdout, stderr, the one listener: nothing else; PATH and LC_ALL only. */
 	assert_non_null(strstr(f.v[0].observed, "fds=0,1,2,3 env=2"));
 	close(stray);
@@ -243,18 +272,106 @@ static void test_child_user_dropped_for_good(void **state)
 	ibp_findings_release(&f);
 }
 
-/* A root job: uid 0 kept (munge vouches for it) but no capability at all, none to regain. */
-static void test_child_root_job_has_no_capabilities(void **state)
+/*
+ * What exec does to dumpability: a helper its user can read starts dumpable
+ * (why ibprep's first instruction says PR_SET_DUMPABLE 0 again); one it may
+ * only execute (mode 0711) starts not dumpable.
+ */
+static void test_child_dumpable_after_exec_unless_unreadable(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	char *dir = ibp_fixture_tmpdir(), copy[PATH_MAX + 16], err[512], cmd[3 * PATH_MAX + 64];
+	struct ibp_findings f;
+
+	(void)state;
+	if (need_root())
+		skip();
+	assert_non_null(dir);
+	ibp_findings_init(&f);
+	assert_int_equal(run(1, TEST_UID, 20, -1, 0, &res, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].observed, " dump=1 "));
+	ibp_findings_release(&f);
+	assert_int_equal(chmod(dir, 0711), 0);
+	snprintf(copy, sizeof(copy), "%s/helper", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0711 '%s'", self_path, copy, copy);
+	assert_int_equal(system(cmd), 0);
+	ibp_findings_init(&f);
+	assert_int_equal(run_helper(copy, 1, TEST_UID, 20, -1, 0, &res, &f, err, sizeof(err)), 0);
+	assert_int_equal(f.n, 1);
+	print_message("# execute-only helper: %s\n", f.v[0].observed);
+	assert_null(strstr(f.v[0].observed, " dump=1 "));
+	ibp_findings_release(&f);
+	ibp_fixture_destroy(dir);
+}
+
+/* The test's child is never root: refused before anything is forked. */
+static void test_child_never_root(void **state)
 {
 	static struct ibp_rdmatest_result res;
 	struct ibp_findings f;
 	char err[512];
 
 	(void)state;
+	ibp_findings_init(&f);
+	assert_int_equal(run(1, 0, 20, -1, 0, &res, &f, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "must not run as root"));
+	assert_int_equal(f.n, 0);
+	ibp_findings_release(&f);
+}
+
+/* test_user=: looked up, and refused where it would be root or the job's owner. */
+static void test_test_user_lookup(void **state)
+{
+	uint32_t uid = 1, gid = 1;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(spank_ib_test_user("root", JOB_UID, &uid, &gid, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "must not run as root"));
+	assert_int_equal(
+	    spank_ib_test_user("ibp-no-such-user", JOB_UID, &uid, &gid, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "test user 'ibp-no-such-user' does not exist on this node"));
+	if (spank_ib_test_user("nobody", JOB_UID, &uid, &gid, err, sizeof(err))) {
+		print_message("# no user 'nobody' here: %s\n", err);
+		return;
+	}
+	assert_int_equal(uid, 65534);
+	assert_int_equal(spank_ib_test_user("nobody", 65534, &uid, &gid, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "is the job's own user"));
+	assert_string_equal(spank_ib_test_user_default(), "_spank-ib");
+}
+
+/*
+ * The plugin's other helpers (a name lookup, the report) work for the job's
+ * user: a root job's keeps uid 0 but has no capability at all, none to
+ * regain.
+ */
+static void test_helper_root_job_has_no_capabilities(void **state)
+{
+	static struct ibp_pipe_plan plan;
+	static struct ibp_rdmatest_result res;
+	static uint8_t buf[IBP_PIPE_FRAME_MAX + 1];
+	struct spank_ib_child_spec spec = {.helper = self_path, .uid = 0, .gid = 0, .budget_s = 20};
+	char *argv[] = {self_path, (char *)"rdmatest", (char *)"--child", NULL};
+	struct ibp_findings f;
+	char err[512];
+	size_t got = 0;
+	int n;
+
+	(void)state;
 	if (need_root())
 		skip();
+	ibp_pipe_plan_init(&plan);
+	plan.job = 1;
+	snprintf(plan.nodelist, sizeof(plan.nodelist), "n1");
+	n = ibp_pipe_plan_encode(&plan, buf, IBP_PIPE_FRAME_MAX);
+	assert_true(n > 0);
+	assert_int_equal(spank_ib_helper_run(&spec, argv, buf, (size_t)n, buf, sizeof(buf), &got,
+					     err, sizeof(err)),
+			 0);
 	ibp_findings_init(&f);
-	assert_int_equal(run(1, 0, 20, -1, 0, &res, &f, err, sizeof(err)), 0);
+	assert_int_equal(ibp_pipe_result_decode(buf, got, &res, &f), 0);
 	assert_int_equal(f.n, 1);
 	print_message("# child: %s\n", f.v[0].observed);
 	assert_non_null(strstr(f.v[0].observed, "uid=0 "));
@@ -306,6 +423,9 @@ static void test_child_bad_results_refused(void **state)
 	assert_non_null(strstr(err, "more than"));
 	assert_int_equal(run(5, 65534, 20, -1, 0, &res, &f, err, sizeof(err)), -ECHILD);
 	assert_non_null(strstr(err, "exited with status 3 without a result"));
+	assert_int_equal(run(6, 65534, 20, -1, 0, &res, &f, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "exited with status 1 after writing"));
+	assert_false(res.pass);
 	assert_int_equal(f.n, 0);
 	ibp_findings_release(&f);
 }
@@ -427,7 +547,10 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_child_user_dropped_for_good),
-	    cmocka_unit_test(test_child_root_job_has_no_capabilities),
+	    cmocka_unit_test(test_child_dumpable_after_exec_unless_unreadable),
+	    cmocka_unit_test(test_child_never_root),
+	    cmocka_unit_test(test_test_user_lookup),
+	    cmocka_unit_test(test_helper_root_job_has_no_capabilities),
 	    cmocka_unit_test(test_child_stalled_killed_at_deadline),
 	    cmocka_unit_test(test_child_bad_results_refused),
 	    cmocka_unit_test(test_child_exec_failure_said),
@@ -436,7 +559,7 @@ int main(int argc, char **argv)
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "rdmatest") && !strcmp(argv[2], "--child"))
-		return helper_main();
+		return helper_main(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)); /* before anything else */
 	if (argc == 3 && !strcmp(argv[1], "env") && !strcmp(argv[2], "--resolve-child"))
 		return resolver_main();
 	if (!realpath("/proc/self/exe", self_path))

@@ -72,6 +72,12 @@
 # After cluster_start: CL_DIR (state), CL_CONF (slurm.conf), CL_NODES
 # ("n1 n2 ..."), CL_NET ("10.X.Y"), CL_PLUGSTACK, CL_LOG (log directory);
 # with CL_RAILS=1, CL_RAIL_DEVS ("mlx5_0 mlx5_3 ...": rail k is the k-th).
+#
+# The cross-node test runs as the system user the package creates
+# (_spank-ib, the plugin's default test_user=): cluster_start creates it
+# where Slurm's daemons look users up (the host, or a matrix leg's chroot,
+# where the installed package has already made it) when it is missing, as
+# a system user that stays, like a package's; CL_TEST_USER names it.
 
 CL_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 : "${SLURM_SBIN:=/usr/sbin}"
@@ -97,6 +103,18 @@ CL_HW=0
 CL_RAIL_DEVS=
 
 cl_log() { echo "# cluster: $*" >&2; }
+
+CL_TEST_USER=_spank-ib
+# The test's system user, as the packages make it (contrib/sysusers.d/spank-ib.conf).
+cl_test_user() {
+	$CL_CLIENT_PREFIX id -u "$CL_TEST_USER" >/dev/null 2>&1 && return 0
+	# another suite may be creating it at the same moment: the check after decides
+	$CL_CLIENT_PREFIX useradd --system --user-group --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin --comment "spank-ib cross-node test" "$CL_TEST_USER" 2>/dev/null
+	$CL_CLIENT_PREFIX id -u "$CL_TEST_USER" >/dev/null 2>&1 && return 0
+	cl_log "cannot create the test's system user $CL_TEST_USER (useradd)"
+	return 1
+}
 
 # The ibprep the plugin runs the cross-node test in (test_helper=): the
 # build's, or in a release chroot (CL_DAEMON_PREFIX set: the matrix) that
@@ -570,6 +588,7 @@ cluster_start() {
 		mkdir -p "$CL_DIR/spool/$i"
 		cl_write_hosts "$CL_DIR/hosts/$i"
 	done
+	cl_test_user || return 1
 	cl_start_net || { cl_log "network setup failed"; return 1; }
 	if [ "$CL_RAILS" = 1 ]; then
 		[ "$CL_HW" = 1 ] || { cl_log "CL_RAILS=1 needs the simulated hardware"; return 1; }
