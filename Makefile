@@ -292,10 +292,11 @@ install: all
 	sed 's|@BINDIR@|$(BINDIR)|g; s|@SBINDIR@|$(SBINDIR)|g; s|@DEFAULTSDIR@|$(DEFAULTSDIR)|g' \
 		contrib/slurm/spank-ib-healthcheck.in > $(DESTDIR)$(SBINDIR)/spank-ib-healthcheck
 	chmod 0755 $(DESTDIR)$(SBINDIR)/spank-ib-healthcheck
+	install -D -m 0644 contrib/sysusers.d/spank-ib.conf $(DESTDIR)$(SYSUSERSDIR)/spank-ib.conf
 
 # Debian package of ibprep, the plugin, the snippet and the man pages, built
 # for the Debian and Slurm release this runs on (contrib/deb/build.sh says how).
-deb: all
+deb:
 	+IBP_VERSION=$(VERSION) bash contrib/deb/build.sh $(B)
 
 # RPM of the same files (contrib/rpm/spank-ib.spec, RHEL layout), built from a
@@ -332,6 +333,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ibprep $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so
 	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/ibprep.1 $(DESTDIR)$(MANDIR)/man8/spank_ib.8
+	rm -f $(DESTDIR)$(MANDIR)/man8/spank-ib-healthcheck.8 $(DESTDIR)$(SYSUSERSDIR)/spank-ib.conf
 	rm -f $(DESTDIR)$(MANDIR)/man5/spank_ib.conf.5
 	rm -f $(DESTDIR)$(NHC_SCRIPTDIR)/spank_ib.nhc $(DESTDIR)$(SBINDIR)/spank-ib-healthcheck
 	rm -f $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.service $(DESTDIR)$(SYSTEMD_UNITDIR)/spank-ib-textfile.timer

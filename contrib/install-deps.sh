@@ -8,13 +8,14 @@ set -eu
 what=${1:-all}
 build_pkgs=(build-essential pkg-config libhwloc-dev hwloc libnuma-dev numactl
 	libibverbs-dev libibumad-dev librdmacm-dev rdma-core ibverbs-providers
-	libmunge-dev munge libslurm-dev libsodium-dev)
+	libmunge-dev munge libslurm-dev libsodium-dev
+	debhelper dpkg-dev) # make deb: dpkg-buildpackage with debian/
 test_pkgs=(libcmocka-dev clang cppcheck clang-tidy clang-format valgrind
 	slurm-wlm slurmctld slurmd slurm-client iproute2 nftables util-linux
 	ibverbs-utils infiniband-diags perftest rdmacm-utils
 	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils binutils
 	debootstrap python3 jq strace prometheus-node-exporter curl
-	rpm rpm2cpio rpmlint cpio groff-base
+	rpm rpm2cpio rpmlint cpio groff-base lintian
 	libssl-dev) # OpenSSL: the independent reference test_seal checks seal.c against
 pkgs=("${build_pkgs[@]}")
 [ "$what" = build ] || pkgs+=("${test_pkgs[@]}")

@@ -26,7 +26,7 @@ tar -czf "$top/SOURCES/spank-ib-$version.tar.gz" --exclude=./build --exclude="./
 cp contrib/rpm/spank-ib.spec "$top/SPECS/"
 
 args=(-ba --define "_topdir $top" --define "ibp_version $version"
-	--define "packager ${RPM_PACKAGER:-spank-ib developers <root@localhost>}")
+	--define "packager ${RPM_PACKAGER:-spank-ib maintainers <maintainers@users.noreply.a-seed-a2c9115a.example>}")
 if ! rpm -q slurm-devel >/dev/null 2>&1; then
 	# not an RPM system: check the layout, skip what needs RHEL's toolchain
 	# (Debian's /bin/sh is dash, and brp-compress needs bash)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_build.sh: the build's conventions.  One version (the Makefile's
-# VERSION) in `ibprep --version` and the Debian package; `make help` names
+# VERSION) in `ibprep --version` and debian/changelog; `make help` names
 # every target of the Makefile; CPPFLAGS and LDFLAGS reach every compile and
 # link as distributions pass them; spank/spank_ib.lds names only symbols
 # spank_ib.so defines and the .so exports nothing else.
@@ -24,6 +24,17 @@ if [ "$out" = "ibprep $version" ]; then
 	tap_ok "ibprep --version says the Makefile's VERSION"
 else
 	tap_fail "ibprep --version says the Makefile's VERSION" "got '$out', want 'ibprep $version'"
+fi
+# debian/changelog's top entry is the version `make deb` builds snapshots after
+if command -v dpkg-parsechangelog >/dev/null; then
+	top=$(dpkg-parsechangelog -l debian/changelog -S Version 2>&1)
+	if [ "$top" = "$version" ]; then
+		tap_ok "debian/changelog's top entry is the Makefile's VERSION ($top)"
+	else
+		tap_fail "debian/changelog's top entry is the Makefile's VERSION" "changelog says '$top', Makefile '$version'"
+	fi
+else
+	tap_skip "debian/changelog's version" "dpkg-parsechangelog is not installed (dpkg-dev)"
 fi
 out=$(make -s --no-print-directory help 2>&1)
 targets=$(sed -n '/^\.PHONY:/,/[^\\]$/p' Makefile | tr -d '\\' | sed 's/^\.PHONY://' | tr -s ' \t' '\n' | sed '/^$/d')

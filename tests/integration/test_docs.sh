@@ -85,13 +85,13 @@ fi
 if make -s --no-print-directory install DESTDIR="$T/root" PREFIX=/usr MANDIR=/usr/share/man \
 	SLURM_PLUGINDIR=/usr/lib/slurm SLURM_CONFDIR=/etc/slurm >"$T/install.log" 2>&1; then
 	miss=""
-	for f in man1/ibprep.1 man5/spank_ib.conf.5 man8/spank_ib.8; do
+	for f in man1/ibprep.1 man5/spank_ib.conf.5 man8/spank_ib.8 man8/spank-ib-healthcheck.8; do
 		[ -f "$T/root/usr/share/man/$f" ] || miss+=" $f"
 	done
-	if [ -z "$miss" ]; then tap_ok "make install installs the three man pages"; else
-		tap_fail "make install installs the three man pages" "missing:$miss"; fi
+	if [ -z "$miss" ]; then tap_ok "make install installs the four man pages"; else
+		tap_fail "make install installs the four man pages" "missing:$miss"; fi
 else
-	tap_fail "make install installs the three man pages" "$(tail -5 "$T/install.log")"
+	tap_fail "make install installs the four man pages" "$(tail -5 "$T/install.log")"
 fi
 
 n=$(wc -l <README.md)

@@ -50,6 +50,7 @@ cat >"$T/want.files" <<EOF2
 /usr/bin/ibprep
 /usr/lib/systemd/system/spank-ib-textfile.service
 /usr/lib/systemd/system/spank-ib-textfile.timer
+/usr/lib/sysusers.d/spank-ib.conf
 $libdir/slurm/spank_ib.so
 /usr/sbin/spank-ib-healthcheck
 /usr/share/doc/spank-ib-$version
@@ -58,11 +59,12 @@ $libdir/slurm/spank_ib.so
 /usr/share/licenses/spank-ib-$version/LICENSE
 /usr/share/man/man1/ibprep.1.gz
 /usr/share/man/man5/spank_ib.conf.5.gz
+/usr/share/man/man8/spank-ib-healthcheck.8.gz
 /usr/share/man/man8/spank_ib.8.gz
 EOF2
 rpm -qlp "$bin" 2>/dev/null | sort >"$T/got.files"
 if diff -u <(sort "$T/want.files") "$T/got.files" >"$T/diff"; then
-	tap_ok "file list: plugin in %{_libdir}/slurm, ibprep in %{_bindir}, man pages, snippet, NHC check, units"
+	tap_ok "file list: plugin in %{_libdir}/slurm, ibprep in %{_bindir}, man pages, snippet, NHC check, units, sysusers.d"
 else
 	tap_fail "file list" "$(grep '^[-+]/' "$T/diff")"
 fi
@@ -115,6 +117,22 @@ if out=$("$T/x/usr/bin/ibprep" --version 2>&1) && [ "$out" = "ibprep $version" ]
 	tap_ok "the packaged ibprep runs (ibprep --version)"
 else
 	tap_fail "the packaged ibprep runs" "$out"
+fi
+
+# The cross-node test's system user: %pre creates it when missing, as the
+# sysusers.d file describes it; the plugin was built for %{_bindir}/ibprep.
+pre=$(rpm -qp --scripts "$bin" 2>/dev/null)
+if grep -q 'getent passwd _spank-ib' <<<"$pre" && grep -q 'useradd -r -M -g _spank-ib' <<<"$pre" &&
+	grep -qx 'u _spank-ib - "spank-ib cross-node test" /nonexistent /usr/sbin/nologin' "$T/x/usr/lib/sysusers.d/spank-ib.conf"; then
+	tap_ok "%pre creates the system user _spank-ib when missing (and sysusers.d describes it)"
+else
+	tap_fail "%pre creates the system user _spank-ib" "$pre"
+fi
+so=$T/x$libdir/slurm/spank_ib.so
+if tr -c '[:print:]' '\n' <"$so" | grep -qx /usr/bin/ibprep && tr -c '[:print:]' '\n' <"$so" | grep -qx _spank-ib; then
+	tap_ok "the packaged plugin's test helper is /usr/bin/ibprep, its test user _spank-ib"
+else
+	tap_fail "the packaged plugin's test helper is /usr/bin/ibprep" "$(tr -c '[:print:]' '\n' <"$so" | grep -e bin/ibprep -e spank-ib | head -3)"
 fi
 
 lint=$(rpmlint -r contrib/rpm/spank-ib.rpmlintrc "$bin" "$src" contrib/rpm/spank-ib.spec 2>&1)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# test_spank_rdmatest_hostile.sh: what a hostile local user, a dead munged and
-# a hung munged do to `srun --ib-test` in the project's Slurm cluster
-# (tests/integration/lib/cluster.sh), socket transport, the test in the
-# build's ibprep (test_helper=) dropped to the job's user.
+# test_spank_rdmatest_hostile.sh: what a hostile local user (the job's owner
+# among them), a dead munged and a hung munged do to `srun --ib-test` in the
+# project's Slurm cluster (tests/integration/lib/cluster.sh), socket
+# transport, the test in the build's ibprep (test_helper=) as the test's
+# system user (the default test_user=, _spank-ib, which cluster.sh creates).
 #
 #   (a) a second local user squats every port of the test range it can bind
 #       on n2 (inside n2's network namespace), answering with forged ERROR
@@ -24,7 +25,25 @@
 #   (f) munge_socket= names a socket that accepts and never answers (a
 #       fixture process, killed by PID after): the child is killed at the
 #       deadline and the finding says so; no child is left behind.
-#   and a non-root user's step: the child runs as that user and passes.
+#   (i) test_user= naming a user that does not exist, or the job's own
+#       owner: the step fails saying why and how to fix it.
+#   (k) munge credentials through the cluster's munged
+#       (tests/tools/auth-probe.c): the test's user's pass; one the job's
+#       owner mints is refused for its uid; the owner cannot decode the test's.
+#   (j) the owner stops their own step through Slurm (scancel --signal=STOP)
+#       while its test waits: the child is gone by the plugin's deadline and
+#       every port is root's to bind again.
+#   (g) the issue's acceptance: a process of the job's owner polls /proc
+#       through 20 steps of that owner, trying pidfd_getfd and ptrace on
+#       every process it sees and kill(pid, 0) on the test children
+#       (tests/tools/steal-fds.c): it may signal, take or trace none of them
+#       (nor slurmstepd), every child it saw was not dumpable and not the
+#       owner's, and root can bind every port of 230-299 after.  On main's
+#       58c050c (the child ran as the job's owner) it took 60 children's
+#       descriptors and kept listeners root could not bind again.
+#   (h) slurmstepd killed (SIGKILL) while its child waits: the child goes
+#       with it (PR_SET_PDEATHSIG), long before the test's deadline.
+#   and a non-root user's step passes.
 #
 # The user is created with useradd and removed after (trap), every process
 # the test starts is recorded and ended by its PID.
@@ -46,7 +65,7 @@ cluster_start_or_done 3
 cluster_hw_or_done "$NAME"
 
 HOSTILE=ibph$$
-USER_CREATED=0
+USER_CREATED=0 OTHER_CREATED=0
 FIXTURE_PIDS=()
 cleanup() {
 	local p
@@ -54,7 +73,8 @@ cleanup() {
 	for p in "${FIXTURE_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	FIXTURE_PIDS=()
 	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$HOSTILE" 2>/dev/null
-	USER_CREATED=0
+	[ "$OTHER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$OTHER" 2>/dev/null
+	USER_CREATED=0 OTHER_CREATED=0
 	cluster_stop
 }
 trap cleanup EXIT
@@ -69,6 +89,11 @@ else
 	exit
 fi
 HUID=$($CL_CLIENT_PREFIX id -u "$HOSTILE")
+# A second local user, not the owner of any step here ((g)).
+OTHER=ibpo$$
+OTHER_CREATED=0
+$CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$OTHER" 2>/dev/null && OTHER_CREATED=1
+OUID=$($CL_CLIENT_PREFIX id -u "$OTHER" 2>/dev/null)
 
 cluster_suite_out
 HELPER=$(cluster_test_helper)
@@ -119,6 +144,23 @@ hostile_stop() {
 # The status files are written by the hostile user: a directory of their own.
 mkdir -p "$CL_DIR/hostile"
 chmod 1777 "$CL_DIR/hostile"
+
+# The ports of 230-299 root cannot bind (and listen on) in node $1's namespace.
+root_cannot_bind() {
+	nsenter --net="/run/netns/$CL_TAG-$1" /usr/bin/python3 -c '
+import socket, sys
+bad = []
+for p in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("0.0.0.0", p))
+        s.listen(1)
+    except OSError:
+        bad.append(str(p))
+    s.close()
+print(" ".join(bad))' 230 299
+}
 
 # Every node says the test passed and nobody is blamed.
 all_pass() {
@@ -347,27 +389,103 @@ else
 	tap_fail "(i) test user = the job's owner" "rc=$RC; $(show ownuser)"
 fi
 
+# ---- (k) munge credentials: the test's own, not the job's owner's ----
+# As the test's user and as the job's owner, through the cluster's munged
+# (tests/tools/auth-probe.c, auth.c itself): a credential the test's user
+# encodes passes; one the owner encodes, with the right claims and the test's
+# uid as its only reader, is refused for its encoder; and the owner cannot
+# decode the test's (the secret in it stays the test's).
+TUID=$($CL_CLIENT_PREFIX id -u "$CL_TEST_USER" 2>/dev/null)
+TGID=$($CL_CLIENT_PREFIX id -g "$CL_TEST_USER" 2>/dev/null)
+AP=$CL_DIR/auth-probe
+if [ -z "$TUID" ]; then
+	tap_fail "(k) the test's user exists" "no $CL_TEST_USER where the daemons look users up"
+elif [ ! -f build/libibprep.a ]; then
+	tap_skip "(k) munge credentials of the test's user and of the owner" "build/libibprep.a not built (make)"
+elif ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$AP" tests/tools/auth-probe.c build/libibprep.a \
+	$(pkg-config --libs libsodium 2>/dev/null || echo -lsodium) -lmunge 2>"$OUT/ap_cc"; then
+	tap_fail "(k) tests/tools/auth-probe.c builds" "$(cat "$OUT/ap_cc")"
+else
+	chmod 0755 "$AP"
+	MSOCK=$CL_DIR/munge/munge.sock
+	as_test() { setpriv --reuid="$TUID" --regid="$TGID" --clear-groups "$@"; }
+	as_owner() { setpriv --reuid="$HUID" --regid="$HUID" --clear-groups "$@"; }
+	v1=$(as_test "$AP" "$MSOCK" sign "$TUID" 77 | as_test "$AP" "$MSOCK" verify "$TUID" 77)
+	v2=$(as_owner "$AP" "$MSOCK" sign "$TUID" 77 | as_test "$AP" "$MSOCK" verify "$TUID" 77)
+	v3=$(as_test "$AP" "$MSOCK" sign "$TUID" 77 | as_owner "$AP" "$MSOCK" verify "$TUID" 77)
+	if [ "$v1" = accepted ] &&
+		[ "$v2" = "refused: credential is from uid $HUID, expected $TUID (the uid the test runs as here: the same on every node)" ] &&
+		[[ "$v3" == "refused: munge credential refused: "* ]]; then
+		tap_ok "(k) munge: the test's credential passes; one the job's owner mints is refused for its uid; the owner cannot decode the test's"
+	else
+		tap_fail "(k) munge credentials" "test's own: $v1; the owner's: $v2; the owner decoding the test's: $v3"
+	fi
+	echo "# (k) the owner decoding the test's credential: $v3"
+fi
+
+# ---- (j) what the job's owner can ask of Slurm: stopping their own step ----
+# The owner's step waits in its test (a munged that never answers,
+# test_timeout=4); the owner sends SIGSTOP to the step through Slurm
+# (scancel --signal, which root relays): their own step fails, the test
+# child is gone by test_timeout + 1 s and every port is root's to bind again.
+STATUS=$CL_DIR/stall3.status
+/usr/bin/python3 "$PY" stall "$STATUS" "$CL_DIR/stall3.sock" >"$CL_LOG/stall3.out" 2>&1 </dev/null &
+SPID=$!
+FIXTURE_PIDS+=("$SPID")
+for t in $(seq 1 100); do [ -s "$STATUS" ] && break; sleep 0.05; done
+plug "munge_socket=$CL_DIR/stall3.sock" test_timeout=4
+$CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
+	timeout 60 "$SLURM_BIN/srun" -N2 --ib-test true >"$OUT/j_stop" 2>&1 </dev/null &
+JSRUN=$!
+FIXTURE_PIDS+=("$JSRUN")
+child=
+t0=$(date +%s%N)
+for t in $(seq 1 100); do
+	for p in $(ip netns pids "$CL_TAG-n1" 2>/dev/null); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "rdmatest --child" && child=$p
+	done
+	[ -n "$child" ] && break
+	sleep 0.05
+done
+job=$(cl_squeue -h -u "$HOSTILE" -o %A 2>/dev/null | head -1)
+if [ -z "$child" ] || [ -z "$job" ]; then
+	tap_fail "(j) the owner's step and its test child" "child '$child', job '$job'; $(show j_stop)"
+else
+	$CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
+		timeout 30 "$SLURM_BIN/scancel" --signal=STOP "$job" >"$OUT/j_scancel" 2>&1
+	sleep 0.3
+	cstate=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)
+	gone=0
+	# the plugin's own bound: test_timeout + 1 s, then SIGKILL and a reap of at most 2 s
+	for t in $(seq 1 300); do
+		st=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && { gone=1; break; }
+		sleep 0.05
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	unbound=
+	for n in n1 n2; do
+		b=$(root_cannot_bind "$n")
+		[ -n "$b" ] && unbound+=" $n: $b;"
+	done
+	if [ "$gone" = 1 ] && [ -z "$unbound" ]; then
+		tap_ok "(j) the owner stops their own step through Slurm (child state after: ${cstate:-gone}): the test child is gone $ms ms after srun started (its bound: test_timeout 4 s + 1 s), every port root's again"
+	else
+		tap_fail "(j) the owner stopping their step" "child $child state after scancel '${cstate}', gone=$gone $ms ms after srun started; ports root could not bind:${unbound:- none}; $(cat "$OUT/j_scancel")"
+	fi
+fi
+kill -KILL "$JSRUN" 2>/dev/null
+wait "$JSRUN" 2>/dev/null
+[ -n "$job" ] && cl_scancel "$job" 2>/dev/null
+hostile_stop "$SPID"
+cluster_wait_idle 30 >/dev/null 2>&1
+
 # ---- (g) the job's owner against their own steps' test children ----
 # A process of the job's owner polls /proc during 20 consecutive steps of
 # that owner and tries pidfd_getfd on every descriptor and ptrace on every
 # process it can see (tests/tools/steal-fds.c), keeping any socket on a test
 # port it gets, as a thief would; then root must be able to bind every port
 # of test_ports= on every node while the poller still holds its loot.
-root_cannot_bind() {
-	nsenter --net="/run/netns/$CL_TAG-$1" /usr/bin/python3 -c '
-import socket, sys
-bad = []
-for p in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        s.bind(("0.0.0.0", p))
-        s.listen(1)
-    except OSError:
-        bad.append(str(p))
-    s.close()
-print(" ".join(bad))' 230 299
-}
 STEAL=$CL_DIR/steal-fds
 if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -o "$STEAL" tests/tools/steal-fds.c 2>"$OUT/steal_cc"; then
 	tap_fail "(g) tests/tools/steal-fds.c builds" "$(cat "$OUT/steal_cc")"
@@ -382,6 +500,16 @@ else
 		>"$CL_LOG/steal.out" 2>&1 </dev/null &
 	GPID=$!
 	FIXTURE_PIDS+=("$GPID")
+	# the same tries by a user who owns none of the steps
+	OSTATUS=$CL_DIR/hostile/steal2.status
+	rm -f "$OSTATUS"
+	OPID=
+	if [ -n "$OUID" ]; then
+		setpriv --reuid="$OUID" --regid="$OUID" --clear-groups "$STEAL" "$OSTATUS" "$GSTOP" 230 299 "$TUID" \
+			>"$CL_LOG/steal2.out" 2>&1 </dev/null &
+		OPID=$!
+		FIXTURE_PIDS+=("$OPID")
+	fi
 	passed=0 failed_out=
 	for i in $(seq 1 20); do
 		run "steal$i" $CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups \
@@ -390,8 +518,15 @@ else
 	done
 	touch "$GSTOP"
 	for t in $(seq 1 100); do [ -s "$GSTATUS" ] && break; kill -0 "$GPID" 2>/dev/null || break; sleep 0.1; done
+	for t in $(seq 1 100); do [ -z "$OPID" ] || [ -s "$OSTATUS" ] && break; sleep 0.1; done
 	loot=$(cat "$GSTATUS" 2>/dev/null)
+	oloot=$(cat "$OSTATUS" 2>/dev/null)
 	echo "# (g) poller: ${loot:-no status} (steps passed: $passed of 20)"
+	echo "# (g) another user's poller: ${oloot:-no status}"
+	declare -A og=()
+	# shellcheck disable=SC2086
+	set -- ${oloot#done }
+	while [ $# -ge 2 ]; do og[$1]=$2; shift 2; done
 	# shellcheck disable=SC2086
 	set -- ${loot#done }
 	declare -A got=()
@@ -402,17 +537,21 @@ else
 		[ -n "$b" ] && unbound+=" $n: $b;"
 	done
 	if [ "${loot%% *}" = done ] && [ "${got[children]:-0}" -gt 0 ] && [ "${got[child_as_owner]}" = 0 ] &&
-		[ "${got[child_fds]}" = 0 ] &&
+		[ "${got[child_signalable]}" = 0 ] && [ "${got[child_fds]}" = 0 ] &&
 		[ "${got[child_nondumpable]}" = "${got[children]}" ] &&
 		[ "${got[child_ptraced]}" = 0 ] && [ "${got[stepd_fds]}" = 0 ] && [ "${got[stepd_ptraced]}" = 0 ] &&
 		[ "${got[listeners]}" = 0 ] && [ "${got[port_sockets]}" = 0 ] && [ -z "$unbound" ] &&
-		[ "$passed" = 20 ]; then
-		tap_ok "(g) the job's owner polling /proc through 20 steps (${got[children]} test children seen, none as the owner, every one not dumpable) takes no descriptor and ptraces nothing of them or of slurmstepd; root binds every port of 230-299 after"
+		[ "$passed" = 20 ] && [ "${oloot%% *}" = done ] && [ "${og[children]:-0}" -gt 0 ] &&
+		[ "${og[child_signalable]}" = 0 ] && [ "${og[child_fds]}" = 0 ] && [ "${og[child_ptraced]}" = 0 ] &&
+		[ "${og[stepd_fds]}" = 0 ] && [ "${og[stepd_ptraced]}" = 0 ] && [ "${og[listeners]}" = 0 ] &&
+		[ "${og[port_sockets]}" = 0 ]; then
+		tap_ok "(g) the job's owner polling /proc through 20 steps (${got[children]} test children seen, none as the owner, every one not dumpable) may signal none, takes no descriptor and ptraces nothing of them or of slurmstepd, nor may another user; root binds every port of 230-299 after"
 	else
 		tap_fail "(g) the job's owner against their own steps' test children" \
-			"poller: ${loot:-no status}; ports root could not bind:${unbound:- none}; steps passed $passed of 20${failed_out:+; $(show "$failed_out")}"
+			"poller: ${loot:-no status}; another user's: ${oloot:-no status}; ports root could not bind:${unbound:- none}; steps passed $passed of 20${failed_out:+; $(show "$failed_out")}"
 	fi
 	hostile_stop "$GPID"
+	[ -n "$OPID" ] && hostile_stop "$OPID"
 fi
 
 

@@ -177,9 +177,10 @@ leg_build()
 	local start=$SECONDS where="inside the chroot"
 	[ "$LEG_SUITE" = host ] && where="on the host"
 	# No git inside the chroot: the package version comes from here.
-	local version=0.1.0
+	local version
+	version=$(sed -n 's/^VERSION[[:space:]]*:=[[:space:]]*//p' Makefile)
 	git rev-parse --git-dir > /dev/null 2>&1 &&
-		version=0.1.0~git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
+		version=$version+git$(git log -1 --format=%cd --date=format:%Y%m%d).$(git rev-parse --short=7 HEAD)
 	if ! in_chroot IBP_DEB_VERSION="$version" sh -c "cd '$LEG_BASE/src' && make -j2 deb" \
 		> "$log" 2>&1; then
 		tap_fail "$t: make deb $where" "$(tail -n 20 "$log")"
@@ -288,6 +289,38 @@ leg_install()
 		tap_ok "$t: packaged ibprep runs"
 	else
 		tap_fail "$t: packaged ibprep runs" "$out"
+	fi
+	# The plugin was built for where the package puts things: its default
+	# test helper is the packaged ibprep, its test user the one postinst makes.
+	if [ -n "$LEG_PLUGIN" ]; then
+		local so=$LEG_BASE/pkgroot$LEG_PLUGIN
+		[ "$LEG_SUITE" = host ] || so=$(matrix_chroot_dir "$LEG_SUITE")$LEG_PLUGIN
+		if grep -aqx -e /usr/bin/ibprep <(tr -c '[:print:]' '\n' < "$so") &&
+			grep -aqx -e _spank-ib <(tr -c '[:print:]' '\n' < "$so"); then
+			tap_ok "$t: the packaged plugin's test helper is /usr/bin/ibprep, its test user _spank-ib"
+		else
+			tap_fail "$t: the packaged plugin's test helper is /usr/bin/ibprep, its test user _spank-ib" \
+				"$(tr -c '[:print:]' '\n' < "$so" | grep -a -e 'bin/ibprep' -e spank-ib | head -3)"
+		fi
+	fi
+	if [ "$LEG_SUITE" = host ]; then
+		# Debian's own checks of the package (lintian runs on the host's release)
+		if command -v lintian > /dev/null; then
+			out=$(lintian --pedantic -I "$LEG_DEB" 2> /dev/null)
+			if ! grep -qE '^[EW]: ' <<< "$out"; then
+				tap_ok "$t: lintian --pedantic: no error or warning ($(grep -cE '^[IPX]: ' <<< "$out") info or pedantic)"
+			else
+				tap_fail "$t: lintian: no error or warning" "$(grep -E '^[EW]: ' <<< "$out")"
+			fi
+		else
+			tap_skip "$t: lintian" "lintian is not installed (contrib/install-deps.sh)"
+		fi
+	else
+		out=$(in_chroot getent passwd _spank-ib)
+		case "$out" in
+		_spank-ib:*:/nonexistent:/usr/sbin/nologin) tap_ok "$t: dpkg -i created the test's system user ($out)" ;;
+		*) tap_fail "$t: dpkg -i created the test's system user _spank-ib" "getent passwd: '$out'" ;;
+		esac
 	fi
 }
 

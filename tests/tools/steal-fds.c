@@ -13,13 +13,15 @@
  * open, as a thief would keep it.  Then it writes one line to STATUS and
  * holds what it took until it is killed:
  *
- *   done cycles C seen S children K child_as_owner O child_fds F child_ptraced P
+ *   done cycles C seen S children K child_as_owner O child_signalable K2 child_fds F child_ptraced P
  *        child_nondumpable D stepd_fds G stepd_ptraced Q listeners L port_sockets T
  *
  * children: processes whose command line is "... rdmatest --child" and
  * that run as the poller's uid or TEST_UID (other clusters' children on
  * the same machine are left out of the count, not out of the tries);
  * child_as_owner: those of them that ran as the poller's uid;
+ * child_signalable: those kill(pid, 0) allowed (the permission to signal;
+ * signal 0 sends nothing);
  * child_nondumpable: how many of them were seen at least once running as
  * someone other than root with /proc/PID/environ owned by root (the
  * kernel's mark of a process that is not dumpable); stepd: slurmstepd;
@@ -29,7 +31,7 @@
  * TCP sockets taken from anything but one's own, port_sockets: sockets on
  * a port of LO..HI taken from anything, each counted once however often
  * taken.
- * Exit status 2 on bad usage.  It never signals anything.
+ * Exit status 2 on bad usage.  It never sends a signal.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -62,7 +64,8 @@
 enum kind { K_OTHER = 0, K_CHILD, K_STEPD, K_OWN };
 
 struct counts {
-	long cycles, seen, children, child_as_owner, child_fds, child_ptraced, child_nondumpable;
+	long cycles, seen, children, child_as_owner, child_signalable, child_fds, child_ptraced,
+	    child_nondumpable;
 	long stepd_fds, stepd_ptraced, listeners, port_sockets;
 };
 
@@ -274,6 +277,8 @@ static void cycle(unsigned lo, unsigned hi, struct counts *c)
 			set_bit(counted, pid);
 			c->children++;
 			c->child_as_owner += real_uid(pid) == (long)getuid();
+			/* signal 0: the permission check of kill(2), nothing sent */
+			c->child_signalable += kill((pid_t)pid, 0) == 0;
 		}
 		if (k == K_CHILD && !bit(nodump, pid) && nondumpable(pid)) {
 			set_bit(nodump, pid);
@@ -327,11 +332,12 @@ int main(int argc, char **argv)
 	if (!f)
 		return 1;
 	fprintf(f,
-		"done cycles %ld seen %ld children %ld child_as_owner %ld child_fds %ld "
-		"child_ptraced %ld child_nondumpable %ld stepd_fds %ld stepd_ptraced %ld "
-		"listeners %ld port_sockets %ld\n",
-		c.cycles, c.seen, c.children, c.child_as_owner, c.child_fds, c.child_ptraced,
-		c.child_nondumpable, c.stepd_fds, c.stepd_ptraced, c.listeners, c.port_sockets);
+		"done cycles %ld seen %ld children %ld child_as_owner %ld child_signalable %ld "
+		"child_fds %ld child_ptraced %ld child_nondumpable %ld stepd_fds %ld "
+		"stepd_ptraced %ld listeners %ld port_sockets %ld\n",
+		c.cycles, c.seen, c.children, c.child_as_owner, c.child_signalable, c.child_fds,
+		c.child_ptraced, c.child_nondumpable, c.stepd_fds, c.stepd_ptraced, c.listeners,
+		c.port_sockets);
 	if (fclose(f) || rename(tmp, argv[1]))
 		return 1;
 	for (;;)
