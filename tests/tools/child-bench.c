@@ -5,10 +5,11 @@
  *   child-bench HELPER UID RUNS [MUNGE_SOCKET]
  *
  * Runs the cross-node test of a one-node step RUNS times in process
- * (ibp_rdmatest_run) and RUNS times through spank_ib_child_run (fork, drop
- * to UID, exec HELPER rdmatest --child, plan and result over pipes), and
- * prints the medians and their difference: the child's own cost per node
- * and step.  Needs root (the drop).
+ * (ibp_rdmatest_run) and RUNS times through spank_ib_child_run (fork,
+ * become UID, the test's user, exec HELPER rdmatest --child, plan and
+ * result over pipes), and prints the medians and their difference: the
+ * child's own cost per node and step.  The job's uid is JOB_UID (the child
+ * refuses to run as the job's owner).  Needs root (the drop).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@
 #include "../../spank/spank_ib.h"
 
 #include "bench-util.h"
+
+#define JOB_UID 4242u
 
 int main(int argc, char **argv)
 {
@@ -49,7 +52,7 @@ int main(int argc, char **argv)
 		return 2;
 	ibp_pipe_plan_init(&plan);
 	snprintf(plan.nodelist, sizeof(plan.nodelist), "localhost");
-	plan.uid = (uint32_t)atoi(argv[2]);
+	plan.uid = JOB_UID;
 	plan.job = 4242;
 	snprintf(plan.policy.test_transport, sizeof(plan.policy.test_transport), "socket");
 	if (argc > 4)
@@ -69,7 +72,7 @@ int main(int argc, char **argv)
 			bound = fds[i];
 	}
 	spec.helper = argv[1];
-	spec.uid = spec.gid = plan.uid;
+	spec.uid = spec.gid = (uint32_t)atoi(argv[2]);
 	spec.listen_fds = &bound;
 	spec.n_listen_fds = 1;
 	spec.budget_s = 10;
