@@ -162,6 +162,41 @@ for p in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
 print(" ".join(bad))' 230 299
 }
 
+# The munged that accepts and never answers ((f), (j), (h)): socket
+# $CL_DIR/NAME.sock, a fixture ended by its PID (SPID).
+stall_start() {
+	local st=$CL_DIR/$1.status t
+	/usr/bin/python3 "$PY" stall "$st" "$CL_DIR/$1.sock" >"$CL_LOG/$1.out" 2>&1 </dev/null &
+	SPID=$!
+	FIXTURE_PIDS+=("$SPID")
+	for t in $(seq 1 100); do
+		[ -s "$st" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# The PID of the test child in node $1's namespace (waits up to 5 s for one).
+test_child_on() {
+	local t p
+	for t in $(seq 1 100); do
+		for p in $(ip netns pids "$CL_TAG-$1" 2>/dev/null); do
+			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "rdmatest --child" && { echo "$p"; return 0; }
+		done
+		sleep 0.05
+	done
+}
+# 0 once process $1 is gone or a zombie (which holds no descriptor; whoever
+# inherited it reaps it when it will), within $2 tries 50 ms apart.
+gone_within() {
+	local t st
+	for t in $(seq 1 "$2"); do
+		st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # Every node says the test passed and nobody is blamed.
 all_pass() {
 	local f=$OUT/$1 n
@@ -340,12 +375,7 @@ else
 fi
 
 # ---- (f) munged that accepts and never answers: the child is killed at the deadline ----
-STATUS=$CL_DIR/stall.status
-/usr/bin/python3 "$PY" stall "$STATUS" "$CL_DIR/stall.sock" >"$CL_LOG/stall.out" 2>&1 </dev/null &
-SPID=$!
-FIXTURE_PIDS+=("$SPID")
-for t in $(seq 1 100); do [ -s "$STATUS" ] && break; sleep 0.05; done
-if [ -s "$STATUS" ]; then
+if stall_start stall; then
 	plug "munge_socket=$CL_DIR/stall.sock" test_timeout=2
 	run stall cl_srun -N2 --ib-test true
 	left=
@@ -428,25 +458,14 @@ fi
 # test_timeout=4); the owner sends SIGSTOP to the step through Slurm
 # (scancel --signal, which root relays): their own step fails, the test
 # child is gone by test_timeout + 1 s and every port is root's to bind again.
-STATUS=$CL_DIR/stall3.status
-/usr/bin/python3 "$PY" stall "$STATUS" "$CL_DIR/stall3.sock" >"$CL_LOG/stall3.out" 2>&1 </dev/null &
-SPID=$!
-FIXTURE_PIDS+=("$SPID")
-for t in $(seq 1 100); do [ -s "$STATUS" ] && break; sleep 0.05; done
+stall_start stall3
 plug "munge_socket=$CL_DIR/stall3.sock" test_timeout=4
 $CL_CLIENT_PREFIX setpriv --reuid="$HUID" --regid="$HUID" --clear-groups env SLURM_CONF="$CL_CONF" \
 	timeout 60 "$SLURM_BIN/srun" -N2 --ib-test true >"$OUT/j_stop" 2>&1 </dev/null &
 JSRUN=$!
 FIXTURE_PIDS+=("$JSRUN")
-child=
 t0=$(date +%s%N)
-for t in $(seq 1 100); do
-	for p in $(ip netns pids "$CL_TAG-n1" 2>/dev/null); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "rdmatest --child" && child=$p
-	done
-	[ -n "$child" ] && break
-	sleep 0.05
-done
+child=$(test_child_on n1)
 job=$(cl_squeue -h -u "$HOSTILE" -o %A 2>/dev/null | head -1)
 if [ -z "$child" ] || [ -z "$job" ]; then
 	tap_fail "(j) the owner's step and its test child" "child '$child', job '$job'; $(show j_stop)"
@@ -455,13 +474,9 @@ else
 		timeout 30 "$SLURM_BIN/scancel" --signal=STOP "$job" >"$OUT/j_scancel" 2>&1
 	sleep 0.3
 	cstate=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)
-	gone=0
 	# the plugin's own bound: test_timeout + 1 s, then SIGKILL and a reap of at most 2 s
-	for t in $(seq 1 300); do
-		st=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)
-		[ -z "$st" ] || [ "$st" = Z ] && { gone=1; break; }
-		sleep 0.05
-	done
+	gone=0
+	gone_within "$child" 300 && gone=1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	unbound=
 	for n in n1 n2; do
@@ -491,8 +506,7 @@ if ! ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -o "$STEAL" tests/tools/steal-fds.c 
 	tap_fail "(g) tests/tools/steal-fds.c builds" "$(cat "$OUT/steal_cc")"
 else
 	chmod 0755 "$STEAL"
-	# the poller's CPU must not read as a slow link (issue 28: one sample judges a link)
-	plug "munge_socket=$CL_DIR/munge/munge.sock" test_max_lat_us=200000
+	plug "munge_socket=$CL_DIR/munge/munge.sock"
 	GSTATUS=$CL_DIR/hostile/steal.status GSTOP=$CL_DIR/hostile/steal.stop
 	rm -f "$GSTATUS" "$GSTOP"
 	TUID=$($CL_CLIENT_PREFIX id -u "$CL_TEST_USER" 2>/dev/null || echo -1)
@@ -560,23 +574,12 @@ fi
 # step's slurmstepd on n1 is killed (SIGKILL, by PID): the child goes with
 # it (PR_SET_PDEATHSIG), long before the test's deadline, and root can bind
 # every test port on n1 again.
-STATUS=$CL_DIR/stall2.status
-/usr/bin/python3 "$PY" stall "$STATUS" "$CL_DIR/stall2.sock" >"$CL_LOG/stall2.out" 2>&1 </dev/null &
-SPID=$!
-FIXTURE_PIDS+=("$SPID")
-for t in $(seq 1 100); do [ -s "$STATUS" ] && break; sleep 0.05; done
+stall_start stall2
 plug "munge_socket=$CL_DIR/stall2.sock" test_timeout=6
 cl_srun -N2 --ib-test true >"$OUT/h_killed" 2>&1 </dev/null &
 HSRUN=$!
 FIXTURE_PIDS+=("$HSRUN")
-child=
-for t in $(seq 1 100); do
-	for p in $(ip netns pids "$CL_TAG-n1" 2>/dev/null); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "rdmatest --child" && child=$p
-	done
-	[ -n "$child" ] && break
-	sleep 0.05
-done
+child=$(test_child_on n1)
 stepd=$(awk '/^PPid:/ {print $2}' "/proc/$child/status" 2>/dev/null)
 cuid=$(awk '/^Uid:/ {print $2}' "/proc/$child/status" 2>/dev/null)
 if [ -z "$child" ] || [ -z "$stepd" ] || ! tr '\0' ' ' <"/proc/$stepd/cmdline" 2>/dev/null | grep -q slurmstepd; then
@@ -585,12 +588,7 @@ else
 	t0=$(date +%s%N)
 	kill -KILL "$stepd"
 	gone=0
-	for t in $(seq 1 40); do
-		# a zombie holds no descriptor: whoever inherited it reaps it when it will
-		st=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null)
-		[ -z "$st" ] || [ "$st" = Z ] && { gone=1; break; }
-		sleep 0.05
-	done
+	gone_within "$child" 40 && gone=1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	b=$(root_cannot_bind n1)
 	if [ "$gone" = 1 ] && [ -z "$b" ] && [ "$cuid" = "$($CL_CLIENT_PREFIX id -u "$CL_TEST_USER")" ]; then
