@@ -28,15 +28,15 @@ IBP_MATRIX_CACHE=${IBP_MATRIX_CACHE:-/var/tmp/spank-ib-matrix}
 # release (Slurm, munge, a compiler); apt inside the chroot then adds the
 # project's build dependencies, because debootstrap's own resolver does not
 # follow alternatives (trixie's libltdl-dev, pulled in by libhwloc-dev,
-# leaves it stuck).  dpkg-dev and debhelper (MATRIX_ADDED) build the package
-# (make deb: dpkg-buildpackage).
+# leaves it stuck).  dpkg-dev, debhelper and build-essential (MATRIX_ADDED;
+# dpkg-buildpackage checks for the last itself) build the package (make deb).
 MATRIX_BASE=slurm-wlm,slurmctld,slurmd,slurm-client,munge,libslurm-dev,gcc,libc6-dev,iproute2
 MATRIX_BUILD="make pkg-config libhwloc-dev libnuma-dev libibverbs-dev libmunge-dev libssl-dev dpkg-dev procps"
 MATRIX_PACKAGES="$MATRIX_BASE $MATRIX_BUILD"
 # Build dependencies added after a chroot's list was fixed: installed into a
 # complete chroot that lacks them (apt, a few seconds) instead of rebuilding
 # it, so the stamp above, and every cached chroot, stays valid.
-MATRIX_ADDED="libsodium-dev debhelper"
+MATRIX_ADDED="libsodium-dev debhelper build-essential"
 MATRIX_STAMP=.spank-ib-chroot-complete
 
 # The first http(s) mirror of Debian's main archive in the host's apt
