@@ -554,10 +554,12 @@ else
 		[ "${got[child_signalable]}" = 0 ] && [ "${got[child_fds]}" = 0 ] &&
 		[ "${got[child_nondumpable]}" = "${got[children]}" ] &&
 		[ "${got[child_ptraced]}" = 0 ] && [ "${got[stepd_fds]}" = 0 ] && [ "${got[stepd_ptraced]}" = 0 ] &&
-		[ "${got[listeners]}" = 0 ] && [ "${got[port_sockets]}" = 0 ] && [ -z "$unbound" ] &&
+		[ "${got[stepd_signalable]}" = 0 ] && [ "${got[listeners]}" = 0 ] &&
+		[ "${got[port_sockets]}" = 0 ] && [ -z "$unbound" ] &&
 		[ "$passed" = 20 ] && [ "${oloot%% *}" = done ] && [ "${og[children]:-0}" -gt 0 ] &&
 		[ "${og[child_signalable]}" = 0 ] && [ "${og[child_fds]}" = 0 ] && [ "${og[child_ptraced]}" = 0 ] &&
-		[ "${og[stepd_fds]}" = 0 ] && [ "${og[stepd_ptraced]}" = 0 ] && [ "${og[listeners]}" = 0 ] &&
+		[ "${og[stepd_fds]}" = 0 ] && [ "${og[stepd_ptraced]}" = 0 ] &&
+		[ "${og[stepd_signalable]}" = 0 ] && [ "${og[listeners]}" = 0 ] &&
 		[ "${og[port_sockets]}" = 0 ]; then
 		tap_ok "(g) the job's owner polling /proc through 20 steps (${got[children]} test children seen, none as the owner, every one not dumpable) may signal none, takes no descriptor and ptraces nothing of them or of slurmstepd, nor may another user; root binds every port of 230-299 after"
 	else

@@ -14,14 +14,15 @@
  * holds what it took until it is killed:
  *
  *   done cycles C seen S children K child_as_owner O child_signalable K2 child_fds F child_ptraced P
- *        child_nondumpable D stepd_fds G stepd_ptraced Q listeners L port_sockets T
+ *        child_nondumpable D stepd_fds G stepd_ptraced Q stepd_signalable S2
+ *        listeners L port_sockets T
  *
  * children: processes whose command line is "... rdmatest --child" and
  * that run as the poller's uid or TEST_UID (other clusters' children on
  * the same machine are left out of the count, not out of the tries);
  * child_as_owner: those of them that ran as the poller's uid;
- * child_signalable: those kill(pid, 0) allowed (the permission to signal;
- * signal 0 sends nothing);
+ * child_signalable, stepd_signalable: the test children and slurmstepds
+ * kill(pid, 0) allowed (the permission to signal; signal 0 sends nothing);
  * child_nondumpable: how many of them were seen at least once running as
  * someone other than root with /proc/PID/environ owned by root (the
  * kernel's mark of a process that is not dumpable); stepd: slurmstepd;
@@ -66,7 +67,7 @@ enum kind { K_OTHER = 0, K_CHILD, K_STEPD, K_OWN };
 struct counts {
 	long cycles, seen, children, child_as_owner, child_signalable, child_fds, child_ptraced,
 	    child_nondumpable;
-	long stepd_fds, stepd_ptraced, listeners, port_sockets;
+	long stepd_fds, stepd_ptraced, stepd_signalable, listeners, port_sockets;
 };
 
 static int held[MAX_HELD];
@@ -75,7 +76,7 @@ static ino_t
 static size_t n_held;
 /* pids already probed with ptrace (as anything, as a child) and children counted */
 static unsigned char probed[MAX_SEEN / 8], probed_child[MAX_SEEN / 8], counted[MAX_SEEN / 8],
-    nodump[MAX_SEEN / 8];
+    nodump[MAX_SEEN / 8], signalled[MAX_SEEN / 8];
 
 static bool bit(const unsigned char *set, long pid)
 {
@@ -284,6 +285,10 @@ static void cycle(unsigned lo, unsigned hi, struct counts *c)
 			set_bit(nodump, pid);
 			c->child_nondumpable++;
 		}
+		if (k == K_STEPD && !bit(signalled, pid)) {
+			set_bit(signalled, pid);
+			c->stepd_signalable += kill((pid_t)pid, 0) == 0;
+		}
 		taken = take_fds(pid, k == K_OWN, lo, hi, c);
 		if (k == K_CHILD)
 			c->child_fds += taken;
@@ -334,10 +339,10 @@ int main(int argc, char **argv)
 	fprintf(f,
 		"done cycles %ld seen %ld children %ld child_as_owner %ld child_signalable %ld "
 		"child_fds %ld child_ptraced %ld child_nondumpable %ld stepd_fds %ld "
-		"stepd_ptraced %ld listeners %ld port_sockets %ld\n",
+		"stepd_ptraced %ld stepd_signalable %ld listeners %ld port_sockets %ld\n",
 		c.cycles, c.seen, c.children, c.child_as_owner, c.child_signalable, c.child_fds,
-		c.child_ptraced, c.child_nondumpable, c.stepd_fds, c.stepd_ptraced, c.listeners,
-		c.port_sockets);
+		c.child_ptraced, c.child_nondumpable, c.stepd_fds, c.stepd_ptraced,
+		c.stepd_signalable, c.listeners, c.port_sockets);
 	if (fclose(f) || rename(tmp, argv[1]))
 		return 1;
 	for (;;)
