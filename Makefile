@@ -11,7 +11,7 @@
 #   make fuzz            each fuzz target for FUZZ_SECONDS
 #   make lint            cppcheck + clang-tidy, failing on findings
 #   make format-check    clang-format --dry-run --Werror
-#   make install         PREFIX, DESTDIR, LIBDIR, SLURM_PLUGINDIR, SLURM_CONFDIR,
+#   make install         PREFIX, DESTDIR, LIBDIR, LIBEXECDIR, SLURM_PLUGINDIR, SLURM_CONFDIR,
 #                        SBINDIR, NHC_SCRIPTDIR, SYSTEMD_UNITDIR, DEFAULTSDIR
 #   make deb             a Debian package for this machine's release ($(B)/deb/*.deb)
 #   make rpm             an RPM from contrib/rpm/spank-ib.spec ($(B)/rpm/); on
@@ -53,6 +53,9 @@ SPANK_IB_HELPER ?= $(BINDIR)/ibprep
 # the packages create it (contrib/sysusers.d/spank-ib.conf, debian/, the RPM).
 SPANK_IB_TEST_USER ?= _spank-ib
 SYSUSERSDIR ?= /usr/lib/sysusers.d
+# The step's watcher (spank/watcher/), the same way (watch_helper=).
+LIBEXECDIR ?= $(PREFIX)/libexec
+SPANK_IB_WATCHER ?= $(LIBEXECDIR)/spank-ib-watch
 
 PKGS      := hwloc libibverbs numa libsodium
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -88,6 +91,8 @@ LAYERS     := core node place rdmatest fabric
 CMD_SRCS   := $(wildcard helpers/ibprep*.c)
 LIB_SRCS   := $(foreach l,$(LAYERS),$(wildcard helpers/$(l)/*.c))
 SPANK_SRCS := $(wildcard spank/*.c)
+# The watcher: its main, and the plugin's Slurm API and requeue files (no spank_* calls)
+WATCH_SRCS := $(wildcard spank/watcher/*.c)
 TEST_SRCS  := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/unit/support/*.c)
 FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
@@ -95,6 +100,7 @@ FUZZ_SRCS  := $(wildcard fuzz/fuzz_*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 CMD_OBJS   := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 SPANK_OBJS := $(SPANK_SRCS:%.c=$(B)/obj/%.o)
+WATCH_OBJS := $(WATCH_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/spank/ib_slurmapi.o $(B)/obj/spank/ib_requeue.o
 SAN_LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/asan/%.o)
 SAN_SPANK_OBJS := $(SPANK_SRCS:%.c=$(B)/asan/%.o)
 SAN_CMD_OBJS   := $(filter-out $(B)/asan/helpers/ibprep.o,$(CMD_SRCS:%.c=$(B)/asan/%.o))
@@ -103,7 +109,7 @@ TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(B)/tests/%)
 FUZZ_BINS  := $(FUZZ_SRCS:fuzz/%.c=$(B)/fuzz/%)
 
 HAVE_SPANK := $(wildcard /usr/include/slurm/spank.h)
-TARGETS    := $(B)/libibprep.a $(B)/ibprep $(if $(HAVE_SPANK),$(if $(SPANK_SRCS),$(B)/spank_ib.so))
+TARGETS    := $(B)/libibprep.a $(B)/ibprep $(if $(HAVE_SPANK),$(if $(SPANK_SRCS),$(B)/spank_ib.so $(B)/spank-ib-watch))
 
 -include $(wildcard tests/unit/*.mk)
 
@@ -123,6 +129,19 @@ $(B)/asan/%.o: %.c
 $(B)/obj/spank/ib_child.o $(B)/asan/spank/ib_child.o: EXTRA_DEFS = -DSPANK_IB_HELPER='"$(SPANK_IB_HELPER)"' \
 	-DSPANK_IB_TEST_USER='"$(SPANK_IB_TEST_USER)"'
 $(B)/obj/spank/ib_slurmconf.o $(B)/asan/spank/ib_slurmconf.o: EXTRA_DEFS = -DSPANK_IB_SLURM_CONF='"$(SLURM_CONFDIR)/slurm.conf"'
+$(B)/obj/spank/ib_watch.o $(B)/asan/spank/ib_watch.o: EXTRA_DEFS = -DSPANK_IB_WATCHER='"$(SPANK_IB_WATCHER)"'
+
+# The paths compiled into the plugin change with PREFIX and friends: a stamp
+# rewritten only when they do, so `make install PREFIX=/usr` after a plain
+# `make` (make deb, the RPM's %install) rebuilds the objects that hold them.
+PATHS_STAMP := $(B)/paths.stamp
+PATHS_TEXT  := $(SPANK_IB_HELPER) $(SPANK_IB_TEST_USER) $(SPANK_IB_WATCHER) $(SLURM_CONFDIR)
+$(PATHS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PATHS_TEXT)' | cmp -s - $@ 2>/dev/null || echo '$(PATHS_TEXT)' > $@
+$(foreach o,ib_child ib_slurmconf ib_watch,$(B)/obj/spank/$(o).o $(B)/asan/spank/$(o).o): $(PATHS_STAMP)
+.PHONY: FORCE
+FORCE:
 
 $(B)/libibprep.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -178,6 +197,12 @@ $(B)/tsan/tests/%: tests/unit/%.c $(B)/tsan/libibprep.a $(TSAN_SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_CFLAGS) -Itests/unit -o $@ $< $(TSAN_SUPPORT_OBJS) \
 		$(B)/tsan/libibprep.a $(TEST_LDFLAGS_$*) -lcmocka $(LIBS)
+
+# The step's watcher: a program of its own, run by the plugin as root.  It
+# loads Slurm's library at run time (the one slurmstepd runs): no -lslurm.
+$(B)/spank-ib-watch: $(WATCH_OBJS) $(B)/libibprep.a
+	$(CC) $(CFLAGS) $(LDHARDEN) $(LDFLAGS) -Wl,--as-needed -o $@ $(WATCH_OBJS) \
+		$(B)/libibprep.a $(LIBS) -ldl
 
 # Objects the test binaries' pattern rules pull in are not intermediates to
 # delete after the link (make would rebuild them every time).
@@ -251,10 +276,10 @@ check:
 bench: all
 	@for b in $(sort $(wildcard bench/bench_*.sh)); do IBP_BUILD=$(B) bash $$b || exit 1; done
 
-LINT_SRCS := $(LIB_SRCS) $(CMD_SRCS) $(SPANK_SRCS)
+LINT_SRCS := $(LIB_SRCS) $(CMD_SRCS) $(SPANK_SRCS) $(WATCH_SRCS)
 # The arrows between the parts are read off what the build saw (the compiler's
 # dependency files and the objects' symbols), so lint builds the objects first.
-lint: $(LIB_OBJS) $(CMD_OBJS) $(SPANK_OBJS)
+lint: $(LIB_OBJS) $(CMD_OBJS) $(SPANK_OBJS) $(WATCH_OBJS)
 	python3 tests/lib/check-layers.py $(B)/obj $(LAYERS)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D__GNUC__ -Iinclude $(LINT_SRCS)
@@ -278,6 +303,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SLURM_PLUGINDIR) $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d
 	install -m 0755 $(B)/ibprep $(DESTDIR)$(BINDIR)/ibprep
 	$(if $(wildcard $(B)/spank_ib.so),install -m 0755 $(B)/spank_ib.so $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so)
+	$(if $(wildcard $(B)/spank-ib-watch),install -D -m 0755 $(B)/spank-ib-watch $(DESTDIR)$(SPANK_IB_WATCHER))
 	$(if $(wildcard contrib/spank_ib.conf),test -e $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf || \
 		install -m 0644 contrib/spank_ib.conf $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf)
 	$(foreach m,$(wildcard man/*.1),install -D -m 0644 $(m) $(DESTDIR)$(MANDIR)/man1/$(notdir $(m));)
@@ -331,6 +357,7 @@ help:
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ibprep $(DESTDIR)$(SLURM_PLUGINDIR)/spank_ib.so
+	rm -f $(DESTDIR)$(SPANK_IB_WATCHER)
 	rm -f $(DESTDIR)$(SLURM_CONFDIR)/plugstack.conf.d/spank_ib.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/ibprep.1 $(DESTDIR)$(MANDIR)/man8/spank_ib.8
 	rm -f $(DESTDIR)$(MANDIR)/man8/spank-ib-healthcheck.8 $(DESTDIR)$(SYSUSERSDIR)/spank-ib.conf

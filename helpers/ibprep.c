@@ -23,6 +23,7 @@ static const struct {
     {"rdmatest", ibprep_cmd_rdmatest, "run the cross-node RDMA sanity test"},
     {"snapshot", ibprep_cmd_snapshot, "copy the node's RDMA sysfs files for a bug report"},
     {"fabric", ibprep_cmd_fabric, "rank the fabric's parts by suspicion from results logs"},
+    {"watch", ibprep_cmd_watch, "print each change of the node's links as it happens"},
 };
 
 static void usage(FILE *out)

@@ -12,8 +12,10 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ibprep_cmd.h"
+#include "ibprep/sysfs.h"
 
 #define LONG_BASE 256 /* getopt's val for table entry i: LONG_BASE + i */
 #define HELP_ID   'h'
@@ -288,4 +290,21 @@ int ibprep_sysfs_root_check(const char *cmd, const char *root)
 			cmd, root);
 	}
 	return 2;
+}
+
+/* (shared by the subcommands that name the node: check, watch) */
+void ibprep_node_name(const struct ibp_sysfs *fs, bool from_root, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (from_root && ibp_sysfs_read(fs, "proc/sys/kernel/hostname", buf, len) <= 0)
+		buf[0] = '\0';
+	if (!buf[0] && gethostname(buf, len) != 0)
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	char *dot = strchr(buf, '.');
+	if (dot && dot != buf)
+		*dot = '\0';
+	for (char *c = buf; *c; c++) /* printable only: it ends up in messages */
+		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
+			*c = '?';
 }

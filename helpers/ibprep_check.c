@@ -86,23 +86,6 @@ const struct ibprep_cmd_spec ibprep_check_spec = {
     .epilog = "exit status: 0 healthy (warnings allowed), 1 unhealthy, 2 could not run\n",
 };
 
-/* The short host name: the root's proc/sys/kernel/hostname, else gethostname(). */
-static void node_name(const struct ibp_sysfs *fs, bool from_root, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (from_root && ibp_sysfs_read(fs, "proc/sys/kernel/hostname", buf, len) <= 0)
-		buf[0] = '\0';
-	if (!buf[0] && gethostname(buf, len) != 0)
-		snprintf(buf, len, "localhost");
-	buf[len - 1] = '\0';
-	char *dot = strchr(buf, '.');
-	if (dot && dot != buf)
-		*dot = '\0';
-	for (char *c = buf; *c; c++) /* printable only: it ends up in messages */
-		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
-			*c = '?';
-}
-
 static int parse_memlock(const char *s, uint64_t *kb)
 {
 	char *end;
@@ -374,7 +357,7 @@ int ibprep_cmd_check(int argc, char **argv)
 	if (node)
 		snprintf(in.node, sizeof(in.node), "%s", node);
 	else
-		node_name(&fs, root != NULL, in.node, sizeof(in.node));
+		ibprep_node_name(&fs, root != NULL, in.node, sizeof(in.node));
 
 	struct ibp_findings f;
 	ibp_findings_init(&f);

@@ -27,6 +27,7 @@ int ibprep_cmd_env(int argc, char **argv);      /* ibprep_place.c */
 int ibprep_cmd_exec(int argc, char **argv);     /* ibprep_place.c */
 int ibprep_cmd_rdmatest(int argc, char **argv); /* ibprep_rdmatest.c */
 int ibprep_cmd_fabric(int argc, char **argv);   /* ibprep_fabric.c */
+int ibprep_cmd_watch(int argc, char **argv);    /* ibprep_watch.c */
 int ibprep_rdmatest_child(void);                /* ibprep_rdmatest_child.c: --child */
 int ibprep_resolve_child(void);                 /* ibprep_resolve.c: env --resolve-child */
 
@@ -106,7 +107,16 @@ void ibprep_usage(const struct ibprep_cmd_spec *spec, FILE *out);
  */
 int ibprep_sysfs_root_check(const char *cmd, const char *root);
 
+/*
+ * The node's short host name for messages: the root's
+ * proc/sys/kernel/hostname when FROM_ROOT (a captured or generated tree),
+ * else gethostname(); printable characters only.
+ */
+struct ibp_sysfs;
+void ibprep_node_name(const struct ibp_sysfs *fs, bool from_root, char *buf, size_t len);
+
 extern const struct ibprep_cmd_spec ibprep_check_spec, ibprep_place_spec, ibprep_env_spec,
-    ibprep_exec_spec, ibprep_rdmatest_spec, ibprep_snapshot_spec, ibprep_fabric_spec;
+    ibprep_exec_spec, ibprep_rdmatest_spec, ibprep_snapshot_spec, ibprep_fabric_spec,
+    ibprep_watch_spec;
 
 #endif

@@ -99,6 +99,18 @@ void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, 
 	st->lw = lw;
 }
 
+size_t spank_ib_lw_ports(const struct spank_ib_state *st, struct ibp_lw_port_id *ids, size_t max)
+{
+	const struct spank_ib_lw *lw = st->lw;
+	size_t n = 0;
+
+	for (size_t i = 0; lw && i < lw->before.n_ports && n < max; i++, n++) {
+		snprintf(ids[n].device, sizeof(ids[n].device), "%s", lw->before.ports[i].device);
+		ids[n].port = lw->before.ports[i].port;
+	}
+	return n;
+}
+
 void spank_ib_lw_free(struct spank_ib_state *st)
 {
 	free(st->lw);
@@ -135,7 +147,9 @@ static void log_line(const struct spank_ib_state *st, const struct spank_ib_lw *
 		}
 	}
 	if (o < len && drained[0])
-		snprintf(buf + o, len - o, " %s", drained);
+		o += (size_t)snprintf(buf + o, len - o, " %s", drained);
+	if (o < len && st->watch_summary[0])
+		snprintf(buf + o, len - o, " (watched %s)", st->watch_summary);
 	if (o >= len && len > 4)
 		memcpy(buf + len - 4, "...", 4);
 }
@@ -165,6 +179,23 @@ static char *report_section(const struct spank_ib_state *st, const struct spank_
 		ibp_json_kv_string(&j, "verdict", ibp_findings_verdict(f));
 		ibp_json_kv_bool(&j, "drained", drained);
 		ibp_report_findings_json(&j, f, st->host);
+		ibp_json_key(&j, "watch");
+		ibp_json_array_begin(&j);
+		for (size_t i = 0; i < st->watch_n; i++) {
+			const struct spank_ib_watch_line *w = &st->watch_lines[i];
+
+			ibp_json_object_begin(&j);
+			ibp_json_kv_string(&j, "time", w->when);
+			ibp_json_kv_string(&j, "event", w->kind);
+			ibp_json_kv_string(&j, "code", w->code);
+			ibp_json_kv_string(&j, "severity", w->severity);
+			ibp_json_kv_string(&j, "device", w->device);
+			ibp_json_kv_int(&j, "port", w->port);
+			ibp_json_kv_string(&j, "observed", w->observed);
+			ibp_json_kv_string(&j, "done", w->done);
+			ibp_json_object_end(&j);
+		}
+		ibp_json_array_end(&j);
 		ibp_json_object_end(&j);
 		ibp_json_object_end(&j);
 		if (ibp_json_finish(&j)) {
@@ -191,6 +222,12 @@ static char *report_section(const struct spank_ib_state *st, const struct spank_
 	for (size_t i = 0; i < f->n; i++) {
 		ibp_report_finding_line(&f->v[i], st->host, line, sizeof(line));
 		fprintf(fp, "spank-ib: %s\n", line);
+	}
+	for (size_t i = 0; i < st->watch_n; i++) {
+		const struct spank_ib_watch_line *w = &st->watch_lines[i];
+
+		fprintf(fp, "spank-ib: %s: watch: %s %s port %d: %s%s%s\n", st->host, w->when,
+			w->device, w->port, w->observed, w->done[0] ? "; " : "", w->done);
 	}
 	if (fclose(fp)) {
 		free(buf);
@@ -237,7 +274,7 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 		goto out;
 	}
 	/* "spank-ib: mlx5_3 port 1: link went down 2 times during job 1234.0 (+1 more)" */
-	if (st->conf.drain) {
+	if (st->conf.drain && !st->watch_drained) { /* the watcher's reason has the time */
 		char node[IBP_NODE_MAX];
 
 		did_drain =

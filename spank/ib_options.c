@@ -26,6 +26,8 @@ static const struct {
     [SPANK_IB_OPT_ENV] = {"ib-env", "SPANK_IB_ENV"},
     [SPANK_IB_OPT_REPORT] = {"ib-report", "SPANK_IB_REPORT"},
     [SPANK_IB_OPT_TEST] = {"ib-test", "SPANK_IB_TEST"},
+    [SPANK_IB_OPT_WATCH] = {"ib-watch", "SPANK_IB_WATCH"},
+    [SPANK_IB_OPT_REQUEUE] = {"ib-requeue", "SPANK_IB_REQUEUE"},
 };
 
 /* The plugin's one copy of the user's options (SPANK callbacks carry no context). */
@@ -108,6 +110,8 @@ int spank_ib_opt_parse(struct spank_ib_opts *o, enum spank_ib_opt which, const c
 	static const char *const aff_words[] = {"off", "on", "verbose", NULL};
 	static const char *const env_words[] = {"auto", "on", "force", "off", NULL};
 	static const char *const test_words[] = {"off", "quick", "full", NULL};
+	static const char *const watch_words[] = {"default", "report", "end", NULL};
+	static const char *const requeue_words[] = {"no", "yes", "off", NULL};
 	int i;
 
 	/*
@@ -152,6 +156,18 @@ int spank_ib_opt_parse(struct spank_ib_opts *o, enum spank_ib_opt which, const c
 		if (i < 0)
 			return bad_value(err, errlen, which, arg, "quick, full or off");
 		o->test = (enum spank_ib_test)i;
+		break;
+	case SPANK_IB_OPT_WATCH:
+		i = arg ? word_index(arg, watch_words) : IBP_WATCH_ACTION_END;
+		if (i <= 0)
+			return bad_value(err, errlen, which, arg ? arg : "", "report or end");
+		o->watch = (enum ibp_watch_action)i;
+		break;
+	case SPANK_IB_OPT_REQUEUE:
+		i = arg ? word_index(arg, requeue_words) : 1;
+		if (i < 0)
+			return bad_value(err, errlen, which, arg, "yes or no");
+		o->requeue = i == 1;
 		break;
 	default:
 		snprintf(err, errlen, "unknown option number %d", (int)which);
@@ -216,6 +232,13 @@ static char n_rep[] = "ib-report", a_rep[] = "[text|json][:FILE]",
 		      "%j = job id)";
 static char n_test[] = "ib-test", a_test[] = "[quick|full|off]",
 	    u_test[] = "run a bounded cross-node RDMA sanity test between the step's nodes";
+static char n_watch[] = "ib-watch", a_watch[] = "[end|report]",
+	    u_watch[] = "with --ib-check: when one of the step's links fails while it runs, end "
+			"the step at once (end, the default of the bare option) or only say so "
+			"(report); the site's setting can be raised, not lowered";
+static char n_req[] = "ib-requeue", a_req[] = "[yes|no]",
+	    u_req[] = "requeue this batch job once on other nodes when a node fault fails a "
+		      "step (where the site allows it)";
 
 struct spank_option spank_ib_option_table[] = {
     {n_check, a_check, u_check, 2, SPANK_IB_OPT_CHECK, opt_cb},
@@ -223,6 +246,8 @@ struct spank_option spank_ib_option_table[] = {
     {n_env, a_env, u_env, 2, SPANK_IB_OPT_ENV, opt_cb},
     {n_rep, a_rep, u_rep, 2, SPANK_IB_OPT_REPORT, opt_cb},
     {n_test, a_test, u_test, 2, SPANK_IB_OPT_TEST, opt_cb},
+    {n_watch, a_watch, u_watch, 2, SPANK_IB_OPT_WATCH, opt_cb},
+    {n_req, a_req, u_req, 2, SPANK_IB_OPT_REQUEUE, opt_cb},
     SPANK_OPTIONS_TABLE_END,
 };
 
@@ -247,6 +272,11 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct ibp_conf *
 		eff->test = SPANK_IB_TEST_FULL;
 	if (eff->env == SPANK_IB_ENV_AUTO)
 		eff->env = eff->affinity != SPANK_IB_AFF_OFF ? SPANK_IB_ENV_ON : SPANK_IB_ENV_OFF;
+	/* watch_action= is the admin's floor too: the user may only raise it */
+	if (eff->watch < conf->watch_action)
+		eff->watch = conf->watch_action;
+	eff->requeue =
+	    conf->requeue == IBP_REQUEUE_YES || (conf->requeue == IBP_REQUEUE_USER && eff->requeue);
 	/*
 	 * --ib-check=warn (option or SPANK_IB_CHECK) lowers the user's own test's
 	 * failures to warnings, never an enforced test's: enforce=test fails the

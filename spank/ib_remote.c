@@ -497,12 +497,68 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 	}
 }
 
+/*
+ * A batch job whose step fails here on a node fault goes back to the queue
+ * without this node (requeue=, --ib-requeue; ib_requeue.c bounds it).  A
+ * job fault (the user's memlock limit, NCCL_IB_HCA) would follow the job to
+ * any node: never requeued.  Root: init_post_opt.
+ */
+static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
+{
+	bool health = st->eff.check != SPANK_IB_CHECK_OFF;
+	size_t node_faults = 0, job_faults = 0;
+	char node[IBP_NODE_MAX], what[512];
+	struct spank_ib_requeue_req r;
+	enum spank_ib_requeue_outcome o;
+
+	if (!st->eff.requeue)
+		return;
+	for (size_t i = 0; i < n->findings.n; i++) {
+		const struct ibp_finding *x = &n->findings.v[i];
+
+		if (x->severity != IBP_SEV_FAIL || !ibp_finding_counts(x, health))
+			continue;
+		if (x->fclass == IBP_CLASS_JOB)
+			job_faults++;
+		else if (ibp_finding_drainable(x))
+			node_faults++;
+	}
+	if (!node_faults)
+		return;
+	if (job_faults) {
+		spank_ib_node_say(
+		    n,
+		    "spank-ib: %s: not requeued: the step also has a job fault, which "
+		    "would fail it on any node\n",
+		    st->host);
+		return;
+	}
+	if (n->nodename[0])
+		snprintf(node, sizeof(node), "%s", n->nodename);
+	else if (spank_ib_node_name(st->host, node, sizeof(node)))
+		snprintf(node, sizeof(node), "%s", st->host);
+	memset(&r, 0, sizeof(r));
+	r.job = n->job_id;
+	r.max = st->conf.requeue_max;
+	r.begin_s = st->conf.requeue_begin_s;
+	r.node = node;
+	o = spank_ib_requeue(&r, what, sizeof(what));
+	if (o == SPANK_IB_REQUEUE_ALREADY)
+		return; /* another node of the step did it and said so */
+	spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, what);
+	if (o == SPANK_IB_REQUEUE_DONE)
+		slurm_info("spank-ib: %s: job %u.%u: %s", st->host, n->job_id, n->step_id, what);
+	else
+		slurm_error("spank-ib: %s: job %u.%u: %s", st->host, n->job_id, n->step_id, what);
+}
+
 int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 {
 	struct spank_ib_job_env je = {.sp = sp};
 	char err[1024], root[PATH_MAX], topo[PATH_MAX], cache_dir[PATH_MAX];
 	struct spank_ib_node *n;
 	double t0 = now_ms();
+	bool have_root = false;
 
 	if (!st->conf_ok && !st->refused[0])
 		return -1;
@@ -560,6 +616,7 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		spank_ib_setup_finding(
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	} else {
+		have_root = true;
 		ifname_lookup_start(sp, st, n, &je);
 		if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
 			spank_ib_lw_start(sp, st, root, n->job_id, n->step_id);
@@ -576,6 +633,10 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	if (st->eff.test != SPANK_IB_TEST_OFF && spank_ib_test_prepare(sp, st, n))
 		spank_ib_setup_finding(n, IBP_SEV_FAIL, "cross-node test: out of memory");
 	spank_ib_judge(st, n);
+	if (n->verdict)
+		requeue_at_start(st, n);
+	else if (have_root && st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
+		spank_ib_watch_start(sp, st, n, root); /* the watch for the life of the step */
 	n->work_ms = now_ms() - t0;
 	return 0;
 }
@@ -599,6 +660,8 @@ void spank_ib_node_free(struct spank_ib_node *n)
 
 int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 {
+	/* the watcher first: what it saw goes into the step end's report */
+	spank_ib_watch_stop(st);
 	if (st->active)
 		spank_ib_lw_end(sp, st);
 	spank_ib_lw_free(st);

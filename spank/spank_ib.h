@@ -44,6 +44,8 @@ enum spank_ib_opt {
 	SPANK_IB_OPT_ENV,
 	SPANK_IB_OPT_REPORT,
 	SPANK_IB_OPT_TEST,
+	SPANK_IB_OPT_WATCH,
+	SPANK_IB_OPT_REQUEUE,
 	SPANK_IB_OPT_N, /* one past the last */
 };
 
@@ -54,6 +56,9 @@ struct spank_ib_opts {
 	enum spank_ib_report report;
 	char report_file[PATH_MAX]; /* "" = stderr; may hold %n (node) and %j (job) */
 	enum spank_ib_test test;
+	enum ibp_watch_action
+	    watch;                /* --ib-watch: the user's (DEFAULT: the admin's watch_action=) */
+	bool requeue;             /* --ib-requeue: the user opts in (requeue=user) */
 	bool set[SPANK_IB_OPT_N]; /* given on the command line (wins over the env) */
 	bool
 	    check_warn_by_user; /* --ib-check=warn asked for, test not enforced: test fails only warn */
@@ -117,10 +122,75 @@ int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned t
 			 const struct ibp_findings *f);
 int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k);
 
+/* ---- the Slurm API, looked up in the process (ib_slurmapi.c; no spank_* calls) ---- */
+
 /* This host's Slurm NodeName from slurm.conf (not the job's env).  0 or -errno. */
 int spank_ib_node_name(const char *host, char *buf, size_t len);
 /* Drains NODE with REASON through the Slurm API.  0 or -errno, ERR set. */
 int spank_ib_drain(const char *node, const char *reason, char *err, size_t errlen);
+
+/* What slurmctld says of a job (never the job's environment). */
+struct spank_ib_job {
+	uint32_t state;    /* job_state: base state and flags */
+	bool batch;        /* a batch job (only those can be requeued) */
+	bool requeue;      /* the job allows requeue (--requeue, JobRequeue=1) */
+	unsigned restarts; /* restart_cnt: how often it was requeued */
+	char admin_comment[512];
+	char exc_nodes[512];
+};
+
+/* slurm_load_job.  0, -ENOENT (no such job), -EIO (ERR: Slurm's error), -ENOSYS. */
+int spank_ib_job_load(uint32_t job, struct spank_ib_job *out, char *err, size_t errlen);
+/* The job is pending (already requeued, or not started). */
+bool spank_ib_job_pending(const struct spank_ib_job *j);
+/* slurm_notify_job: TEXT on srun's (salloc's) stderr or the batch job's. 0 or -errno, ERR. */
+int spank_ib_job_notify(uint32_t job, const char *text, char *err, size_t errlen);
+/* slurm_kill_job_step: SIG to every task of the step on every node.  0 or -errno, ERR. */
+int spank_ib_step_signal(uint32_t job, uint32_t step, int sig, char *err, size_t errlen);
+/* slurm_requeue; *SLURM_ERRNO gets Slurm's error code on failure.  0 or -errno, ERR. */
+int spank_ib_job_requeue(uint32_t job, int *slurm_errno, char *err, size_t errlen);
+/*
+ * slurm_update_job of the fields given: BEGIN (0: unchanged), ADMIN_COMMENT
+ * and EXC_NODES (NULL: unchanged).  Root's (or the owner's) call.  0 or -errno, ERR.
+ */
+int spank_ib_job_update(uint32_t job, time_t begin, const char *admin_comment,
+			const char *exc_nodes, char *err, size_t errlen);
+/* KillWait of this process's slurm.conf as Slurm loaded it (30 when unknown). */
+unsigned spank_ib_kill_wait(void);
+/* The file of the Slurm library this process runs (libslurmfull's path).  0 or -errno. */
+int spank_ib_slurm_library(char *buf, size_t len);
+
+/* ---- requeue after a node fault (ib_requeue.c; no spank_* calls) ---- */
+
+enum spank_ib_requeue_outcome {
+	SPANK_IB_REQUEUE_DONE = 0,    /* requeued, NODE excluded, begin time set */
+	SPANK_IB_REQUEUE_ALREADY,     /* another node requeued it first */
+	SPANK_IB_REQUEUE_NOT_ALLOWED, /* not a batch job, or the job does not allow requeue */
+	SPANK_IB_REQUEUE_BOUND,       /* restart_cnt reached requeue_max */
+	SPANK_IB_REQUEUE_FAILED,      /* Slurm said no, or could not be asked */
+};
+
+struct spank_ib_requeue_req {
+	uint32_t job;
+	unsigned max;     /* requeue_max=: requeue while slurmctld's restart_cnt is below it */
+	int begin_s;      /* requeue_begin=: seconds until it may start again; -1 auto */
+	const char *node; /* this node's NodeName, excluded from the job's next runs */
+};
+
+/*
+ * Requeues job R->job when slurmctld says it may be and the bound allows
+ * (ib_requeue.c says why no loop is possible and why the begin time is
+ * safe).  WHAT gets one sentence for the user and slurmd's log.  Root.
+ */
+enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req *r, char *what,
+					       size_t len);
+/*
+ * What spank_ib_requeue would do now, without doing it: DONE (WHAT:
+ * "requeueing job J without N (run R of at most M)"), or its refusal.  For
+ * the job's message, which must go out while the job still runs.
+ */
+enum spank_ib_requeue_outcome spank_ib_requeue_check(const struct spank_ib_requeue_req *r,
+						     char *what, size_t len);
 /*
  * Drains this host's node (its NodeName into NODE) for F's drainable
  * findings, with the one drain reason (ibp_drain_reason, IBP_DRAIN_PREFIX).
@@ -328,7 +398,20 @@ const char *spank_ib_slurm_conf_path(void);
 #define SPANK_IB_MSG_MAX    8192
 #define SPANK_IB_REPORT_MAX (1024 * 1024) /* bytes of one --ib-report */
 
-struct spank_ib_lw; /* ib_linkwatch.c: the ports as the step started */
+struct spank_ib_lw;      /* ib_linkwatch.c: the ports as the step started */
+struct spank_ib_watcher; /* ib_watch.c: the step's watcher process */
+
+/* One event of the step's watcher, as it reported it (ib_watch.c), for the report. */
+#define SPANK_IB_WATCH_KEEP 32
+struct spank_ib_watch_line {
+	char when[40];
+	char kind[16], code[IBP_CODE_MAX], severity[8];
+	char device[IBP_DEV_MAX];
+	int port;
+	char observed[IBP_TEXT_MAX * 2];
+	char done[512]; /* what the watcher did: told the job, ended the step, drained ... */
+	bool drained;
+};
 
 struct spank_ib_state {
 	struct ibp_conf conf;
@@ -339,11 +422,17 @@ struct spank_ib_state {
 	 * this as its message and nothing is drained.  "" when loaded.
 	 */
 	char refused[PATH_MAX + 640];
-	char host[IBP_NODE_MAX];    /* short host name (gethostname) */
-	struct spank_ib_opts eff;   /* options in effect: command line > env > enforce */
-	bool active;                /* any work to do in this step */
-	struct spank_ib_node *node; /* remote context, NULL until the node's work ran */
-	struct spank_ib_lw *lw;     /* remote context, NULL when the links are not watched */
+	char host[IBP_NODE_MAX];          /* short host name (gethostname) */
+	struct spank_ib_opts eff;         /* options in effect: command line > env > enforce */
+	bool active;                      /* any work to do in this step */
+	struct spank_ib_node *node;       /* remote context, NULL until the node's work ran */
+	struct spank_ib_lw *lw;           /* remote context, NULL when the links are not watched */
+	struct spank_ib_watcher *watcher; /* remote context, NULL when no watcher runs */
+	struct spank_ib_watch_line watch_lines[SPANK_IB_WATCH_KEEP]; /* its events (exit) */
+	size_t watch_n;
+	bool watch_drained;      /* the watcher drained the node (the step end does not again) */
+	bool watch_requeue;      /* the watcher began a requeue and did not say how it went */
+	char watch_summary[256]; /* "8 ports every 1 s" */
 };
 
 /* spank_ib.c: the one state of this process. */
@@ -467,6 +556,24 @@ void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, 
  */
 void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st);
 void spank_ib_lw_free(struct spank_ib_state *st);
+/* The ports read at step start (every port but ignore_hcas=), at most MAX. */
+struct ibp_lw_port_id;
+size_t spank_ib_lw_ports(const struct spank_ib_state *st, struct ibp_lw_port_id *ids, size_t max);
+
+/* ---- the watch while the step runs (ib_watch.c; the process: spank/watcher/) ---- */
+
+/* The watcher fixed at build time (SPANK_IB_WATCHER: $(LIBEXECDIR)/spank-ib-watch). */
+const char *spank_ib_watcher_default(void);
+/*
+ * init_post_opt (root), for a step whose health is checked and whose start
+ * checks passed: starts the watcher on the step's ports under ROOT (the
+ * expanded sysfs_root).  Trouble goes to slurmd's log; the step runs anyway.
+ */
+void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
+			  const char *root);
+/* slurm_spank_exit (root): stops the watcher (bounded), logs what it did, keeps its events. */
+void spank_ib_watch_stop(struct spank_ib_state *st);
+void spank_ib_watch_free(struct spank_ib_state *st);
 
 enum spank_ib_write_how {
 	SPANK_IB_WRITE_REPLACE,     /* the file's content becomes DATA */

@@ -2,6 +2,7 @@
 /* conf.c: spank_ib.conf(5), the plugin's keys and its files (conf.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,12 @@ enum conf_key {
 	C_TOPOLOGY_CONF,
 	C_RESULTS_LOG,
 	C_RESULTS_LOG_MAX,
+	C_WATCH_ACTION,
+	C_WATCH_SIGNAL,
+	C_WATCH_HELPER,
+	C_REQUEUE,
+	C_REQUEUE_MAX,
+	C_REQUEUE_BEGIN,
 };
 
 /* The plugin's keys (spank_ib.conf(5) PLUGIN KEYS; tests/integration/test_docs.sh reads this). */
@@ -50,6 +57,12 @@ static const struct {
     {"topology_conf", C_TOPOLOGY_CONF},
     {"results_log", C_RESULTS_LOG},
     {"results_log_max", C_RESULTS_LOG_MAX},
+    {"watch_action", C_WATCH_ACTION},
+    {"watch_signal", C_WATCH_SIGNAL},
+    {"watch_helper", C_WATCH_HELPER},
+    {"requeue", C_REQUEUE},
+    {"requeue_max", C_REQUEUE_MAX},
+    {"requeue_begin", C_REQUEUE_BEGIN},
 };
 
 void ibp_conf_init(struct ibp_conf *c)
@@ -59,6 +72,11 @@ void ibp_conf_init(struct ibp_conf *c)
 	strcpy(c->cache_dir, "/run/spank-ib");
 	c->bind = true;
 	c->cache_ttl = 60;
+	c->watch_action = IBP_WATCH_ACTION_REPORT;
+	c->watch_signal = SIGTERM;
+	c->requeue = IBP_REQUEUE_USER;
+	c->requeue_max = 1;
+	c->requeue_begin_s = -1;
 	c->results_log_max = IBP_CONF_RESULTS_LOG_MAX_DEFAULT;
 	ibp_policy_init(&c->policy);
 }
@@ -247,6 +265,62 @@ static int set_ttl(unsigned *out, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	int sig;
+} signals[] = {
+    {"TERM", SIGTERM}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"INT", SIGINT},
+    {"HUP", SIGHUP},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL}, {"CONT", SIGCONT},
+};
+
+int ibp_conf_parse_signal(const char *v, int *out)
+{
+	unsigned n = 0;
+	const char *s;
+
+	if (!strncmp(v, "SIG", 3))
+		v += 3;
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (!strcmp(v, signals[i].name)) {
+			*out = signals[i].sig;
+			return 0;
+		}
+	for (s = v; *s >= '0' && *s <= '9' && n <= 64; s++)
+		n = n * 10 + (unsigned)(*s - '0');
+	if (*v < '1' || *v > '9' || *s || n > 64)
+		return -EINVAL;
+	*out = (int)n;
+	return 0;
+}
+
+const char *ibp_conf_signal_name(int sig, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signals[i].sig == sig) {
+			snprintf(buf, len, "SIG%s", signals[i].name);
+			return buf;
+		}
+	snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+/* An unsigned decimal within [LO, HI]. */
+static int set_uint(unsigned *out, const char *key, const char *v, unsigned lo, unsigned hi,
+		    const char *expect, char *err, size_t errlen)
+{
+	uint64_t n = 0;
+	const char *s = v;
+	char qv[160];
+
+	for (; *s >= '0' && *s <= '9' && n <= hi; s++)
+		n = n * 10 + (uint64_t)(*s - '0');
+	if (!*v || *s || n < lo || n > hi)
+		return ibp_errf(-EINVAL, err, errlen, "bad value '%s' for key '%s': expected %s",
+				q(v, qv, sizeof(qv)), key, expect);
+	*out = (unsigned)n;
+	return 0;
+}
+
 /* One plugin key (not config=). */
 static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key, const char *v,
 			  char *err, size_t errlen)
@@ -291,6 +365,55 @@ static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key,
 		return set_bool(&c->prolog_check, key, v, err, errlen);
 	case C_CACHE_TTL:
 		return set_ttl(&c->cache_ttl, v, err, errlen);
+	case C_WATCH_ACTION:
+		if (!strcmp(v, "report") || !strcmp(v, "end")) {
+			c->watch_action =
+			    v[0] == 'e' ? IBP_WATCH_ACTION_END : IBP_WATCH_ACTION_REPORT;
+			return 0;
+		}
+		return ibp_errf(-EINVAL, err, errlen,
+				"bad value '%s' for key 'watch_action': expected report or end",
+				q(v, qv, sizeof(qv)));
+	case C_WATCH_SIGNAL:
+		if (ibp_conf_parse_signal(v, &c->watch_signal))
+			return ibp_errf(
+			    -EINVAL, err, errlen,
+			    "bad value '%s' for key 'watch_signal': expected TERM, USR1, "
+			    "USR2, INT, HUP, QUIT, KILL, CONT or a number from 1 to 64",
+			    q(v, qv, sizeof(qv)));
+		return 0;
+	/* Checked (root-owned, nobody else may write it) where it is exec'ed. */
+	case C_WATCH_HELPER:
+		return set_path(c->watch_helper, sizeof(c->watch_helper), key, v, true, err,
+				errlen);
+	case C_REQUEUE:
+		if (!strcmp(v, "no"))
+			c->requeue = IBP_REQUEUE_NO;
+		else if (!strcmp(v, "user"))
+			c->requeue = IBP_REQUEUE_USER;
+		else if (!strcmp(v, "yes"))
+			c->requeue = IBP_REQUEUE_YES;
+		else
+			return ibp_errf(
+			    -EINVAL, err, errlen,
+			    "bad value '%s' for key 'requeue': expected no, user or yes",
+			    q(v, qv, sizeof(qv)));
+		return 0;
+	case C_REQUEUE_MAX:
+		return set_uint(&c->requeue_max, key, v, 0, 100, "a count from 0 to 100", err,
+				errlen);
+	case C_REQUEUE_BEGIN: {
+		unsigned n;
+
+		if (!strcmp(v, "auto")) {
+			c->requeue_begin_s = -1;
+			return 0;
+		}
+		if (set_uint(&n, key, v, 1, 3600, "auto or seconds from 1 to 3600", err, errlen))
+			return -EINVAL;
+		c->requeue_begin_s = (int)n;
+		return 0;
+	}
 	case C_CONFIG:
 		break;
 	}

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "ibprep/linkwatch.h"
@@ -128,6 +129,82 @@ int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 	return 0;
 }
 
+/* A device name as the kernel makes them: no '/', no "." or "..", not empty. */
+static bool plain_name(const char *s)
+{
+	size_t n = strnlen(s, IBP_DEV_MAX);
+
+	return n > 0 && n < IBP_DEV_MAX && !strchr(s, '/') && strcmp(s, ".") != 0 &&
+	       strcmp(s, "..") != 0;
+}
+
+int ibp_lw_port_ids_parse(const char *s, struct ibp_lw_port_id *ids, size_t max, size_t *n)
+{
+	const char *p = s;
+
+	*n = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
+		const char *colon = NULL;
+		unsigned port = 0;
+
+		for (const char *c = p; c < end; c++)
+			if (*c == ':')
+				colon = c;
+		if (!colon || colon == p || (size_t)(colon - p) >= sizeof(ids[0].device) ||
+		    colon + 1 == end || colon[1] == '0')
+			return -EINVAL;
+		for (const char *c = colon + 1; c < end; c++) {
+			if (*c < '0' || *c > '9' || port > 25)
+				return -EINVAL;
+			port = port * 10 + (unsigned)(*c - '0');
+		}
+		if (port < 1 || port > 255)
+			return -EINVAL;
+		if (*n == max)
+			return -E2BIG;
+		memset(&ids[*n], 0, sizeof(ids[*n]));
+		memcpy(ids[*n].device, p, (size_t)(colon - p));
+		ids[*n].port = port;
+		if (!plain_name(ids[*n].device))
+			return -EINVAL;
+		(*n)++;
+		if (!comma)
+			break;
+		p = comma + 1;
+		if (!*p)
+			return -EINVAL; /* a trailing comma */
+	}
+	return 0;
+}
+
+int ibp_linkwatch_read_ports(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
+			     const struct ibp_lw_port_id *ids, size_t n)
+{
+	lw->n_ports = 0;
+	lw->truncated = false;
+	if (n > IBP_LW_MAX_PORTS)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		if (!plain_name(ids[i].device) || ids[i].port < 1 || ids[i].port > 255)
+			return -EINVAL;
+	lw->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	lw->real_ns = clock_ns(CLOCK_REALTIME);
+	for (size_t i = 0; i < n; i++) {
+		struct stat sb;
+		char dir[IBP_DEV_MAX + 64];
+
+		snprintf(dir, sizeof(dir), "sys/class/infiniband/%s/ports/%u", ids[i].device,
+			 ids[i].port);
+		if (ibp_sysfs_stat(fs, dir, &sb) || !S_ISDIR(sb.st_mode))
+			continue; /* gone: the comparison says so */
+		read_port(&lw->ports[lw->n_ports++], fs, ids[i].device, ids[i].port);
+	}
+	return 0;
+}
+
 void ibp_lw_counter_delta(uint64_t before, uint64_t after, unsigned bits, bool wraps,
 			  struct ibp_lw_delta *d)
 {
@@ -168,8 +245,8 @@ double ibp_linkwatch_elapsed(const struct ibp_linkwatch *before, const struct ib
 	return -1;
 }
 
-static const struct ibp_lw_port *find_port(const struct ibp_linkwatch *lw, const char *dev,
-					   unsigned port)
+const struct ibp_lw_port *ibp_linkwatch_find(const struct ibp_linkwatch *lw, const char *dev,
+					     unsigned port)
 {
 	for (size_t i = 0; i < lw->n_ports; i++)
 		if (lw->ports[i].port == port && !strcmp(lw->ports[i].device, dev))
@@ -177,7 +254,7 @@ static const struct ibp_lw_port *find_port(const struct ibp_linkwatch *lw, const
 	return NULL;
 }
 
-static bool is_active(enum ibp_port_state s)
+bool ibp_port_state_active(enum ibp_port_state s)
 {
 	return s == IBP_PORT_ACTIVE || s == IBP_PORT_ACTIVE_DEFER;
 }
@@ -235,12 +312,12 @@ static int compare_port(const struct ibp_lw_port *b, const struct ibp_lw_port *a
 	}
 
 	const struct ibp_lw_delta *down = &d[IBP_LW_LINK_DOWNED];
-	bool went_down =
-	    is_active(b->state) && a->state != IBP_PORT_STATE_UNKNOWN && !is_active(a->state);
+	bool went_down = ibp_port_state_active(b->state) && a->state != IBP_PORT_STATE_UNKNOWN &&
+			 !ibp_port_state_active(a->state);
 	if (down->delta || went_down) {
 		char now[48] = "";
 
-		if (!is_active(a->state) && a->state != IBP_PORT_STATE_UNKNOWN)
+		if (!ibp_port_state_active(a->state) && a->state != IBP_PORT_STATE_UNKNOWN)
 			snprintf(now, sizeof(now), ", %s now", ibp_port_state_name(a->state));
 		if (down->delta) {
 			count_text(down, n1, sizeof(n1));
@@ -281,7 +358,7 @@ static int compare_port(const struct ibp_lw_port *b, const struct ibp_lw_port *a
 		if (!x->delta)
 			continue;
 		count_text(x, n1, sizeof(n1));
-		rate_text(x, elapsed_s, rate, sizeof(rate));
+		rate_text(x, o->no_rate ? -1 : elapsed_s, rate, sizeof(rate));
 		rc = ibp_findings_addf(
 		    out, "counter_grew", IBP_SEV_WARN, IBP_CLASS_NODE, dev, port, NULL,
 		    errs[i] == IBP_LW_PORT_XMIT_DISCARDS
@@ -340,7 +417,7 @@ int ibp_linkwatch_compare(const struct ibp_linkwatch *before, const struct ibp_l
 
 	for (size_t i = 0; i < before->n_ports; i++) {
 		const struct ibp_lw_port *b = &before->ports[i];
-		const struct ibp_lw_port *a = find_port(after, b->device, b->port);
+		const struct ibp_lw_port *a = ibp_linkwatch_find(after, b->device, b->port);
 
 		if (!a) {
 			if (after->truncated)

@@ -95,6 +95,8 @@ void ibp_policy_init(struct ibp_policy *p)
 	snprintf(p->test_transport, sizeof(p->test_transport), "verbs");
 	p->link_watch = true;
 	p->xmit_wait_tick_ns = 4;
+	p->watch_interval_s = 1;
+	p->watch_flap_s = 0;
 	/* what hangs or breaks NCCL fails; what only slows it warns */
 	for (int k = 0; k < IBP_CK_N; k++)
 		p->consistency[k] = k <= IBP_CK_NCCL_ENV ? IBP_SEV_FAIL : IBP_SEV_WARN;
@@ -392,6 +394,8 @@ enum key_id {
 	K_TEST_TRANSPORT,
 	K_LINK_WATCH,
 	K_XMIT_WAIT_TICK,
+	K_WATCH_INTERVAL,
+	K_WATCH_FLAP,
 	K_CONSISTENCY,
 };
 
@@ -430,6 +434,8 @@ static const struct {
     {"test_transport", K_TEST_TRANSPORT, "verbs or socket"},
     {"link_watch", K_LINK_WATCH, "yes or no"},
     {"xmit_wait_tick_ns", K_XMIT_WAIT_TICK, "nanoseconds, more than 0 and at most 100000"},
+    {"watch_interval", K_WATCH_INTERVAL, "seconds, 0 (off) or 0.05 to 3600"},
+    {"watch_flap", K_WATCH_FLAP, "seconds from 0 to 600"},
     {"consistency", K_CONSISTENCY,
      "KEY:fail|warn|off,... with KEY one of hca_set, link_layer, gid, nccl_env, model, "
      "firmware, mtu, rate, kernel, rdma_core, driver, gdr, or all"},
@@ -608,6 +614,16 @@ static int apply(struct ibp_policy *p, enum key_id id, const char *v)
 		if (parse_double_range(v, 0, 100000, &d) || d <= 0)
 			return -EINVAL;
 		p->xmit_wait_tick_ns = d;
+		return 0;
+	case K_WATCH_INTERVAL:
+		if (parse_double_range(v, 0, 3600, &d) || (d > 0 && d < 0.05))
+			return -EINVAL;
+		p->watch_interval_s = d;
+		return 0;
+	case K_WATCH_FLAP:
+		if (parse_double_range(v, 0, 600, &d))
+			return -EINVAL;
+		p->watch_flap_s = d;
 		return 0;
 	case K_CONSISTENCY:
 		return set_consistency(p, v);

@@ -36,6 +36,20 @@ enum ibp_conf_enforce {
 	IBP_ENFORCE_TEST = 1u << 3,
 };
 
+/* watch_action=: what the step's watcher does about a link that fails; ordered (a user may raise it) */
+enum ibp_watch_action {
+	IBP_WATCH_ACTION_DEFAULT = 0, /* a user's: the admin's setting */
+	IBP_WATCH_ACTION_REPORT,      /* drain (drain=yes), tell the job, record */
+	IBP_WATCH_ACTION_END,         /* and end the step on a link down for good */
+};
+
+/* requeue=: who wants a batch job requeued after a node fault */
+enum ibp_requeue_policy {
+	IBP_REQUEUE_NO = 0, /* never */
+	IBP_REQUEUE_USER,   /* when the user opts in (--ib-requeue, SPANK_IB_REQUEUE) */
+	IBP_REQUEUE_YES,    /* every batch job that Slurm allows to be */
+};
+
 struct ibp_conf {
 	char sysfs_root[PATH_MAX];    /* "/" ; %n = short host name */
 	char topology[PATH_MAX];      /* "" = live hwloc discovery; %n allowed */
@@ -51,7 +65,13 @@ struct ibp_conf {
 	bool drain;                   /* drain the node on a node fault (no) */
 	bool prolog_check;            /* check in the job prolog (no) */
 	unsigned cache_ttl;           /* seconds a job's later steps reuse a verdict (60) */
-	struct ibp_policy policy;     /* every other key */
+	enum ibp_watch_action watch_action; /* watch_action=report|end (report) */
+	int watch_signal;            /* watch_signal= what an ended step's tasks get (SIGTERM) */
+	char watch_helper[PATH_MAX]; /* "" = the build's watcher */
+	enum ibp_requeue_policy requeue; /* requeue=no|user|yes (user) */
+	unsigned requeue_max;            /* requeue_max= while restart_cnt is below it (1) */
+	int requeue_begin_s;             /* requeue_begin= seconds after the requeue, -1 auto */
+	struct ibp_policy policy;        /* every other key */
 	/*
 	 * config= is checked for syntax but not read (the plugin in srun, sbatch
 	 * and salloc: nothing there needs the admin's settings, so a root-only
@@ -106,6 +126,11 @@ int ibp_conf_load_file(struct ibp_conf *c, const char *path, unsigned flags, cha
  * is -ENAMETOOLONG.
  */
 int ibp_conf_expand(const char *tmpl, const char *host, const char *jobid, char *out, size_t len);
+
+/* "TERM", "SIGUSR1", "10" (1 to 64) -> the signal number.  0 or -EINVAL. */
+int ibp_conf_parse_signal(const char *v, int *out);
+/* "SIGTERM", else "signal N", in BUF. */
+const char *ibp_conf_signal_name(int sig, char *buf, size_t len);
 
 /* "64M", "1G", "512K", "4096" -> bytes; 0 or -EINVAL. */
 int ibp_conf_parse_size(const char *s, uint64_t *out);

@@ -101,6 +101,37 @@ unsigned ibp_lw_counter_bits(enum ibp_lw_counter c);
 int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 		       const char *const *ignore);
 
+/* One port by name: the device ("mlx5_3") and the port number (1..255). */
+struct ibp_lw_port_id {
+	char device[IBP_DEV_MAX];
+	unsigned port;
+};
+
+/*
+ * Reads only the N ports of IDS (at most IBP_LW_MAX_PORTS; more are -E2BIG),
+ * in that order, and stamps LW with both clocks: what a watch that polls a
+ * step's ports every second reads, without listing directories.  A port
+ * whose directory is gone is left out of LW (ibp_linkwatch_compare then
+ * says port_vanished); a device name that is not a plain name is -EINVAL.
+ * 0 or -errno.
+ */
+int ibp_linkwatch_read_ports(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
+			     const struct ibp_lw_port_id *ids, size_t n);
+
+/*
+ * "mlx5_0:1,mlx5_3:1" (DEVICE:PORT, comma-separated) into IDS (room for
+ * MAX): the one grammar of a port list (ibprep watch --ports, the plugin's
+ * watcher).  *N set.  0, -EINVAL (empty, a bad name or port), -E2BIG.
+ */
+int ibp_lw_port_ids_parse(const char *s, struct ibp_lw_port_id *ids, size_t max, size_t *n);
+
+/* The port DEV/PORT of LW, or NULL. */
+const struct ibp_lw_port *ibp_linkwatch_find(const struct ibp_linkwatch *lw, const char *dev,
+					     unsigned port);
+
+/* ACTIVE or ACTIVE_DEFER: the states in which a link carries traffic. */
+bool ibp_port_state_active(enum ibp_port_state s);
+
 /* The growth of one counter between two reads. */
 struct ibp_lw_delta {
 	uint64_t delta;
@@ -129,6 +160,7 @@ struct ibp_linkwatch_opts {
 	double tick_ns;      /* port_xmit_wait tick, ns (0 = 4, one SDR symbol time) */
 	double elapsed_s;    /* 0 = from the two reads' clocks */
 	bool quiet_counters; /* no counter_reset / counter_blind notes */
+	bool no_rate; /* no rate per hour after a growth (a watch's reads are seconds apart) */
 };
 
 /*

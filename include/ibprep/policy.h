@@ -111,6 +111,10 @@ struct ibp_policy {
 	bool link_watch; /* link_watch=yes|no: read the ports at step start and end (yes) */
 	double xmit_wait_tick_ns; /* xmit_wait_tick_ns= the device's port_xmit_wait tick (4) */
 
+	/* the watch while the step runs (watch.h) */
+	double watch_interval_s; /* watch_interval= seconds between two polls, 0 off (1) */
+	double watch_flap_s; /* watch_flap= seconds a port seen down may take to come back (0) */
+
 	/* consistency across the step (fingerprint.h): IBP_SEV_FAIL, IBP_SEV_WARN or
 	 * IBP_CONSISTENCY_OFF per key; fail for hca_set, link_layer, gid, nccl_env,
 	 * warn for the rest */

@@ -52,6 +52,7 @@ cat >"$T/want.files" <<EOF2
 /usr/lib/systemd/system/spank-ib-textfile.timer
 /usr/lib/sysusers.d/spank-ib.conf
 $libdir/slurm/spank_ib.so
+$(rpm --eval '%{_libexecdir}')/spank-ib-watch
 /usr/sbin/spank-ib-healthcheck
 /usr/share/doc/spank-ib-$version
 /usr/share/doc/spank-ib-$version/README.md

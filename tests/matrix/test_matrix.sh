@@ -234,6 +234,7 @@ leg_install()
 	LEG_PLUGIN=
 	if grep -q 'slurm_spank_' "$SRC"/spank/*.c 2> /dev/null; then
 		want+=("$plugdir/spank_ib.so")
+		[ -d "$SRC/spank/watcher" ] && want+=(/usr/libexec/spank-ib-watch)
 		LEG_PLUGIN=$plugdir/spank_ib.so
 	fi
 	local missing=() f

@@ -20,7 +20,7 @@
 
 static const struct ibprep_cmd_spec *const specs[] = {
     &ibprep_check_spec,    &ibprep_place_spec,    &ibprep_env_spec,    &ibprep_exec_spec,
-    &ibprep_rdmatest_spec, &ibprep_snapshot_spec, &ibprep_fabric_spec,
+    &ibprep_rdmatest_spec, &ibprep_snapshot_spec, &ibprep_fabric_spec, &ibprep_watch_spec,
 };
 #define N_SPECS (sizeof(specs) / sizeof(specs[0]))
 

@@ -59,6 +59,12 @@ static void test_conf_defaults(void **state)
 	assert_int_equal(c.enforce, 0);
 	assert_int_equal(c.cache_ttl, 60);
 	assert_int_equal(c.results_log_max, 64ull << 20);
+	assert_int_equal(c.watch_action, IBP_WATCH_ACTION_REPORT);
+	assert_int_equal(c.watch_signal, 15);
+	assert_string_equal(c.watch_helper, "");
+	assert_int_equal(c.requeue, IBP_REQUEUE_USER);
+	assert_int_equal(c.requeue_max, 1);
+	assert_int_equal(c.requeue_begin_s, -1);
 }
 
 static void test_conf_keys_applied(void **state)
@@ -75,12 +81,24 @@ static void test_conf_keys_applied(void **state)
 			      "link_layer=ib",
 			      "results_log_max=1G",
 			      "",
-			      NULL};
+			      NULL,
+			      "watch_action=end",
+			      "watch_signal=USR1",
+			      "watch_helper=/opt/spank-ib/watch",
+			      "requeue=yes",
+			      "requeue_max=3",
+			      "requeue_begin=20"};
 	char **av = (char **)args;
 
 	(void)state;
 	ibp_conf_init(&c);
-	assert_int_equal(ibp_conf_parse_args(&c, 11, av, "n1", err, sizeof(err)), 0);
+	assert_int_equal(ibp_conf_parse_args(&c, 17, av, "n1", err, sizeof(err)), 0);
+	assert_int_equal(c.watch_action, IBP_WATCH_ACTION_END);
+	assert_int_equal(c.watch_signal, 10);
+	assert_string_equal(c.watch_helper, "/opt/spank-ib/watch");
+	assert_int_equal(c.requeue, IBP_REQUEUE_YES);
+	assert_int_equal(c.requeue_max, 3);
+	assert_int_equal(c.requeue_begin_s, 20);
 	assert_string_equal(c.sysfs_root, "/srv/%n/root");
 	assert_string_equal(c.topology, "/etc/ibprep/%n.xml");
 	assert_false(c.bind);
@@ -115,6 +133,16 @@ static const struct {
     {"link_layer=fibre", "link_layer"},
     {"config=relative.conf", "absolute"},
     {"config=/nonexistent/spank_ib.conf", "/nonexistent/spank_ib.conf"},
+    {"watch_action=stop", "key 'watch_action'"},
+    {"watch_signal=FOO", "key 'watch_signal'"},
+    {"watch_signal=0", "key 'watch_signal'"},
+    {"watch_signal=65", "key 'watch_signal'"},
+    {"watch_helper=relative", "key 'watch_helper'"},
+    {"requeue=maybe", "key 'requeue'"},
+    {"requeue_max=101", "key 'requeue_max'"},
+    {"requeue_max=-1", "key 'requeue_max'"},
+    {"requeue_begin=0", "key 'requeue_begin'"},
+    {"requeue_begin=3601", "key 'requeue_begin'"},
 };
 
 static void test_conf_bad_args_named(void **state)
@@ -323,6 +351,40 @@ static void test_conf_expand_cases(void **state)
 	    -ENAMETOOLONG);
 }
 
+static void test_conf_signal_names(void **state)
+{
+	static const struct {
+		const char *in;
+		int rc, sig;
+		const char *name;
+	} cases[] = {
+	    {"TERM", 0, 15, "SIGTERM"},
+	    {"SIGUSR1", 0, 10, "SIGUSR1"},
+	    {"USR2", 0, 12, "SIGUSR2"},
+	    {"9", 0, 9, "SIGKILL"},
+	    {"40", 0, 40, "signal 40"},
+	    {"0", -EINVAL, 0, NULL},
+	    {"65", -EINVAL, 0, NULL},
+	    {"TERMX", -EINVAL, 0, NULL},
+	    {"", -EINVAL, 0, NULL},
+	    {"-1", -EINVAL, 0, NULL},
+	    {"999999999999", -EINVAL, 0, NULL},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int sig = 0;
+		char buf[32];
+
+		if (ibp_conf_parse_signal(cases[i].in, &sig) != cases[i].rc)
+			fail_msg("'%s': not %d", cases[i].in, cases[i].rc);
+		if (cases[i].rc)
+			continue;
+		assert_int_equal(sig, cases[i].sig);
+		assert_string_equal(ibp_conf_signal_name(sig, buf, sizeof(buf)), cases[i].name);
+	}
+}
+
 static void test_conf_parse_size(void **state)
 {
 	uint64_t v;
@@ -349,6 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_conf_defaults),
 	    cmocka_unit_test(test_conf_keys_applied),
 	    cmocka_unit_test(test_conf_bad_args_named),
+	    cmocka_unit_test(test_conf_signal_names),
 	    cmocka_unit_test(test_conf_file_spaces_and_comments),
 	    cmocka_unit_test(test_conf_file_errors_name_file_and_line),
 	    cmocka_unit_test(test_conf_file_world_writable_refused),

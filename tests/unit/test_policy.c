@@ -35,6 +35,8 @@ static void test_policy_defaults_match_readme(void **state)
 	assert_string_equal(p.test_transport, "verbs");
 	assert_true(p.link_watch);
 	assert_true(p.xmit_wait_tick_ns == 4);
+	assert_true(p.watch_interval_s == 1);
+	assert_true(p.watch_flap_s == 0);
 	/* consistency: what breaks NCCL fails, what slows it warns */
 	assert_int_equal(p.consistency[IBP_CK_HCA_SET], IBP_SEV_FAIL);
 	assert_int_equal(p.consistency[IBP_CK_LINK_LAYER], IBP_SEV_FAIL);
@@ -141,6 +143,18 @@ static const struct {
     {"xmit_wait_tick_ns=0", -EINVAL},
     {"xmit_wait_tick_ns=-4", -EINVAL},
     {"xmit_wait_tick_ns=100001", -EINVAL},
+    {"watch_interval=0", 0},
+    {"watch_interval=0.25", 0},
+    {"watch_interval=3600", 0},
+    {"watch_interval=0.01", -EINVAL},
+    {"watch_interval=3601", -EINVAL},
+    {"watch_interval=-1", -EINVAL},
+    {"watch_interval=1s", -EINVAL},
+    {"watch_flap=0", 0},
+    {"watch_flap=5.5", 0},
+    {"watch_flap=600", 0},
+    {"watch_flap=601", -EINVAL},
+    {"watch_flap=", -EINVAL},
     {"no_such_key=1", -ENOENT},
     {"=1", -EINVAL},
     {"justakey", -EINVAL},
@@ -209,6 +223,10 @@ static void test_policy_values_applied(void **state)
 	assert_false(p.link_watch);
 	ibp_policy_set(&p, "xmit_wait_tick_ns", "32", err, sizeof(err));
 	assert_true(p.xmit_wait_tick_ns == 32);
+	ibp_policy_set(&p, "watch_interval", "0.5", err, sizeof(err));
+	assert_true(p.watch_interval_s == 0.5);
+	ibp_policy_set(&p, "watch_flap", "10", err, sizeof(err));
+	assert_true(p.watch_flap_s == 10);
 	assert_int_equal(ibp_link_speed_rank("HDR"), 7);
 	assert_true(ibp_link_speed_rank("FDR10") < ibp_link_speed_rank("FDR"));
 	assert_int_equal(ibp_link_speed_rank("bogus"), 0);

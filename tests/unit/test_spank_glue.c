@@ -79,6 +79,15 @@ static const struct {
     {SPANK_IB_OPT_TEST, "quick", 0, SPANK_IB_TEST_QUICK},
     {SPANK_IB_OPT_TEST, "on", 0, SPANK_IB_TEST_FULL},
     {SPANK_IB_OPT_TEST, "slow", -EINVAL, 0},
+    {SPANK_IB_OPT_WATCH, NULL, 0, IBP_WATCH_ACTION_END},
+    {SPANK_IB_OPT_WATCH, "report", 0, IBP_WATCH_ACTION_REPORT},
+    {SPANK_IB_OPT_WATCH, "end", 0, IBP_WATCH_ACTION_END},
+    {SPANK_IB_OPT_WATCH, "default", -EINVAL, 0},
+    {SPANK_IB_OPT_WATCH, "off", -EINVAL, 0},
+    {SPANK_IB_OPT_REQUEUE, NULL, 0, 1},
+    {SPANK_IB_OPT_REQUEUE, "yes", 0, 1},
+    {SPANK_IB_OPT_REQUEUE, "no", 0, 0},
+    {SPANK_IB_OPT_REQUEUE, "maybe", -EINVAL, 0},
 };
 
 static int opt_value(const struct spank_ib_opts *o, enum spank_ib_opt w)
@@ -94,6 +103,10 @@ static int opt_value(const struct spank_ib_opts *o, enum spank_ib_opt w)
 		return o->report;
 	case SPANK_IB_OPT_TEST:
 		return o->test;
+	case SPANK_IB_OPT_WATCH:
+		return o->watch;
+	case SPANK_IB_OPT_REQUEUE:
+		return o->requeue;
 	default:
 		return -1;
 	}
@@ -306,6 +319,63 @@ static void test_enforce_is_a_floor(void **state)
 	    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)), 0);
 	assert_int_equal(eff.check, SPANK_IB_CHECK_FAIL);
 	assert_int_equal(eff.affinity, SPANK_IB_AFF_VERBOSE);
+}
+
+/* watch_action= is a floor the user may raise; requeue=no|user|yes against --ib-requeue. */
+static void test_watch_and_requeue_policy(void **state)
+{
+	static const struct {
+		const char *admin_watch, *user_watch;
+		enum ibp_watch_action want;
+	} watch[] = {
+	    {"report", NULL, IBP_WATCH_ACTION_REPORT},
+	    {"report", "end", IBP_WATCH_ACTION_END},
+	    {"end", NULL, IBP_WATCH_ACTION_END},
+	    {"end", "report", IBP_WATCH_ACTION_END},
+	};
+	static const struct {
+		const char *admin, *user;
+		bool want;
+	} requeue[] = {
+	    {"user", NULL, false}, {"user", "yes", true}, {"no", "yes", false},
+	    {"yes", NULL, true},   {"yes", "no", true},
+	};
+	struct spank_ib_opts u, eff;
+	struct ibp_conf c;
+	bool active;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(watch) / sizeof(watch[0]); i++) {
+		spank_ib_opts_init(&u);
+		ibp_conf_init(&c);
+		assert_int_equal(
+		    ibp_conf_set(&c, "watch_action", watch[i].admin_watch, err, sizeof(err)), 0);
+		if (watch[i].user_watch)
+			assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_WATCH,
+							    watch[i].user_watch, err, sizeof(err)),
+					 0);
+		assert_int_equal(
+		    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)),
+		    0);
+		assert_int_equal(eff.watch, watch[i].want);
+	}
+	for (size_t i = 0; i < sizeof(requeue) / sizeof(requeue[0]); i++) {
+		spank_ib_opts_init(&u);
+		ibp_conf_init(&c);
+		assert_int_equal(ibp_conf_set(&c, "requeue", requeue[i].admin, err, sizeof(err)),
+				 0);
+		if (requeue[i].user)
+			assert_int_equal(spank_ib_opt_parse(&u, SPANK_IB_OPT_REQUEUE,
+							    requeue[i].user, err, sizeof(err)),
+					 0);
+		assert_int_equal(
+		    spank_ib_effective(&u, &c, tbl_getenv, NULL, &eff, &active, err, sizeof(err)),
+		    0);
+		if (eff.requeue != requeue[i].want)
+			fail_msg("requeue=%s --ib-requeue=%s: %d", requeue[i].admin,
+				 requeue[i].user ? requeue[i].user : "(none)", eff.requeue);
+	}
 }
 
 /* enforce=test: neither --ib-check=warn nor SPANK_IB_CHECK=warn lowers the test's failures. */
@@ -554,22 +624,32 @@ static void test_cache_planted_symlink_not_followed(void **state)
 
 /* ---- dispatch ---- */
 
+/* The options of the table (the plugin registers each one). */
+static int n_options(void)
+{
+	int n = 0;
+
+	while (spank_ib_option_table[n].name)
+		n++;
+	return n;
+}
+
 static void test_init_registers_options_in_each_context(void **state)
 {
 	static const struct {
 		spank_context_t ctx;
 		int n;
 	} cases[] = {
-	    {S_CTX_LOCAL, 5},  {S_CTX_REMOTE, 5},     {S_CTX_ALLOCATOR, 5},
+	    {S_CTX_LOCAL, 1},  {S_CTX_REMOTE, 1},     {S_CTX_ALLOCATOR, 1},
 	    {S_CTX_SLURMD, 0}, {S_CTX_JOB_SCRIPT, 0},
-	};
+	}; /* 1: every option of the table */
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fake_spank_reset();
 		fake.ctx = cases[i].ctx;
 		assert_int_equal(slurm_spank_init(NULL, 0, NULL), 0);
-		assert_int_equal(fake.n_opts, cases[i].n);
+		assert_int_equal(fake.n_opts, cases[i].n ? n_options() : 0);
 		slurm_spank_exit(NULL, 0, NULL);
 	}
 	fake_spank_reset();
@@ -606,7 +686,7 @@ static void test_init_refused_conf_fails_the_steps_with_the_reason(void **state)
 	fake.ctx = S_CTX_REMOTE;
 	fake.local_tasks = 2;
 	assert_int_equal(slurm_spank_init(NULL, 2, av), 0);
-	assert_int_equal(fake.n_opts, 5);
+	assert_int_equal(fake.n_opts, n_options());
 	assert_int_equal(fake_spank_msgs_with("unknown key 'colour'"), 1); /* slurmd's log */
 	assert_int_equal(slurm_spank_init_post_opt(NULL, 2, av), 0);
 	assert_int_equal(slurm_spank_user_init(NULL, 2, av), 0);
@@ -712,6 +792,7 @@ int main(void)
 	    cmocka_unit_test(test_effective_table),
 	    cmocka_unit_test(test_enforce_is_a_floor),
 	    cmocka_unit_test(test_enforced_test_not_lowered_by_warn),
+	    cmocka_unit_test(test_watch_and_requeue_policy),
 	    cmocka_unit_test(test_authinfo_socket_table),
 	    cmocka_unit_test(test_authinfo_socket_file_checks),
 	    cmocka_unit_test(test_cache_roundtrip_per_host_and_job_only),

@@ -20,7 +20,8 @@
 #                                   (CL_HW_PRESET=roce ...: another mksysfs/mktopo
 #                                   preset, default dgx-h100)
 #   cluster_plugstack [LINE...]     write plugstack.conf (re-read by every step)
-#   cluster_spank_line [KEY=VALUE...]  "required PLUGIN sysfs_root=... topology=... bind=no KEYS"
+#   cluster_spank_line [KEY=VALUE...]  "required PLUGIN sysfs_root=... topology=... bind=no
+#                                   watch_helper=... KEYS"
 #   cl_srun / cl_sbatch / cl_salloc / cl_scontrol / cl_sinfo / cl_squeue / cl_sacct ARGS
 #       the Slurm client commands with SLURM_CONF exported, bounded by CL_CMD_TIMEOUT
 #   cluster_wait_idle [SECONDS]     wait until every node is idle (bounded)
@@ -35,6 +36,8 @@
 #   cluster_rail_swap_addrs NODE DEV1 DEV2  the two ports' addresses swapped on
 #                                   NODE (each netdev on its own rail's network)
 #   cluster_rail_restore            every rail back as cluster_start made it
+#   cluster_watchers, cluster_watcher_of JOB NODE, cluster_watchers_ready JOB NODE...
+#                                   the step watchers (spank-ib-watch) running
 #
 # Parameters (environment; set before cluster_start):
 #   SLURM_SBIN     directory of slurmctld/slurmd (/usr/sbin)
@@ -56,6 +59,8 @@
 #                  (task/none, switch/none) and set CgroupPlugin=disabled
 #   CL_KEEP=1      keep the state directory after stop (for debugging)
 #   CL_CMD_TIMEOUT seconds any one client command may take (120): never a hang
+#   CL_JOBCOMP=1   jobcomp/filetxt in $CL_DIR/jobcomp.log: `sacct --completion`
+#                  lists every run of a job (no accounting database here)
 #   CL_SPANK_AT_START=1  put the plugin in plugstack.conf before slurmd starts:
 #                  slurmd only runs SPANK job prologs (prolog_check=) when its
 #                  stack had one at start; later steps re-read the file anyway
@@ -94,6 +99,7 @@ CL_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 : "${CL_SPANK_AT_START:=0}"
 : "${CL_RAILS:=0}"
 : "${CL_RAIL_NET:=172.30}"
+: "${CL_JOBCOMP:=0}"
 CL_DIR=
 CL_PIDS=()
 CL_NETNS=()
@@ -126,6 +132,44 @@ cluster_test_helper()
 	else
 		echo "$CL_SRC/build/ibprep"
 	fi
+}
+
+# The step's watcher the plugin runs (watch_helper=): the build's, or in a
+# release's chroot that release's packaged one, as cluster_test_helper.
+cluster_watch_helper()
+{
+	if [ -n "$CL_DAEMON_PREFIX" ]; then
+		echo /usr/libexec/spank-ib-watch
+	else
+		echo "$CL_SRC/build/spank-ib-watch"
+	fi
+}
+
+# cluster_watchers: PIDs of the step watchers (spank-ib-watch) of this
+# cluster's nodes (their --root is one of its nodes' trees; another
+# cluster's are not ours).  One grep over every cmdline; its own holds "[w]".
+cluster_watchers() {
+	local f
+	for f in $(grep -lsaE 'spank-ib-[w]atch' /proc/[0-9]*/cmdline); do
+		grep -qsaF -- "--root=$CL_DIR/nodes/" "$f" && f=${f#/proc/} && echo "${f%/cmdline}"
+	done
+}
+# cluster_watcher_of JOB NODE: the watcher of job JOB (a grep pattern) on NODE.
+cluster_watcher_of() {
+	local p
+	for p in $(cluster_watchers); do
+		{ tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q -- "--job=$1 .*--host=$2 " && echo "$p"
+	done
+}
+# cluster_watchers_ready JOB NODE...: 0 when every NODE's watcher of JOB
+# took its first read (it then waits in poll(2), x86-64 syscall 7).
+cluster_watchers_ready() {
+	local job=$1 node p
+	shift
+	for node in "$@"; do
+		p=$(cluster_watcher_of "$job" "$node")
+		[ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 7 ] || return 1
+	done
 }
 
 # cluster_expect KEY: what the cluster's Slurm release does for KEY
@@ -273,9 +317,17 @@ InactiveLimit=0
 KillWait=2
 MinJobAge=2
 MessageTimeout=5
-JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 EOF
+		# No database here: with CL_JOBCOMP=1 each run of a job (a requeued
+		# one's too) is a line of the job completion log, which
+		# `sacct --completion` reads.
+		if [ "$CL_JOBCOMP" = 1 ]; then
+			echo "JobCompType=jobcomp/filetxt"
+			echo "JobCompLoc=$CL_DIR/jobcomp.log"
+		else
+			echo "JobCompType=jobcomp/none"
+		fi
 		if [ "$CL_NO_CGROUP" = 1 ]; then
 			# a cgroup.conf key, read from beside slurm.conf
 			echo "CgroupPlugin=disabled" >"$(dirname "$CL_CONF")/cgroup.conf"
@@ -658,7 +710,7 @@ cluster_plugstack() {
 # through %n (the node's host name), binding off (the topology is not this
 # machine's), then the caller's keys.
 cluster_spank_line() {
-	echo "required $SPANK_IB_SO sysfs_root=$CL_DIR/nodes/%n/root topology=$CL_DIR/nodes/%n/topo.xml bind=no $*"
+	echo "required $SPANK_IB_SO sysfs_root=$CL_DIR/nodes/%n/root topology=$CL_DIR/nodes/%n/topo.xml bind=no watch_helper=$(cluster_watch_helper) $*"
 }
 
 cluster_node_state() { cl_scontrol show node "$1" -o 2>/dev/null | grep -o 'State=[^ ]*' | cut -d= -f2; }

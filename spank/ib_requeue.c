@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * ib_requeue.c: a batch job whose step failed on a node fault goes back to
+ * the queue, once this node is drained, to run again on other nodes.
+ *
+ * Called as root by the plugin in init_post_opt (a node fault at the start
+ * of a step) and by the step's watcher (a link that failed while the step
+ * ran).  Everything it decides on is slurmctld's (slurm_load_job), never
+ * the job's environment: the user can set SLURM_RESTART_COUNT to anything.
+ *
+ * Why a requeue loop cannot happen: a job is requeued only while Slurm's
+ * own restart count of it (restart_cnt, raised by every requeue, ours or
+ * anyone's) is below requeue_max; only for a node fault (the caller's
+ * judgement: never a job fault such as the user's memlock limit); and the
+ * node that faulted is added to the job's excluded nodes, so the next run
+ * cannot land on it even when drain=no.  At most requeue_max requeues per
+ * job, whatever follows it.
+ *
+ * Why the job starts again in seconds, and why that is safe: Slurm makes a
+ * requeued batch job eligible cred_expire+1 seconds (121 s) after the
+ * requeue is complete (batch_requeue_fini in slurmctld's job_mgr.c), so
+ * that the next run's launch credential is newer than the revoke of the
+ * previous one and the previous run's sockets and credential are purged
+ * by then.  Its own delay applies only when the job's begin time has
+ * passed at that moment: spank-ib sets the begin time right after the
+ * requeue to BEGIN_S seconds later (requeue_begin=; auto: KillWait + 10 s,
+ * the time the nodes take to end the run).  Either the requeue completes
+ * before that time (the job waits for it, and its new credential is
+ * created after the revoke), or it completes later and Slurm's own delay
+ * applies: never earlier than Slurm would allow, at worst as late.
+ *
+ * No spank_* call: the watcher links this file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+
+#include "ibprep/text.h"
+
+#include "spank_ib.h"
+
+/* EXC plus NODE, comma-separated, once. */
+static void exclude(const char *exc, const char *node, char *out, size_t len)
+{
+	char copy[512], *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", exc);
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, node)) {
+			snprintf(out, len, "%s", exc);
+			return;
+		}
+	snprintf(out, len, "%s%s%s", exc, exc[0] ? "," : "", node);
+}
+
+/* What slurmctld's record allows; DONE: it may be requeued now. */
+static enum spank_ib_requeue_outcome check(const struct spank_ib_requeue_req *r,
+					   const struct spank_ib_job *j, char *what, size_t len)
+{
+	if (!j->batch) {
+		ibp_format_cut(what, len,
+			       "not requeued: job %u is not a batch job (only sbatch jobs can be)",
+			       r->job);
+		return SPANK_IB_REQUEUE_NOT_ALLOWED;
+	}
+	if (!j->requeue) {
+		ibp_format_cut(what, len,
+			       "not requeued: job %u does not allow it (--no-requeue, or "
+			       "JobRequeue=0 in slurm.conf)",
+			       r->job);
+		return SPANK_IB_REQUEUE_NOT_ALLOWED;
+	}
+	if (spank_ib_job_pending(j)) {
+		ibp_format_cut(what, len, "job %u is already back in the queue (restart %u)",
+			       r->job, j->restarts);
+		return SPANK_IB_REQUEUE_ALREADY;
+	}
+	if (j->restarts >= r->max) {
+		ibp_format_cut(what, len,
+			       "not requeued: the requeue bound was reached (job %u ran %u time%s, "
+			       "requeue_max=%u)",
+			       r->job, j->restarts + 1, j->restarts ? "s" : "", r->max);
+		return SPANK_IB_REQUEUE_BOUND;
+	}
+	ibp_format_cut(what, len, "requeueing job %u without %s (run %u of at most %u)", r->job,
+		       r->node, j->restarts + 2, r->max + 1);
+	return SPANK_IB_REQUEUE_DONE;
+}
+
+enum spank_ib_requeue_outcome spank_ib_requeue_check(const struct spank_ib_requeue_req *r,
+						     char *what, size_t len)
+{
+	struct spank_ib_job j;
+	char err[512];
+
+	if (spank_ib_job_load(r->job, &j, err, sizeof(err))) {
+		ibp_format_cut(what, len, "not requeued: %s", err);
+		return SPANK_IB_REQUEUE_FAILED;
+	}
+	return check(r, &j, what, len);
+}
+
+enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req *r, char *what,
+					       size_t len)
+{
+	struct spank_ib_job j;
+	char err[512], exc[600], when[32];
+	enum spank_ib_requeue_outcome o;
+	unsigned begin_s;
+	time_t begin;
+	struct tm tm;
+	int serr = 0;
+
+	if (spank_ib_job_load(r->job, &j, err, sizeof(err))) {
+		ibp_format_cut(what, len, "not requeued: %s", err);
+		return SPANK_IB_REQUEUE_FAILED;
+	}
+	o = check(r, &j, what, len);
+	if (o != SPANK_IB_REQUEUE_DONE)
+		return o;
+	if (spank_ib_job_requeue(r->job, &serr, err, sizeof(err))) {
+		if (serr == ESLURM_JOB_PENDING) {
+			ibp_format_cut(what, len, "job %u is already back in the queue", r->job);
+			return SPANK_IB_REQUEUE_ALREADY;
+		}
+		ibp_format_cut(what, len, "not requeued: %s", err);
+		return SPANK_IB_REQUEUE_FAILED;
+	}
+	begin_s = r->begin_s >= 0 ? (unsigned)r->begin_s : spank_ib_kill_wait() + 10;
+	begin = time(NULL) + (time_t)begin_s;
+	exclude(j.exc_nodes, r->node, exc, sizeof(exc));
+	if (!localtime_r(&begin, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
+		snprintf(when, sizeof(when), "+%u s", begin_s);
+	if (spank_ib_job_update(r->job, begin, NULL, r->node[0] ? exc : NULL, err, sizeof(err)))
+		ibp_format_cut(
+		    what, len,
+		    "requeued job %u (run %u of at most %u), without %s; it starts again "
+		    "after Slurm's own delay (%s)",
+		    r->job, j.restarts + 2, r->max + 1, r->node, err);
+	else
+		ibp_format_cut(what, len,
+			       "requeued job %u (run %u of at most %u), without %s; it may start "
+			       "again at %s",
+			       r->job, j.restarts + 2, r->max + 1, r->node, when);
+	return SPANK_IB_REQUEUE_DONE;
+}

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * spank-ib-watch: the watcher of one step on one node, started by the
+ * plugin (spank/ib_watch.c) as root in init_post_opt and stopped in
+ * slurm_spank_exit.  Not for people: its arguments are the plugin's.
+ *
+ * Every --interval it reads the step's ports (helpers/node/watch.c, the
+ * same watch as `ibprep watch`) and acts on a link that failed, by the
+ * admin's policy (raised by the user's --ib-watch):
+ *
+ *   drain      drain=yes: the node, with the event as the reason (a link
+ *              fault is a node fault), once
+ *   tell       slurm_notify_job: one line on srun's (salloc's) stderr or the
+ *              batch job's, naming the node, device, port and time
+ *   end        watch_action=end and a link down for good: the step's tasks
+ *              on every node get watch_signal= through slurm_kill_job_step;
+ *              then, requeue wanted, the batch job is requeued
+ *              (ib_requeue.c: bounded, never for a job fault)
+ *   record     one line per event on standard output (a pipe the plugin
+ *              reads at the step's end into slurmd's log and the report),
+ *              a record in results_log=, and the job's AdminComment
+ *
+ * It reads local sysfs only, and talks to slurmctld (root may: drain,
+ * notify, signal, requeue) through the Slurm library slurmstepd itself
+ * runs (--slurm-library, root-only), loaded at the first action: a step
+ * without an event never loads it.  It runs as uid 0 without any
+ * capability (dropped at start, no_new_privs), keeps fixed-size state, and
+ * stops when its standard input ends (the plugin closed the lifeline, or
+ * slurmstepd is gone), when its parent is no longer --parent, or on
+ * SIGKILL from PR_SET_PDEATHSIG.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+
+#include "ibprep/nodestate.h"
+#include "ibprep/results_log.h"
+#include "ibprep/rootpath.h"
+#include "ibprep/sysfs.h"
+#include "ibprep/text.h"
+#include "ibprep/watch.h"
+
+#include "../spank_ib.h"
+
+#define NOTIFY_MAX  8   /* lines told to the job per step */
+#define COMMENT_MAX 4   /* events added to the AdminComment per step */
+#define LINES_MAX   200 /* lines to the plugin per step */
+
+struct cfg {
+	uint32_t job, step;
+	char host[IBP_NODE_MAX];
+	char node[IBP_NODE_MAX]; /* Slurm NodeName, "" unknown: no drain */
+	char root[PATH_MAX];
+	struct ibp_lw_port_id ports[IBP_LW_MAX_PORTS];
+	size_t n_ports;
+	double interval_s, flap_s;
+	bool end;
+	int sig;
+	char sig_name[32];
+	bool drain, requeue;
+	unsigned requeue_max;
+	int requeue_begin_s;
+	char results_log[PATH_MAX];
+	uint64_t results_log_max;
+	char slurm_library[PATH_MAX];
+	pid_t parent;
+};
+
+struct state {
+	struct cfg c;
+	bool slurm_tried, slurm_ok;
+	char slurm_err[PATH_MAX + 128];
+	bool drained, ended;
+	unsigned notified, commented, lines, dropped;
+	uint64_t events;
+};
+
+static struct ibp_watch watch;
+static struct ibp_watch_event events[IBP_WATCH_MAX_EVENTS];
+
+/* ---- what goes to the plugin: one write per line, never blocking ---- */
+
+/* TEXT with tabs and line ends as spaces (the line's fields are tab-separated). */
+static void flat(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\t' || *s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
+__attribute__((format(printf, 2, 3))) static void say(struct state *st, const char *fmt, ...)
+{
+	char line[4096];
+	va_list ap;
+	int n;
+
+	if (st->lines >= LINES_MAX) {
+		st->dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line) - 1)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(1, line, (size_t)n) != n)
+		st->dropped++; /* a full pipe: the plugin reads at the end */
+	else
+		st->lines++;
+}
+
+static int64_t now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* "X\tNS\ttext": the watcher's own trouble, for slurmd's log. */
+__attribute__((format(printf, 2, 3))) static void trouble(struct state *st, const char *fmt, ...)
+{
+	char text[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	flat(text);
+	say(st, "X\t%" PRId64 "\t%s", now_ns(CLOCK_REALTIME), text);
+}
+
+/* ---- arguments: the plugin's, checked anyway ---- */
+
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return false;
+	return true;
+}
+
+static int parse_u64(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n > max)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+static int parse_seconds(const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	double d;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || *end || !(d >= lo && d <= hi))
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+static int copy(char *dst, size_t len, const char *v, bool path)
+{
+	if (strlen(v) >= len || !printable(v) || (path && *v && *v != '/'))
+		return -EINVAL;
+	strcpy(dst, v);
+	return 0;
+}
+
+static int yes_no(const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "no")) {
+		*out = v[0] == 'y';
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* One --KEY=VALUE into C.  0, -EINVAL (bad value), -ENOENT (unknown key). */
+static int parse_arg(struct cfg *c, const char *key, const char *v)
+{
+	uint64_t u = 0;
+	int rc = 0;
+
+	if (!strcmp(key, "--job") || !strcmp(key, "--step")) {
+		rc = parse_u64(v, UINT32_MAX, &u);
+		if (key[2] == 'j')
+			c->job = (uint32_t)u;
+		else
+			c->step = (uint32_t)u;
+	} else if (!strcmp(key, "--host")) {
+		rc = *v ? copy(c->host, sizeof(c->host), v, false) : -EINVAL;
+	} else if (!strcmp(key, "--node")) {
+		rc = copy(c->node, sizeof(c->node), v, false);
+	} else if (!strcmp(key, "--root")) {
+		rc = *v ? copy(c->root, sizeof(c->root), v, true) : -EINVAL;
+	} else if (!strcmp(key, "--ports")) {
+		rc = ibp_lw_port_ids_parse(v, c->ports, IBP_LW_MAX_PORTS, &c->n_ports);
+	} else if (!strcmp(key, "--interval")) {
+		rc = parse_seconds(v, 0.05, 3600, &c->interval_s);
+	} else if (!strcmp(key, "--flap")) {
+		rc = parse_seconds(v, 0, 600, &c->flap_s);
+	} else if (!strcmp(key, "--action")) {
+		c->end = !strcmp(v, "end");
+		rc = c->end || !strcmp(v, "report") ? 0 : -EINVAL;
+	} else if (!strcmp(key, "--signal")) {
+		rc = parse_u64(v, 64, &u);
+		c->sig = (int)u;
+		if (!rc && !u)
+			rc = -EINVAL;
+	} else if (!strcmp(key, "--signal-name")) {
+		rc = copy(c->sig_name, sizeof(c->sig_name), v, false);
+	} else if (!strcmp(key, "--drain")) {
+		rc = yes_no(v, &c->drain);
+	} else if (!strcmp(key, "--requeue")) {
+		rc = yes_no(v, &c->requeue);
+	} else if (!strcmp(key, "--requeue-max")) {
+		rc = parse_u64(v, 100, &u);
+		c->requeue_max = (unsigned)u;
+	} else if (!strcmp(key, "--requeue-begin")) {
+		if (strcmp(v, "-1") != 0) {
+			rc = parse_u64(v, 3600, &u);
+			c->requeue_begin_s = (int)u;
+		}
+	} else if (!strcmp(key, "--results-log")) {
+		rc = copy(c->results_log, sizeof(c->results_log), v, true);
+	} else if (!strcmp(key, "--results-log-max")) {
+		rc = parse_u64(v, UINT64_MAX, &c->results_log_max);
+	} else if (!strcmp(key, "--slurm-library")) {
+		rc = copy(c->slurm_library, sizeof(c->slurm_library), v, true);
+	} else if (!strcmp(key, "--parent")) {
+		rc = parse_u64(v, 1u << 30, &u);
+		c->parent = (pid_t)u;
+		if (!rc && u < 2)
+			rc = -EINVAL;
+	} else {
+		rc = -ENOENT;
+	}
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->interval_s = 1;
+	c->sig = SIGTERM;
+	c->requeue_begin_s = -1;
+	for (int i = 1; i < argc; i++) {
+		char key[32];
+		const char *eq = strchr(argv[i], '=');
+		size_t klen = eq ? (size_t)(eq - argv[i]) : 0;
+		int rc = -ENOENT;
+
+		if (eq && klen < sizeof(key)) {
+			memcpy(key, argv[i], klen);
+			key[klen] = '\0';
+			rc = parse_arg(c, key, eq + 1);
+		}
+		if (rc) {
+			snprintf(err, errlen, "%s: %s",
+				 rc == -ENOENT ? "unknown argument" : "bad value",
+				 printable(argv[i]) ? argv[i] : "(not printable)");
+			return rc;
+		}
+	}
+	if (!c->host[0] || !c->root[0] || !c->n_ports || !c->parent) {
+		snprintf(err, errlen, "--host, --root, --ports and --parent are needed");
+		return -EINVAL;
+	}
+	if (!c->sig_name[0])
+		snprintf(c->sig_name, sizeof(c->sig_name), "signal %d", c->sig);
+	return 0;
+}
+
+/* ---- privilege: uid 0 (munge vouches for root to slurmctld), no capability ---- */
+
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
+			return -errno;
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
+}
+
+/* ---- Slurm: the library slurmstepd runs, loaded at the first action ---- */
+
+static bool slurm_ready(struct state *st)
+{
+	char why[PATH_MAX + 256];
+	void (*init)(const char *);
+	void *h;
+	int fd;
+
+	if (st->slurm_tried)
+		return st->slurm_ok;
+	st->slurm_tried = true;
+	/* root-owned, in directories only root can write: it runs as root here */
+	fd = ibp_rootpath_open(st->c.slurm_library, O_RDONLY, IBP_ROOTPATH_ROOT, why, sizeof(why));
+	if (fd < 0) {
+		ibp_format_cut(st->slurm_err, sizeof(st->slurm_err), "the Slurm library %s", why);
+		return false;
+	}
+	close(fd);
+	h = dlopen(st->c.slurm_library, RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		const char *e = dlerror();
+
+		snprintf(st->slurm_err, sizeof(st->slurm_err), "cannot load %s: %s",
+			 st->c.slurm_library, e ? e : "?");
+		return false;
+	}
+	init = (void (*)(const char *))dlsym(h, "slurm_init");
+	if (!init) {
+		snprintf(st->slurm_err, sizeof(st->slurm_err), "%s has no slurm_init",
+			 st->c.slurm_library);
+		return false;
+	}
+	init(NULL); /* slurm.conf from SLURM_CONF, as slurmstepd's */
+	st->slurm_ok = true;
+	return true;
+}
+
+/* ---- acting on one event ---- */
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t o = strlen(buf);
+	va_list ap;
+
+	if (o + 1 >= len)
+		return;
+	if (o)
+		o += (size_t)snprintf(buf + o, len - o, "; ");
+	if (o + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + o, len - o, fmt, ap);
+	va_end(ap);
+}
+
+static void record(struct state *st, const struct ibp_watch_event *e)
+{
+	struct ibp_link_record r;
+	char err[512];
+
+	if (!st->c.results_log[0] || e->f.severity == IBP_SEV_OK)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.time = e->real_ns / 1000000000;
+	r.job = st->c.job;
+	r.step = st->c.step;
+	/* a port event, not a link: both ends are this node (ibprep fabric skips it) */
+	snprintf(r.by, sizeof(r.by), "%s", st->c.host);
+	snprintf(r.a, sizeof(r.a), "%s", st->c.host);
+	snprintf(r.b, sizeof(r.b), "%s", st->c.host);
+	r.a_rail = r.b_rail = -1;
+	snprintf(r.a_dev, sizeof(r.a_dev), "%s", e->f.device);
+	snprintf(r.b_dev, sizeof(r.b_dev), "%s", e->f.device);
+	r.a_port = r.b_port = (unsigned)e->f.port;
+	r.ok = false;
+	snprintf(r.why, sizeof(r.why), "%s", e->f.code);
+	r.rtt_us = r.gbps = -1;
+	if (ibp_results_log_append(st->c.results_log, st->c.results_log_max, 0, &r, 1, err,
+				   sizeof(err)))
+		trouble(st, "results_log: %s: this event is not recorded there", err);
+}
+
+/* The job's AdminComment, the event appended ("; " between), while it fits. */
+static void comment(struct state *st, const struct ibp_watch_event *e, const char *when)
+{
+	struct spank_ib_job j;
+	char add[256], all[512], err[512];
+
+	if (st->commented >= COMMENT_MAX)
+		return;
+	st->commented++;
+	snprintf(add, sizeof(add), "spank-ib %s %s %s/%d %s", when, st->c.host, e->f.device,
+		 e->f.port, e->f.code);
+	if (spank_ib_job_load(st->c.job, &j, err, sizeof(err))) {
+		trouble(st, "AdminComment not set: %s", err);
+		return;
+	}
+	if (strlen(j.admin_comment) + strlen(add) + 3 > sizeof(all) - 1)
+		return; /* full: slurmd's log and the drain reason have it */
+	ibp_format_cut(all, sizeof(all), "%s%s%s", j.admin_comment, j.admin_comment[0] ? "; " : "",
+		       add);
+	if (spank_ib_job_update(st->c.job, 0, all, NULL, err, sizeof(err)))
+		trouble(st, "AdminComment not set: %s", err);
+}
+
+/*
+ * What is done about one event, in an order that survives the end of the
+ * step: Slurm signals the step's processes, and proctrack kills every
+ * process of the step once its tasks are gone (this one too, SIGKILL), so
+ * everything that must not be lost (the drain, the job told, the records,
+ * this event's line) is done before the step is signalled.  A requeue comes
+ * after the signal (so the tasks get watch_signal=, not only the requeue's
+ * SIGTERM): its intent goes out first ("R"), its outcome after ("Q"), and
+ * the plugin requeues at the step's end itself when the outcome is missing.
+ */
+static void act(struct state *st, const struct ibp_watch_event *e)
+{
+	char when[40], done[1024] = "", msg[1024], err[512], reason[IBP_DRAIN_REASON_MAX];
+	char observed[sizeof(e->f.observed)], fix[sizeof(e->f.fix)], going[128], plan[512] = "";
+	bool fault = e->f.severity == IBP_SEV_FAIL;
+	bool end_now = fault && st->c.end && e->ends && !st->ended;
+	bool requeue = false;
+	struct spank_ib_requeue_req rq = {.job = st->c.job,
+					  .max = st->c.requeue_max,
+					  .begin_s = st->c.requeue_begin_s,
+					  .node = st->c.node[0] ? st->c.node : st->c.host};
+
+	st->events++;
+	ibp_watch_time_text(e->real_ns, when, sizeof(when));
+	snprintf(observed, sizeof(observed), "%s", e->f.observed);
+	snprintf(fix, sizeof(fix), "%s", e->f.fix);
+	flat(observed);
+	flat(fix);
+	if (fault && !slurm_ready(st)) {
+		trouble(st, "no action on %s port %d: %s", e->f.device, e->f.port, st->slurm_err);
+		fault = end_now = false;
+	}
+	if (fault && st->c.drain && !st->drained) {
+		if (!st->c.node[0]) {
+			append(done, sizeof(done), "not draining: no NodeName for host %s",
+			       st->c.host);
+		} else {
+			snprintf(reason, sizeof(reason), "%s%s port %d: %s", IBP_DRAIN_PREFIX,
+				 e->f.device, e->f.port, observed);
+			if (spank_ib_drain(st->c.node, reason, err, sizeof(err)))
+				append(done, sizeof(done), "draining %s failed: %s", st->c.node,
+				       err);
+			else {
+				st->drained = true;
+				append(done, sizeof(done), "drained %s", st->c.node);
+			}
+		}
+	}
+	/* the job is told about its requeue now: once requeued, it cannot be told */
+	if (end_now && st->c.requeue) {
+		enum spank_ib_requeue_outcome o = spank_ib_requeue_check(&rq, plan, sizeof(plan));
+
+		requeue = o == SPANK_IB_REQUEUE_DONE;
+		flat(plan);
+		if (o == SPANK_IB_REQUEUE_ALREADY)
+			plan[0] = '\0';
+	}
+	if (fault && st->notified < NOTIFY_MAX) {
+		if (end_now)
+			snprintf(going, sizeof(going), "ending the step (%s)", st->c.sig_name);
+		else if (st->ended)
+			snprintf(going, sizeof(going), "the step is being ended");
+		else if (st->c.end && e->kind == IBP_WATCH_DOWN)
+			snprintf(going, sizeof(going),
+				 "the step is ended if the link is not ACTIVE again within %g s",
+				 st->c.flap_s);
+		else
+			snprintf(going, sizeof(going), "the step goes on");
+		snprintf(msg, sizeof(msg), "spank-ib: %s: %s port %d: %s: %s; %s%s%s%s%s",
+			 st->c.host, e->f.device, e->f.port, observed, fix, going,
+			 st->drained && strstr(done, "drained") ? "; draining " : "",
+			 st->drained && strstr(done, "drained") ? st->c.node : "",
+			 plan[0] ? "; " : "", plan);
+		st->notified++;
+		if (spank_ib_job_notify(st->c.job, msg, err, sizeof(err)))
+			append(done, sizeof(done), "%s", err);
+		else
+			append(done, sizeof(done), "told the job");
+	}
+	if (fault)
+		comment(st, e, when);
+	record(st, e);
+	if (end_now)
+		append(done, sizeof(done), "ending step %u.%u (%s)", st->c.job, st->c.step,
+		       st->c.sig_name);
+	flat(done);
+	say(st, "E\t%" PRId64 "\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s", e->real_ns,
+	    ibp_watch_kind_name(e->kind), e->f.code, ibp_severity_name(e->f.severity),
+	    e->ends ? 1 : 0, e->f.device, e->f.port, observed, done);
+	if (!end_now)
+		return;
+	st->ended = true;
+	if (requeue)
+		say(st, "R\t%" PRId64 "\t%u", now_ns(CLOCK_REALTIME), st->c.job);
+	else if (plan[0])
+		say(st, "Q\t%" PRId64 "\t%s", now_ns(CLOCK_REALTIME), plan);
+	if (spank_ib_step_signal(st->c.job, st->c.step, st->c.sig, err, sizeof(err)))
+		trouble(st, "%s", err);
+	if (requeue) {
+		char what[512];
+		enum spank_ib_requeue_outcome o = spank_ib_requeue(&rq, what, sizeof(what));
+
+		flat(what);
+		say(st, "Q\t%" PRId64 "\t%s", now_ns(CLOCK_REALTIME), what);
+		/* refused after all: the job still runs and can be told */
+		if (o != SPANK_IB_REQUEUE_DONE && o != SPANK_IB_REQUEUE_ALREADY &&
+		    st->notified < NOTIFY_MAX) {
+			snprintf(msg, sizeof(msg), "spank-ib: %s: %s", st->c.host, what);
+			st->notified++;
+			(void)spank_ib_job_notify(st->c.job, msg, err, sizeof(err));
+		}
+	}
+}
+
+/* ---- the loop ---- */
+
+/* false when the step is over: the lifeline ended, or the parent is gone */
+static bool wait_tick(const struct state *st, int64_t next)
+{
+	for (;;) {
+		int64_t left = next - now_ns(CLOCK_MONOTONIC);
+		struct pollfd p = {.fd = 0, .events = POLLIN};
+		int r;
+
+		if (getppid() != st->c.parent)
+			return false;
+		if (left <= 0)
+			return true;
+		r = poll(&p, 1, (int)((left + 999999) / 1000000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 0) {
+			char b[64];
+
+			/* EOF, an error, or bytes nobody should send: the step is over */
+			if (r < 0 || read(0, b, sizeof(b)) <= 0 ||
+			    (p.revents & (POLLHUP | POLLERR)))
+				return false;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct state st;
+	struct ibp_sysfs fs = {.root_fd = -1};
+	char err[1024];
+	int64_t next;
+	size_t n;
+	int rc;
+
+	(void)fcntl(1, F_SETFL, O_NONBLOCK);
+	/*
+	 * The step's signals are not for the watcher: Slurm signals every
+	 * process of the step (scancel --signal, the time limit, the ending
+	 * above).  What ends it: its lifeline, its parent's end, SIGKILL.
+	 */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS &&
+		    sig != SIGFPE && sig != SIGILL && sig != SIGTRAP && sig != SIGSYS &&
+		    sig != SIGABRT)
+			(void)signal(sig, SIG_IGN);
+	if (parse_args(argc, argv, &st.c, err, sizeof(err))) {
+		trouble(&st, "not started: %s", err);
+		return 2;
+	}
+	if (getppid() != st.c.parent)
+		return 0; /* slurmstepd is already gone */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != st.c.parent)
+		return 0;
+	rc = drop_capabilities();
+	if (rc) {
+		trouble(&st, "not started: cannot drop capabilities: %s", strerror(-rc));
+		return 2;
+	}
+	rc = ibp_sysfs_open(&fs, st.c.root);
+	if (!rc)
+		rc = ibp_watch_init(&watch, st.c.flap_s, st.c.ports, st.c.n_ports, NULL);
+	if (!rc)
+		rc = ibp_watch_poll(&watch, &fs, events, IBP_WATCH_MAX_EVENTS, &n);
+	if (rc) {
+		trouble(&st, "not started: %s: %s", st.c.root, strerror(-rc));
+		return 2;
+	}
+	say(&st, "S\t%" PRId64 "\t%zu ports every %g s", now_ns(CLOCK_REALTIME), st.c.n_ports,
+	    st.c.interval_s);
+	next = now_ns(CLOCK_MONOTONIC);
+	for (;;) {
+		next += (int64_t)(st.c.interval_s * 1e9);
+		if (!wait_tick(&st, next))
+			break;
+		rc = ibp_watch_poll(&watch, &fs, events, IBP_WATCH_MAX_EVENTS, &n);
+		if (rc) {
+			trouble(&st, "reading %s: %s", st.c.root, strerror(-rc));
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			act(&st, &events[i]);
+		if (now_ns(CLOCK_MONOTONIC) > next + (int64_t)(st.c.interval_s * 1e9))
+			next = now_ns(CLOCK_MONOTONIC); /* starved: no burst of catch-up reads */
+	}
+	say(&st, "S\t%" PRId64 "\t%zu ports every %g s, %" PRIu64 " reads, %" PRIu64 " event%s%s",
+	    now_ns(CLOCK_REALTIME), st.c.n_ports, st.c.interval_s, watch.polls, st.events,
+	    st.events == 1 ? "" : "s", st.dropped ? ", some lines dropped" : "");
+	ibp_sysfs_close(&fs);
+	return 0;
+}

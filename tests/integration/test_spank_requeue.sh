@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# test_spank_requeue.sh: a batch job whose step fails on a node fault comes
+# back on healthy nodes by itself (spank/ib_requeue.c), in a real Slurm
+# cluster of 4 simulated nodes with the job completion log on
+# (CL_JOBCOMP=1, read by `sacct --completion`):
+#   * sbatch -N3 --requeue, n2 broken at the start: requeued once, n2
+#     drained, the second run lands on the 3 healthy nodes and completes,
+#     sacct shows both runs;
+#   * the same with n2's link going down mid-step (the watch, watch_action=end);
+#   * a job fault (the user's locked-memory limit) is never requeued;
+#   * requeue_max=1 with a second broken node: the second run fails and the
+#     job ends, saying the bound was reached;
+#   * the restart count is slurmctld's: SLURM_RESTART_COUNT=0 set by the job
+#     for its steps changes nothing.
+# Nothing asserts a time (bench/bench_watch.sh measures); waits are bounded.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/tap.sh
+. tests/integration/lib/cluster.sh
+
+cluster_prereqs_or_done "requeue on healthy nodes"
+export CL_JOBCOMP=1
+cluster_start_or_done 4
+cluster_hw_or_done "requeue"
+cluster_suite_out 0777
+BASE_KEYS="cache_dir=$CL_DIR/nodes/%n/cache min_memlock=4096"
+plug() { cluster_plugstack "$(cluster_spank_line $BASE_KEYS "$@")"; }
+drained() { [[ "$(cluster_node_state "$1")" == *DRAIN* ]]; }
+jobfield() { cl_scontrol show job "$1" -o 2>/dev/null | grep -o "$2=[^ ]*" | cut -d= -f2; }
+
+# The batch script: each run says where it runs; the step's tasks say where
+# they run, and the first run's tasks wait $FIRST s (a mid-step fault has time).
+cat >"$OUT/job.sh" <<EOF
+#!/bin/sh
+export RUN=\${SLURM_RESTART_COUNT:-0}
+echo "run \$RUN \$SLURM_JOB_NODELIST" >>$OUT/runs.\$SLURM_JOB_ID
+# a hostile job: its steps see a restart count of 0, whatever slurmctld counts
+[ -z "\${RESET:-}" ] || export SLURM_RESTART_COUNT=0
+srun --ib-check sh -c 'echo "task \$RUN \$(hostname)" >>$OUT/tasks.\$SLURM_JOB_ID
+touch $OUT/started.\$SLURM_JOB_ID.\$RUN.\$SLURM_PROCID; [ "\$RUN" -gt 0 ] || sleep \${FIRST:-0}'
+EOF
+chmod 0755 "$OUT/job.sh"
+
+# submit NAME [SBATCH ARGS...]: JOB set, output in $OUT/NAME.out (both runs: append)
+submit() {
+	local name=$1
+	shift
+	JOB=$(cl_sbatch --parsable -N3 --requeue --open-mode=append -o "$OUT/$name.out" "$@" "$OUT/job.sh" 2>&1)
+	[[ "$JOB" =~ ^[0-9]+$ ]] || { tap_fail "$name: sbatch" "$JOB"; JOB=; }
+}
+# wait_end JOB: until the job has ended for good (not pending again), at most 150 s
+wait_end() {
+	local i st
+	for i in $(seq 1 1500); do
+		st=$(jobfield "$1" JobState)
+		case "$st" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) echo "$st"; return 0 ;; esac
+		sleep 0.1
+	done
+	echo "${st:-gone}"
+	return 1
+}
+# runs_on JOB RESTART: the sorted hosts of that run's tasks
+runs_on() { awk -v r="$2" '$1 == "task" && $2 == r { print $3 }' "$OUT/tasks.$1" 2>/dev/null | sort | tr '\n' ' '; }
+# sacct's runs of JOB from the job completion log: "STATE NODES" lines
+runs_in_sacct() { cl_sacct --completion -n -P -j "$1" -o state,nodelist 2>&1 | sort; }
+
+# ---- a node broken at the start ----
+plug drain=yes requeue=yes
+cluster_hw n2 "mlx5_3/1:down"
+submit start
+if [ -n "$JOB" ]; then
+	state=$(wait_end "$JOB")
+	restarts=$(jobfield "$JOB" Restarts)
+	first=$(runs_on "$JOB" 0)
+	second=$(runs_on "$JOB" 1)
+	if [ "$state" = COMPLETED ] && [ "$restarts" = 1 ] && drained n2 &&
+		[[ "$(cluster_node_reason n2)" == "spank-ib: mlx5_3 port 1: "* ]] &&
+		[ "$second" = "n1 n3 n4 " ] && [[ "$first" != *n2* ]] &&
+		grep -q "spank-ib: n2: requeued job $JOB (run 2 of at most 2), without n2; it may start again at " "$OUT/start.out"; then
+		tap_ok "broken at the start: requeued once (Restarts=1), n2 drained, the second run on n1 n3 n4 completes"
+	else
+		tap_fail "broken at the start" "state=$state restarts=$restarts n2=$(cluster_node_state n2) first='$first' second='$second'
+$(cat "$OUT/runs.$JOB" "$OUT/start.out" 2>&1)"
+	fi
+	# the first run's line: its state when it was requeued (PENDING on 22.05)
+	sacct=$(runs_in_sacct "$JOB")
+	if [ "$(wc -l <<<"$sacct")" -eq 2 ] && [[ "$sacct" == *"COMPLETED|n[1,3-4]"* ]] &&
+		grep -Eq '^(PENDING|REQUEUED)\|n\[1-3\]$' <<<"$sacct"; then
+		tap_ok "sacct shows both runs: $(tr '\n' ' ' <<<"$sacct")"
+	else
+		tap_fail "sacct shows both runs" "$sacct"
+	fi
+fi
+cluster_resume_all >/dev/null
+cluster_hw n2
+
+# ---- a link down mid-step ----
+plug drain=yes requeue=yes watch_action=end
+submit mid --export=ALL,FIRST=120
+if [ -n "$JOB" ]; then
+	for i in $(seq 1 300); do
+		[ "$(ls "$OUT"/started."$JOB".0.* 2>/dev/null | wc -l)" -eq 3 ] &&
+			cluster_watchers_ready "$JOB" n1 n2 n3 && break
+		sleep 0.1
+	done
+	p=$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_3/ports/1
+	echo 1 >"$p/counters/link_downed"
+	echo "1: DOWN" >"$p/state"
+	state=$(wait_end "$JOB")
+	restarts=$(jobfield "$JOB" Restarts)
+	second=$(runs_on "$JOB" 1)
+	if [ "$state" = COMPLETED ] && [ "$restarts" = 1 ] && drained n2 && [ "$second" = "n1 n3 n4 " ] &&
+		grep -q "spank-ib: n2: mlx5_3 port 1: link went down at .*; ending the step (SIGTERM); draining n2; requeueing job $JOB without n2 (run 2 of at most 2)$" "$OUT/mid.out"; then
+		tap_ok "down mid-step: the step ended, the job requeued once, n2 drained, the second run on n1 n3 n4 completes"
+	else
+		tap_fail "down mid-step" "state=$state restarts=$restarts n2=$(cluster_node_state n2) second='$second'
+$(cat "$OUT/runs.$JOB" "$OUT/mid.out" 2>&1; grep "job $JOB" "$CL_LOG/slurmd.n2.log")"
+	fi
+	sacct=$(runs_in_sacct "$JOB")
+	if [ "$(wc -l <<<"$sacct")" -eq 2 ] && [[ "$sacct" == *"COMPLETED|n[1,3-4]"* ]] &&
+		grep -Eq '^(PENDING|REQUEUED)\|n\[1-3\]$' <<<"$sacct"; then
+		tap_ok "sacct shows both runs: $(tr '\n' ' ' <<<"$sacct")"
+	else
+		tap_fail "sacct shows both runs (mid-step)" "$sacct"
+	fi
+fi
+cluster_resume_all >/dev/null
+cluster_hw n2
+
+# ---- a job fault never requeues ----
+plug drain=yes requeue=yes
+JOB=$(bash -c 'ulimit -l 1024 && . tests/integration/lib/cluster.sh && CL_CONF='"$CL_CONF"' cl_sbatch --parsable -N3 --requeue -o '"$OUT/memlock.out"' '"$OUT/job.sh" 2>&1)
+if [[ "$JOB" =~ ^[0-9]+$ ]]; then
+	state=$(wait_end "$JOB")
+	restarts=$(jobfield "$JOB" Restarts)
+	if [ "$restarts" = 0 ] && [ "$state" = FAILED ] && ! drained n1 && ! drained n2 && ! drained n3 &&
+		grep -q "locked-memory limit 1024 KiB" "$OUT/memlock.out" && ! grep -q "requeue" "$OUT/memlock.out"; then
+		tap_ok "a job fault (memlock 1024 KiB): the step fails, never requeued (Restarts=0), nothing drained"
+	else
+		tap_fail "job fault never requeues" "state=$state restarts=$restarts $(cat "$OUT/memlock.out")"
+	fi
+else
+	tap_fail "job fault: sbatch" "$JOB"
+fi
+
+# ---- the bound: a second broken node ----
+plug drain=yes requeue=yes requeue_max=1
+cluster_hw n2 "mlx5_3/1:down"
+cluster_hw n4 "mlx5_0/1:down"
+# the job resets SLURM_RESTART_COUNT to 0 for its steps: the bound holds
+submit bound --export=ALL,RESET=1
+if [ -n "$JOB" ]; then
+	state=$(wait_end "$JOB")
+	restarts=$(jobfield "$JOB" Restarts)
+	if [ "$restarts" = 1 ] && [ "$state" = FAILED ] && drained n2 && drained n4 &&
+		grep -q "spank-ib: n2: requeued job $JOB (run 2 of at most 2), without n2" "$OUT/bound.out" &&
+		grep -q "spank-ib: n4: not requeued: the requeue bound was reached (job $JOB ran 2 times, requeue_max=1)" "$OUT/bound.out"; then
+		tap_ok "requeue_max=1, a second broken node: the job ends after 2 runs saying the bound was reached"
+	else
+		tap_fail "the bound" "state=$state restarts=$restarts n2=$(cluster_node_state n2) n4=$(cluster_node_state n4)
+$(cat "$OUT/runs.$JOB" "$OUT/bound.out" 2>&1)"
+	fi
+fi
+cluster_resume_all >/dev/null
+tap_done

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_spank_requeue.c: spank_ib_requeue (ib_requeue.c) and the Slurm API
+ * calls it makes (ib_slurmapi.c), against fake Slurm calls exported by this
+ * binary (-rdynamic): the plugin and the watcher look them up by name in
+ * the process.  Every outcome: not a batch job, a job that does not allow
+ * requeue, already back in the queue (before and during the call), the
+ * bound reached (the count is slurmctld's restart_cnt, whatever the job's
+ * environment says), Slurm refusing, and the requeue itself: the node
+ * added to the job's excluded nodes once, the begin time BEGIN_S (auto:
+ * KillWait + 10 s) after now, and what it says when that update fails; the
+ * check before the job is told, which does nothing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "../../spank/spank_ib.h"
+
+/* ---- the fake Slurm API: one job, as slurmctld would answer ---- */
+
+static struct {
+	int load_rc, requeue_rc, update_rc, err;
+	uint16_t batch, requeue, restarts;
+	uint32_t state;
+	char exc[128];
+	/* seen */
+	int loads, requeues, updates;
+	time_t begin;
+	char got_exc[256];
+	bool exc_set;
+} fk;
+
+slurm_conf_t slurm_conf; /* KillWait, as slurm_init would have loaded it */
+
+int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags);
+void slurm_free_job_info_msg(job_info_msg_t *msg);
+int slurm_requeue(uint32_t job_id, uint32_t flags);
+void slurm_init_job_desc_msg(job_desc_msg_t *desc);
+int slurm_update_job(job_desc_msg_t *desc);
+int slurm_get_errno(void);
+char *slurm_strerror(int err);
+
+int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags)
+{
+	job_info_msg_t *m;
+
+	(void)show_flags;
+	fk.loads++;
+	if (fk.load_rc)
+		return fk.load_rc;
+	m = calloc(1, sizeof(*m));
+	m->record_count = 1;
+	m->job_array = calloc(1, sizeof(*m->job_array));
+	m->job_array[0].job_id = job_id;
+	m->job_array[0].batch_flag = fk.batch;
+	m->job_array[0].requeue = fk.requeue;
+	m->job_array[0].restart_cnt = fk.restarts;
+	m->job_array[0].job_state = fk.state;
+	m->job_array[0].exc_nodes = fk.exc[0] ? strdup(fk.exc) : NULL;
+	*resp = m;
+	return 0;
+}
+
+void slurm_free_job_info_msg(job_info_msg_t *msg)
+{
+	if (!msg)
+		return;
+	free(msg->job_array[0].exc_nodes);
+	free(msg->job_array);
+	free(msg);
+}
+
+int slurm_requeue(uint32_t job_id, uint32_t flags)
+{
+	(void)job_id;
+	(void)flags;
+	fk.requeues++;
+	return fk.requeue_rc;
+}
+
+void slurm_init_job_desc_msg(job_desc_msg_t *desc)
+{
+	memset(desc, 0, sizeof(*desc));
+}
+
+int slurm_update_job(job_desc_msg_t *desc)
+{
+	fk.updates++;
+	fk.begin = desc->begin_time;
+	fk.exc_set = desc->exc_nodes != NULL;
+	snprintf(fk.got_exc, sizeof(fk.got_exc), "%s", desc->exc_nodes ? desc->exc_nodes : "");
+	return fk.update_rc;
+}
+
+int slurm_get_errno(void)
+{
+	return fk.err;
+}
+
+char *slurm_strerror(int err)
+{
+	static char pending[] = "Job is pending execution", other[] = "Access/permission denied";
+
+	return err == ESLURM_JOB_PENDING ? pending : other;
+}
+
+/* ---- the cases ---- */
+
+struct rq_case {
+	const char *what;
+	uint16_t batch, requeue, restarts;
+	uint32_t state;
+	const char *exc;
+	int requeue_rc, err, update_rc;
+	unsigned max;
+	int begin_s;
+	enum spank_ib_requeue_outcome want;
+	const char *said; /* the start of WHAT */
+	int requeues;
+	const char *exc_after; /* the excluded nodes sent, NULL: no update */
+};
+
+static void test_requeue_outcomes(void **state)
+{
+	static const struct rq_case cases[] = {
+	    {"not a batch job", 0, 1, 0, JOB_RUNNING, "", 0, 0, 0, 1, -1,
+	     SPANK_IB_REQUEUE_NOT_ALLOWED, "not requeued: job 42 is not a batch job", 0, NULL},
+	    {"--no-requeue", 1, 0, 0, JOB_RUNNING, "", 0, 0, 0, 1, -1, SPANK_IB_REQUEUE_NOT_ALLOWED,
+	     "not requeued: job 42 does not allow it", 0, NULL},
+	    {"already pending", 1, 1, 1, JOB_PENDING, "", 0, 0, 0, 3, -1, SPANK_IB_REQUEUE_ALREADY,
+	     "job 42 is already back in the queue (restart 1)", 0, NULL},
+	    {"bound reached", 1, 1, 1, JOB_RUNNING, "", 0, 0, 0, 1, -1, SPANK_IB_REQUEUE_BOUND,
+	     "not requeued: the requeue bound was reached (job 42 ran 2 times, requeue_max=1)", 0,
+	     NULL},
+	    {"requeue_max=0", 1, 1, 0, JOB_RUNNING, "", 0, 0, 0, 0, -1, SPANK_IB_REQUEUE_BOUND,
+	     "not requeued: the requeue bound was reached (job 42 ran 1 time, requeue_max=0)", 0,
+	     NULL},
+	    {"pending by the time of the call", 1, 1, 0, JOB_RUNNING, "", -1, ESLURM_JOB_PENDING, 0,
+	     1, -1, SPANK_IB_REQUEUE_ALREADY, "job 42 is already back in the queue", 1, NULL},
+	    {"Slurm refuses", 1, 1, 0, JOB_RUNNING, "", -1, ESLURM_ACCESS_DENIED, 0, 1, -1,
+	     SPANK_IB_REQUEUE_FAILED, "not requeued: requeueing the job: Access/permission denied",
+	     1, NULL},
+	    {"requeued, auto begin", 1, 1, 0, JOB_RUNNING, "", 0, 0, 0, 1, -1,
+	     SPANK_IB_REQUEUE_DONE,
+	     "requeued job 42 (run 2 of at most 2), without n2; it may start again at ", 1, "n2"},
+	    {"requeued, excluded list kept", 1, 1, 1, JOB_RUNNING, "n7,n9", 0, 0, 0, 3, 5,
+	     SPANK_IB_REQUEUE_DONE, "requeued job 42 (run 3 of at most 4), without n2", 1,
+	     "n7,n9,n2"},
+	    {"requeued, n2 already excluded", 1, 1, 0, JOB_RUNNING, "n1,n2", 0, 0, 0, 1, 5,
+	     SPANK_IB_REQUEUE_DONE, "requeued job 42", 1, "n1,n2"},
+	    {"requeued, the update fails", 1, 1, 0, JOB_RUNNING, "", 0, ESLURM_ACCESS_DENIED, -1, 1,
+	     -1, SPANK_IB_REQUEUE_DONE,
+	     "requeued job 42 (run 2 of at most 2), without n2; it starts again after Slurm's own "
+	     "delay (updating the job: Access/permission denied)",
+	     1, "n2"},
+	};
+	(void)state;
+
+	slurm_conf.kill_wait = 7;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct rq_case *c = &cases[i];
+		struct spank_ib_requeue_req r = {
+		    .job = 42, .max = c->max, .begin_s = c->begin_s, .node = "n2"};
+		char what[512];
+		enum spank_ib_requeue_outcome o;
+		time_t before = time(NULL), after;
+		long want_s = c->begin_s >= 0 ? c->begin_s : 7 + 10;
+
+		memset(&fk, 0, sizeof(fk));
+		fk.batch = c->batch;
+		fk.requeue = c->requeue;
+		fk.restarts = c->restarts;
+		fk.state = c->state;
+		fk.requeue_rc = c->requeue_rc;
+		fk.update_rc = c->update_rc;
+		fk.err = c->err;
+		snprintf(fk.exc, sizeof(fk.exc), "%s", c->exc);
+		o = spank_ib_requeue(&r, what, sizeof(what));
+		after = time(NULL);
+		if (o != c->want)
+			fail_msg("%s: outcome %d, expected %d (%s)", c->what, o, c->want, what);
+		if (strncmp(what, c->said, strlen(c->said)))
+			fail_msg("%s: said '%s', expected '%s...'", c->what, what, c->said);
+		if (fk.requeues != c->requeues)
+			fail_msg("%s: %d requeue calls, expected %d", c->what, fk.requeues,
+				 c->requeues);
+		if (!c->exc_after) {
+			if (fk.updates)
+				fail_msg("%s: the job was updated", c->what);
+			continue;
+		}
+		if (fk.updates != 1 || !fk.exc_set || strcmp(fk.got_exc, c->exc_after))
+			fail_msg("%s: %d updates, excluded '%s', expected '%s'", c->what,
+				 fk.updates, fk.got_exc, c->exc_after);
+		if (fk.begin < before + want_s || fk.begin > after + want_s)
+			fail_msg("%s: begin %ld s from now, expected %ld", c->what,
+				 (long)(fk.begin - before), want_s);
+	}
+}
+
+/* A load that fails: nothing is requeued, the reason is Slurm's. */
+static void test_requeue_load_fails(void **state)
+{
+	struct spank_ib_requeue_req r = {.job = 42, .max = 1, .begin_s = -1, .node = "n2"};
+	char what[512];
+	(void)state;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.load_rc = -1;
+	fk.err = ESLURM_ACCESS_DENIED;
+	assert_int_equal(spank_ib_requeue(&r, what, sizeof(what)), SPANK_IB_REQUEUE_FAILED);
+	assert_string_equal(what, "not requeued: loading the job: Access/permission denied");
+	assert_int_equal(fk.requeues, 0);
+}
+
+/* The check before the job is told: what would happen, nothing done. */
+static void test_requeue_check_does_nothing(void **state)
+{
+	struct spank_ib_requeue_req r = {.job = 42, .max = 2, .begin_s = -1, .node = "n2"};
+	char what[512];
+	(void)state;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = fk.requeue = 1;
+	fk.restarts = 1;
+	fk.state = JOB_RUNNING;
+	assert_int_equal(spank_ib_requeue_check(&r, what, sizeof(what)), SPANK_IB_REQUEUE_DONE);
+	assert_string_equal(what, "requeueing job 42 without n2 (run 3 of at most 3)");
+	fk.restarts = 2;
+	assert_int_equal(spank_ib_requeue_check(&r, what, sizeof(what)), SPANK_IB_REQUEUE_BOUND);
+	assert_int_equal(fk.requeues, 0);
+	assert_int_equal(fk.updates, 0);
+	assert_int_equal(fk.loads, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_requeue_outcomes),
+	    cmocka_unit_test(test_requeue_load_fails),
+	    cmocka_unit_test(test_requeue_check_does_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
