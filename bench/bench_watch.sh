@@ -69,9 +69,9 @@ stats() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "- -"; exit }
 	m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f\n", m, v[NR] }'; }
 down() { # NODE DEV
 	local p=$CL_DIR/nodes/$1/root/sys/class/infiniband/$2/ports/1
-	echo $(($(cat "$p/counters/link_downed") + 1)) >"$p/counters/link_downed"
 	echo "1: DOWN" >"$p/state"
 	echo "2: Polling" >"$p/phys_state"
+	echo $(($(cat "$p/counters/link_downed") + 1)) >"$p/counters/link_downed"
 }
 wait_ready() { # NTASKS GLOB JOBPAT NODE...
 	local n=$1 glob=$2 job=$3 i

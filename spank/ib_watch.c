@@ -188,6 +188,7 @@ static size_t step_ports(const struct spank_ib_state *st, const struct spank_ib_
 	struct ibp_lw_port_id ids[IBP_LW_MAX_PORTS];
 	size_t count = 0, o = 0;
 
+	memset(ids, 0, sizeof(ids));
 	if (n->have_pl && n->pl.n_fabric) {
 		for (size_t i = 0; i < n->pl.n_fabric && count < IBP_LW_MAX_PORTS; i++) {
 			const struct ibp_place_nic *nic = &n->pl.fabric[i];
@@ -384,10 +385,11 @@ static size_t split_tabs(char *line, char **f, size_t max)
  */
 static void take_line(struct spank_ib_state *st, const struct spank_ib_watcher *w, char *line)
 {
-	char safe[2048], when[40], *f[10];
+	char safe[2048], when[40], orig[2048], *f[10];
 	size_t nf;
 	int64_t ns = 0;
 
+	snprintf(orig, sizeof(orig), "%s", line); /* for a line that is none of ours */
 	nf = split_tabs(line, f, 10);
 	if (nf >= 2 && f[1][0] >= '0' && f[1][0] <= '9')
 		ns = strtoll(f[1], NULL, 10);
@@ -443,9 +445,10 @@ static void take_line(struct spank_ib_state *st, const struct spank_ib_watcher *
 		return;
 	}
 	/* Slurm's library on the watcher's stderr, or a line cut short */
-	for (size_t i = 1; i < nf; i++)
-		f[i][-1] = ' ';
-	ibp_text_escape(line, safe, sizeof(safe));
+	for (char *t = orig; *t; t++)
+		if (*t == '\t')
+			*t = ' ';
+	ibp_text_escape(orig, safe, sizeof(safe));
 	if (safe[0])
 		slurm_error("spank-ib: %s: job %u.%u watch: %s", st->host, w->job, w->step, safe);
 }

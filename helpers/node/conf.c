@@ -403,7 +403,7 @@ static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key,
 		return set_uint(&c->requeue_max, key, v, 0, 100, "a count from 0 to 100", err,
 				errlen);
 	case C_REQUEUE_BEGIN: {
-		unsigned n;
+		unsigned n = 0;
 
 		if (!strcmp(v, "auto")) {
 			c->requeue_begin_s = -1;

@@ -63,14 +63,11 @@ static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const c
 	p->port = num;
 	p->state = IBP_PORT_STATE_UNKNOWN;
 	p->phys_state = IBP_PHYS_UNKNOWN;
-	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/state", dev,
-			    num) < 0 ||
-	    ibp_parse_port_state(buf, &p->state))
-		p->state = IBP_PORT_STATE_UNKNOWN;
-	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/phys_state",
-			    dev, num) < 0 ||
-	    ibp_parse_phys_state(buf, &p->phys_state))
-		p->phys_state = IBP_PHYS_UNKNOWN;
+	/*
+	 * Counters first, the state last: a link that goes down between the two
+	 * reads shows DOWN with the old link_downed (a link down), never ACTIVE
+	 * with a new one (what a down and back between two reads looks like).
+	 */
 	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
 		struct ibp_lw_value *v = &p->c[c];
 
@@ -83,6 +80,14 @@ static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const c
 		v->known = true;
 		v->bits = v->value > max_of(counters[c].bits) ? 64 : counters[c].bits;
 	}
+	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/state", dev,
+			    num) < 0 ||
+	    ibp_parse_port_state(buf, &p->state))
+		p->state = IBP_PORT_STATE_UNKNOWN;
+	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/phys_state",
+			    dev, num) < 0 ||
+	    ibp_parse_phys_state(buf, &p->phys_state))
+		p->phys_state = IBP_PHYS_UNKNOWN;
 }
 
 int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,

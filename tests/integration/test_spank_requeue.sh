@@ -104,8 +104,8 @@ if [ -n "$JOB" ]; then
 		sleep 0.1
 	done
 	p=$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_3/ports/1
-	echo 1 >"$p/counters/link_downed"
 	echo "1: DOWN" >"$p/state"
+	echo 1 >"$p/counters/link_downed"
 	state=$(wait_end "$JOB")
 	restarts=$(jobfield "$JOB" Restarts)
 	second=$(runs_on "$JOB" 1)

@@ -37,9 +37,9 @@ port() { echo "$CL_DIR/nodes/$1/root/sys/class/infiniband/$2/ports/$3"; }
 down() { # NODE DEV: the port goes down the way a cable pull shows in sysfs
 	local p
 	p=$(port "$1" "$2" 1)
-	echo $(($(cat "$p/counters/link_downed") + 1)) >"$p/counters/link_downed"
 	echo "1: DOWN" >"$p/state"
 	echo "2: Polling" >"$p/phys_state"
+	echo $(($(cat "$p/counters/link_downed") + 1)) >"$p/counters/link_downed"
 }
 
 # Waits (at most 20 s) until every task of the step has started and each

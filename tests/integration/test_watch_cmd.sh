@@ -64,10 +64,11 @@ for bin in "${bins[@]}"; do
 
 	# ---- text: down, then back ----
 	start text --interval 0.1 --node gpu7
-	echo 1 >"$(P mlx5_1)/counters/link_downed"
+	# the state first, then the counter: a reader in between sees a down, not a flap
 	echo "1: DOWN" >"$(P mlx5_1)/state"
 	echo "2: Polling" >"$(P mlx5_1)/phys_state"
-	wait_for "$T/text.out" "link went down"
+	echo 1 >"$(P mlx5_1)/counters/link_downed"
+	wait_for "$T/text.out" "link went down at"
 	echo "4: ACTIVE" >"$(P mlx5_1)/state"
 	echo "5: LinkUp" >"$(P mlx5_1)/phys_state"
 	wait_for "$T/text.out" "ACTIVE again"

@@ -110,7 +110,7 @@ man_missing()
 leg_man_sync()
 {
 	local t=$1 ibprep=$2 c opts missing=""
-	for c in check place env exec rdmatest snapshot; do
+	for c in check place env exec rdmatest snapshot watch; do
 		opts=$("$ibprep" "$c" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u)
 		# shellcheck disable=SC2086
 		missing+=$(man_missing "$SRC/man/ibprep.1" $opts)

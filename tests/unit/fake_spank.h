@@ -13,7 +13,7 @@
 #include <slurm/spank.h>
 
 #define FAKE_MAX_ENV  64
-#define FAKE_MAX_OPTS 16
+#define FAKE_MAX_OPTS 32
 #define FAKE_MAX_MSGS 64
 
 struct fake_spank {

@@ -34,7 +34,7 @@ struct node {
 	char *root; /* the generated sysfs root */
 	char *tdir; /* holds topo.xml and the cache */
 	char topo[PATH_MAX], args[4][PATH_MAX + 32];
-	char *av[8];
+	char *av[12];
 	int ac;
 };
 
@@ -59,7 +59,9 @@ static int make_node(struct node *nd, const char *fault)
 	snprintf(nd->args[3], sizeof(nd->args[3]), "bind=no");
 	for (int i = 0; i < 4; i++)
 		nd->av[nd->ac++] = nd->args[i];
-	nd->av[nd->ac++] = (char *)"min_memlock=0";
+	/* no watcher process here: test_spank_watch.sh runs it in the cluster */
+	nd->av[nd->ac++] = (char *)"watch_interval=0";
+	nd->av[nd->ac++] = (char *)"min_memlock=0"; /* last: tests drop it */
 	return 0;
 }
 
