@@ -140,7 +140,6 @@ $(PATHS_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(PATHS_TEXT)' | cmp -s - $@ 2>/dev/null || echo '$(PATHS_TEXT)' > $@
 $(foreach o,ib_child ib_slurmconf ib_watch,$(B)/obj/spank/$(o).o $(B)/asan/spank/$(o).o): $(PATHS_STAMP)
-.PHONY: FORCE
 FORCE:
 
 $(B)/libibprep.a: $(LIB_OBJS)

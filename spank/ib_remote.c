@@ -507,8 +507,7 @@ static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
 {
 	bool health = st->eff.check != SPANK_IB_CHECK_OFF;
 	size_t node_faults = 0, job_faults = 0;
-	char node[IBP_NODE_MAX], what[512];
-	struct spank_ib_requeue_req r;
+	char what[512];
 	enum spank_ib_requeue_outcome o;
 
 	if (!st->eff.requeue)
@@ -533,16 +532,7 @@ static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
 		    st->host);
 		return;
 	}
-	if (n->nodename[0])
-		snprintf(node, sizeof(node), "%s", n->nodename);
-	else if (spank_ib_node_name(st->host, node, sizeof(node)))
-		snprintf(node, sizeof(node), "%s", st->host);
-	memset(&r, 0, sizeof(r));
-	r.job = n->job_id;
-	r.max = st->conf.requeue_max;
-	r.begin_s = st->conf.requeue_begin_s;
-	r.node = node;
-	o = spank_ib_requeue(&r, what, sizeof(what));
+	o = spank_ib_requeue_here(n->job_id, &st->conf, st->host, n->nodename, what, sizeof(what));
 	if (o == SPANK_IB_REQUEUE_ALREADY)
 		return; /* another node of the step did it and said so */
 	spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, what);

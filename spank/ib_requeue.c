@@ -147,3 +147,22 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 			       r->job, j.restarts + 2, r->max + 1, r->node, when);
 	return SPANK_IB_REQUEUE_DONE;
 }
+
+enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct ibp_conf *conf,
+						    const char *host, const char *node, char *what,
+						    size_t len)
+{
+	struct spank_ib_requeue_req r;
+	char name[IBP_NODE_MAX];
+
+	if (node && node[0])
+		snprintf(name, sizeof(name), "%s", node);
+	else if (spank_ib_node_name(host, name, sizeof(name)))
+		snprintf(name, sizeof(name), "%s", host);
+	memset(&r, 0, sizeof(r));
+	r.job = job;
+	r.max = conf->requeue_max;
+	r.begin_s = conf->requeue_begin_s;
+	r.node = name;
+	return spank_ib_requeue(&r, what, len);
+}

@@ -501,18 +501,10 @@ static void read_lines(struct spank_ib_state *st, const struct spank_ib_watcher 
  */
 static void requeue_backstop(struct spank_ib_state *st, const struct spank_ib_watcher *w)
 {
-	struct spank_ib_requeue_req r;
-	char node[IBP_NODE_MAX], what[512], msg[600], err[256];
+	char what[512], msg[600], err[256];
 	enum spank_ib_requeue_outcome o;
 
-	if (spank_ib_node_name(st->host, node, sizeof(node)))
-		snprintf(node, sizeof(node), "%s", st->host);
-	memset(&r, 0, sizeof(r));
-	r.job = w->job;
-	r.max = st->conf.requeue_max;
-	r.begin_s = st->conf.requeue_begin_s;
-	r.node = node;
-	o = spank_ib_requeue(&r, what, sizeof(what));
+	o = spank_ib_requeue_here(w->job, &st->conf, st->host, NULL, what, sizeof(what));
 	slurm_info("spank-ib: %s: job %u.%u watch (at the step's end): %s", st->host, w->job,
 		   w->step, what);
 	if (st->watch_n)

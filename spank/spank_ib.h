@@ -192,6 +192,15 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 enum spank_ib_requeue_outcome spank_ib_requeue_check(const struct spank_ib_requeue_req *r,
 						     char *what, size_t len);
 /*
+ * spank_ib_requeue of JOB without this node (NODE, its NodeName when known,
+ * else slurm.conf's for HOST, else HOST), by CONF's requeue_max= and
+ * requeue_begin=.  Root.
+ */
+struct ibp_conf;
+enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct ibp_conf *conf,
+						    const char *host, const char *node, char *what,
+						    size_t len);
+/*
  * Drains this host's node (its NodeName into NODE) for F's drainable
  * findings, with the one drain reason (ibp_drain_reason, IBP_DRAIN_PREFIX).
  * True when drained.  WHAT says what happened: "draining N", "draining N
