@@ -161,6 +161,10 @@ fi
 # a reader waiting on it changes nothing: still not a regular file (the reader
 # ends at the plugin's close, or after 30 s); the step starts once the reader
 # waits in its open (a fixed sleep was too short under load)
+# The step before must have ended on n1 first: its step-end section opens the
+# same FIFO (O_RDWR, at slurm_spank_exit, which may come after srun returned)
+# and would take this reader away.
+cluster_wait_idle 20 >/dev/null
 timeout 30 cat "$OUT/fifo" >/dev/null 2>&1 &
 FIFO_READER=$!
 for t in $(seq 1 100); do
