@@ -151,19 +151,24 @@ echo "step srun -N3 --ib-check true: median ${onm} ms with the watch, ${offm} ms
 # ---- 3. CPU and memory over a long step ----
 plug watch_interval=1
 rm -f "$OUT"/started.*
-cl_srun -N1 -w n1 --ib-check sh -c "$TASK" "$OUT" $((CPU_S + 30)) >/dev/null 2>&1 &
+# the step outlives CL_CMD_TIMEOUT (120 s), which would end it early
+CL_CMD_TIMEOUT=$((CPU_S + 120)) cl_srun -N1 -w n1 --ib-check sh -c "$TASK" "$OUT" $((CPU_S + 30)) >/dev/null 2>&1 &
 spid=$!
 if wait_ready 1 "$OUT/started.*" '[0-9]*' n1; then
 	w=$(cluster_watcher_of '[0-9]*' n1)
 	c0=$(cut -d' ' -f1 "/proc/$w/schedstat")
 	w0=$(now)
 	sleep "$CPU_S"
-	c1=$(cut -d' ' -f1 "/proc/$w/schedstat")
+	c1=$(cut -d' ' -f1 "/proc/$w/schedstat" 2>/dev/null)
 	w1=$(now)
-	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$w/status")
-	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$w/status")
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$w/status" 2>/dev/null)
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$w/status" 2>/dev/null)
 	ports=$({ tr '\0' '\n' <"/proc/$w/cmdline"; } 2>/dev/null | sed -n 's/^--ports=//p' | tr ',' '\n' | wc -l)
+	if [ -z "$c1" ] || [ -z "$rss" ]; then
+		echo "bench_watch: the watcher ($w) ended before the ${CPU_S} s were over: no CPU figure" >&2
+	else
 	echo "watcher CPU over $(awk -v a="$w1" -v b="$w0" 'BEGIN { printf "%.0f", a - b }') s, $ports ports read every 1 s: $(awk -v c=$((c1 - c0)) -v a="$w1" -v b="$w0" 'BEGIN { printf "%.4f %% of one core (%.1f ms)", c / 1e9 / (a - b) * 100, c / 1e6 }'); RSS ${rss} KiB (peak ${hwm} KiB) (target < 0.1 %)"
+	fi
 else
 	echo "bench_watch: the CPU step did not start" >&2
 fi

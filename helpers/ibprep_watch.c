@@ -219,6 +219,8 @@ int ibprep_cmd_watch(int argc, char **argv)
 		pol = conf->policy;
 		free(conf);
 	}
+	if (strcmp(root, "/") != 0 && ibprep_sysfs_root_check("watch", root))
+		return 2; /* one level off: it would read as a node without ports */
 	for (size_t i = 0; i < n_pairs; i++) {
 		if (ibp_policy_set_pair(&pol, pairs[i], err, sizeof(err))) {
 			fprintf(stderr, "ibprep watch: %s\n", err);

@@ -163,7 +163,7 @@ fi
 awk '/^\.SH OPTIONS/{on=1; next} /^\.SH/{on=0} on && tp {print} {tp = on && $0 == ".TP"}' \
 	man/ibprep.1 >"$T/man.tags"
 miss=""
-for cmd in check place env exec rdmatest snapshot fabric; do
+for cmd in check place env exec rdmatest snapshot fabric watch; do
 	"$IBPREP" $cmd --help | sed -nE 's/^  +(-([A-Za-z]), )?--([a-z][a-z-]*).*/\2 \3/p' >"$T/help.$cmd"
 	[ -s "$T/help.$cmd" ] || miss+=" ($cmd: no option read from --help)"
 	while read -r letter long; do

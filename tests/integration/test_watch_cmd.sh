@@ -155,14 +155,14 @@ assert last["events"]["vanished"] == 1 and last["ports"] == 3 and last["polls"] 
 	# ---- could not run: exit 2 with the reason ----
 	bad=""
 	for args in "--interval 0" "--interval 1s" "--ports mlx5_0" "--ports ../x:1" "watch_interval=0" \
-		"watch_flap=-1" "--duration x" "--sysfs-root $T/nonexistent"; do
+		"watch_flap=-1" "--duration x" "--sysfs-root $T/nonexistent" "--sysfs-root $T/live/sys"; do
 		# shellcheck disable=SC2086
 		out=$("$bin" watch --sysfs-root "$T/live" $args 2>&1 </dev/null)
 		rc=$?
 		[ $rc -eq 2 ] && [[ "$out" == "ibprep watch: "* ]] || bad+="[$args: rc=$rc $out] "
 	done
 	if [ -z "$bad" ]; then
-		tap_ok "$tag: bad --interval, --ports, --duration, keys or root: exit 2 with the reason"
+		tap_ok "$tag: bad --interval, --ports, --duration, keys or root (one level off too): exit 2 with the reason"
 	else
 		tap_fail "$tag: usage errors" "$bad"
 	fi
