@@ -206,6 +206,9 @@ PY
 			[[ $rest == *--topology* ]] || rest="--topology $T/h100.xml $rest"
 			c="$IBPREP $sub --sysfs-root $T/ok $rest" ;;
 		fabric) c="$IBPREP $sub $rest"; [[ $rest == *[![:space:]-]* ]] || c+=" $T/links.jsonl" ;;
+		watch) # runs until interrupted: 1 s of it here, on the healthy tree
+			[[ $rest == *--duration* ]] || rest="--duration 1 $rest"
+			c="$IBPREP $sub --sysfs-root $T/ok $rest" ;;
 		*) c="$IBPREP $sub $rest" ;;
 		esac
 		out=$(cd "$T" && LOCAL_RANK=3 eval "$c" 2>&1 </dev/null); rc=$?
