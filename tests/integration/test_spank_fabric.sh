@@ -16,17 +16,10 @@ cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
 
+NAME="results log and ibprep fabric in a Slurm cluster"
 IBPREP=${IBPREP:-build/ibprep}
-skip_all() {
-	tap_skip "results log and ibprep fabric in a Slurm cluster" "$1"
-	tap_done
-	exit
-}
-if ! cluster_prereqs "results log and ibprep fabric in a Slurm cluster"; then
-	tap_done
-	exit
-fi
-[ -x "$IBPREP" ] || skip_all "$IBPREP missing: run make first"
+cluster_prereqs_or_done "$NAME"
+[ -x "$IBPREP" ] || { tap_fail "ibprep built" "$IBPREP missing: run make"; tap_done; exit; }
 # Slurm knows the same tree (topology/tree): slurmd then sets each task's
 # SLURM_TOPOLOGY_ADDR (spine.leafN.nK), the source without topology_conf=.
 CL_TOPOLOGY_CONF='# three leaves of three nodes under one spine
@@ -36,7 +29,7 @@ SwitchName=leaf2 Nodes=n[4-6]
 SwitchName=leaf3 Nodes=n[7-9]'
 CL_EXTRA_CONF="TopologyPlugin=topology/tree"
 cluster_start_or_done 9
-cluster_hw_or_done "results log and ibprep fabric in a Slurm cluster"
+cluster_hw_or_done "$NAME"
 cluster_suite_out
 for i in $(seq 1 9); do
 	install -d -m 0755 -o root -g root "$CL_DIR/nodes/n$i/log"
@@ -44,11 +37,14 @@ done
 # topology_conf= reads the file Slurm reads (written by cluster_start)
 chmod 0644 "$CL_DIR/topology.conf"
 
-cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$(cluster_test_helper)" \
-	"munge_socket=$CL_DIR/munge/munge.sock" \
-	"results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M \
-	"topology_conf=$CL_DIR/topology.conf")"
+# plug [KEY=VALUE...]: the test's plugstack line, with the socket transport
+plug() {
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
+		test_transport=socket test_timeout=8 test_max_lat_us=200000 \
+		"test_helper=$(cluster_test_helper)" "munge_socket=$CL_DIR/munge/munge.sock" "$@")"
+}
+plug "results_log=$CL_DIR/nodes/%n/log/links.jsonl" results_log_max=1M \
+	"topology_conf=$CL_DIR/topology.conf"
 
 logs() { ls "$CL_DIR"/nodes/n*/log/links.jsonl 2>/dev/null; }
 
@@ -222,9 +218,7 @@ NFT
 		tap_fail "leaf1's data path cut" "$(head -3 "$OUT/nft")"
 	fi
 done
-cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
-	test_transport=socket test_timeout=8 test_max_lat_us=200000 "test_helper=$(cluster_test_helper)" \
-	"munge_socket=$CL_DIR/munge/munge.sock")"
+plug
 run addr cl_srun -N9 --ib-test true
 if [ $RC -ne 0 ] && names_leaf1_uplinks addr; then
 	tap_ok "without topology_conf=, SLURM_TOPOLOGY_ADDR ($addr) names leaf1's uplinks, and no node"
