@@ -3,7 +3,7 @@
  * libFuzzer target: the results log reader, fed any bytes a crash, a full
  * disk or a hostile edit could leave in a log.  It must never crash; every
  * record it hands out must name two different valid nodes and format back
- * into a line that parses to the same link.
+ * into a line that parses to the same link and outcome (one vocabulary).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,7 +27,8 @@ static int check(void *arg, const struct ibp_link_record *r)
 		abort();
 	if (ibp_results_log_parse_line(line, (size_t)n - 1, &back))
 		abort();
-	if (strcmp(back.a, r->a) || strcmp(back.b, r->b) || back.job != r->job || back.ok != r->ok)
+	if (strcmp(back.a, r->a) || strcmp(back.b, r->b) || back.job != r->job ||
+	    back.status != r->status)
 		abort();
 	return 0;
 }

@@ -67,8 +67,7 @@ void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node
 			r->b_port = l->port;
 			r->a_port = l->peer_port;
 		}
-		r->ok = l->status == IBP_LINK_PASS;
-		snprintf(r->why, sizeof(r->why), "%s", ibp_link_status_name(l->status));
+		r->status = l->status;
 		r->rtt_us = l->lat_us > 0 ? l->lat_us : -1;
 		r->gbps = l->gbps > 0 ? l->gbps : -1;
 		n->n_test_records++;

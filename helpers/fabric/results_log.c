@@ -37,6 +37,12 @@ static int kv_measure(struct ibp_json *j, const char *key, double v, double unit
 	return ibp_json_kv_double(j, key, round_to(v, unit));
 }
 
+/* The outcomes a record may carry: a tested link's (the reader takes the same). */
+static bool loggable(enum ibp_link_status st)
+{
+	return st != IBP_LINK_UNTESTED && (unsigned)st < IBP_LINK_STATUS_COUNT;
+}
+
 int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t len)
 {
 	struct ibp_json j;
@@ -44,7 +50,7 @@ int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t le
 	size_t n;
 	int rc;
 
-	if (!r->a[0] || !r->b[0])
+	if (!r->a[0] || !r->b[0] || !loggable(r->status))
 		return -EINVAL;
 	ibp_json_init_buf(&j, 0);
 	ibp_json_object_begin(&j);
@@ -62,8 +68,8 @@ int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t le
 	ibp_json_kv_int(&j, "br", r->b_rail);
 	ibp_json_kv_string(&j, "bd", r->b_dev);
 	ibp_json_kv_uint(&j, "bp", r->b_port);
-	ibp_json_kv_bool(&j, "ok", r->ok);
-	ibp_json_kv_string(&j, "why", r->why[0] ? r->why : (r->ok ? "pass" : "fail"));
+	ibp_json_kv_bool(&j, "ok", r->status == IBP_LINK_PASS);
+	ibp_json_kv_string(&j, "why", ibp_link_status_name(r->status));
 	kv_measure(&j, "rtt_us", r->rtt_us, 0.1);
 	kv_measure(&j, "gbps", r->gbps, 0.01);
 	ibp_json_object_end(&j);
@@ -447,9 +453,12 @@ enum {
 	HAVE_B = 1 << 4,
 	HAVE_OK = 1 << 5,
 	HAVE_STEP = 1 << 6,
+	HAVE_WHY = 1 << 7,
+	OK_TRUE = 1 << 8, /* the value of "ok" */
+	REQUIRED = HAVE_V | HAVE_T | HAVE_JOB | HAVE_STEP | HAVE_A | HAVE_B | HAVE_OK | HAVE_WHY,
 };
 
-/* Node, device and reason names: the characters of a host name, or empty. */
+/* Node and device names: the characters of a host name, or empty. */
 static int set_str(char *dst, size_t size, const struct value *v)
 {
 	if (v->type != V_STR || strlen(v->s) >= size || (v->s[0] && !name_ok(v->s)))
@@ -503,10 +512,13 @@ static int apply(struct ibp_link_record *r, const char *key, const struct value 
 	} else if (!strcmp(key, "ok")) {
 		if (v->type != V_BOOL)
 			return -EINVAL;
-		r->ok = v->b;
-		*have |= HAVE_OK;
+		*have = (*have & ~(unsigned)OK_TRUE) | HAVE_OK | (v->b ? OK_TRUE : 0);
 	} else if (!strcmp(key, "why")) {
-		return set_str(r->why, sizeof(r->why), v);
+		/* the vocabulary's names only (oob.h), as the writer writes them */
+		if (!is_str || ibp_link_status_parse(v->s, strlen(v->s), &r->status) ||
+		    !loggable(r->status))
+			return -EINVAL;
+		*have |= HAVE_WHY;
 	} else if (!strcmp(key, "rtt_us") || !strcmp(key, "gbps")) {
 		double x = -1;
 
@@ -569,13 +581,13 @@ int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_rec
 	skip_ws(&c);
 	if (c.p != c.end)
 		return -EINVAL;
-	if ((have & (HAVE_V | HAVE_T | HAVE_JOB | HAVE_STEP | HAVE_A | HAVE_B | HAVE_OK)) !=
-	    (HAVE_V | HAVE_T | HAVE_JOB | HAVE_STEP | HAVE_A | HAVE_B | HAVE_OK))
+	if ((have & REQUIRED) != REQUIRED)
 		return -EINVAL;
 	if (!strcmp(r->a, r->b))
 		return -EINVAL;
-	if (!r->why[0])
-		strcpy(r->why, r->ok ? "pass" : "fail");
+	/* "ok" says what "why" says, as the writer derives it */
+	if (!(have & OK_TRUE) != (r->status != IBP_LINK_PASS))
+		return -EINVAL;
 	return 0;
 }
 

@@ -36,6 +36,19 @@ const char *ibp_link_status_name(enum ibp_link_status s)
 	return link_status_names[s];
 }
 
+int ibp_link_status_parse(const char *name, size_t len, enum ibp_link_status *out)
+{
+	for (unsigned i = 0; i < IBP_LINK_STATUS_COUNT; i++) {
+		const char *n = link_status_names[i];
+
+		if (len && n[0] == name[0] && strlen(n) == len && !memcmp(n, name, len)) {
+			*out = (enum ibp_link_status)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 size_t ibp_oob_payload_max(unsigned type)
 {
 	switch (type) {

@@ -96,7 +96,15 @@ enum ibp_link_status {
 	IBP_LINK_STATUS_COUNT
 };
 
-const char *ibp_link_status_name(enum ibp_link_status s); /* "pass", "unreachable" ... */
+/*
+ * An outcome's name, the one vocabulary of the cross-node test's messages,
+ * `ibprep rdmatest --json` and the results log (results_log.h): "pass",
+ * "unreachable", "timed out" ...  ibp_link_status_parse() is its inverse:
+ * NAME (LEN bytes, no NUL needed) exactly as ibp_link_status_name() writes
+ * it; 0, or -EINVAL for any other text.
+ */
+const char *ibp_link_status_name(enum ibp_link_status s);
+int ibp_link_status_parse(const char *name, size_t len, enum ibp_link_status *out);
 
 #define IBP_HELLO_REPLY    0x1u /* the listener's answer to a HELLO */
 #define IBP_HELLO_INSECURE 0x2u /* no credential: the sender runs --insecure */

@@ -6,13 +6,14 @@
  *
  *   {"v":1,"t":1764600000,"job":812,"step":0,"by":"n01","round":1,
  *    "a":"n01","ar":0,"ad":"mlx5_0","ap":1,"b":"n02","br":0,"bd":"mlx5_0",
- *    "bp":1,"ok":false,"why":"timeout","rtt_us":null,"gbps":null}
+ *    "bp":1,"ok":false,"why":"timed out","rtt_us":null,"gbps":null}
  *
  * (one line in the file).  A is the sending end, B the receiving end, AR
- * and BR their rails; WHY is ibp_link_status_name() of the outcome; RTT_US
- * and GBPS are null when not measured.  Both ends of a link write it, so a
- * dead node's links are still recorded by its peers; readers join the two
- * records (a failure seen by either end is a failure).
+ * and BR their rails; WHY is the outcome's name in the one vocabulary of
+ * oob.h (ibp_link_status_name(), read back with ibp_link_status_parse()),
+ * OK says whether it is "pass"; RTT_US and GBPS are null when not
+ * measured.  Both ends of a link write it, each for its own end (BY is A
+ * or B), so a dead node's links are still recorded by its peers.
  *
  * Writer (ibp_results_log_append): only into a place nobody but OWNER (root
  * in the plugin; else the caller's own uid) can change, checked by
@@ -31,7 +32,9 @@
  * new file started.  A writer that opened the file just before another one
  * rotated it notices (the locked file is no longer PATH) and starts over.
  *
- * Reader (ibp_results_log_read_*): never trusts the text.  A line that is
+ * Reader (ibp_results_log_read_*): never trusts the text.  It accepts what
+ * the writer writes: WHY one of the vocabulary's names (never "untested",
+ * which the writer refuses) and OK true exactly for "pass".  A line that is
  * not a record is skipped and counted: a last line without its newline (a
  * crash mid-write) as cut; when a cut record was followed by a good one on
  * the same line, the good one is kept.  Unknown keys are ignored (later
@@ -48,6 +51,7 @@
 #include <sys/types.h>
 
 #include "ibprep/finding.h"
+#include "ibprep/oob.h"
 
 #define IBP_RESULTS_LOG_VERSION    1
 #define IBP_RESULTS_LOG_MAX_RECORD 1024 /* bytes of one line, newline included */
@@ -61,16 +65,16 @@ struct ibp_link_record {
 	char a[IBP_NODE_MAX], b[IBP_NODE_MAX];
 	int a_rail, b_rail; /* -1 unknown */
 	char a_dev[IBP_DEV_MAX], b_dev[IBP_DEV_MAX];
-	unsigned a_port, b_port; /* 0 unknown */
-	bool ok;
-	char why[IBP_CODE_MAX]; /* "pass", "timeout", "corrupt" ... */
-	double rtt_us, gbps;    /* < 0: not measured */
+	unsigned a_port, b_port;     /* 0 unknown */
+	enum ibp_link_status status; /* "ok" is status == IBP_LINK_PASS; never UNTESTED */
+	double rtt_us, gbps;         /* < 0: not measured */
 };
 
 /*
  * One record as a JSON line (with its newline) in BUF.  Returns the length,
  * or -E2BIG when it does not fit (LEN >= IBP_RESULTS_LOG_MAX_RECORD always
- * fits: every field is bounded), -EINVAL for a record without both nodes.
+ * fits: every field is bounded), -EINVAL for a record without both nodes
+ * or whose status has no name in the log (untested, out of range).
  */
 int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t len);
 

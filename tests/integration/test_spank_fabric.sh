@@ -171,6 +171,14 @@ else
 fi
 "$IBPREP" fabric --topology "$CL_DIR/topology.conf" --json $(logs) >"$OUT/fabric.json" 2>&1
 rc=$?
+# The plugin's outcome names (oob.h's vocabulary) read back as written: every record is read.
+echo "# outcomes in the logs:$(cat $(logs) | grep -o '"why":"[^"]*"' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+if grep -q "\"records\": $records," "$OUT/fabric.json" && grep -q '"malformed": 0,' "$OUT/fabric.json" &&
+	grep -q "\"links_failed\": [1-9]" "$OUT/fabric.json"; then
+	tap_ok "ibprep fabric reads every record the plugin wrote ($records, none malformed)"
+else
+	tap_fail "ibprep fabric reads the plugin's records" "$(grep -A12 '"input"' "$OUT/fabric.json" | sed 's/^/    /')"
+fi
 first=$(grep -m1 '"part":' "$OUT/fabric.json")
 if [ $rc -eq 1 ] && [[ "$first" == *'"leaf1 uplinks"'* ]] &&
 	! grep -A2 '"part"' "$OUT/fabric.json" | grep -q '"kind": "node",' ; then

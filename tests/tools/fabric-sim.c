@@ -17,8 +17,11 @@
  *                    half of the links that take it (1/SPINES of the leaf's
  *                    cross-leaf links on that rail): ~6% of them
  *   intermittent     one rail of one node fails 5% of its links
- * plus a background: any link fails with probability NOISE (a test that
- * timed out under load).
+ * plus a background: any link fails with probability NOISE (a test slowed
+ * by load ...), and SETUP_NOISE of them end with an outcome about the test
+ * itself (authentication, another build), which the method must leave
+ * out.  Every record carries the outcome name the plugin would write
+ * (oob.h's vocabulary), by cause.
  *
  * Jobs: sizes 2..64 nodes; placed as Slurm's topology/tree does, in as few
  * leaves as possible, contiguous (sizes up to a leaf start at a random
@@ -109,12 +112,35 @@ static void fault_make(struct fault *f, enum fault_type t)
 	}
 }
 
-/* Whether a link a->b on RAIL crosses the fault (it may still pass) and its pass chance. */
-static double link_pass(const struct fault *f, size_t nf, int a, int b, int rail, bool *affected)
+/*
+ * What a failed link's record says, by its cause: the names the plugin
+ * writes (oob.h's vocabulary), so that the log's reader and the method see
+ * what they see in production.
+ */
+static const enum ibp_link_status fault_kinds[F_N][3] = {
+    [F_DEAD_NODE] = {IBP_LINK_UNREACHABLE, IBP_LINK_UNREACHABLE, IBP_LINK_UNREACHABLE},
+    [F_BAD_CABLE] = {IBP_LINK_TRANSPORT, IBP_LINK_TRANSPORT, IBP_LINK_TIMEOUT},
+    [F_LOSSY_UPLINKS] = {IBP_LINK_TIMEOUT, IBP_LINK_CORRUPT, IBP_LINK_BW_LOW},
+    [F_SPINE_PORT] = {IBP_LINK_TIMEOUT, IBP_LINK_GONE, IBP_LINK_LAT_HIGH},
+    [F_INTERMITTENT] = {IBP_LINK_CORRUPT, IBP_LINK_TIMEOUT, IBP_LINK_LAT_HIGH},
+};
+/* The background: any of the fabric's failures, for no fault (a test slowed by load ...). */
+static const enum ibp_link_status noise_kinds[] = {
+    IBP_LINK_UNREACHABLE, IBP_LINK_TIMEOUT,  IBP_LINK_TRANSPORT, IBP_LINK_CORRUPT,
+    IBP_LINK_BW_LOW,      IBP_LINK_LAT_HIGH, IBP_LINK_GONE};
+/* Outcomes about the test itself (SETUP_NOISE of the links): the method must leave them out. */
+static const enum ibp_link_status setup_kinds[] = {IBP_LINK_AUTH, IBP_LINK_PROTOCOL, IBP_LINK_LOCAL,
+						   IBP_LINK_VERSION};
+#define SETUP_NOISE 0.0002
+#define PICK(arr)   (arr)[pick((int)(sizeof(arr) / sizeof((arr)[0])))]
+
+/* The outcome of a link a->b on RAIL; AFFECTED when it crosses a fault (it may still pass). */
+static enum ibp_link_status link_outcome(const struct fault *f, size_t nf, int a, int b, int rail,
+					 bool *affected)
 {
-	double p = 1 - NOISE;
 	bool cross = a / LEAF_SIZE != b / LEAF_SIZE;
 	int spine = pick(SPINES);
+	enum ibp_link_status st = IBP_LINK_PASS;
 
 	for (size_t i = 0; i < nf; i++) {
 		const struct fault *x = &f[i];
@@ -149,10 +175,15 @@ static double link_pass(const struct fault *f, size_t nf, int a, int b, int rail
 		}
 		if (hit) {
 			*affected = true;
-			p *= pass;
+			if (st == IBP_LINK_PASS && uniform() >= pass)
+				st = PICK(fault_kinds[x->type]);
 		}
 	}
-	return p;
+	if (st == IBP_LINK_PASS && uniform() < NOISE)
+		st = PICK(noise_kinds);
+	if (st == IBP_LINK_PASS && uniform() < SETUP_NOISE)
+		st = PICK(setup_kinds);
+	return st;
 }
 
 static int job_size(void)
@@ -211,8 +242,8 @@ static void log_add(const struct ibp_link_record *r)
 	log_len += (size_t)n;
 }
 
-static void record(struct ibp_link_record *r, int by, int a, int b, int rail, bool ok, uint32_t job,
-		   unsigned round, int64_t t)
+static void record(struct ibp_link_record *r, int by, int a, int b, int rail,
+		   enum ibp_link_status st, uint32_t job, unsigned round, int64_t t)
 {
 	r->time = t;
 	r->job = job;
@@ -225,10 +256,9 @@ static void record(struct ibp_link_record *r, int by, int a, int b, int rail, bo
 	strcpy(r->a_dev, dev_names[rail]);
 	strcpy(r->b_dev, dev_names[rail]);
 	r->a_port = r->b_port = 1;
-	r->ok = ok;
-	strcpy(r->why, ok ? "pass" : "timeout");
-	r->rtt_us = ok ? 3 + uniform() : -1;
-	r->gbps = ok ? 180 + 10 * uniform() : -1;
+	r->status = st;
+	r->rtt_us = st == IBP_LINK_PASS ? 3 + uniform() : -1;
+	r->gbps = st == IBP_LINK_PASS ? 180 + 10 * uniform() : -1;
 }
 
 /*
@@ -266,7 +296,8 @@ static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t n
 			for (int rail = 0; rail < RAILS; rail++) {
 				struct ibp_link_record r = {0};
 				bool hit = false;
-				bool ok = uniform() < link_pass(faults, nf, a, b, rail, &hit);
+				enum ibp_link_status st =
+				    link_outcome(faults, nf, a, b, rail, &hit);
 				bool a_dead = false, b_dead = false;
 
 				for (size_t k = 0; k < nf; k++) {
@@ -277,11 +308,11 @@ static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t n
 				}
 				affected |= hit;
 				if (!a_dead) {
-					record(&r, a, a, b, rail, ok, job, round + 1, t);
+					record(&r, a, a, b, rail, st, job, round + 1, t);
 					rec_add(&r);
 				}
 				if (!b_dead) {
-					record(&r, b, a, b, rail, ok, job, round + 1, t);
+					record(&r, b, a, b, rail, st, job, round + 1, t);
 					rec_add(&r);
 				}
 			}

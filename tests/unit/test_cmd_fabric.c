@@ -73,8 +73,7 @@ static void rec(struct ibp_link_record *r, int by, int a, int b, int rail, bool 
 	snprintf(r->a_dev, sizeof(r->a_dev), "mlx5_%d", rail);
 	snprintf(r->b_dev, sizeof(r->b_dev), "mlx5_%d", rail);
 	r->a_port = r->b_port = 1;
-	r->ok = ok;
-	snprintf(r->why, sizeof(r->why), "%s", ok ? "pass" : "timeout");
+	r->status = ok ? IBP_LINK_PASS : IBP_LINK_TIMEOUT;
 	r->rtt_us = ok ? 2.5 : -1;
 	r->gbps = ok ? 190 : -1;
 }
@@ -335,6 +334,12 @@ static void test_fabric_not_enough_evidence_table(void **state)
 	}
 }
 
+/* The failures the plugin writes that are the fabric's (oob.h's vocabulary). */
+static const enum ibp_link_status fabric_kinds[] = {
+    IBP_LINK_UNREACHABLE, IBP_LINK_TIMEOUT,  IBP_LINK_TRANSPORT, IBP_LINK_CORRUPT,
+    IBP_LINK_BW_LOW,      IBP_LINK_LAT_HIGH, IBP_LINK_GONE,
+};
+
 static void test_fabric_both_ends_joined_failure_wins(void **state)
 {
 	struct ibp_fabric *f;
@@ -349,24 +354,30 @@ static void test_fabric_both_ends_joined_failure_wins(void **state)
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
 	rec(&r, 1, 0, 1, 0, false, 8, 1764547200); /* another job: another link */
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
-	strcpy(r.why, "auth"); /* about the test, not the fabric */
-	r.job = 9;
-	assert_int_equal(ibp_fabric_add(f, &r), 0);
-	/* the names the plugin writes (ib_results.c: ibp_link_status_name()) */
-	strcpy(r.why, "failed authentication");
+	/* about the test, not the fabric: left out (fabric.c's not_fabric) */
+	r.status = IBP_LINK_AUTH;
 	r.job = 10;
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
-	strcpy(r.why, "other protocol version"); /* another spank-ib build: nothing tested */
+	r.status = IBP_LINK_VERSION; /* another spank-ib build: nothing tested */
 	r.job = 11;
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
-	strcpy(r.why, "protocol error");
+	r.status = IBP_LINK_PROTOCOL;
 	r.job = 12;
 	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	r.status = IBP_LINK_LOCAL;
+	r.job = 13;
+	assert_int_equal(ibp_fabric_add(f, &r), 0);
+	/* every other failure is one the fabric made: a lossy link's too */
+	for (size_t i = 0; i < sizeof(fabric_kinds) / sizeof(fabric_kinds[0]); i++) {
+		r.status = fabric_kinds[i];
+		r.job = 20 + (uint32_t)i;
+		assert_int_equal(ibp_fabric_add(f, &r), 0);
+	}
 	ibp_fabric_get_stats(f, &st);
-	assert_int_equal(st.records, 7);
-	assert_int_equal(st.links, 2);
+	assert_int_equal(st.records, 14);
+	assert_int_equal(st.links, 9);
 	assert_int_equal(st.joined, 1);
-	assert_int_equal(st.failed, 2);
+	assert_int_equal(st.failed, 9);
 	assert_int_equal(st.not_fabric, 4);
 	ibp_fabric_free(f);
 }
@@ -485,6 +496,55 @@ static void test_cmd_fabric_names_the_uplinks_from_two_logs(void **state)
 	tmp_clean(&t);
 }
 
+/*
+ * Issue 28's acceptance: a log holding one record of each outcome a record
+ * can carry (written by the library's writer, as the plugin writes them):
+ * nothing malformed, every fabric failure counted, the rest left out.
+ */
+static void test_cmd_fabric_every_outcome_read(void **state)
+{
+	struct tmp t;
+	static char out[1 << 16];
+	char want[64];
+	size_t failures = 0, setup;
+	FILE *fp;
+
+	(void)state;
+	tmp_make(&t);
+	fp = fopen(t.log, "w");
+	assert_non_null(fp);
+	for (int s = 0; s < IBP_LINK_STATUS_COUNT; s++) {
+		struct ibp_link_record r;
+		char line[IBP_RESULTS_LOG_MAX_RECORD];
+		int n;
+
+		if (s == IBP_LINK_UNTESTED)
+			continue; /* never written: the writer refuses it */
+		rec(&r, 0, 0, 1 + s, 0, s == IBP_LINK_PASS, 1 + (uint32_t)s, 1764547200);
+		r.status = (enum ibp_link_status)s;
+		n = ibp_results_log_format(&r, line, sizeof(line));
+		assert_true(n > 0);
+		fwrite(line, 1, (size_t)n, fp);
+		failures += s != IBP_LINK_PASS;
+	}
+	fclose(fp);
+	/* the failures that are not the fabric's: about the test itself */
+	setup = failures - sizeof(fabric_kinds) / sizeof(fabric_kinds[0]);
+	assert_int_equal(setup, 4);
+	const char *argv[] = {"fabric", "--json", t.log, NULL};
+	assert_int_not_equal(run(&t, argv, out, sizeof(out)), 2);
+	print_message("%.1200s\n", out);
+	assert_non_null(strstr(out, "\"malformed\": 0,"));
+	assert_non_null(strstr(out, "\"cut\": 0,"));
+	snprintf(want, sizeof(want), "\"records\": %d,", IBP_LINK_STATUS_COUNT - 1);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\"links_failed\": %zu,", failures - setup);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\"not_fabric\": %zu,", setup);
+	assert_non_null(strstr(out, want));
+	tmp_clean(&t);
+}
+
 static void test_cmd_fabric_bad_input_exit_2(void **state)
 {
 	struct tmp t;
@@ -522,6 +582,7 @@ int main(void)
 	    cmocka_unit_test(test_fabric_not_enough_evidence_table),
 	    cmocka_unit_test(test_fabric_both_ends_joined_failure_wins),
 	    cmocka_unit_test(test_cmd_fabric_names_the_uplinks_from_two_logs),
+	    cmocka_unit_test(test_cmd_fabric_every_outcome_read),
 	    cmocka_unit_test(test_cmd_fabric_bad_input_exit_2),
 	};
 
