@@ -183,7 +183,8 @@ TSAN        := -fsanitize=thread -fno-omit-frame-pointer
 TSAN_CFLAGS  = $(CPPFLAGS) $(BASEFLAGS) $(VERFLAGS) $(WARN) -fPIC -O1 $(TSAN)
 TSAN_LIB_OBJS     := $(LIB_SRCS:%.c=$(B)/tsan/%.o)
 TSAN_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(B)/tsan/%.o)
-TSAN_TEST_BINS    := $(B)/tsan/tests/test_rdmatest_plan $(B)/tsan/tests/test_rdmatest_rails
+TSAN_TEST_BINS    := $(B)/tsan/tests/test_rdmatest_plan $(B)/tsan/tests/test_rdmatest_rails \
+                     $(B)/tsan/tests/test_results_log
 
 $(B)/tsan/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -5,10 +5,12 @@
  * ranked by suspicion with their evidence (fabric.h, docs/fabric.md).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ibprep_cmd.h"
 #include "ibprep/fabric.h"
@@ -23,6 +25,7 @@ enum {
 	OPT_ALL,
 	OPT_MIN_LINKS,
 	OPT_LIMIT,
+	OPT_THREADS,
 };
 
 static const struct ibprep_opt fabric_opts[] = {
@@ -39,6 +42,9 @@ static const struct ibprep_opt fabric_opts[] = {
     {"min-links", OPT_MIN_LINKS, 0, "N",
      "links a part must have carried before it can be judged (default 8)"},
     {"limit", OPT_LIMIT, 'n', "N", "list at most N parts (default 50)"},
+    {"threads", OPT_THREADS, 0, "N",
+     "threads that read and parse the next logs meanwhile (default: the CPUs, at most 8; 1: "
+     "none); the result is the same"},
     {NULL, 0, 0, NULL, NULL},
 };
 
@@ -55,6 +61,14 @@ const struct ibprep_cmd_spec ibprep_fabric_spec = {
     .operand_help = "a results log (JSON lines); any number, rotated ones (.1) too",
     .epilog = "exit status: 0 no suspect part, 1 suspect parts listed, 2 could not run\n",
 };
+
+/* The default --threads: the CPUs this process may run on, at most 8. */
+static unsigned cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+}
 
 static int parse_uint(const char *s, unsigned *out)
 {
@@ -124,6 +138,23 @@ static void print_time(FILE *out, int64_t t)
 		fprintf(out, "%s", buf);
 }
 
+/* The commonest failure outcome of P and its share of P's failure records ("" none). */
+static const char *top_kind(const struct ibp_fabric_part *p, double *share)
+{
+	unsigned total = 0, best = 0;
+	int k = -1;
+
+	for (int i = 0; i < IBP_LINK_STATUS_COUNT; i++) {
+		total += p->kinds[i];
+		if (p->kinds[i] > best) {
+			best = p->kinds[i];
+			k = i;
+		}
+	}
+	*share = total ? (double)best / total : 0;
+	return k < 0 ? "" : ibp_link_status_name((enum ibp_link_status)k);
+}
+
 static void json_part(struct ibp_json *j, const struct ibp_fabric_part *p)
 {
 	ibp_json_object_begin(j);
@@ -152,15 +183,24 @@ static void json_part(struct ibp_json *j, const struct ibp_fabric_part *p)
 	ibp_json_kv_double(j, "p_fail", p->p_fail);
 	ibp_json_kv_double(j, "failed_attributed", p->attributed);
 	ibp_json_kv_double(j, "surprise", p->surprise);
-	ibp_json_kv_uint(j, "links_failed", p->links_fail);
-	ibp_json_kv_uint(j, "links_passed", p->links_pass);
-	ibp_json_kv_uint(j, "jobs", p->jobs);
+	ibp_json_kv_double(j, "links_failed", p->links_fail);
+	ibp_json_kv_double(j, "links_failed_recorded", p->links_fail_recorded);
+	ibp_json_kv_double(j, "links_passed", p->links_pass);
 	ibp_json_kv_uint(j, "jobs_failed", p->jobs_fail);
 	ibp_json_kv_uint(j, "days", p->days);
-	ibp_json_kv_uint(j, "neighbours", p->peers);
+	ibp_json_kv_uint(j, "days_failed", p->days_fail);
 	ibp_json_kv_uint(j, "neighbours_failed", p->peers_fail);
+	ibp_json_kv_uint(j, "reporters", p->reporters);
 	ibp_json_kv_int(j, "first", p->first);
 	ibp_json_kv_int(j, "last", p->last);
+	/* failure records by outcome, in the results log's names */
+	ibp_json_key(j, "failures");
+	ibp_json_object_begin(j);
+	for (int i = 0; i < IBP_LINK_STATUS_COUNT; i++)
+		if (p->kinds[i])
+			ibp_json_kv_uint(j, ibp_link_status_name((enum ibp_link_status)i),
+					 p->kinds[i]);
+	ibp_json_object_end(j);
 	if (p->reason[0])
 		ibp_json_kv_string(j, "reason", p->reason);
 	else
@@ -176,7 +216,7 @@ static int print_json(const struct ibp_fabric_part *parts, size_t n,
 
 	ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
 	ibp_json_object_begin(&j);
-	ibp_json_kv_int(&j, "schema", 1);
+	ibp_json_kv_int(&j, "schema", 2);
 	ibp_json_key(&j, "input");
 	ibp_json_object_begin(&j);
 	ibp_json_kv_uint(&j, "records", ls->records);
@@ -185,9 +225,14 @@ static int print_json(const struct ibp_fabric_part *parts, size_t n,
 	ibp_json_kv_uint(&j, "other_version", ls->other_version);
 	ibp_json_kv_uint(&j, "too_old", st->too_old);
 	ibp_json_kv_uint(&j, "not_fabric", st->not_fabric);
-	ibp_json_kv_uint(&j, "links", st->links);
-	ibp_json_kv_uint(&j, "links_failed", st->failed);
-	ibp_json_kv_uint(&j, "links_outside_topology", st->unplaced);
+	ibp_json_kv_uint(&j, "not_own_link", st->not_own);
+	ibp_json_kv_uint(&j, "failures", st->failures);
+	ibp_json_kv_double(&j, "links", st->links);
+	ibp_json_kv_double(&j, "links_failed", st->failed);
+	ibp_json_kv_double(&j, "links_failed_both_ends", st->confirmed);
+	ibp_json_kv_double(&j, "links_failed_one_end", st->unconfirmed);
+	ibp_json_kv_double(&j, "links_failed_left_out", st->discounted);
+	ibp_json_kv_uint(&j, "records_outside_topology", st->unplaced);
 	ibp_json_kv_string(&j, "topology", topo ? topo->source : NULL);
 	ibp_json_object_end(&j);
 	ibp_json_key(&j, "model");
@@ -207,40 +252,62 @@ static int print_json(const struct ibp_fabric_part *parts, size_t n,
 	return ibp_json_finish(&j);
 }
 
+/* A count of links (halves from one end's records): whole when it is. */
+static const char *links_str(double v, char *buf, size_t len)
+{
+	snprintf(buf, len, v == floor(v) ? "%.0f" : "%.1f", v);
+	return buf;
+}
+
 static void print_table(const struct ibp_fabric_part *parts, size_t n,
 			const struct ibp_fabric_stats *st, const struct ibp_results_log_stats *ls)
 {
 	size_t suspects = 0;
+	char a[32], b[32], c[32], d[32];
 
-	printf("%zu links from %zu records (%zu failed)", st->links, ls->records, st->failed);
+	printf("%zu records: %s links, %s failed (%s on both ends' word, %s on one end's)\n",
+	       ls->records, links_str(st->links, a, sizeof(a)), links_str(st->failed, b, sizeof(b)),
+	       links_str(st->confirmed, c, sizeof(c)),
+	       links_str(st->unconfirmed - st->discounted, d, sizeof(d)));
+	if (st->discounted > 0)
+		printf("left out: %s failed links on one end's word with no second reporter behind "
+		       "them\n",
+		       links_str(st->discounted, a, sizeof(a)));
 	if (ls->cut || ls->malformed || ls->other_version)
-		printf("; skipped: %zu cut, %zu malformed, %zu of another version", ls->cut,
+		printf("skipped: %zu cut, %zu malformed, %zu of another version\n", ls->cut,
 		       ls->malformed, ls->other_version);
-	if (st->too_old)
-		printf("; %zu before --since", st->too_old);
-	if (st->not_fabric)
-		printf("; %zu outcomes not about the fabric (auth, protocol, local)",
-		       st->not_fabric);
-	printf("\n%zu parts, %zu with too little traffic to judge; background %.2g failures per "
+	if (st->too_old || st->not_fabric || st->not_own)
+		printf("left out: %zu records before --since, %zu about the test itself "
+		       "(authentication, protocol, local failure, version), %zu about a link their "
+		       "writer is not an end of\n",
+		       st->too_old, st->not_fabric, st->not_own);
+	printf("%zu parts, %zu with too little traffic to judge; background %.2g failures per "
 	       "link\n\n",
 	       st->parts, st->little_traffic, st->background);
 	if (!n) {
 		printf("no part has failures to explain\n");
 		return;
 	}
-	printf("%-4s %-26s %-7s %-9s %7s %10s %9s %6s %5s %10s  %s\n", "rank", "part", "kind",
-	       "verdict", "p(fail)", "fail/pass", "jobs", "days", "nbrs", "first", "last / why");
+	printf("%-4s %-26s %-7s %-10s %7s %12s %5s %7s %4s %3s %-18s %10s  %s\n", "rank", "part",
+	       "kind", "verdict", "p(fail)", "fail/pass", "jobs", "days", "nbrs", "by", "mostly",
+	       "first", "last / why");
 	for (size_t i = 0; i < n; i++) {
 		const struct ibp_fabric_part *p = &parts[i];
-		char fp[32], jobs[24];
+		char fp[80], days[24], kind[40];
+		double share;
+		const char *k = top_kind(p, &share);
 
-		snprintf(fp, sizeof(fp), "%llu/%llu", (unsigned long long)p->links_fail,
-			 (unsigned long long)p->links_pass);
-		snprintf(jobs, sizeof(jobs), "%u/%u", p->jobs_fail, p->jobs);
-		printf("%-4zu %-26s %-7s %-9s %6.1f%% %10s %9s %6u %5u ", i + 1, p->name,
+		snprintf(fp, sizeof(fp), "%s/%s", links_str(p->links_fail, a, sizeof(a)),
+			 links_str(p->links_pass, b, sizeof(b)));
+		snprintf(days, sizeof(days), "%u/%u", p->days_fail, p->days);
+		if (k[0])
+			snprintf(kind, sizeof(kind), "%s %.0f%%", k, 100 * share);
+		else
+			snprintf(kind, sizeof(kind), "-");
+		printf("%-4zu %-26s %-7s %-10s %6.1f%% %12s %5u %7s %4u %3u %-18s ", i + 1, p->name,
 		       ibp_part_kind_name(p->kind),
 		       p->verdict == IBP_PART_SUSPECT ? "SUSPECT" : "not enough", 100 * p->p_fail,
-		       fp, jobs, p->days, p->peers_fail);
+		       fp, p->jobs_fail, days, p->peers_fail, p->reporters, kind);
 		print_time(stdout, p->first);
 		printf("  ");
 		if (p->verdict == IBP_PART_SUSPECT)
@@ -250,15 +317,17 @@ static void print_table(const struct ibp_fabric_part *parts, size_t n,
 		printf("\n");
 		suspects += p->verdict == IBP_PART_SUSPECT;
 	}
-	printf("\n%zu suspect part(s); fail/pass: links through the part; jobs: with a failure / "
-	       "all; nbrs: distinct far ends of its failed links\n",
+	printf("\n%zu suspect part(s); fail/pass: links through the part (a record is its end's "
+	       "half of a link); jobs: with a failure; days: with a failure / with a link; nbrs: "
+	       "distinct far ends of its failed links; by: nodes whose records they rest on; "
+	       "mostly: the commonest outcome of its failures; first, last: failures\n",
 	       suspects);
 }
 
 int ibprep_cmd_fabric(int argc, char **argv)
 {
 	const char *topo_path = NULL;
-	const char *logs[1024];
+	const char **logs = calloc((size_t)argc + 1, sizeof(*logs));
 	size_t n_logs = 0, limit = 50, shown_ne = 0, n_parts, n_show = 0;
 	bool json = false, all = false;
 	struct ibp_fabric_opts o;
@@ -270,11 +339,15 @@ int ibprep_cmd_fabric(int argc, char **argv)
 	struct ibp_fabric_part *show = NULL;
 	struct ibprep_args args;
 	char err[512];
-	unsigned u;
+	unsigned u, threads = cpus();
 	int opt, rc = 2;
 
 	ibp_fabric_opts_init(&o);
 	ibp_topology_init(&topo);
+	if (!logs) {
+		fprintf(stderr, "ibprep fabric: out of memory\n");
+		return 2;
+	}
 	ibprep_args_init(&args, &ibprep_fabric_spec, argc, argv);
 	while ((opt = ibprep_args_next(&args)) != IBPREP_ARGS_END) {
 		switch (opt) {
@@ -287,7 +360,7 @@ int ibprep_cmd_fabric(int argc, char **argv)
 					"ibprep fabric: bad value '%s' for --since: expected epoch "
 					"seconds, YYYY-MM-DD[THH:MM[:SS]] or an age like 7d, 36h\n",
 					args.value);
-				return 2;
+				goto out;
 			}
 			break;
 		case OPT_JSON:
@@ -298,54 +371,57 @@ int ibprep_cmd_fabric(int argc, char **argv)
 			break;
 		case OPT_MIN_LINKS:
 		case OPT_LIMIT:
-			if (parse_uint(args.value, &u) || (opt == OPT_LIMIT && !u)) {
+		case OPT_THREADS:
+			if (parse_uint(args.value, &u) || (opt != OPT_MIN_LINKS && !u) ||
+			    (opt == OPT_THREADS && u > 64)) {
 				fprintf(stderr, "ibprep fabric: bad value '%s' for %s\n",
 					args.value, args.option);
-				return 2;
+				goto out;
 			}
 			if (opt == OPT_LIMIT)
 				limit = u;
+			else if (opt == OPT_THREADS)
+				threads = u;
 			else
 				o.min_links = u;
 			break;
 		case IBPREP_ARGS_OPERAND:
-			if (n_logs == sizeof(logs) / sizeof(logs[0])) {
-				fprintf(stderr, "ibprep fabric: more than %zu logs\n",
-					sizeof(logs) / sizeof(logs[0]));
-				return 2;
-			}
 			logs[n_logs++] = args.value;
 			break;
 		case IBPREP_ARGS_HELP:
-			return 0;
+			rc = 0;
+			goto out;
 		default:
-			return 2;
+			goto out;
 		}
 	}
 	if (!n_logs) {
 		fprintf(stderr, "ibprep fabric: no LOG given\n");
 		ibprep_usage(&ibprep_fabric_spec, stderr);
-		return 2;
+		goto out;
 	}
 	if (topo_path && ibp_topology_load_file(&topo, topo_path, err, sizeof(err))) {
 		fprintf(stderr, "ibprep fabric: %s\n", err);
-		return 2;
+		goto out;
 	}
 	if (ibp_fabric_new(&fab, topo_path ? &topo : NULL, &o)) {
 		fprintf(stderr, "ibprep fabric: out of memory\n");
 		goto out;
 	}
-	for (size_t i = 0; i < n_logs; i++) {
-		int r =
-		    ibp_results_log_read_file(logs[i], ibp_fabric_add, fab, &ls, err, sizeof(err));
+	err[0] = '\0';
+	{
+		int r = ibp_results_log_read_files(logs, n_logs, threads, ibp_fabric_add, fab, &ls,
+						   err, sizeof(err));
 
-		if (r) {
-			if (r == -ENOMEM || r == -E2BIG)
-				fprintf(stderr, "ibprep fabric: %s: %s\n", logs[i], strerror(-r));
-			else
-				fprintf(stderr, "ibprep fabric: %s\n", err);
+		if (r == -E2BIG && !err[0])
+			fprintf(stderr,
+				"ibprep fabric: the logs name more than %u nodes or rails "
+				"numbered %d or more\n",
+				IBP_FABRIC_MAX_NODES, IBP_FABRIC_MAX_RAILS);
+		else if (r)
+			fprintf(stderr, "ibprep fabric: %s\n", err[0] ? err : strerror(-r));
+		if (r)
 			goto out;
-		}
 	}
 	if (ibp_fabric_solve(fab, &parts, &n_parts)) {
 		fprintf(stderr, "ibprep fabric: out of memory\n");
@@ -353,7 +429,7 @@ int ibprep_cmd_fabric(int argc, char **argv)
 	}
 	/* Suspects, then (all, or the first 10) not-enough-evidence parts, up to LIMIT. */
 	show = calloc(n_parts ? n_parts : 1, sizeof(*show));
-	if (!show || ibp_fabric_evidence(fab, n_parts < limit + 10 ? n_parts : limit + 10)) {
+	if (!show || ibp_fabric_evidence(fab, n_parts)) {
 		fprintf(stderr, "ibprep fabric: out of memory\n");
 		goto out;
 	}
@@ -376,6 +452,7 @@ int ibprep_cmd_fabric(int argc, char **argv)
 		print_table(show, n_show, &st, &ls);
 	}
 out:
+	free(logs);
 	free(show);
 	ibp_fabric_free(fab);
 	ibp_topology_release(&topo);

@@ -3,13 +3,20 @@
  * fabric.c: per-part failure probabilities from many steps' link results
  * (see fabric.h and docs/fabric.md).
  *
- * Links are kept incrementally: a record becomes (or joins) one link
- * observation, each observation counts on its path (the chain of parts it
- * crossed, shared by every link between the same two node rails), and
- * each part keeps its passed and failed totals.  The fit only touches
- * parts on a path that failed: for a part, the passes through it enter
- * the objective as one number, so the work per solve grows with the
- * failures, not with the traffic.
+ * One pass over the records, in memory bounded by the parts (and a few
+ * days and jobs per part) and by the paths that failed, never by the
+ * records or the links: a record is its writer's half of a link, credited
+ * as it is read to every part the link crossed (half a pass, or half a
+ * failure with its outcome, day and job); a failure is also kept on its
+ * path (the chain of parts shared by every link between the same two
+ * node rails), by the end that reported it.  Nothing joins the two ends'
+ * records of one link: they are in two nodes' logs, read one after the
+ * other.  The solve then weighs each failed path (weigh(): failures both
+ * ends reported are failed links; one end's alone are half a failed link
+ * each, and only as far as a second reporter backs them), and fits the
+ * parts on failed paths only: the passes through a part enter the
+ * objective as one number, so the fit costs in proportion to the
+ * failures, not the traffic.
  *
  * The objective, in y = log(success probability) of every part, is
  *   sum_parts (passes + prior) * y  +  sum_failed_paths f * log(1 - exp(sum y))
@@ -30,6 +37,10 @@
 #define EMPTY     UINT32_MAX
 #define Y_MIN     (-13.815510557964274) /* log(1e-6): a part that never passes */
 #define MAX_SWEEP 200
+#define DAYS_MAX  4096 /* distinct days kept per part: eleven years */
+#define JOBS_MAX  1024 /* distinct jobs with a failure kept per part */
+/* a side: node, cable, leaf, and the uplinks of every switch up to the root */
+#define SIDE_MAX (3 + IBP_TOPOLOGY_MAX_DEPTH)
 
 /* ---- a 128-bit-key open-addressing map to uint32 ---- */
 
@@ -137,69 +148,150 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 #define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* A sorted set of at most MAX numbers (past it, the set stops growing: "at least MAX"). */
+struct u32set {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+static int set_add(struct u32set *s, uint32_t x, uint32_t max)
+{
+	uint32_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((lo < s->n && s->v[lo] == x) || s->n >= max)
+		return 0;
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 8;
+		uint32_t *v = reallocarray(s->v, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	memmove(s->v + lo + 1, s->v + lo, (s->n - lo) * sizeof(*s->v));
+	s->v[lo] = x;
+	s->n++;
+	return 0;
+}
+
+/*
+ * Distinct days: a 64-day window from a month before the first day seen
+ * as bits (a month's logs, in any order, fit it), the rest in a set.
+ */
+struct dayset {
+	uint32_t base;
+	uint64_t bits;
+	struct u32set more;
+};
+
+static int dayset_add(struct dayset *d, uint32_t day)
+{
+	if (!d->bits && !d->more.n)
+		d->base = day > 31 ? day - 31 : 0;
+	if (day - d->base < 64) { /* a day before BASE wraps to a large number: the set */
+		d->bits |= 1ull << (day - d->base);
+		return 0;
+	}
+	return set_add(&d->more, day, DAYS_MAX);
+}
+
+static unsigned dayset_count(const struct dayset *d)
+{
+	return (unsigned)__builtin_popcountll(d->bits) + d->more.n;
+}
+
 /* ---- the model ---- */
 
-struct comp {
+struct part {
 	uint8_t kind;
 	int16_t rail;
 	int32_t idx;   /* node or switch index */
-	double y;      /* log success probability */
-	uint64_t s, f; /* links through it that passed / failed */
 	uint32_t aidx; /* index among the active parts, EMPTY when not active */
+	uint32_t day;  /* the day last added to DAYS (most records repeat it) */
+	double s;      /* links through it that passed: half a link per record */
+	double fr;     /* ... that failed, as recorded (half a link per record) */
+	double f;      /* ... that failed, as weighed (weigh()) */
+	double y;      /* log success probability */
+	int64_t first; /* first and last failure */
+	int64_t last;
+	struct dayset days, fail_days;
+	struct u32set fail_jobs;
+	uint32_t kinds[IBP_LINK_STATUS_COUNT]; /* failure records by outcome */
 	char device[IBP_DEV_MAX];
 	unsigned port;
+	/* weigh(): the reporter with the most unconfirmed failures on it, and the next one's */
+	uint32_t top_by;
+	double top, second;
 };
 
-struct path {
-	uint32_t off, len; /* into f->pcomp */
-	uint32_t s, f;
-	uint32_t a, b; /* node indices of the two ends */
-	bool failed_listed;
+struct node {
+	char name[IBP_NODE_MAX];
+	int leaf;        /* switch index, -1 unknown */
+	uint32_t part;   /* its node part */
+	uint32_t *cable; /* its cable part per rail, EMPTY when not seen */
+	uint32_t n_cable;
 };
 
-struct obs {
-	int64_t t;
-	uint32_t job, step;
-	uint32_t path;
-	uint32_t a, b;
-	bool fail;
+/* Parts of one switch per rail: its leaf part (a leaf) and its uplinks. */
+struct swparts {
+	uint32_t *leaf, *up;
+	uint32_t n_leaf, n_up;
+};
+
+/*
+ * A path that failed: the parts of its links, lo's side only, then the
+ * shared ones (a leaf both ends hang off), then hi's only; LO < HI.
+ */
+struct fpath {
+	uint32_t lo, hi;
+	uint32_t off;
+	uint8_t n_lo, n_shared, n_hi;
+	double f_lo, f_hi; /* failure records by each end */
+	double f;          /* failed links, as weighed */
+	double g_lo, g_hi; /* how much of each end's unconfirmed failures counts */
 };
 
 struct ibp_fabric {
 	const struct ibp_topology *topo;
 	struct ibp_fabric_opts o;
 
-	char (*names)[IBP_NODE_MAX];
-	int *leaf; /* per node: switch index or -1 */
+	struct node *nodes;
 	size_t n_nodes, cap_nodes;
 	struct map node_map;
+	uint32_t last_by; /* the last record's writer: one log is one writer's */
 
-	struct comp *comps;
-	size_t n_comps, cap_comps;
-	struct map comp_map;
+	struct swparts *sw; /* per topology switch */
 
-	struct path *paths;
-	size_t n_paths, cap_paths;
+	struct part *parts;
+	size_t n_parts, cap_parts;
+
+	struct fpath *fpaths;
+	size_t n_fpaths, cap_fpaths;
 	uint32_t *pcomp;
 	size_t n_pcomp, cap_pcomp;
-	struct map path_map;
+	struct map fpath_map;
 
-	struct obs *obs;
-	size_t n_obs, cap_obs;
-	struct map obs_map;
-
-	uint32_t *failed; /* paths with f > 0 */
-	size_t n_failed, cap_failed;
-	uint32_t *active; /* comps on a failed path */
+	uint32_t *active; /* parts on a path with weighed failures */
 	size_t n_active, cap_active;
+	uint32_t *failed; /* fpaths with weighed failures */
+	size_t n_failed, cap_failed;
 
 	int max_rail;
 	struct ibp_fabric_stats st;
 
 	/* results of the last solve */
-	struct ibp_fabric_part *parts;
-	size_t n_parts, cap_parts;
-	uint32_t *part_comp; /* comp of parts[i] */
+	struct ibp_fabric_part *out;
+	size_t n_out, cap_out;
+	uint32_t *out_part; /* part of out[i] */
 };
 
 void ibp_fabric_opts_init(struct ibp_fabric_opts *o)
@@ -227,6 +319,14 @@ int ibp_fabric_new(struct ibp_fabric **out, const struct ibp_topology *topo,
 		f->o = *opts;
 	else
 		ibp_fabric_opts_init(&f->o);
+	f->last_by = EMPTY;
+	if (topo && topo->n_sw) {
+		f->sw = calloc(topo->n_sw, sizeof(*f->sw));
+		if (!f->sw) {
+			free(f);
+			return -ENOMEM;
+		}
+	}
 	*out = f;
 	return 0;
 }
@@ -235,20 +335,28 @@ void ibp_fabric_free(struct ibp_fabric *f)
 {
 	if (!f)
 		return;
-	free(f->names);
-	free(f->leaf);
+	for (size_t i = 0; i < f->n_nodes; i++)
+		free(f->nodes[i].cable);
+	free(f->nodes);
 	map_free(&f->node_map);
-	free(f->comps);
-	map_free(&f->comp_map);
-	free(f->paths);
-	free(f->pcomp);
-	map_free(&f->path_map);
-	free(f->obs);
-	map_free(&f->obs_map);
-	free(f->failed);
-	free(f->active);
+	for (size_t i = 0; f->sw && i < f->topo->n_sw; i++) {
+		free(f->sw[i].leaf);
+		free(f->sw[i].up);
+	}
+	free(f->sw);
+	for (size_t i = 0; i < f->n_parts; i++) {
+		free(f->parts[i].days.more.v);
+		free(f->parts[i].fail_days.more.v);
+		free(f->parts[i].fail_jobs.v);
+	}
 	free(f->parts);
-	free(f->part_comp);
+	free(f->fpaths);
+	free(f->pcomp);
+	map_free(&f->fpath_map);
+	free(f->active);
+	free(f->failed);
+	free(f->out);
+	free(f->out_part);
 	free(f);
 }
 
@@ -261,10 +369,31 @@ static uint64_t fnv(const char *s, uint64_t seed)
 	return h;
 }
 
+static int part_new(struct ibp_fabric *f, enum ibp_part_kind kind, int idx, int rail, uint32_t *out)
+{
+	struct part *p;
+	int rc = GROW(f->parts, f->cap_parts, f->n_parts + 1);
+
+	if (rc)
+		return rc;
+	p = &f->parts[f->n_parts];
+	memset(p, 0, sizeof(*p));
+	p->kind = (uint8_t)kind;
+	p->idx = idx;
+	p->rail = (int16_t)rail;
+	p->aidx = EMPTY;
+	p->day = EMPTY;
+	p->top_by = EMPTY;
+	*out = (uint32_t)f->n_parts++;
+	f->st.parts = f->n_parts;
+	return 0;
+}
+
 static int node_intern(struct ibp_fabric *f, const char *name, uint32_t *out)
 {
 	uint64_t a = fnv(name, 0), b = fnv(name, 0x5bd1e995);
 	uint32_t v = map_get(&f->node_map, a, b);
+	struct node *n;
 	int rc;
 
 	if (v != EMPTY) {
@@ -273,158 +402,151 @@ static int node_intern(struct ibp_fabric *f, const char *name, uint32_t *out)
 	}
 	if (f->n_nodes >= IBP_FABRIC_MAX_NODES)
 		return -E2BIG;
-	rc = GROW(f->names, f->cap_nodes, f->n_nodes + 1);
-	if (!rc) {
-		size_t cap = f->cap_nodes;
-		int *nl = reallocarray(f->leaf, cap, sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		f->leaf = nl;
-	}
+	rc = GROW(f->nodes, f->cap_nodes, f->n_nodes + 1);
 	if (rc)
 		return rc;
-	snprintf(f->names[f->n_nodes], IBP_NODE_MAX, "%s", name);
-	f->leaf[f->n_nodes] = f->topo ? ibp_topology_leaf_of(f->topo, name) : -1;
-	rc = map_put(&f->node_map, a, b, (uint32_t)f->n_nodes);
+	n = &f->nodes[f->n_nodes];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->leaf = f->topo ? ibp_topology_leaf_of(f->topo, name) : -1;
+	rc = part_new(f, IBP_PART_NODE, (int)f->n_nodes, -1, &n->part);
+	if (!rc)
+		rc = map_put(&f->node_map, a, b, (uint32_t)f->n_nodes);
 	if (rc)
 		return rc;
 	*out = (uint32_t)f->n_nodes++;
 	return 0;
 }
 
-static int comp_get(struct ibp_fabric *f, enum ibp_part_kind kind, int idx, int rail, uint32_t *out)
+/* The part in slot RAIL of *IDS (N slots, grown with EMPTY), made when first needed. */
+static int rail_part(struct ibp_fabric *f, uint32_t **ids, uint32_t *n, enum ibp_part_kind kind,
+		     int idx, int rail, uint32_t *out)
 {
-	uint64_t key = ((uint64_t)kind << 56) | ((uint64_t)(rail + 1) << 32) | (uint32_t)idx;
-	uint32_t v = map_get(&f->comp_map, key, 0);
-	struct comp *c;
-	int rc;
+	if ((uint32_t)rail >= *n) {
+		uint32_t cap = (uint32_t)rail + 1;
+		uint32_t *v = reallocarray(*ids, cap, sizeof(*v));
 
-	if (v != EMPTY) {
-		*out = v;
+		if (!v)
+			return -ENOMEM;
+		for (uint32_t i = *n; i < cap; i++)
+			v[i] = EMPTY;
+		*ids = v;
+		*n = cap;
+	}
+	if ((*ids)[rail] == EMPTY) {
+		int rc = part_new(f, kind, idx, rail, &(*ids)[rail]);
+
+		if (rc)
+			return rc;
+	}
+	*out = (*ids)[rail];
+	return 0;
+}
+
+/* One end's parts: its node, its cable, its leaf, the uplinks up to COMMON (when CROSS). */
+static int side(struct ibp_fabric *f, uint32_t node, int rail, int common, bool cross,
+		uint32_t *out, size_t *n)
+{
+	struct node *nd = &f->nodes[node];
+	int leaf = nd->leaf, rc;
+
+	*n = 0;
+	out[(*n)++] = nd->part;
+	rc = rail_part(f, &nd->cable, &nd->n_cable, IBP_PART_CABLE, (int)node, rail, &out[*n]);
+	if (rc)
+		return rc;
+	(*n)++;
+	if (leaf < 0)
 		return 0;
+	rc = rail_part(f, &f->sw[leaf].leaf, &f->sw[leaf].n_leaf, IBP_PART_LEAF, leaf, rail,
+		       &out[*n]);
+	if (rc)
+		return rc;
+	(*n)++;
+	for (int s = leaf; cross && s >= 0 && s != common && *n < SIDE_MAX;
+	     s = f->topo->sw[s].parent) {
+		rc =
+		    rail_part(f, &f->sw[s].up, &f->sw[s].n_up, IBP_PART_UPLINKS, s, rail, &out[*n]);
+		if (rc)
+			return rc;
+		(*n)++;
 	}
-	rc = GROW(f->comps, f->cap_comps, f->n_comps + 1);
-	if (rc)
-		return rc;
-	c = &f->comps[f->n_comps];
-	memset(c, 0, sizeof(*c));
-	c->kind = (uint8_t)kind;
-	c->idx = idx;
-	c->rail = (int16_t)rail;
-	c->aidx = EMPTY;
-	rc = map_put(&f->comp_map, key, 0, (uint32_t)f->n_comps);
-	if (rc)
-		return rc;
-	*out = (uint32_t)f->n_comps++;
-	f->st.parts = f->n_comps;
 	return 0;
 }
 
-static int pcomp_add(struct ibp_fabric *f, uint32_t start, uint32_t c)
+static bool in(const uint32_t *v, size_t n, uint32_t x)
 {
-	int rc;
-
-	for (size_t i = start; i < f->n_pcomp; i++)
-		if (f->pcomp[i] == c)
-			return 0;
-	rc = GROW(f->pcomp, f->cap_pcomp, f->n_pcomp + 1);
-	if (rc)
-		return rc;
-	f->pcomp[f->n_pcomp++] = c;
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
 }
 
-/* One end's parts: the node, its cable, its leaf, the uplinks up to COMMON. */
-static int side(struct ibp_fabric *f, uint32_t start, uint32_t node, int rail, int common,
-		bool cross)
+/* The parts of a link between A (rail AR) and B (rail BR), each end's own list. */
+static int link_parts(struct ibp_fabric *f, uint32_t a, int ar, uint32_t b, int br, uint32_t *pa,
+		      size_t *na, uint32_t *pb, size_t *nb)
 {
-	uint32_t c;
-	int leaf = f->leaf[node];
-	int rc;
-
-	rc = comp_get(f, IBP_PART_NODE, (int)node, -1, &c);
-	if (!rc)
-		rc = pcomp_add(f, start, c);
-	if (!rc)
-		rc = comp_get(f, IBP_PART_CABLE, (int)node, rail, &c);
-	if (!rc)
-		rc = pcomp_add(f, start, c);
-	if (rc || leaf < 0)
-		return rc;
-	rc = comp_get(f, IBP_PART_LEAF, leaf, rail, &c);
-	if (!rc)
-		rc = pcomp_add(f, start, c);
-	for (int s = leaf; !rc && cross && s >= 0 && s != common; s = f->topo->sw[s].parent) {
-		rc = comp_get(f, IBP_PART_UPLINKS, s, rail, &c);
-		if (!rc)
-			rc = pcomp_add(f, start, c);
-	}
-	return rc;
-}
-
-static int path_get(struct ibp_fabric *f, uint32_t a, int ar, uint32_t b, int br, uint32_t *out)
-{
-	uint64_t ea = ((uint64_t)a << 8) | (uint64_t)ar, eb = ((uint64_t)b << 8) | (uint64_t)br;
-	uint64_t key = ea < eb ? (ea << 32) | eb : (eb << 32) | ea;
-	uint32_t v = map_get(&f->path_map, key, 0);
-	uint32_t start = (uint32_t)f->n_pcomp;
-	struct path *p;
-	int la = f->leaf[a], lb = f->leaf[b], common = -1;
+	int la = f->nodes[a].leaf, lb = f->nodes[b].leaf, common = -1;
 	bool cross;
 	int rc;
 
+	if (la >= 0 && lb >= 0)
+		common = ibp_topology_common(f->topo, la, lb);
+	cross = la >= 0 && lb >= 0 && (la != lb || ar != br);
+	rc = side(f, a, ar, common, cross, pa, na);
+	if (!rc)
+		rc = side(f, b, br, common, cross, pb, nb);
+	return rc;
+}
+
+/* The failed path between LO and HI (LO < HI) with these sides, made when first needed. */
+static int fpath_get(struct ibp_fabric *f, uint32_t lo, int lr, uint32_t hi, int hr,
+		     const uint32_t *plo, size_t nlo, const uint32_t *phi, size_t nhi,
+		     uint32_t *out)
+{
+	uint64_t k1 = ((uint64_t)lo << 32) | hi, k2 = ((uint64_t)(uint32_t)lr << 32) | (uint32_t)hr;
+	uint32_t v = map_get(&f->fpath_map, k1, k2);
+	struct fpath *p;
+	uint8_t n_lo = 0, n_shared = 0, n_hi = 0;
+	size_t start = f->n_pcomp;
+	int rc;
+
 	if (v != EMPTY) {
 		*out = v;
 		return 0;
 	}
-	if (la >= 0 && lb >= 0)
-		common = ibp_topology_common(f->topo, la, lb);
-	cross = la >= 0 && lb >= 0 && (la != lb || ar != br);
-	rc = side(f, start, a, ar, common, cross);
+	rc = GROW(f->pcomp, f->cap_pcomp, f->n_pcomp + nlo + nhi);
 	if (!rc)
-		rc = side(f, start, b, br, common, cross);
-	if (!rc)
-		rc = GROW(f->paths, f->cap_paths, f->n_paths + 1);
+		rc = GROW(f->fpaths, f->cap_fpaths, f->n_fpaths + 1);
 	if (rc)
 		return rc;
-	p = &f->paths[f->n_paths];
+	for (size_t i = 0; i < nlo; i++)
+		if (!in(phi, nhi, plo[i]))
+			f->pcomp[f->n_pcomp++] = plo[i], n_lo++;
+	for (size_t i = 0; i < nlo; i++)
+		if (in(phi, nhi, plo[i]))
+			f->pcomp[f->n_pcomp++] = plo[i], n_shared++;
+	for (size_t i = 0; i < nhi; i++)
+		if (!in(plo, nlo, phi[i]))
+			f->pcomp[f->n_pcomp++] = phi[i], n_hi++;
+	p = &f->fpaths[f->n_fpaths];
 	memset(p, 0, sizeof(*p));
-	p->off = start;
-	p->len = (uint32_t)(f->n_pcomp - start);
-	p->a = a;
-	p->b = b;
-	rc = map_put(&f->path_map, key, 0, (uint32_t)f->n_paths);
+	p->lo = lo;
+	p->hi = hi;
+	p->off = (uint32_t)start;
+	p->n_lo = n_lo;
+	p->n_shared = n_shared;
+	p->n_hi = n_hi;
+	rc = map_put(&f->fpath_map, k1, k2, (uint32_t)f->n_fpaths);
 	if (rc)
 		return rc;
-	*out = (uint32_t)f->n_paths++;
+	*out = (uint32_t)f->n_fpaths++;
 	return 0;
 }
 
-static int mark_failed(struct ibp_fabric *f, uint32_t pi)
+static uint32_t path_len(const struct fpath *p)
 {
-	struct path *p = &f->paths[pi];
-	int rc;
-
-	if (p->failed_listed)
-		return 0;
-	rc = GROW(f->failed, f->cap_failed, f->n_failed + 1);
-	if (rc)
-		return rc;
-	f->failed[f->n_failed++] = pi;
-	p->failed_listed = true;
-	for (uint32_t i = 0; i < p->len; i++) {
-		struct comp *c = &f->comps[f->pcomp[p->off + i]];
-
-		if (c->aidx != EMPTY)
-			continue;
-		rc = GROW(f->active, f->cap_active, f->n_active + 1);
-		if (rc)
-			return rc;
-		c->aidx = (uint32_t)f->n_active;
-		f->active[f->n_active++] = f->pcomp[p->off + i];
-	}
-	return 0;
+	return (uint32_t)p->n_lo + p->n_shared + p->n_hi;
 }
 
 /*
@@ -440,41 +562,55 @@ static bool not_fabric(enum ibp_link_status st)
 	       st == IBP_LINK_UNTESTED || st == IBP_LINK_VERSION;
 }
 
-static void count(struct ibp_fabric *f, struct path *p, bool fail, int delta)
-{
-	if (fail)
-		p->f = (uint32_t)((int64_t)p->f + delta);
-	else
-		p->s = (uint32_t)((int64_t)p->s + delta);
-	for (uint32_t i = 0; i < p->len; i++) {
-		struct comp *c = &f->comps[f->pcomp[p->off + i]];
-
-		if (fail)
-			c->f = (uint64_t)((int64_t)c->f + delta);
-		else
-			c->s = (uint64_t)((int64_t)c->s + delta);
-	}
-}
-
 static void set_device(struct ibp_fabric *f, uint32_t node, int rail, const char *dev,
 		       unsigned port)
 {
-	uint64_t key = ((uint64_t)IBP_PART_CABLE << 56) | ((uint64_t)(rail + 1) << 32) | node;
-	uint32_t v = map_get(&f->comp_map, key, 0);
+	struct node *n = &f->nodes[node];
+	struct part *c;
 
-	if (v == EMPTY || !dev[0] || f->comps[v].device[0])
+	if (!dev[0] || (uint32_t)rail >= n->n_cable || n->cable[rail] == EMPTY)
 		return;
-	snprintf(f->comps[v].device, sizeof(f->comps[v].device), "%s", dev);
-	f->comps[v].port = port;
+	c = &f->parts[n->cable[rail]];
+	if (c->device[0])
+		return;
+	snprintf(c->device, sizeof(c->device), "%s", dev);
+	c->port = port;
+}
+
+/* Half a link through part P: a pass, or a failure with its outcome, day and job. */
+static int credit(struct part *p, const struct ibp_link_record *r, uint32_t day, bool fail)
+{
+	int rc = 0;
+
+	if (p->day != day) {
+		rc = dayset_add(&p->days, day);
+		p->day = day;
+	}
+	if (!fail) {
+		p->s += 0.5;
+		return rc;
+	}
+	p->fr += 0.5;
+	p->kinds[r->status]++;
+	if (!p->first || r->time < p->first)
+		p->first = r->time;
+	if (r->time > p->last)
+		p->last = r->time;
+	if (!rc)
+		rc = dayset_add(&p->fail_days, day);
+	if (!rc)
+		rc = set_add(&p->fail_jobs, r->job, JOBS_MAX);
+	return rc;
 }
 
 int ibp_fabric_add(void *fabric, const struct ibp_link_record *r)
 {
 	struct ibp_fabric *f = fabric;
-	uint32_t a, b, pi, oi;
+	uint32_t a, b, by, pa[SIDE_MAX], pb[SIDE_MAX], pi;
+	size_t na, nb;
 	int ar = r->a_rail < 0 ? 0 : r->a_rail, br = r->b_rail < 0 ? 0 : r->b_rail;
 	bool fail = r->status != IBP_LINK_PASS;
-	uint64_t k1, k2;
+	uint32_t day = r->time > 0 ? (uint32_t)(r->time / 86400) : 0;
 	int rc;
 
 	f->st.records++;
@@ -486,42 +622,34 @@ int ibp_fabric_add(void *fabric, const struct ibp_link_record *r)
 		f->st.not_fabric++;
 		return 0;
 	}
+	/* A node speaks for its own end of a link only (docs/fabric.md: how a record is weighed). */
+	if (strcmp(r->by, r->a) && strcmp(r->by, r->b)) {
+		f->st.not_own++;
+		return 0;
+	}
 	if (ar >= IBP_FABRIC_MAX_RAILS || br >= IBP_FABRIC_MAX_RAILS)
 		return -E2BIG;
-	rc = node_intern(f, r->a, &a);
-	if (!rc)
-		rc = node_intern(f, r->b, &b);
-	if (rc)
+	/* one log is one writer's: its name is the last record's */
+	if (f->last_by != EMPTY && !strcmp(f->nodes[f->last_by].name, r->by))
+		by = f->last_by;
+	else if ((rc = node_intern(f, r->by, &by)))
+		return rc;
+	f->last_by = by;
+	if (!strcmp(r->by, r->a))
+		a = by;
+	else if ((rc = node_intern(f, r->a, &a)))
+		return rc;
+	if (!strcmp(r->by, r->b))
+		b = by;
+	else if ((rc = node_intern(f, r->b, &b)))
 		return rc;
 	if (a == b)
 		return 0;
-	k1 = ((uint64_t)r->job << 32) | r->step;
-	k2 = ((uint64_t)a << 40) | ((uint64_t)b << 16) | ((uint64_t)ar << 8) | (uint64_t)br;
-	oi = map_get(&f->obs_map, k1, k2);
-	if (oi != EMPTY) {
-		struct obs *o = &f->obs[oi];
-
-		f->st.joined++;
-		if (fail && !o->fail) {
-			count(f, &f->paths[o->path], false, -1);
-			count(f, &f->paths[o->path], true, 1);
-			o->fail = true;
-			f->st.failed++;
-			rc = mark_failed(f, o->path);
-		}
-		return rc;
-	}
-	rc = path_get(f, a, ar, b, br, &pi);
-	if (!rc)
-		rc = GROW(f->obs, f->cap_obs, f->n_obs + 1);
-	if (!rc)
-		rc = map_put(&f->obs_map, k1, k2, (uint32_t)f->n_obs);
+	rc = link_parts(f, a, ar, b, br, pa, &na, pb, &nb);
 	if (rc)
 		return rc;
-	f->obs[f->n_obs++] = (struct obs){
-	    .t = r->time, .job = r->job, .step = r->step, .path = pi, .a = a, .b = b, .fail = fail};
-	f->st.links++;
-	if (f->leaf[a] < 0 || f->leaf[b] < 0)
+	f->st.links += 0.5;
+	if (f->nodes[a].leaf < 0 || f->nodes[b].leaf < 0)
 		f->st.unplaced++;
 	if (ar > f->max_rail)
 		f->max_rail = ar;
@@ -529,29 +657,161 @@ int ibp_fabric_add(void *fabric, const struct ibp_link_record *r)
 		f->max_rail = br;
 	set_device(f, a, ar, r->a_dev, r->a_port);
 	set_device(f, b, br, r->b_dev, r->b_port);
-	count(f, &f->paths[pi], fail, 1);
-	if (fail) {
-		f->st.failed++;
-		return mark_failed(f, pi);
-	}
+	for (size_t i = 0; i < na && !rc; i++)
+		rc = credit(&f->parts[pa[i]], r, day, fail);
+	for (size_t i = 0; i < nb && !rc; i++)
+		if (!in(pa, na, pb[i]))
+			rc = credit(&f->parts[pb[i]], r, day, fail);
+	if (rc || !fail)
+		return rc;
+	f->st.failures++;
+	if (a < b)
+		rc = fpath_get(f, a, ar, b, br, pa, na, pb, nb, &pi);
+	else
+		rc = fpath_get(f, b, br, a, ar, pb, nb, pa, na, &pi);
+	if (rc)
+		return rc;
+	if (by == f->fpaths[pi].lo)
+		f->fpaths[pi].f_lo += 1;
+	else
+		f->fpaths[pi].f_hi += 1;
 	return 0;
+}
+
+/* ---- weighing the failures ---- */
+
+struct vote {
+	uint32_t part, by;
+	double u;
+};
+
+static int cmp_vote(const void *x, const void *y)
+{
+	const struct vote *a = x, *b = y;
+
+	if (a->part != b->part)
+		return a->part < b->part ? -1 : 1;
+	return a->by < b->by ? -1 : a->by > b->by;
+}
+
+/* How much of BY's unconfirmed failures on part P counts: its peers' word bounds it. */
+static double share(const struct part *p, uint32_t by)
+{
+	return by == p->top_by && p->top > p->second ? p->second / p->top : 1;
+}
+
+/*
+ * Each failed path's failed links (docs/fabric.md, "How a record is
+ * weighed"): the failures both ends reported (the smaller of the two
+ * ends' counts) are failed links; the rest, one end's word only, are half
+ * a failed link each, and on the far end's parts a reporter's word counts
+ * at most as much as the next reporter's: the one with the most
+ * unconfirmed failures on a part is cut down to the second (to nothing
+ * when it is alone).  A path's unconfirmed failures count as far as every
+ * far part lets them.  Then each part's failures, and the active parts.
+ */
+static int weigh(struct ibp_fabric *f)
+{
+	struct vote *v = NULL;
+	size_t nv = 0, cv = 0;
+	int rc = 0;
+
+	f->st.failed = f->st.confirmed = f->st.unconfirmed = f->st.discounted = 0;
+	for (size_t i = 0; i < f->n_parts; i++) {
+		struct part *p = &f->parts[i];
+
+		p->f = 0;
+		p->top = p->second = 0;
+		p->top_by = EMPTY;
+		p->aidx = EMPTY;
+	}
+	for (size_t i = 0; i < f->n_fpaths && !rc; i++) {
+		const struct fpath *p = &f->fpaths[i];
+		double c = fmin(p->f_lo, p->f_hi);
+		const uint32_t *pc = f->pcomp + p->off;
+
+		rc = GROW(v, cv, nv + path_len(p));
+		for (uint32_t k = 0; !rc && p->f_lo > c && k < p->n_hi; k++)
+			v[nv++] = (struct vote){pc[p->n_lo + p->n_shared + k], p->lo, p->f_lo - c};
+		for (uint32_t k = 0; !rc && p->f_hi > c && k < p->n_lo; k++)
+			v[nv++] = (struct vote){pc[k], p->hi, p->f_hi - c};
+	}
+	if (rc)
+		goto out;
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_vote);
+	for (size_t i = 0; i < nv;) {
+		struct part *p = &f->parts[v[i].part];
+		size_t j = i;
+		double u = 0;
+
+		while (j < nv && v[j].part == v[i].part && v[j].by == v[i].by)
+			u += v[j++].u;
+		if (u > p->top) {
+			p->second = p->top;
+			p->top = u;
+			p->top_by = v[i].by;
+		} else if (u > p->second) {
+			p->second = u;
+		}
+		i = j;
+	}
+	f->n_active = f->n_failed = 0;
+	for (size_t i = 0; i < f->n_fpaths && !rc; i++) {
+		struct fpath *p = &f->fpaths[i];
+		double c = fmin(p->f_lo, p->f_hi);
+		const uint32_t *pc = f->pcomp + p->off;
+		uint32_t len = path_len(p);
+
+		p->g_lo = p->g_hi = 1;
+		for (uint32_t k = 0; k < p->n_hi; k++)
+			p->g_lo =
+			    fmin(p->g_lo, share(&f->parts[pc[p->n_lo + p->n_shared + k]], p->lo));
+		for (uint32_t k = 0; k < p->n_lo; k++)
+			p->g_hi = fmin(p->g_hi, share(&f->parts[pc[k]], p->hi));
+		p->f = c + 0.5 * ((p->f_lo - c) * p->g_lo + (p->f_hi - c) * p->g_hi);
+		f->st.confirmed += c;
+		f->st.unconfirmed += 0.5 * (p->f_lo + p->f_hi - 2 * c);
+		f->st.discounted +=
+		    0.5 * ((p->f_lo - c) * (1 - p->g_lo) + (p->f_hi - c) * (1 - p->g_hi));
+		f->st.failed += p->f;
+		if (p->f <= 0)
+			continue;
+		rc = GROW(f->failed, f->cap_failed, f->n_failed + 1);
+		if (!rc)
+			f->failed[f->n_failed++] = (uint32_t)i;
+		for (uint32_t k = 0; k < len && !rc; k++) {
+			struct part *c2 = &f->parts[pc[k]];
+
+			c2->f += p->f;
+			if (c2->aidx != EMPTY)
+				continue;
+			rc = GROW(f->active, f->cap_active, f->n_active + 1);
+			if (!rc) {
+				c2->aidx = (uint32_t)f->n_active;
+				f->active[f->n_active++] = pc[k];
+			}
+		}
+	}
+out:
+	free(v);
+	return rc;
 }
 
 /* ---- the fit ---- */
 
 /* d/dy of the objective for one part; Q[i] = product of the others on failed path i. */
 static double slope(double y, double passes, const uint32_t *fp, size_t n, const double *q,
-		    const struct path *paths, const uint32_t *failed)
+		    const struct fpath *paths, const uint32_t *failed)
 {
 	double g = passes, e = exp(y);
 
 	for (size_t i = 0; i < n; i++) {
 		double fq = q[i] * e;
-		double fcount = paths[failed[fp[i]]].f;
 
 		if (fq >= 1)
 			return -INFINITY;
-		g -= fcount * fq / (1 - fq);
+		g -= paths[failed[fp[i]]].f * fq / (1 - fq);
 	}
 	return g;
 }
@@ -560,6 +820,7 @@ static int fit(struct ibp_fabric *f)
 {
 	size_t na = f->n_active, nf = f->n_failed;
 	uint32_t *start = calloc(na + 1, sizeof(*start));
+	uint32_t *fill = NULL;
 	uint32_t *fp = NULL; /* per active part: its failed paths (indices into f->failed) */
 	double *sumy = NULL; /* per failed path: sum of y */
 	double *q = NULL;    /* scratch */
@@ -567,15 +828,16 @@ static int fit(struct ibp_fabric *f)
 	int rc = 0;
 
 	sumy = calloc(nf ? nf : 1, sizeof(*sumy));
-	if (!start || !sumy) {
+	fill = calloc(na ? na : 1, sizeof(*fill));
+	if (!start || !sumy || !fill) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < nf; i++) {
-		const struct path *p = &f->paths[f->failed[i]];
+		const struct fpath *p = &f->fpaths[f->failed[i]];
 
-		for (uint32_t k = 0; k < p->len; k++)
-			start[f->comps[f->pcomp[p->off + k]].aidx + 1]++;
+		for (uint32_t k = 0; k < path_len(p); k++)
+			start[f->parts[f->pcomp[p->off + k]].aidx + 1]++;
 	}
 	for (size_t i = 0; i < na; i++) {
 		if (start[i + 1] > maxdeg)
@@ -589,57 +851,48 @@ static int fit(struct ibp_fabric *f)
 		rc = -ENOMEM;
 		goto out;
 	}
-	{
-		uint32_t *fill = calloc(na ? na : 1, sizeof(*fill));
+	for (size_t i = 0; i < nf; i++) {
+		const struct fpath *p = &f->fpaths[f->failed[i]];
 
-		if (!fill) {
-			rc = -ENOMEM;
-			goto out;
+		for (uint32_t k = 0; k < path_len(p); k++) {
+			uint32_t a = f->parts[f->pcomp[p->off + k]].aidx;
+
+			fp[start[a] + fill[a]++] = (uint32_t)i;
 		}
-		for (size_t i = 0; i < nf; i++) {
-			const struct path *p = &f->paths[f->failed[i]];
-
-			for (uint32_t k = 0; k < p->len; k++) {
-				uint32_t a = f->comps[f->pcomp[p->off + k]].aidx;
-
-				fp[start[a] + fill[a]++] = (uint32_t)i;
-			}
-		}
-		free(fill);
 	}
 	for (unsigned sweep = 0; sweep < MAX_SWEEP; sweep++) {
 		double maxd = 0;
 
 		for (size_t i = 0; i < nf; i++) {
-			const struct path *p = &f->paths[f->failed[i]];
+			const struct fpath *p = &f->fpaths[f->failed[i]];
 			double s = 0;
 
-			for (uint32_t k = 0; k < p->len; k++)
-				s += f->comps[f->pcomp[p->off + k]].y;
+			for (uint32_t k = 0; k < path_len(p); k++)
+				s += f->parts[f->pcomp[p->off + k]].y;
 			sumy[i] = s;
 		}
 		/* Nodes first, then cables, leaves, uplinks: ties go to the bigger part. */
 		for (int kind = IBP_PART_NODE; kind <= IBP_PART_UPLINKS; kind++) {
 			for (size_t a = 0; a < na; a++) {
-				struct comp *c = &f->comps[f->active[a]];
+				struct part *c = &f->parts[f->active[a]];
 				size_t n = start[a + 1] - start[a];
 				const uint32_t *mine = fp + start[a];
-				double passes = (double)c->s + f->o.prior, lo = Y_MIN, hi = 0, y;
+				double passes = c->s + f->o.prior, lo = Y_MIN, hi = 0, y;
 
 				if (c->kind != kind)
 					continue;
 				for (size_t k = 0; k < n; k++)
 					q[k] = exp(sumy[mine[k]] - c->y);
-				if (slope(0, passes, mine, n, q, f->paths, f->failed) >= 0) {
+				if (slope(0, passes, mine, n, q, f->fpaths, f->failed) >= 0) {
 					y = 0;
-				} else if (slope(Y_MIN, passes, mine, n, q, f->paths, f->failed) <=
+				} else if (slope(Y_MIN, passes, mine, n, q, f->fpaths, f->failed) <=
 					   0) {
 					y = Y_MIN;
 				} else {
 					for (int it = 0; it < 50 && hi - lo > 1e-7; it++) {
 						double mid = (lo + hi) / 2;
 
-						if (slope(mid, passes, mine, n, q, f->paths,
+						if (slope(mid, passes, mine, n, q, f->fpaths,
 							  f->failed) > 0)
 							lo = mid;
 						else
@@ -660,6 +913,7 @@ static int fit(struct ibp_fabric *f)
 	}
 out:
 	free(start);
+	free(fill);
 	free(fp);
 	free(sumy);
 	free(q);
@@ -693,7 +947,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_part(const void *a, const void *b)
+static int cmp_out(const void *a, const void *b)
 {
 	const struct ibp_fabric_part *x = a, *y = b;
 	int vx = x->verdict == IBP_PART_SUSPECT ? 0 : x->verdict == IBP_PART_NOT_ENOUGH ? 1 : 2;
@@ -705,6 +959,10 @@ static int cmp_part(const void *a, const void *b)
 		return x->surprise > y->surprise ? -1 : 1;
 	if (x->attributed != y->attributed)
 		return x->attributed > y->attributed ? -1 : 1;
+	if (x->links_fail != y->links_fail)
+		return x->links_fail > y->links_fail ? -1 : 1;
+	if (x->links_fail_recorded != y->links_fail_recorded)
+		return x->links_fail_recorded > y->links_fail_recorded ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -722,7 +980,7 @@ const char *ibp_part_verdict_name(enum ibp_part_verdict v)
 	return (unsigned)v < 3 ? n[v] : "?";
 }
 
-static void part_name(const struct ibp_fabric *f, const struct comp *c, struct ibp_fabric_part *p)
+static void part_name(const struct ibp_fabric *f, const struct part *c, struct ibp_fabric_part *p)
 {
 	bool rails = f->max_rail > 0;
 
@@ -730,11 +988,11 @@ static void part_name(const struct ibp_fabric *f, const struct comp *c, struct i
 	p->rail = c->kind == IBP_PART_NODE ? -1 : c->rail;
 	switch (c->kind) {
 	case IBP_PART_NODE:
-		snprintf(p->node, sizeof(p->node), "%s", f->names[c->idx]);
+		snprintf(p->node, sizeof(p->node), "%s", f->nodes[c->idx].name);
 		snprintf(p->name, sizeof(p->name), "%s", p->node);
 		break;
 	case IBP_PART_CABLE:
-		snprintf(p->node, sizeof(p->node), "%s", f->names[c->idx]);
+		snprintf(p->node, sizeof(p->node), "%s", f->nodes[c->idx].name);
 		snprintf(p->name, sizeof(p->name), "%s rail %d", p->node, c->rail);
 		snprintf(p->device, sizeof(p->device), "%s", c->device);
 		p->port = c->port;
@@ -756,257 +1014,231 @@ static void part_name(const struct ibp_fabric *f, const struct comp *c, struct i
 	}
 }
 
+/*
+ * Distinct far ends of each active part's weighed failures (for a node or
+ * a cable the other end, for a switch both ends) into PEERS, and distinct
+ * reporters whose word they rest on into BYS, indexed by the part's aidx.
+ */
+static int count_ends(struct ibp_fabric *f, unsigned *peers, unsigned *bys)
+{
+	uint64_t *pe = NULL, *re = NULL;
+	size_t np = 0, cp = 0, nr = 0, cr = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < f->n_failed && !rc; i++) {
+		const struct fpath *p = &f->fpaths[f->failed[i]];
+		double c = fmin(p->f_lo, p->f_hi);
+		bool lo_says = p->f_lo > 0 && (c > 0 || p->g_lo > 0);
+		bool hi_says = p->f_hi > 0 && (c > 0 || p->g_hi > 0);
+
+		for (uint32_t k = 0; k < path_len(p) && !rc; k++) {
+			const struct part *c2 = &f->parts[f->pcomp[p->off + k]];
+			uint64_t key = (uint64_t)c2->aidx << 32;
+
+			rc = GROW(pe, cp, np + 2);
+			if (!rc)
+				rc = GROW(re, cr, nr + 2);
+			if (rc)
+				break;
+			if (c2->kind == IBP_PART_NODE || c2->kind == IBP_PART_CABLE) {
+				pe[np++] = key | ((uint32_t)c2->idx == p->lo ? p->hi : p->lo);
+			} else {
+				pe[np++] = key | p->lo;
+				pe[np++] = key | p->hi;
+			}
+			if (lo_says)
+				re[nr++] = key | p->lo;
+			if (hi_says)
+				re[nr++] = key | p->hi;
+		}
+	}
+	if (!rc) {
+		if (np)
+			qsort(pe, np, sizeof(*pe), cmp_u64);
+		if (nr)
+			qsort(re, nr, sizeof(*re), cmp_u64);
+		for (size_t i = 0; i < np; i++)
+			if (!i || pe[i] != pe[i - 1])
+				peers[pe[i] >> 32]++;
+		for (size_t i = 0; i < nr; i++)
+			if (!i || re[i] != re[i - 1])
+				bys[re[i] >> 32]++;
+	}
+	free(pe);
+	free(re);
+	return rc;
+}
+
+static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double min_surprise)
+{
+	double links = p->links_pass + p->links_fail;
+
+	if (p->attributed < 0.5 || p->p_fail < 1e-4) {
+		p->verdict = IBP_PART_HEALTHY;
+	} else if (links < f->o.min_links) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "only %.1f links crossed it (at least %u needed)", links,
+			       f->o.min_links);
+	} else if (p->attributed < f->o.min_fail) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%.1f failed links put on it (at least %.0f needed)", p->attributed,
+			       f->o.min_fail);
+	} else if (p->peers_fail < f->o.min_peers) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(
+		    p->reason, sizeof(p->reason),
+		    "its failures reach %u node(s) only: the other end may be the bad one",
+		    p->peers_fail);
+	} else if (p->p_fail < f->o.min_prob) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason), "fails %.2f%% of links (below %.2f%%)",
+			       100 * p->p_fail, 100 * f->o.min_prob);
+	} else if (p->surprise < min_surprise) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%.1f failures are within the fabric's background (%.2g per link)",
+			       p->attributed, f->st.background);
+	} else {
+		p->verdict = IBP_PART_SUSPECT;
+	}
+}
+
 int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts, size_t *n)
 {
-	size_t na = f->n_active;
+	size_t na;
 	double *attr = NULL, iso = 0, min_surprise;
-	uint64_t *pairs = NULL;
-	size_t n_pairs = 0, cap_pairs = 0;
+	unsigned *peers = NULL, *bys = NULL;
+	size_t cap;
 	int rc;
 
 	*parts = NULL;
 	*n = 0;
-	rc = fit(f);
+	rc = weigh(f);
+	if (!rc)
+		rc = fit(f);
 	if (rc)
 		return rc;
+	na = f->n_active;
 	attr = calloc(na ? na : 1, sizeof(*attr));
-	if (!attr)
-		return -ENOMEM;
+	peers = calloc(na ? na : 1, sizeof(*peers));
+	bys = calloc(na ? na : 1, sizeof(*bys));
+	if (!attr || !peers || !bys) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < f->n_failed; i++) {
-		const struct path *p = &f->paths[f->failed[i]];
+		const struct fpath *p = &f->fpaths[f->failed[i]];
 		double total = 0;
 
-		for (uint32_t k = 0; k < p->len; k++)
-			total -= f->comps[f->pcomp[p->off + k]].y;
-		for (uint32_t k = 0; k < p->len; k++) {
-			const struct comp *c = &f->comps[f->pcomp[p->off + k]];
-			double w = total > 0 ? -c->y / total : 1.0 / p->len;
+		for (uint32_t k = 0; k < path_len(p); k++)
+			total -= f->parts[f->pcomp[p->off + k]].y;
+		for (uint32_t k = 0; k < path_len(p); k++) {
+			const struct part *c = &f->parts[f->pcomp[p->off + k]];
 
-			attr[c->aidx] += p->f * w;
-			/* far ends: (part, node) pairs, counted distinct below */
-			rc = GROW(pairs, cap_pairs, n_pairs + 2);
-			if (rc)
-				goto out;
-			if (c->kind == IBP_PART_NODE || c->kind == IBP_PART_CABLE) {
-				uint32_t far = (uint32_t)c->idx == p->a ? p->b : p->a;
-
-				pairs[n_pairs++] = ((uint64_t)c->aidx << 32) | far;
-			} else {
-				pairs[n_pairs++] = ((uint64_t)c->aidx << 32) | p->a;
-				pairs[n_pairs++] = ((uint64_t)c->aidx << 32) | p->b;
-			}
+			attr[c->aidx] += p->f * (total > 0 ? -c->y / total : 1.0 / path_len(p));
 		}
 	}
-	if (n_pairs)
-		qsort(pairs, n_pairs, sizeof(*pairs), cmp_u64);
+	rc = count_ends(f, peers, bys);
+	if (rc)
+		goto out;
 	for (size_t a = 0; a < na; a++)
 		if (attr[a] < 1.5)
 			iso += attr[a];
-	f->st.background = f->n_obs ? iso / (double)f->n_obs : 0;
+	f->st.background = f->st.links > 0 ? iso / f->st.links : 0;
 	if (f->st.background < f->o.noise_floor)
 		f->st.background = f->o.noise_floor;
-	rc = GROW(f->parts, f->cap_parts, na ? na : 1);
+	/* Many parts are judged at once: one in 10^min_surprise may be unlucky, not all of them. */
+	min_surprise = f->o.min_surprise + log10(f->n_parts > 1 ? (double)f->n_parts : 1);
+	f->st.min_surprise = min_surprise;
+	cap = f->cap_out;
+	rc = GROW(f->out, cap, f->n_parts ? f->n_parts : 1);
 	if (!rc) {
-		uint32_t *pc = reallocarray(f->part_comp, f->cap_parts, sizeof(*pc));
+		uint32_t *op = reallocarray(f->out_part, cap, sizeof(*op));
 
-		if (!pc)
+		if (!op)
 			rc = -ENOMEM;
 		else
-			f->part_comp = pc;
+			f->out_part = op;
+		f->cap_out = cap;
 	}
 	if (rc)
 		goto out;
-	f->n_parts = 0;
-	for (size_t a = 0; a < na; a++) {
-		const struct comp *c = &f->comps[f->active[a]];
-		struct ibp_fabric_part *p = &f->parts[f->n_parts];
-		uint64_t links = c->s + c->f;
-		double k = floor(attr[a] + 0.5);
+	f->n_out = 0;
+	for (size_t i = 0; i < f->n_parts; i++) {
+		const struct part *c = &f->parts[i];
+		struct ibp_fabric_part *p = &f->out[f->n_out];
+		bool active = c->aidx != EMPTY;
 
+		/* active parts, and those whose recorded failures were all left out */
+		if (!active && c->fr <= 0)
+			continue;
 		memset(p, 0, sizeof(*p));
 		part_name(f, c, p);
-		p->p_fail = 1 - exp(c->y);
-		p->attributed = attr[a];
 		p->links_pass = c->s;
 		p->links_fail = c->f;
-		p->surprise = -poisson_tail_log10(k, (double)links * f->st.background);
-		if (p->surprise < 0)
-			p->surprise = 0;
-		p->first = p->last = 0;
-		f->part_comp[f->n_parts] = f->active[a];
-		f->n_parts++;
-	}
-	/* distinct far ends per part */
-	for (size_t i = 0; i < n_pairs;) {
-		size_t j = i;
-		unsigned distinct = 0;
+		p->links_fail_recorded = c->fr;
+		if (active) {
+			double k = floor(attr[c->aidx] + 0.5);
 
-		while (j < n_pairs && (pairs[j] >> 32) == (pairs[i] >> 32)) {
-			if (j == i || pairs[j] != pairs[j - 1])
-				distinct++;
-			j++;
-		}
-		f->parts[pairs[i] >> 32].peers_fail = distinct;
-		i = j;
-	}
-	/* Many parts are judged at once: one in 10^min_surprise may be unlucky, not all of them. */
-	min_surprise = f->o.min_surprise + log10(f->n_comps > 1 ? (double)f->n_comps : 1);
-	f->st.min_surprise = min_surprise;
-	for (size_t i = 0; i < f->n_parts; i++) {
-		struct ibp_fabric_part *p = &f->parts[i];
-		uint64_t links = p->links_pass + p->links_fail;
-
-		if (p->attributed < 0.5 || p->p_fail < 1e-4) {
-			p->verdict = IBP_PART_HEALTHY;
-		} else if (links < f->o.min_links) {
-			p->verdict = IBP_PART_NOT_ENOUGH;
-			ibp_format_cut(p->reason, sizeof(p->reason),
-				       "only %llu links crossed it (at least %u needed)",
-				       (unsigned long long)links, f->o.min_links);
-		} else if (p->attributed < f->o.min_fail) {
-			p->verdict = IBP_PART_NOT_ENOUGH;
-			ibp_format_cut(p->reason, sizeof(p->reason),
-				       "%.1f failed links put on it (at least %.0f needed)",
-				       p->attributed, f->o.min_fail);
-		} else if (p->peers_fail < f->o.min_peers) {
-			p->verdict = IBP_PART_NOT_ENOUGH;
-			ibp_format_cut(p->reason, sizeof(p->reason),
-				       "its failures reach %u node(s) only: the other end may be "
-				       "the bad one",
-				       p->peers_fail);
-		} else if (p->p_fail < f->o.min_prob) {
-			p->verdict = IBP_PART_NOT_ENOUGH;
-			ibp_format_cut(p->reason, sizeof(p->reason),
-				       "fails %.2f%% of links (below %.2f%%)", 100 * p->p_fail,
-				       100 * f->o.min_prob);
-		} else if (p->surprise < min_surprise) {
-			p->verdict = IBP_PART_NOT_ENOUGH;
-			ibp_format_cut(p->reason, sizeof(p->reason),
-				       "%.1f failures are within the fabric's background (%.2g per "
-				       "link)",
-				       p->attributed, f->st.background);
+			p->p_fail = 1 - exp(c->y);
+			p->attributed = attr[c->aidx];
+			p->peers_fail = peers[c->aidx];
+			p->reporters = bys[c->aidx];
+			p->surprise = -poisson_tail_log10(k, (c->s + c->f) * f->st.background);
+			if (p->surprise < 0)
+				p->surprise = 0;
+			judge(f, p, min_surprise);
 		} else {
-			p->verdict = IBP_PART_SUSPECT;
+			p->verdict = IBP_PART_NOT_ENOUGH;
+			ibp_format_cut(p->reason, sizeof(p->reason),
+				       "%.1f failed links, each on one end's word with no second "
+				       "reporter behind it",
+				       c->fr);
 		}
+		if (p->verdict == IBP_PART_HEALTHY)
+			continue;
+		f->out_part[f->n_out++] = (uint32_t)i;
 	}
-	/* Keep the order of part_comp with the parts. */
-	for (size_t i = 0; i < f->n_parts; i++)
-		f->parts[i].first = (int64_t)f->part_comp[i];
-	if (f->n_parts)
-		qsort(f->parts, f->n_parts, sizeof(*f->parts), cmp_part);
-	{
-		size_t w = 0;
-
-		for (size_t i = 0; i < f->n_parts; i++) {
-			f->part_comp[i] = (uint32_t)f->parts[i].first;
-			f->parts[i].first = 0;
-			if (f->parts[i].verdict != IBP_PART_HEALTHY)
-				w = i + 1;
-		}
-		f->n_parts = w;
+	/* Sort the parts and their part indices together. */
+	for (size_t i = 0; i < f->n_out; i++)
+		f->out[i].first = (int64_t)f->out_part[i];
+	if (f->n_out)
+		qsort(f->out, f->n_out, sizeof(*f->out), cmp_out);
+	for (size_t i = 0; i < f->n_out; i++) {
+		f->out_part[i] = (uint32_t)f->out[i].first;
+		f->out[i].first = 0;
 	}
 	f->st.little_traffic = 0;
-	for (size_t i = 0; i < f->n_comps; i++)
-		if (f->comps[i].s + f->comps[i].f < f->o.min_links)
+	for (size_t i = 0; i < f->n_parts; i++)
+		if (f->parts[i].s + f->parts[i].f < f->o.min_links)
 			f->st.little_traffic++;
-	*parts = f->parts;
-	*n = f->n_parts;
+	*parts = f->out;
+	*n = f->n_out;
 out:
 	free(attr);
-	free(pairs);
+	free(peers);
+	free(bys);
 	return rc;
 }
 
 int ibp_fabric_evidence(struct ibp_fabric *f, size_t n)
 {
-	uint32_t *rank = NULL;
-	uint64_t *jobs = NULL, *days = NULL, *peers = NULL;
-	size_t nj = 0, cj = 0, nd = 0, cd = 0, np = 0, cp = 0;
-	int rc = 0;
-
-	if (n > f->n_parts)
-		n = f->n_parts;
-	if (!n)
-		return 0;
-	rank = malloc(f->n_comps * sizeof(*rank));
-	if (!rank)
-		return -ENOMEM;
-	memset(rank, 0xff, f->n_comps * sizeof(*rank));
+	if (n > f->n_out)
+		n = f->n_out;
 	for (size_t i = 0; i < n; i++) {
-		rank[f->part_comp[i]] = (uint32_t)i;
-		f->parts[i].first = INT64_MAX;
-		f->parts[i].last = 0;
+		const struct part *c = &f->parts[f->out_part[i]];
+		struct ibp_fabric_part *p = &f->out[i];
+
+		p->jobs_fail = c->fail_jobs.n;
+		p->days = dayset_count(&c->days);
+		p->days_fail = dayset_count(&c->fail_days);
+		p->first = c->first;
+		p->last = c->last;
+		memcpy(p->kinds, c->kinds, sizeof(p->kinds));
 	}
-	for (size_t i = 0; i < f->n_obs && !rc; i++) {
-		const struct obs *o = &f->obs[i];
-		const struct path *p = &f->paths[o->path];
-
-		for (uint32_t k = 0; k < p->len && !rc; k++) {
-			uint32_t c = f->pcomp[p->off + k];
-			uint32_t r = rank[c];
-			struct ibp_fabric_part *part;
-
-			if (r == EMPTY)
-				continue;
-			part = &f->parts[r];
-			if (o->t < part->first)
-				part->first = o->t;
-			if (o->t > part->last)
-				part->last = o->t;
-			rc = GROW(jobs, cj, nj + 2);
-			if (!rc)
-				rc = GROW(days, cd, nd + 1);
-			if (!rc)
-				rc = GROW(peers, cp, np + 2);
-			if (rc)
-				break;
-			/* a failed link's job is counted again with bit 63 set */
-			jobs[nj++] = ((uint64_t)r << 32) | o->job;
-			if (o->fail)
-				jobs[nj++] = (1ull << 63) | ((uint64_t)r << 32) | o->job;
-			days[nd++] = ((uint64_t)r << 32) | (uint32_t)(o->t / 86400);
-			if (f->comps[c].kind <= IBP_PART_CABLE) {
-				uint32_t far = (uint32_t)f->comps[c].idx == o->a ? o->b : o->a;
-
-				peers[np++] = ((uint64_t)r << 32) | far;
-			} else {
-				peers[np++] = ((uint64_t)r << 32) | o->a;
-				peers[np++] = ((uint64_t)r << 32) | o->b;
-			}
-		}
-	}
-	if (!rc) {
-		if (nj)
-			qsort(jobs, nj, sizeof(*jobs), cmp_u64);
-		if (nd)
-			qsort(days, nd, sizeof(*days), cmp_u64);
-		if (np)
-			qsort(peers, np, sizeof(*peers), cmp_u64);
-		for (size_t i = 0; i < n; i++)
-			f->parts[i].jobs = f->parts[i].jobs_fail = f->parts[i].days =
-			    f->parts[i].peers = 0;
-		for (size_t i = 0; i < nj; i++) {
-			struct ibp_fabric_part *p = &f->parts[(jobs[i] >> 32) & 0x7fffffffu];
-
-			if (i && jobs[i] == jobs[i - 1])
-				continue;
-			if (jobs[i] >> 63)
-				p->jobs_fail++;
-			else
-				p->jobs++;
-		}
-		for (size_t i = 0; i < nd; i++)
-			if (i == 0 || days[i] != days[i - 1])
-				f->parts[days[i] >> 32].days++;
-		for (size_t i = 0; i < np; i++)
-			if (i == 0 || peers[i] != peers[i - 1])
-				f->parts[peers[i] >> 32].peers++;
-	}
-	free(rank);
-	free(jobs);
-	free(days);
-	free(peers);
-	return rc;
+	return 0;
 }
 
 void ibp_fabric_get_stats(const struct ibp_fabric *f, struct ibp_fabric_stats *st)
@@ -1015,7 +1247,7 @@ void ibp_fabric_get_stats(const struct ibp_fabric *f, struct ibp_fabric_stats *s
 }
 
 struct naive {
-	uint32_t fails;
+	double fails;
 	uint32_t node;
 };
 
@@ -1026,7 +1258,7 @@ static int cmp_naive(const void *a, const void *b, void *arg)
 
 	if (x->fails != y->fails)
 		return x->fails > y->fails ? -1 : 1;
-	return strcmp(f->names[x->node], f->names[y->node]);
+	return strcmp(f->nodes[x->node].name, f->nodes[y->node].name);
 }
 
 size_t ibp_fabric_naive_rank(const struct ibp_fabric *f, char (*names)[IBP_NODE_MAX], size_t max)
@@ -1036,17 +1268,14 @@ size_t ibp_fabric_naive_rank(const struct ibp_fabric *f, char (*names)[IBP_NODE_
 
 	if (!v)
 		return 0;
-	for (size_t i = 0; i < f->n_nodes; i++)
+	for (size_t i = 0; i < f->n_nodes; i++) {
 		v[i].node = (uint32_t)i;
-	for (size_t i = 0; i < f->n_obs; i++)
-		if (f->obs[i].fail) {
-			v[f->obs[i].a].fails++;
-			v[f->obs[i].b].fails++;
-		}
+		v[i].fails = f->parts[f->nodes[i].part].fr;
+	}
 	if (f->n_nodes)
 		qsort_r(v, f->n_nodes, sizeof(*v), cmp_naive, (void *)f);
-	for (size_t i = 0; i < f->n_nodes && n < max && v[i].fails; i++)
-		snprintf(names[n++], IBP_NODE_MAX, "%s", f->names[v[i].node]);
+	for (size_t i = 0; i < f->n_nodes && n < max && v[i].fails > 0; i++)
+		snprintf(names[n++], IBP_NODE_MAX, "%s", f->nodes[v[i].node].name);
 	free(v);
 	return n;
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,10 +292,55 @@ struct cursor {
 	const char *p, *end;
 };
 
-static void skip_ws(struct cursor *c)
+/* What a byte can be in a record, looked up once per byte. */
+enum {
+	C_NAME = 1,  /* in a node's or a device's name: a host name's characters */
+	C_DIGIT = 2, /* 0-9 */
+	C_NUM = 4,   /* in a number: 0-9 + - . e E */
+	C_STOP = 8,  /* ends a string without escapes: '"', '\\', a control character */
+};
+
+static const unsigned char cls[256] = {
+    [0 ... 0x1f] = C_STOP,  ['"'] = C_STOP,
+    ['\\'] = C_STOP,        ['a' ... 'd'] = C_NAME,
+    ['e'] = C_NAME | C_NUM, ['f' ... 'z'] = C_NAME,
+    ['A' ... 'D'] = C_NAME, ['E'] = C_NAME | C_NUM,
+    ['F' ... 'Z'] = C_NAME, ['0' ... '9'] = C_NAME | C_DIGIT | C_NUM,
+    ['-'] = C_NAME | C_NUM, ['.'] = C_NAME | C_NUM,
+    ['_'] = C_NAME,         ['+'] = C_NUM,
+};
+
+static bool is(char ch, unsigned what)
+{
+	return cls[(unsigned char)ch] & what;
+}
+
+static void skip_ws_loop(struct cursor *c)
 {
 	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\r'))
 		c->p++;
+}
+
+/* Records have no white space: one test in the usual case. */
+static inline void skip_ws(struct cursor *c)
+{
+	if (c->p < c->end && (unsigned char)*c->p <= ' ')
+		skip_ws_loop(c);
+}
+
+/* Takes CH, the next character after any white space; false when it is not. */
+static inline bool eat(struct cursor *c, char ch)
+{
+	if (c->p < c->end && *c->p == ch) {
+		c->p++;
+		return true;
+	}
+	skip_ws_loop(c);
+	if (c->p < c->end && *c->p == ch) {
+		c->p++;
+		return true;
+	}
+	return false;
 }
 
 static int hexval(char ch)
@@ -308,14 +354,11 @@ static int hexval(char ch)
 	return -1;
 }
 
-/* A JSON string into OUT (cut strings are refused, not truncated). */
-static int parse_string(struct cursor *c, char *out, size_t outlen)
+/* The rest of a string from C (after its quote), with escapes, decoded into BUF. */
+static int parse_escaped(struct cursor *c, char *buf, size_t buflen, const char **s, size_t *n)
 {
 	size_t o = 0;
 
-	if (c->p >= c->end || *c->p != '"')
-		return -EINVAL;
-	c->p++;
 	while (c->p < c->end && *c->p != '"') {
 		char ch = *c->p++;
 
@@ -365,14 +408,84 @@ static int parse_string(struct cursor *c, char *out, size_t outlen)
 				return -EINVAL;
 			}
 		}
-		if (o + 1 >= outlen)
+		if (o + 1 >= buflen)
 			return -EINVAL;
-		out[o++] = ch;
+		buf[o++] = ch;
 	}
 	if (c->p >= c->end)
 		return -EINVAL;
 	c->p++;
-	out[o] = '\0';
+	*s = buf;
+	*n = o;
+	return 0;
+}
+
+/*
+ * A JSON string: its bytes in *S (N of them, fewer than BUFLEN: longer
+ * strings are refused, never cut).  The usual string has no escape: *S
+ * points into the line; an escaped one is decoded into BUF.
+ */
+static inline int parse_string(struct cursor *c, char *buf, size_t buflen, const char **s,
+			       size_t *n)
+{
+	const char *q;
+
+	if (c->p >= c->end || *c->p != '"')
+		return -EINVAL;
+	c->p++;
+	for (q = c->p; q < c->end && !is(*q, C_STOP); q++)
+		;
+	if (q < c->end && *q == '"') {
+		if ((size_t)(q - c->p) >= buflen)
+			return -EINVAL;
+		*s = c->p;
+		*n = (size_t)(q - c->p);
+		c->p = q + 1;
+		return 0;
+	}
+	return parse_escaped(c, buf, buflen, s, n);
+}
+
+/*
+ * A number: the characters [0-9+-.eE] from a '-' or a digit, all of which
+ * strtod must take.  The usual one (an integer, or a decimal of at most
+ * 15 significant digits: the results log's) is read here, exactly as
+ * strtod reads it (a 15-digit mantissa and a power of ten up to 10^15 are
+ * exact doubles, their quotient rounded once); anything else by strtod.
+ */
+static int parse_number(struct cursor *c, double *out)
+{
+	static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+	const char *p = c->p;
+	uint64_t m = 0;
+	int digits = 0, frac = 0;
+	bool neg = p < c->end && *p == '-';
+	char num[40], *end;
+	size_t k = 0;
+
+	p += neg;
+	while (p < c->end && is(*p, C_DIGIT) && digits < 16)
+		m = m * 10 + (uint64_t)(*p++ - '0'), digits++;
+	if (digits && p < c->end && *p == '.') {
+		p++;
+		while (p < c->end && is(*p, C_DIGIT) && digits < 16)
+			m = m * 10 + (uint64_t)(*p++ - '0'), digits++, frac++;
+	}
+	if (digits && digits <= 15 && (p >= c->end || !is(*p, C_NUM))) {
+		*out = (double)m / pow10[frac];
+		if (neg)
+			*out = -*out;
+		c->p = p;
+		return 0;
+	}
+	while (c->p < c->end && k + 1 < sizeof(num) && is(*c->p, C_NUM))
+		num[k++] = *c->p++;
+	num[k] = '\0';
+	errno = 0;
+	*out = strtod(num, &end);
+	if (*end || errno || !isfinite(*out))
+		return -EINVAL;
 	return 0;
 }
 
@@ -380,7 +493,9 @@ enum vtype { V_STR, V_NUM, V_BOOL, V_NULL };
 
 struct value {
 	enum vtype type;
-	char s[IBP_NODE_MAX > IBP_DEV_MAX ? IBP_NODE_MAX : IBP_DEV_MAX];
+	const char *s; /* a string's N bytes, in the line or in BUF */
+	size_t n;
+	char buf[IBP_NODE_MAX > IBP_DEV_MAX ? IBP_NODE_MAX : IBP_DEV_MAX];
 	double num;
 	bool b;
 };
@@ -392,7 +507,11 @@ static int parse_value(struct cursor *c, struct value *v)
 		return -EINVAL;
 	if (*c->p == '"') {
 		v->type = V_STR;
-		return parse_string(c, v->s, sizeof(v->s));
+		return parse_string(c, v->buf, sizeof(v->buf), &v->s, &v->n);
+	}
+	if (*c->p == '-' || is(*c->p, C_DIGIT)) {
+		v->type = V_NUM;
+		return parse_number(c, &v->num);
 	}
 	if ((size_t)(c->end - c->p) >= 4 && !memcmp(c->p, "true", 4)) {
 		v->type = V_BOOL;
@@ -411,38 +530,25 @@ static int parse_value(struct cursor *c, struct value *v)
 		c->p += 4;
 		return 0;
 	}
-	if (*c->p == '-' || isdigit((unsigned char)*c->p)) {
-		char num[40];
-		size_t k = 0;
-		char *end;
-
-		while (c->p < c->end && k + 1 < sizeof(num) &&
-		       (isdigit((unsigned char)*c->p) || strchr("+-.eE", *c->p)))
-			num[k++] = *c->p++;
-		num[k] = '\0';
-		errno = 0;
-		v->num = strtod(num, &end);
-		if (*end || errno || !isfinite(v->num))
-			return -EINVAL;
-		v->type = V_NUM;
-		return 0;
-	}
 	return -EINVAL; /* objects and arrays are not part of a record */
 }
 
-static bool name_ok(const char *s)
+/* The characters of a host name: S (N bytes) not empty. */
+static bool name_ok(const char *s, size_t n)
 {
-	if (!*s)
+	if (!n)
 		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s))
+	for (size_t i = 0; i < n; i++)
+		if (!is(s[i], C_NAME))
 			return false;
 	return true;
 }
 
+/* A whole number in [LO, HI] (at most 1e13 apart from 0: exact as an int64). */
 static bool int_in(const struct value *v, double lo, double hi)
 {
-	return v->type == V_NUM && v->num >= lo && v->num <= hi && v->num == floor(v->num);
+	return v->type == V_NUM && v->num >= lo && v->num <= hi &&
+	       v->num == (double)(int64_t)v->num;
 }
 
 enum {
@@ -461,75 +567,154 @@ enum {
 /* Node and device names: the characters of a host name, or empty. */
 static int set_str(char *dst, size_t size, const struct value *v)
 {
-	if (v->type != V_STR || strlen(v->s) >= size || (v->s[0] && !name_ok(v->s)))
+	if (v->type != V_STR || v->n >= size || (v->n && !name_ok(v->s, v->n)))
 		return -EINVAL;
-	strcpy(dst, v->s);
+	memcpy(dst, v->s, v->n);
+	dst[v->n] = '\0';
 	return 0;
 }
 
-static int apply(struct ibp_link_record *r, const char *key, const struct value *v, unsigned *have)
+/* The keys of a record; any other is ignored (later versions may add some). */
+enum key {
+	K_OTHER,
+	K_V,
+	K_T,
+	K_JOB,
+	K_STEP,
+	K_ROUND,
+	K_BY,
+	K_A,
+	K_B,
+	K_AR,
+	K_BR,
+	K_AD,
+	K_BD,
+	K_AP,
+	K_BP,
+	K_OK,
+	K_WHY,
+	K_RTT,
+	K_GBPS,
+};
+
+/* K (N bytes): which key, by its length and letters. */
+static enum key key_of(const char *k, size_t n)
 {
-	bool is_str = v->type == V_STR;
-	if (!strcmp(key, "v")) {
+	switch (n) {
+	case 1:
+		return k[0] == 'v'   ? K_V
+		       : k[0] == 't' ? K_T
+		       : k[0] == 'a' ? K_A
+		       : k[0] == 'b' ? K_B
+				     : K_OTHER;
+	case 2:
+		if (k[0] == 'a' || k[0] == 'b') {
+			bool a = k[0] == 'a';
+
+			if (k[1] == 'r')
+				return a ? K_AR : K_BR;
+			if (k[1] == 'd')
+				return a ? K_AD : K_BD;
+			if (k[1] == 'p')
+				return a ? K_AP : K_BP;
+			if (k[1] == 'y' && !a)
+				return K_BY;
+			return K_OTHER;
+		}
+		return k[0] == 'o' && k[1] == 'k' ? K_OK : K_OTHER;
+	case 3:
+		return !memcmp(k, "job", 3) ? K_JOB : !memcmp(k, "why", 3) ? K_WHY : K_OTHER;
+	case 4:
+		return !memcmp(k, "step", 4) ? K_STEP : !memcmp(k, "gbps", 4) ? K_GBPS : K_OTHER;
+	case 5:
+		return !memcmp(k, "round", 5) ? K_ROUND : K_OTHER;
+	case 6:
+		return !memcmp(k, "rtt_us", 6) ? K_RTT : K_OTHER;
+	default:
+		return K_OTHER;
+	}
+}
+
+static int apply(struct ibp_link_record *r, enum key key, const struct value *v, unsigned *have)
+{
+	switch (key) {
+	case K_V:
 		if (!int_in(v, 0, 1e6))
 			return -EINVAL;
 		*have |= HAVE_V;
 		if ((int)v->num != IBP_RESULTS_LOG_VERSION)
 			return -ERANGE;
-	} else if (!strcmp(key, "t")) {
+		return 0;
+	case K_T:
 		if (!int_in(v, 0, 1e13))
 			return -EINVAL;
 		r->time = (int64_t)v->num;
 		*have |= HAVE_T;
-	} else if (!strcmp(key, "job") || !strcmp(key, "step") || !strcmp(key, "round")) {
+		return 0;
+	case K_JOB:
+	case K_STEP:
+	case K_ROUND:
 		if (!int_in(v, 0, 4294967295.0))
 			return -EINVAL;
-		if (key[0] == 'j')
+		if (key == K_JOB)
 			r->job = (uint32_t)v->num, *have |= HAVE_JOB;
-		else if (key[0] == 's')
+		else if (key == K_STEP)
 			r->step = (uint32_t)v->num, *have |= HAVE_STEP;
 		else
 			r->round = (unsigned)v->num;
-	} else if (!strcmp(key, "by")) {
+		return 0;
+	case K_BY:
 		return set_str(r->by, sizeof(r->by), v);
-	} else if (!strcmp(key, "a") || !strcmp(key, "b")) {
-		if (!is_str || !name_ok(v->s) || strlen(v->s) >= IBP_NODE_MAX)
+	case K_A:
+	case K_B:
+		if (v->type != V_STR || v->n >= IBP_NODE_MAX || !name_ok(v->s, v->n))
 			return -EINVAL;
-		strcpy(key[0] == 'a' ? r->a : r->b, v->s);
-		*have |= key[0] == 'a' ? HAVE_A : HAVE_B;
-	} else if (!strcmp(key, "ar") || !strcmp(key, "br")) {
+		memcpy(key == K_A ? r->a : r->b, v->s, v->n);
+		(key == K_A ? r->a : r->b)[v->n] = '\0';
+		*have |= key == K_A ? HAVE_A : HAVE_B;
+		return 0;
+	case K_AR:
+	case K_BR:
 		if (!int_in(v, -1, 65535))
 			return -EINVAL;
-		*(key[0] == 'a' ? &r->a_rail : &r->b_rail) = (int)v->num;
-	} else if (!strcmp(key, "ad")) {
+		*(key == K_AR ? &r->a_rail : &r->b_rail) = (int)v->num;
+		return 0;
+	case K_AD:
 		return set_str(r->a_dev, sizeof(r->a_dev), v);
-	} else if (!strcmp(key, "bd")) {
+	case K_BD:
 		return set_str(r->b_dev, sizeof(r->b_dev), v);
-	} else if (!strcmp(key, "ap") || !strcmp(key, "bp")) {
+	case K_AP:
+	case K_BP:
 		if (!int_in(v, 0, 255))
 			return -EINVAL;
-		*(key[0] == 'a' ? &r->a_port : &r->b_port) = (unsigned)v->num;
-	} else if (!strcmp(key, "ok")) {
+		*(key == K_AP ? &r->a_port : &r->b_port) = (unsigned)v->num;
+		return 0;
+	case K_OK:
 		if (v->type != V_BOOL)
 			return -EINVAL;
 		*have = (*have & ~(unsigned)OK_TRUE) | HAVE_OK | (v->b ? OK_TRUE : 0);
-	} else if (!strcmp(key, "why")) {
+		return 0;
+	case K_WHY:
 		/* the vocabulary's names only (oob.h), as the writer writes them */
-		if (!is_str || ibp_link_status_parse(v->s, strlen(v->s), &r->status) ||
+		if (v->type != V_STR || ibp_link_status_parse(v->s, v->n, &r->status) ||
 		    !loggable(r->status))
 			return -EINVAL;
 		*have |= HAVE_WHY;
-	} else if (!strcmp(key, "rtt_us") || !strcmp(key, "gbps")) {
+		return 0;
+	case K_RTT:
+	case K_GBPS: {
 		double x = -1;
 
 		if (v->type == V_NUM && v->num >= 0 && v->num < 1e12)
 			x = v->num;
 		else if (v->type != V_NULL)
 			return -EINVAL;
-		*(key[0] == 'r' ? &r->rtt_us : &r->gbps) = x;
+		*(key == K_RTT ? &r->rtt_us : &r->gbps) = x;
+		return 0;
 	}
-	/* unknown keys: ignored */
-	return 0;
+	default:
+		return 0; /* unknown keys: ignored */
+	}
 }
 
 int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_record *r)
@@ -539,43 +724,37 @@ int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_rec
 	bool first = true;
 	int rc;
 
-	memset(r, 0, sizeof(*r));
+	/* every field, without clearing the names' bytes past their end */
+	r->time = 0;
+	r->job = r->step = 0;
+	r->round = 0;
+	r->by[0] = r->a[0] = r->b[0] = r->a_dev[0] = r->b_dev[0] = '\0';
 	r->a_rail = r->b_rail = -1;
+	r->a_port = r->b_port = 0;
+	r->status = IBP_LINK_UNTESTED;
 	r->rtt_us = r->gbps = -1;
-	skip_ws(&c);
-	if (c.p >= c.end || *c.p != '{')
+	if (!eat(&c, '{'))
 		return -EINVAL;
-	c.p++;
 	for (;;) {
-		char key[16];
+		char keybuf[16];
+		const char *key;
+		size_t keylen;
 		struct value v;
 
 		skip_ws(&c);
-		if (c.p < c.end && *c.p == '}' && first) {
-			c.p++;
+		if (first && eat(&c, '}'))
 			break;
-		}
-		if (parse_string(&c, key, sizeof(key)))
+		if (parse_string(&c, keybuf, sizeof(keybuf), &key, &keylen) || !eat(&c, ':') ||
+		    parse_value(&c, &v))
 			return -EINVAL;
-		skip_ws(&c);
-		if (c.p >= c.end || *c.p != ':')
-			return -EINVAL;
-		c.p++;
-		if (parse_value(&c, &v))
-			return -EINVAL;
-		rc = apply(r, key, &v, &have);
+		rc = apply(r, key_of(key, keylen), &v, &have);
 		if (rc)
 			return rc;
 		first = false;
-		skip_ws(&c);
-		if (c.p < c.end && *c.p == ',') {
-			c.p++;
+		if (eat(&c, ','))
 			continue;
-		}
-		if (c.p < c.end && *c.p == '}') {
-			c.p++;
+		if (eat(&c, '}'))
 			break;
-		}
 		return -EINVAL;
 	}
 	skip_ws(&c);
@@ -659,7 +838,7 @@ int ibp_results_log_read_buf(const char *text, size_t len, ibp_results_log_fn fn
 int ibp_results_log_read_file(const char *path, ibp_results_log_fn fn, void *arg,
 			      struct ibp_results_log_stats *stats, char *err, size_t errlen)
 {
-	enum { CHUNK = 1 << 16, LINE_MAX_KEEP = 64 * IBP_RESULTS_LOG_MAX_RECORD };
+	enum { CHUNK = 1 << 20, LINE_MAX_KEEP = 64 * IBP_RESULTS_LOG_MAX_RECORD };
 	char *buf;
 	size_t have = 0;
 	bool skipping = false; /* inside a line too long to keep */
@@ -722,5 +901,242 @@ int ibp_results_log_read_file(const char *path, ibp_results_log_fn fn, void *arg
 out:
 	free(buf);
 	close(fd);
+	return rc;
+}
+
+/* ---- several files, parsed ahead by threads ---- */
+
+#define AHEAD 4096 /* records (about 2.5 MB) a parsing thread may hold ahead of the caller */
+
+/* One parsing thread's records, handed to the caller in order; END marks a file's end. */
+struct ahead {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* any change of HEAD, TAIL or STOP */
+	struct ahead_item {
+		struct ibp_link_record r;
+		bool end;
+	} * ring;
+	size_t head; /* under MU: items the thread published (written outside the lock, below it) */
+	size_t tail; /* under MU: items the caller has taken */
+	size_t mine; /* the thread's: items written, published as HEAD */
+	size_t
+	    room;  /* the thread's: it may write while MINE < ROOM (TAIL + AHEAD when it looked) */
+	bool stop; /* under MU: the caller gave up */
+};
+
+struct file_done {
+	struct ibp_results_log_stats st;
+	int rc;
+	char err[256];
+};
+
+struct reader {
+	const char *const *paths;
+	size_t n;
+	unsigned threads;
+	struct ahead *ahead;
+	struct file_done *done;
+};
+
+/*
+ * The thread publishes what it wrote and learns how far it may write; it
+ * waits while the ring is full (WAIT).  -ECANCELED once the caller stopped.
+ */
+static int ahead_publish(struct ahead *a, bool wait)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->mu);
+	a->head = a->mine;
+	pthread_cond_broadcast(&a->cv);
+	while (!a->stop && wait && a->mine - a->tail >= AHEAD)
+		pthread_cond_wait(&a->cv, &a->mu);
+	a->room = a->tail + AHEAD;
+	if (a->stop)
+		rc = -ECANCELED;
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
+/* Room for one more item: publishes every 64 items, and waits when the ring is full. */
+static int ahead_room(struct ahead *a)
+{
+	if (a->mine < a->room && a->mine % 64)
+		return 0;
+	return ahead_publish(a, a->mine >= a->room);
+}
+
+static int ahead_push(void *arg, const struct ibp_link_record *r)
+{
+	struct ahead *a = arg;
+	struct ahead_item *it;
+	int rc = ahead_room(a);
+
+	if (rc)
+		return rc;
+	it = &a->ring[a->mine % AHEAD];
+	it->r = *r;
+	it->end = false;
+	a->mine++;
+	return 0;
+}
+
+struct worker {
+	struct reader *rd;
+	unsigned index;
+};
+
+/* Files INDEX, INDEX + THREADS ... into this thread's ring, each followed by its END. */
+static void *reader_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct reader *rd = w->rd;
+	struct ahead *a = &rd->ahead[w->index];
+
+	for (size_t f = w->index; f < rd->n; f += rd->threads) {
+		struct file_done *d = &rd->done[f];
+
+		memset(&d->st, 0, sizeof(d->st));
+		d->rc = ibp_results_log_read_file(rd->paths[f], ahead_push, a, &d->st, d->err,
+						  sizeof(d->err));
+		if (d->rc == -ECANCELED)
+			break;
+		/* the END item, published at once with the file's outcome */
+		if (ahead_room(a))
+			break;
+		a->ring[a->mine % AHEAD].end = true;
+		a->mine++;
+		if (ahead_publish(a, false) || d->rc)
+			break;
+	}
+	return NULL;
+}
+
+static void stats_add(struct ibp_results_log_stats *to, const struct ibp_results_log_stats *st)
+{
+	to->lines += st->lines;
+	to->records += st->records;
+	to->cut += st->cut;
+	to->malformed += st->malformed;
+	to->other_version += st->other_version;
+}
+
+/*
+ * The caller's side: file F's records from its thread's ring, in order, to
+ * FN; *END once the file's end was taken (then its outcome may be read).
+ */
+static int take_file(struct reader *rd, size_t f, ibp_results_log_fn fn, void *arg, bool *done)
+{
+	struct ahead *a = &rd->ahead[f % rd->threads];
+
+	for (;;) {
+		size_t head, tail;
+		bool end = false;
+		int rc = 0;
+
+		pthread_mutex_lock(&a->mu);
+		while (a->head == a->tail)
+			pthread_cond_wait(&a->cv, &a->mu);
+		head = a->head;
+		tail = a->tail;
+		pthread_mutex_unlock(&a->mu);
+		while (tail < head && !rc && !end) {
+			const struct ahead_item *it = &a->ring[tail % AHEAD];
+
+			tail++;
+			end = it->end; /* this file is done: the next one's items stay */
+			if (!end && fn)
+				rc = fn(arg, &it->r);
+		}
+		pthread_mutex_lock(&a->mu);
+		a->tail = tail;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		*done = end;
+		if (rc || end)
+			return rc;
+	}
+}
+
+int ibp_results_log_read_files(const char *const *paths, size_t n, unsigned threads,
+			       ibp_results_log_fn fn, void *arg,
+			       struct ibp_results_log_stats *stats, char *err, size_t errlen)
+{
+	struct reader rd = {.paths = paths, .n = n};
+	struct worker *w = NULL;
+	pthread_t *tid = NULL;
+	unsigned started = 0;
+	bool end;
+	int rc = 0;
+
+	if (threads > n)
+		threads = (unsigned)n;
+	if (threads <= 1) {
+		for (size_t f = 0; f < n && !rc; f++)
+			rc = ibp_results_log_read_file(paths[f], fn, arg, stats, err, errlen);
+		return rc;
+	}
+	rd.threads = threads;
+	rd.ahead = calloc(threads, sizeof(*rd.ahead));
+	rd.done = calloc(n, sizeof(*rd.done));
+	w = calloc(threads, sizeof(*w));
+	tid = calloc(threads, sizeof(*tid));
+	if (!rd.ahead || !rd.done || !w || !tid) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (unsigned i = 0; i < threads; i++) {
+		rd.ahead[i].ring = malloc(AHEAD * sizeof(*rd.ahead[i].ring));
+		if (!rd.ahead[i].ring) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		pthread_mutex_init(&rd.ahead[i].mu, NULL);
+		pthread_cond_init(&rd.ahead[i].cv, NULL);
+		rd.ahead[i].room = AHEAD;
+	}
+	for (; started < threads; started++) {
+		w[started] = (struct worker){&rd, started};
+		if (pthread_create(&tid[started], NULL, reader_thread, &w[started])) {
+			rc = -EAGAIN;
+			break;
+		}
+	}
+	for (size_t f = 0; !rc && f < n; f++) {
+		if (started < threads && f % threads >= started) {
+			/* a thread that could not start: this file by the caller itself */
+			rc = ibp_results_log_read_file(paths[f], fn, arg, stats, err, errlen);
+			continue;
+		}
+		rc = take_file(&rd, f, fn, arg, &end);
+		if (!end)
+			break; /* FN stopped it inside the file */
+		stats_add(stats, &rd.done[f].st);
+		if (!rc && rd.done[f].rc) {
+			rc = rd.done[f].rc;
+			if (err && errlen)
+				snprintf(err, errlen, "%s", rd.done[f].err);
+		}
+	}
+	for (unsigned i = 0; i < threads; i++) {
+		pthread_mutex_lock(&rd.ahead[i].mu);
+		rd.ahead[i].stop = true;
+		pthread_cond_broadcast(&rd.ahead[i].cv);
+		pthread_mutex_unlock(&rd.ahead[i].mu);
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+out:
+	for (unsigned i = 0; rd.ahead && i < threads; i++) {
+		if (!rd.ahead[i].ring)
+			continue;
+		free(rd.ahead[i].ring);
+		pthread_mutex_destroy(&rd.ahead[i].mu);
+		pthread_cond_destroy(&rd.ahead[i].cv);
+	}
+	free(rd.ahead);
+	free(rd.done);
+	free(w);
+	free(tid);
 	return rc;
 }

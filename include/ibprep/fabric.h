@@ -24,9 +24,19 @@
  * once, a one-in-a-thousand coincidence happens to several of them.  A part with failures that misses one of these is "not
  * enough evidence", never a guess.
  *
- * Records of both ends of one link are joined (a failure seen by either end
- * is a failure).  Outcomes that say nothing about the fabric (auth,
- * protocol, local, untested) are counted and left out.
+ * How a record is weighed (docs/fabric.md says it for the admin): a record
+ * is its writer's end of a link, half of the link; a writer that is
+ * neither end (BY not A or B) speaks for nobody and is left out.  Failures
+ * both ends reported are failed links; one end's alone are half a failed
+ * link each, and on the far end's parts they count at most as much as the
+ * next reporter's word there (one reporter alone: nothing), so that one
+ * node's unconfirmed failures cannot outweigh its peers'.  Outcomes about
+ * the test itself (failed authentication, protocol error, local failure,
+ * other protocol version) are counted and left out.
+ *
+ * Memory: the parts (with at most 4096 days and 1024 failed jobs each) and
+ * the paths that failed; never the records or the links, so a month of a
+ * fleet's logs streams through.
  *
  * Plain data and heap memory owned by the struct; no globals; never prints.
  */
@@ -80,28 +90,36 @@ struct ibp_fabric_part {
 	int rail;                       /* -1 for a node */
 	char device[IBP_DEV_MAX];       /* a cable's HCA, when the records named it */
 	unsigned port;
-	double p_fail;       /* fitted probability that it fails a link crossing it */
-	double attributed;   /* failed links the fit puts on it */
-	double surprise;     /* -log10 P(this many failures | background) */
-	uint64_t links_pass; /* links through it that passed */
-	uint64_t links_fail; /* ... that failed (whoever is blamed) */
-	unsigned peers_fail; /* distinct nodes at the far end of its failed links */
+	double p_fail;              /* fitted probability that it fails a link crossing it */
+	double attributed;          /* failed links the fit puts on it */
+	double surprise;            /* -log10 P(this many failures | background) */
+	double links_pass;          /* links through it that passed (a record is half a link) */
+	double links_fail;          /* ... that failed, as weighed (whoever is blamed) */
+	double links_fail_recorded; /* ... that failed, as recorded (before the weighing) */
+	unsigned peers_fail;        /* distinct nodes at the far end of its failed links */
+	unsigned reporters;         /* distinct nodes whose records its failures rest on */
 	/* filled by ibp_fabric_evidence(): */
-	unsigned jobs, jobs_fail, days, peers;
-	int64_t first, last;
-	char reason[IBP_TEXT_MAX]; /* why not a suspect, for NOT_ENOUGH */
+	unsigned jobs_fail;       /* distinct jobs with a failure through it (at most 1024) */
+	unsigned days, days_fail; /* distinct days with a link through it, with a failure */
+	int64_t first, last;      /* its first and last failure (epoch seconds) */
+	unsigned kinds[IBP_LINK_STATUS_COUNT]; /* failure records by outcome (oob.h) */
+	char reason[IBP_TEXT_MAX];             /* why not a suspect, for NOT_ENOUGH */
 };
 
 struct ibp_fabric; /* opaque */
 
 struct ibp_fabric_stats {
 	size_t records;        /* handed to ibp_fabric_add */
-	size_t links;          /* distinct links after joining both ends */
-	size_t joined;         /* records that were the other end of a link already seen */
 	size_t too_old;        /* before opts.since */
 	size_t not_fabric;     /* outcomes that say nothing about the fabric */
-	size_t failed;         /* distinct links that failed */
-	size_t unplaced;       /* links with an end the topology does not know */
+	size_t not_own;        /* written by a node that is neither end of its link */
+	size_t failures;       /* failure records kept */
+	size_t unplaced;       /* records with an end the topology does not know */
+	double links;          /* links seen: half a link per record kept */
+	double failed;         /* failed links, as weighed */
+	double confirmed;      /* failed links both ends reported */
+	double unconfirmed;    /* failed links on one end's word (half a link per record) */
+	double discounted;     /* ... of which left out: no second reporter behind them */
 	size_t parts;          /* parts seen */
 	size_t little_traffic; /* parts with fewer than min_links links: no verdict */
 	double background;     /* the background failure rate per link used */
@@ -124,14 +142,16 @@ void ibp_fabric_free(struct ibp_fabric *f);
 int ibp_fabric_add(void *fabric, const struct ibp_link_record *r);
 
 /*
- * Fits, attributes and ranks.  PARTS (owned by the fabric, valid until the
- * next add, solve or free) gets every part with a failure, suspects first,
- * then not-enough-evidence, each by surprise.  May be called again after
- * more records (the fit starts from the last one).  0 or -ENOMEM.
+ * Weighs, fits, attributes and ranks.  PARTS (owned by the fabric, valid
+ * until the next add, solve or free) gets every part with a failure,
+ * suspects first, then not-enough-evidence, each by surprise (parts whose
+ * recorded failures were all left out by the weighing last).  May be
+ * called again after more records (the fit starts from the last one).
+ * 0 or -ENOMEM.
  */
 int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts, size_t *n);
 
-/* Jobs, days and peers of the first N ranked parts (one pass over the links). */
+/* Jobs, days, first and last failure and their outcomes of the first N ranked parts. */
 int ibp_fabric_evidence(struct ibp_fabric *f, size_t n);
 
 void ibp_fabric_get_stats(const struct ibp_fabric *f, struct ibp_fabric_stats *st);

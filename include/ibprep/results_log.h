@@ -108,4 +108,17 @@ int ibp_results_log_read_buf(const char *text, size_t len, ibp_results_log_fn fn
 int ibp_results_log_read_file(const char *path, ibp_results_log_fn fn, void *arg,
 			      struct ibp_results_log_stats *stats, char *err, size_t errlen);
 
+/*
+ * Reads the files PATHS[0..N) as ibp_results_log_read_file() reads each,
+ * and calls FN for every record in the files' order, always from the
+ * calling thread (FN needs no lock): the result is the same whatever
+ * THREADS is.  Up to THREADS threads (0 or 1: none) read and parse the
+ * next files meanwhile, each at most a few thousand records ahead, so
+ * memory is bounded by THREADS, never by the files.  The first error
+ * stops it: -errno with ERR naming the file, or FN's non-zero return.
+ */
+int ibp_results_log_read_files(const char *const *paths, size_t n, unsigned threads,
+			       ibp_results_log_fn fn, void *arg,
+			       struct ibp_results_log_stats *stats, char *err, size_t errlen);
+
 #endif

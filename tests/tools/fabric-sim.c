@@ -5,16 +5,16 @@
  * finds injected faults, against the naive rule "the node that failed most
  * often".  Used by bench/bench_fabric.sh; deterministic for a seed.
  *
- * The fabric: NODES nodes in leaves of LEAF_SIZE (Slurm's topology.conf,
- * read by the library's own parser), RAILS rails, each rail a plane with
- * SPINES spines; every link between two leaves takes one spine of its rail
+ * The fabric: 512 nodes in leaves of 16 (Slurm's topology.conf, read by
+ * the library's own parser), 8 rails, each rail a plane with 8 spines;
+ * every link between two leaves takes one spine of its rail
  * (ECMP, uniform).  Faults, one at a time and in pairs:
  *   dead node        every link of the node fails (it writes no records)
  *   bad cable        one rail of one node: every link on it fails
  *   lossy uplinks    one leaf's uplinks on one rail drop 30% of the links
  *                    that leave the leaf
  *   flaky spine port one spine's port facing one leaf, on one rail, fails
- *                    half of the links that take it (1/SPINES of the leaf's
+ *                    half of the links that take it (1/8 of the leaf's
  *                    cross-leaf links on that rail): ~6% of them
  *   intermittent     one rail of one node fails 5% of its links
  * plus a background: any link fails with probability NOISE (a test slowed
@@ -33,27 +33,35 @@
  * fabric code `ibprep fabric` uses.
  *
  *   fabric-sim [--trials N] [--seed S] [--affected N] [--plan topo|plain] [--verbose]
+ *
+ * With --log DIR it writes a fleet's logs instead, as the plugin leaves
+ * them (bench/bench_fabric_scale.sh): one file per node, DIR/<node>.jsonl,
+ * each node writing its own end of its links through the library's writer,
+ * and DIR/topology.conf; jobs until --records N records (2,500,000), their
+ * steps spread over --days D (30), with the faults --fault TYPE asks for
+ * (dead, cable, uplinks, spine, intermittent; each at a random place).
+ * --nodes, --leaf-size and --rails change the fabric's shape in both modes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ibprep/fabric.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/results_log.h"
 #include "ibprep/topology_conf.h"
 
-#define NODES     512
-#define LEAF_SIZE 16
-#define LEAVES    (NODES / LEAF_SIZE)
-#define RAILS     8
-#define SPINES    8
-#define NOISE     0.001
-#define CHECK_AT  20 /* affected jobs at which accuracy is judged */
+/* The fabric's shape: 512 nodes in leaves of 16, 8 rails, 8 spines per rail (options change it). */
+static int n_nodes = 512, leaf_size = 16, n_leaves = 32, n_rails = 8, n_spines = 8;
+#define NOISE    0.001
+#define MAX_JOB  64 /* nodes of the largest job */
+#define CHECK_AT 20 /* affected jobs at which accuracy is judged */
 
 enum fault_type { F_DEAD_NODE, F_BAD_CABLE, F_LOSSY_UPLINKS, F_SPINE_PORT, F_INTERMITTENT, F_N };
 
@@ -68,6 +76,9 @@ struct fault {
 };
 
 static uint64_t rng_state;
+static char (*node_names)[16]; /* "n000" ... (n_nodes of them, name_digits digits) */
+static int name_digits = 3;
+static char (*dev_names)[16]; /* "mlx5_0" ... (n_rails of them) */
 
 static uint64_t rng(void)
 {
@@ -92,18 +103,18 @@ static void fault_make(struct fault *f, enum fault_type t)
 {
 	memset(f, 0, sizeof(*f));
 	f->type = t;
-	f->node = pick(NODES);
-	f->leaf = pick(LEAVES);
-	f->rail = pick(RAILS);
-	f->spine = pick(SPINES);
-	snprintf(f->node_name, sizeof(f->node_name), "n%03d", f->node);
+	f->node = pick(n_nodes);
+	f->leaf = pick(n_leaves);
+	f->rail = pick(n_rails);
+	f->spine = pick(n_spines);
+	snprintf(f->node_name, sizeof(f->node_name), "%s", node_names[f->node]);
 	switch (t) {
 	case F_DEAD_NODE:
-		snprintf(f->part, sizeof(f->part), "n%03d", f->node);
+		snprintf(f->part, sizeof(f->part), "%s", node_names[f->node]);
 		break;
 	case F_BAD_CABLE:
 	case F_INTERMITTENT:
-		snprintf(f->part, sizeof(f->part), "n%03d rail %d", f->node, f->rail);
+		snprintf(f->part, sizeof(f->part), "%s rail %d", node_names[f->node], f->rail);
 		break;
 	default:
 		snprintf(f->part, sizeof(f->part), "leaf%02d uplinks rail %d", f->leaf, f->rail);
@@ -138,8 +149,8 @@ static const enum ibp_link_status setup_kinds[] = {IBP_LINK_AUTH, IBP_LINK_PROTO
 static enum ibp_link_status link_outcome(const struct fault *f, size_t nf, int a, int b, int rail,
 					 bool *affected)
 {
-	bool cross = a / LEAF_SIZE != b / LEAF_SIZE;
-	int spine = pick(SPINES);
+	bool cross = a / leaf_size != b / leaf_size;
+	int spine = pick(n_spines);
 	enum ibp_link_status st = IBP_LINK_PASS;
 
 	for (size_t i = 0; i < nf; i++) {
@@ -162,12 +173,12 @@ static enum ibp_link_status link_outcome(const struct fault *f, size_t nf, int a
 			break;
 		case F_LOSSY_UPLINKS:
 			hit = cross && rail == x->rail &&
-			      (a / LEAF_SIZE == x->leaf || b / LEAF_SIZE == x->leaf);
+			      (a / leaf_size == x->leaf || b / leaf_size == x->leaf);
 			pass = 0.7;
 			break;
 		case F_SPINE_PORT:
 			hit = cross && rail == x->rail &&
-			      (a / LEAF_SIZE == x->leaf || b / LEAF_SIZE == x->leaf);
+			      (a / leaf_size == x->leaf || b / leaf_size == x->leaf);
 			pass = spine == x->spine ? 0.5 : 1;
 			break;
 		default:
@@ -196,32 +207,34 @@ static int job_size(void)
 /* First node of a job of SIZE nodes, placed contiguously as topology/tree would. */
 static int job_place(int size)
 {
-	if (size <= LEAF_SIZE) {
-		int leaf = pick(LEAVES), off;
+	if (size <= leaf_size) {
+		int leaf = pick(n_leaves), off;
 
-		if (uniform() < 0.15 && leaf < LEAVES - 1) /* straddles two leaves */
-			off = LEAF_SIZE - size / 2;
+		if (uniform() < 0.15 && leaf < n_leaves - 1) /* straddles two leaves */
+			off = leaf_size - size / 2;
 		else
-			off = pick(LEAF_SIZE - size + 1);
-		return leaf * LEAF_SIZE + off;
+			off = pick(leaf_size - size + 1);
+		return leaf * leaf_size + off;
 	}
-	return pick(LEAVES - size / LEAF_SIZE + 1) * LEAF_SIZE;
+	return pick(n_leaves - size / leaf_size + 1) * leaf_size;
 }
 
 static char *log_buf;
 static size_t log_len, log_cap;
 static struct ibp_link_record *recs;
+static int *rec_by; /* the node that wrote recs[i] */
 static size_t n_recs, cap_recs;
-static char node_names[NODES][8], dev_names[RAILS][16];
 
-static void rec_add(const struct ibp_link_record *r)
+static void rec_add(const struct ibp_link_record *r, int by)
 {
 	if (n_recs == cap_recs) {
 		cap_recs = cap_recs ? cap_recs * 2 : 4096;
 		recs = realloc(recs, cap_recs * sizeof(*recs));
-		if (!recs)
+		rec_by = realloc(rec_by, cap_recs * sizeof(*rec_by));
+		if (!recs || !rec_by)
 			abort();
 	}
+	rec_by[n_recs] = by;
 	recs[n_recs++] = *r;
 }
 
@@ -261,29 +274,26 @@ static void record(struct ibp_link_record *r, int by, int a, int b, int rail,
 	r->gbps = st == IBP_LINK_PASS ? 180 + 10 * uniform() : -1;
 }
 
-/*
- * Runs one job; true when it met a fault.  The records of a job that met a
- * fault are written as JSON lines and read back with the log reader, as
- * `ibprep fabric` reads them; the (many) other jobs' records are handed to
- * the fabric directly, which is the same (parse(format(r)) == r, tested in
- * test_results_log) and thirty times faster.
- */
 /* --plan plain: the ring and second shift in node order, as without topology_conf= */
 static bool plain_plan;
 
-static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t nf, uint32_t job)
+/*
+ * One job's step at time T: its records (both ends of every link, none
+ * from a dead node) into recs[]; true when it met a fault.
+ */
+static bool gen_job(const struct fault *faults, size_t nf, uint32_t job, int64_t t)
 {
 	int size = job_size(), first = job_place(size);
-	int leaf[NODES];
-	int64_t t = 1764547200 + (int64_t)job * 600; /* a job every ten minutes */
+	int leaf[MAX_JOB];
 	bool affected = false;
-	struct ibp_results_log_stats st = {0};
 
-	if (first + size > NODES)
-		first = NODES - size;
+	if (size > n_nodes)
+		size = n_nodes;
+	if (first + size > n_nodes)
+		first = n_nodes - size;
 	n_recs = 0;
 	for (int i = 0; i < size; i++)
-		leaf[i] = (first + i) / LEAF_SIZE;
+		leaf[i] = (first + i) / leaf_size;
 	for (int i = 0; i < size; i++) {
 		struct ibp_rdmatest_plan plan;
 
@@ -293,7 +303,7 @@ static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t n
 		for (unsigned round = 0; round < plan.n_rounds; round++) {
 			int a = first + i, b = first + (int)plan.send_to[round];
 
-			for (int rail = 0; rail < RAILS; rail++) {
+			for (int rail = 0; rail < n_rails; rail++) {
 				struct ibp_link_record r = {0};
 				bool hit = false;
 				enum ibp_link_status st =
@@ -309,16 +319,31 @@ static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t n
 				affected |= hit;
 				if (!a_dead) {
 					record(&r, a, a, b, rail, st, job, round + 1, t);
-					rec_add(&r);
+					rec_add(&r, a);
 				}
 				if (!b_dead) {
 					record(&r, b, a, b, rail, st, job, round + 1, t);
-					rec_add(&r);
+					rec_add(&r, b);
 				}
 			}
 		}
 	}
-	if (!affected) {
+	return affected;
+}
+
+/*
+ * Runs one job (a job every ten minutes) into FAB; true when it met a
+ * fault.  The records of a job that met a fault are written as JSON lines
+ * and read back with the log reader, as `ibprep fabric` reads them; the
+ * (many) other jobs' records are handed to the fabric directly, which is
+ * the same (parse(format(r)) == r, tested in test_results_log) and thirty
+ * times faster.
+ */
+static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t nf, uint32_t job)
+{
+	struct ibp_results_log_stats st = {0};
+
+	if (!gen_job(faults, nf, job, 1764547200 + (int64_t)job * 600)) {
 		for (size_t i = 0; i < n_recs; i++)
 			if (ibp_fabric_add(fab, &recs[i]))
 				abort();
@@ -333,21 +358,36 @@ static bool run_job(struct ibp_fabric *fab, const struct fault *faults, size_t n
 	return true;
 }
 
+/* The fabric's topology.conf (one spine layer over the leaves) into a new string. */
+static char *topology_text(size_t *len)
+{
+	size_t cap = 96 * (size_t)n_leaves + 256, off = 0;
+	char *text = malloc(cap);
+
+	if (!text)
+		return NULL;
+	off += (size_t)snprintf(text + off, cap - off, "# %d nodes, %d leaves of %d\n", n_nodes,
+				n_leaves, leaf_size);
+	off += (size_t)snprintf(text + off, cap - off, "SwitchName=spine Switches=leaf[00-%02d]\n",
+				n_leaves - 1);
+	for (int l = 0; l < n_leaves; l++)
+		off += (size_t)snprintf(text + off, cap - off,
+					"SwitchName=leaf%02d Nodes=n[%0*d-%0*d]\n", l, name_digits,
+					l * leaf_size, name_digits, l * leaf_size + leaf_size - 1);
+	*len = off;
+	return text;
+}
+
 static int build_topology(struct ibp_topology *topo)
 {
-	char *text = malloc(64 * LEAVES + 256), err[256];
-	size_t off = 0;
+	char err[256];
+	size_t len;
+	char *text = topology_text(&len);
 	int rc;
 
 	if (!text)
 		return -ENOMEM;
-	off +=
-	    (size_t)sprintf(text + off, "# %d nodes, %d leaves of %d\n", NODES, LEAVES, LEAF_SIZE);
-	off += (size_t)sprintf(text + off, "SwitchName=spine Switches=leaf[00-%02d]\n", LEAVES - 1);
-	for (int l = 0; l < LEAVES; l++)
-		off += (size_t)sprintf(text + off, "SwitchName=leaf%02d Nodes=n[%03d-%03d]\n", l,
-				       l * LEAF_SIZE, l * LEAF_SIZE + LEAF_SIZE - 1);
-	rc = ibp_topology_parse_conf(topo, text, off, "sim-topology.conf", err, sizeof(err));
+	rc = ibp_topology_parse_conf(topo, text, len, "sim-topology.conf", err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "fabric-sim: %s\n", err);
 	free(text);
@@ -517,10 +557,118 @@ static void print_row(const char *name, struct result *r, unsigned max_affected)
 	(void)max_affected;
 }
 
+/* A node's log being written: appended to DIR/<node>.jsonl whenever its buffer fills. */
+struct node_log {
+	char *buf;
+	size_t len;
+};
+
+#define NODE_LOG_BUF (64u << 10)
+
+static int node_log_flush(const char *dir, int node, struct node_log *l)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s.jsonl", dir, node_names[node]);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0 || write(fd, l->buf, l->len) != (ssize_t)l->len) {
+		fprintf(stderr, "fabric-sim: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	l->len = 0;
+	return 0;
+}
+
+/*
+ * --log DIR: a fleet's results logs as the plugin leaves them: one file per
+ * node (DIR/<node>.jsonl, every record through the library's writer, each
+ * node writing its own end of its links) and DIR/topology.conf, jobs until
+ * TARGET records, their steps spread evenly over DAYS days.
+ */
+static int write_logs(const char *dir, uint64_t target, double days, const struct fault *faults,
+		      size_t nf)
+{
+	struct node_log *logs = calloc((size_t)n_nodes, sizeof(*logs));
+	char path[4096], line[IBP_RESULTS_LOG_MAX_RECORD];
+	uint64_t written = 0, bytes = 0;
+	uint32_t job = 0;
+	size_t len;
+	char *topo = topology_text(&len);
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/topology.conf", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (!logs || !topo || fd < 0 || write(fd, topo, len) != (ssize_t)len) {
+		fprintf(stderr, "fabric-sim: %s: %s (a new directory is needed)\n", path,
+			strerror(errno));
+		rc = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; !rc && i < n_nodes; i++)
+		if (!(logs[i].buf = malloc(NODE_LOG_BUF)))
+			rc = -1;
+	while (!rc && written < target) {
+		int64_t t = 1764547200 + (int64_t)(days * 86400 * (double)written / (double)target);
+
+		gen_job(faults, nf, ++job, t);
+		for (size_t i = 0; !rc && i < n_recs; i++) {
+			struct node_log *l = &logs[rec_by[i]];
+			int n = ibp_results_log_format(&recs[i], line, sizeof(line));
+
+			if (n <= 0)
+				abort();
+			if (l->len + (size_t)n > NODE_LOG_BUF)
+				rc = node_log_flush(dir, rec_by[i], l);
+			memcpy(l->buf + l->len, line, (size_t)n);
+			l->len += (size_t)n;
+			written++;
+			bytes += (uint64_t)n;
+		}
+	}
+	for (int i = 0; !rc && i < n_nodes; i++)
+		if (logs[i].len)
+			rc = node_log_flush(dir, i, &logs[i]);
+	if (!rc) {
+		printf("fabric-sim: %llu records (%.0f MB) of %u steps over %.0f days into %s: %d "
+		       "node logs (<node>.jsonl) and topology.conf; %d nodes, %d leaves of %d, %d "
+		       "rail(s)\n",
+		       (unsigned long long)written, (double)bytes / 1e6, job, days, dir, n_nodes,
+		       n_nodes, n_leaves, leaf_size, n_rails);
+		for (size_t k = 0; k < nf; k++)
+			printf("fabric-sim: fault: %s (%s)\n", faults[k].part,
+			       fault_names[faults[k].type]);
+	}
+	for (int i = 0; logs && i < n_nodes; i++)
+		free(logs[i].buf);
+	free(logs);
+	free(topo);
+	return rc;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: fabric-sim [--trials N] [--seed S] [--affected N] [--plan topo|plain] "
+		"[--verbose]\n"
+		"       fabric-sim --log DIR [--records N] [--days D] [--fault TYPE]... [--seed S] "
+		"[--plan topo|plain]\n"
+		"  both: [--nodes N] [--leaf-size N] [--rails N]; TYPE: dead, cable, uplinks, "
+		"spine, intermittent\n");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned trials = 40, max_affected = 60, max_jobs = 20000;
-	uint64_t seed = 1;
+	uint64_t seed = 1, records = 2500000;
+	double days = 30;
+	const char *log_dir = NULL;
+	enum fault_type log_faults[8];
+	size_t n_log_faults = 0;
 	bool verbose = false;
 	struct ibp_topology topo;
 	static const int pairs[][2] = {
@@ -528,39 +676,87 @@ int main(int argc, char **argv)
 	    {F_LOSSY_UPLINKS, F_SPINE_PORT}, {F_DEAD_NODE, F_INTERMITTENT},
 	    {F_BAD_CABLE, F_INTERMITTENT},
 	};
+	static const char *const fault_words[F_N] = {"dead", "cable", "uplinks", "spine",
+						     "intermittent"};
 	clock_t c0 = clock();
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--trials") && i + 1 < argc)
+		bool more = i + 1 < argc;
+
+		if (!strcmp(argv[i], "--trials") && more)
 			trials = (unsigned)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--seed") && more)
 			seed = strtoull(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--affected") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--affected") && more)
 			max_affected = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--verbose"))
 			verbose = true;
-		else if (!strcmp(argv[i], "--plan") && i + 1 < argc &&
+		else if (!strcmp(argv[i], "--plan") && more &&
 			 (!strcmp(argv[i + 1], "plain") || !strcmp(argv[i + 1], "topo")))
 			plain_plan = !strcmp(argv[++i], "plain");
-		else {
-			fprintf(stderr, "usage: fabric-sim [--trials N] [--seed S] [--affected N] "
-					"[--plan topo|plain] [--verbose]\n");
+		else if (!strcmp(argv[i], "--log") && more)
+			log_dir = argv[++i];
+		else if (!strcmp(argv[i], "--records") && more)
+			records = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--days") && more)
+			days = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--nodes") && more)
+			n_nodes = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--leaf-size") && more)
+			leaf_size = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--rails") && more)
+			n_rails = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--fault") && more && n_log_faults < 8) {
+			int t = F_N;
+
+			i++;
+			for (int k = 0; k < F_N; k++)
+				if (!strcmp(argv[i], fault_words[k]))
+					t = k;
+			if (t == F_N) {
+				usage();
+				return 2;
+			}
+			log_faults[n_log_faults++] = (enum fault_type)t;
+		} else {
+			usage();
 			return 2;
 		}
 	}
-	if (trials == 0 || trials > 400 || max_affected < CHECK_AT)
+	/* jobs of up to MAX_JOB nodes in at least two leaves' worth of nodes */
+	if (trials == 0 || trials > 400 || max_affected < CHECK_AT || leaf_size < 2 ||
+	    n_nodes < 2 * MAX_JOB || n_nodes > 99999 || n_nodes % leaf_size || n_rails < 1 ||
+	    n_rails > 64 || !records || !(days > 0)) {
+		usage();
 		return 2;
+	}
+	n_leaves = n_nodes / leaf_size;
+	name_digits = snprintf(NULL, 0, "%d", n_nodes - 1);
+	if (name_digits < 3)
+		name_digits = 3;
+	node_names = calloc((size_t)n_nodes, sizeof(*node_names));
+	dev_names = calloc((size_t)n_rails, sizeof(*dev_names));
+	if (!node_names || !dev_names)
+		return 1;
 	rng_state = seed;
-	for (int i = 0; i < NODES; i++)
-		snprintf(node_names[i], sizeof(node_names[i]), "n%03d", i);
-	for (int i = 0; i < RAILS; i++)
+	for (int i = 0; i < n_nodes; i++)
+		snprintf(node_names[i], sizeof(node_names[i]), "n%0*d", name_digits, i);
+	for (int i = 0; i < n_rails; i++)
 		snprintf(dev_names[i], sizeof(dev_names[i]), "mlx5_%d", i);
+	if (log_dir) {
+		struct fault faults[8];
+
+		for (size_t k = 0; k < n_log_faults; k++)
+			fault_make(&faults[k], log_faults[k]);
+		return write_logs(log_dir, records, days, faults, n_log_faults) ? 1 : 0;
+	}
 	if (build_topology(&topo))
 		return 1;
 	printf("fabric-sim: %d nodes, %d leaves of %d, %d rails, %d spines per rail; background "
 	       "%.1f%% of links fail; seed %llu, %u trials per row; %s plan\n",
-	       NODES, LEAVES, LEAF_SIZE, RAILS, SPINES, 100 * NOISE, (unsigned long long)seed,
-	       trials, plain_plan ? "plain (ring and second shift)" : "topology-aware");
+	       n_nodes, n_leaves, leaf_size, n_rails, n_spines, 100 * NOISE,
+	       (unsigned long long)seed, trials,
+	       plain_plan ? "plain (ring and second shift)" : "topology-aware");
 	printf("accuracy at %d affected jobs; 'until 1st' = median affected jobs until the "
 	       "fault is ranked first (of those found within %u)\n",
 	       CHECK_AT, max_affected);
@@ -600,5 +796,8 @@ int main(int argc, char **argv)
 	ibp_topology_release(&topo);
 	free(log_buf);
 	free(recs);
+	free(rec_by);
+	free(node_names);
+	free(dev_names);
 	return 0;
 }

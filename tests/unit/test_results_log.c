@@ -359,6 +359,111 @@ static void test_results_log_lock_held_is_bounded(void **state)
 	tmp_clean(&t);
 }
 
+/* ---- several files, parsed ahead by threads ---- */
+
+struct seen {
+	uint64_t sum; /* of (index + 1) * job: the order matters */
+	size_t n, stop_at;
+};
+
+static int seen_cb(void *arg, const struct ibp_link_record *r)
+{
+	struct seen *s = arg;
+
+	s->n++;
+	s->sum += (uint64_t)s->n * (r->job + (uint64_t)r->status * 1000003u);
+	return s->stop_at && s->n == s->stop_at ? 42 : 0;
+}
+
+/* File I of the set: many records, and the reader's hard cases. */
+static void write_set_file(const char *path, int i)
+{
+	FILE *fp = fopen(path, "w");
+	char line[IBP_RESULTS_LOG_MAX_RECORD];
+	size_t many = i == 1 ? 9000 : i == 3 ? 1 : 700; /* file 1 wraps a thread's ring twice */
+
+	assert_non_null(fp);
+	for (size_t k = 0; k < many; k++) {
+		struct ibp_link_record r;
+
+		sample(&r, (uint32_t)(i * 100000 + k), k % 7 != 0);
+		if (k % 7 == 0)
+			r.status = (enum ibp_link_status)(2 + k % 11);
+		assert_true(ibp_results_log_format(&r, line, sizeof(line)) > 0);
+		fputs(line, fp);
+		if (k == 5 && i != 3) {
+			fputs("garbage\n{\"v\":2}\n", fp);
+			fprintf(fp, "%.30s%s", line, line); /* a cut record, then a good one */
+			for (int j = 0; j < 70000; j++)     /* a line too long to keep */
+				fputc('x', fp);
+			fputc('\n', fp);
+		}
+	}
+	if (i == 2)
+		fprintf(fp, "%.40s", line); /* cut at the end of the file */
+	fclose(fp);
+}
+
+static void test_results_log_read_files_threads_same(void **state)
+{
+	char dir[] = "/tmp/test_results_log_files.XXXXXX", paths[5][96], err[256];
+	const char *p[5];
+	struct ibp_results_log_stats one = {0};
+	struct seen s1 = {0};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 5; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/n%d.jsonl", dir, i);
+		write_set_file(paths[i], i);
+		p[i] = paths[i];
+	}
+	assert_int_equal(ibp_results_log_read_files(p, 5, 1, seen_cb, &s1, &one, err, sizeof(err)),
+			 0);
+	assert_int_equal(one.records, 700 * 3 + 9000 + 1 + 4);
+	assert_int_equal(one.cut, 4 + 1);
+	assert_int_equal(one.malformed, 4 + 4);
+	assert_int_equal(one.other_version, 4);
+	for (unsigned threads = 2; threads <= 6; threads += 2) {
+		struct ibp_results_log_stats st = {0};
+		struct seen s = {0};
+
+		print_message("# %u threads\n", threads);
+		assert_int_equal(
+		    ibp_results_log_read_files(p, 5, threads, seen_cb, &s, &st, err, sizeof(err)),
+		    0);
+		assert_int_equal(s.n, s1.n);
+		assert_true(s.sum == s1.sum); /* the same records in the same order */
+		assert_memory_equal(&st, &one, sizeof(st));
+	}
+	/* the callback stops it, at the same record, whatever the threads */
+	for (unsigned threads = 1; threads <= 3; threads++) {
+		struct ibp_results_log_stats st = {0};
+		struct seen s = {.stop_at = 9500};
+
+		assert_int_equal(
+		    ibp_results_log_read_files(p, 5, threads, seen_cb, &s, &st, err, sizeof(err)),
+		    42);
+		assert_int_equal(s.n, 9500);
+	}
+	/* a file that cannot be read stops it, naming the file */
+	unlink(paths[2]);
+	for (unsigned threads = 1; threads <= 3; threads++) {
+		struct ibp_results_log_stats st = {0};
+		struct seen s = {0};
+
+		err[0] = '\0';
+		assert_int_equal(
+		    ibp_results_log_read_files(p, 5, threads, seen_cb, &s, &st, err, sizeof(err)),
+		    -ENOENT);
+		assert_non_null(strstr(err, paths[2]));
+		assert_int_equal(s.n, 700 + 9000 + 2); /* files 0 and 1 were read */
+	}
+	for (int i = 0; i < 5; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +474,7 @@ int main(void)
 	    cmocka_unit_test(test_results_log_append_and_rotate),
 	    cmocka_unit_test(test_results_log_refuses_user_writable_places),
 	    cmocka_unit_test(test_results_log_lock_held_is_bounded),
+	    cmocka_unit_test(test_results_log_read_files_threads_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,7 +139,7 @@ static void test_spank_results_every_outcome_round_trips(void **state)
 	/* the method: every failure of the fabric counted, the test's own left out */
 	ibp_fabric_get_stats(got.fab, &fs);
 	assert_int_equal(fabric_fails, 7);
-	assert_int_equal(fs.failed, fabric_fails);
+	assert_int_equal(fs.failures, fabric_fails);
 	assert_int_equal(fs.not_fabric, setup);
 	ibp_fabric_free(got.fab);
 	free(text);
