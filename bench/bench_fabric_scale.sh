@@ -11,9 +11,9 @@
 # For each: the wall time (median of RUNS, default 3) with the default
 # threads and with --threads 1, user and system CPU, peak memory (RSS),
 # whether the three faults are named, the load average; CALLGRIND=1 adds
-# the instructions of one run under valgrind (a figure the machine's load
-# does not change; minutes).  Needs about 4.5 GB under TMPDIR, removed at
-# the end.
+# the instructions of one run of the quick month under valgrind (a figure
+# the machine's load does not change; minutes), CALLGRIND=all of both.
+# Needs about 4.5 GB under TMPDIR, removed at the end.
 set -u
 cd "$(dirname "$0")/.."
 B=${IBP_BUILD:-${B:-build}}
@@ -67,7 +67,8 @@ scale() {
 		fi
 	done < <(sed -n 's/^fabric-sim: fault: \(.*\) (.*)$/\1/p' "$tmp/$name.gen")
 	echo "  faults named as suspects: $named of $want; $(grep -c '"verdict": "suspect"' "$tmp/$name.json") suspect(s) in all; input: $(sed -n '/"input"/,/}/p' "$tmp/$name.json" | grep -E '"(records|malformed|failures|links_failed)"' | tr -d ' \n')"
-	if [ "${CALLGRIND:-0}" = 1 ] && command -v valgrind >/dev/null; then
+	if { [ "${CALLGRIND:-0}" = all ] || { [ "${CALLGRIND:-0}" = 1 ] && [ "$name" = quick ]; }; } &&
+		command -v valgrind >/dev/null; then
 		echo "  instructions (callgrind, one run, default threads): $(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$IBPREP" fabric --topology "$dir/topology.conf" "$dir"/n*.jsonl 2>&1 >/dev/null |
 			sed -n 's/.*Collected : //p')"
