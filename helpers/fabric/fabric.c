@@ -134,7 +134,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	size_t c = *cap ? *cap : 64;
 	void *n;
 
-	if (need <= *cap)
+	if (need <= *cap && *p) /* an array is allocated once asked for, even empty */
 		return 0;
 	while (c < need)
 		c *= 2;
@@ -623,7 +623,7 @@ int ibp_fabric_add(void *fabric, const struct ibp_link_record *r)
 		return 0;
 	}
 	/* A node speaks for its own end of a link only (docs/fabric.md: how a record is weighed). */
-	if (strcmp(r->by, r->a) && strcmp(r->by, r->b)) {
+	if (strcmp(r->by, r->a) != 0 && strcmp(r->by, r->b) != 0) {
 		f->st.not_own++;
 		return 0;
 	}

@@ -502,6 +502,7 @@ struct value {
 
 static int parse_value(struct cursor *c, struct value *v)
 {
+	v->num = 0; /* read only for V_NUM; never left undefined */
 	skip_ws(c);
 	if (c->p >= c->end)
 		return -EINVAL;
