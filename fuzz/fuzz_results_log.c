@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: the results log reader, fed any bytes a crash, a full
  * disk or a hostile edit could leave in a log.  It must never crash; every
- * record it hands out must name two different valid nodes and format back
+ * record it hands out must name two different valid nodes (one for a port
+ * event) and format back
  * into a line that parses to the same link and outcome (one vocabulary).
  */
 #include <stdint.h>
@@ -20,7 +21,7 @@ static int check(void *arg, const struct ibp_link_record *r)
 	int n;
 
 	(void)arg;
-	if (!r->a[0] || !r->b[0] || !strcmp(r->a, r->b))
+	if (!r->a[0] || !r->b[0] || !strcmp(r->a, r->b) != !!r->event[0])
 		abort();
 	n = ibp_results_log_format(r, line, sizeof(line));
 	if (n <= 0 || line[n - 1] != '\n')
@@ -28,7 +29,7 @@ static int check(void *arg, const struct ibp_link_record *r)
 	if (ibp_results_log_parse_line(line, (size_t)n - 1, &back))
 		abort();
 	if (strcmp(back.a, r->a) || strcmp(back.b, r->b) || back.job != r->job ||
-	    back.status != r->status)
+	    back.status != r->status || strcmp(back.event, r->event))
 		abort();
 	return 0;
 }

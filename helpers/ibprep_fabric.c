@@ -226,6 +226,7 @@ static int print_json(const struct ibp_fabric_part *parts, size_t n,
 	ibp_json_kv_uint(&j, "too_old", st->too_old);
 	ibp_json_kv_uint(&j, "not_fabric", st->not_fabric);
 	ibp_json_kv_uint(&j, "not_own_link", st->not_own);
+	ibp_json_kv_uint(&j, "port_events", st->port_events);
 	ibp_json_kv_uint(&j, "failures", st->failures);
 	ibp_json_kv_double(&j, "links", st->links);
 	ibp_json_kv_double(&j, "links_failed", st->failed);
@@ -276,11 +277,11 @@ static void print_table(const struct ibp_fabric_part *parts, size_t n,
 	if (ls->cut || ls->malformed || ls->other_version)
 		printf("skipped: %zu cut, %zu malformed, %zu of another version\n", ls->cut,
 		       ls->malformed, ls->other_version);
-	if (st->too_old || st->not_fabric || st->not_own)
+	if (st->too_old || st->not_fabric || st->not_own || st->port_events)
 		printf("left out: %zu records before --since, %zu about the test itself "
 		       "(authentication, protocol, local failure, version), %zu about a link their "
-		       "writer is not an end of\n",
-		       st->too_old, st->not_fabric, st->not_own);
+		       "writer is not an end of, %zu port events (the watcher's)\n",
+		       st->too_old, st->not_fabric, st->not_own, st->port_events);
 	printf("%zu parts, %zu with too little traffic to judge; background %.2g failures per "
 	       "link\n\n",
 	       st->parts, st->little_traffic, st->background);

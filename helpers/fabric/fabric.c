@@ -614,6 +614,10 @@ int ibp_fabric_add(void *fabric, const struct ibp_link_record *r)
 	int rc;
 
 	f->st.records++;
+	if (r->event[0]) { /* a port event (the watcher's): no link, nothing to weigh */
+		f->st.port_events++;
+		return 0;
+	}
 	if (f->o.since && r->time < f->o.since) {
 		f->st.too_old++;
 		return 0;

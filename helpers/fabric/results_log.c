@@ -38,6 +38,25 @@ static int kv_measure(struct ibp_json *j, const char *key, double v, double unit
 	return ibp_json_kv_double(j, key, round_to(v, unit));
 }
 
+/* A finding code's characters (finding.h's snake_case), and room for it. */
+static bool code_chars(const char *s, size_t n)
+{
+	if (!n || n >= IBP_CODE_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* A port event's code: a finding code that is not one of the link outcomes' names. */
+static bool event_ok(const char *s, size_t n)
+{
+	enum ibp_link_status st;
+
+	return code_chars(s, n) && ibp_link_status_parse(s, n, &st) != 0;
+}
+
 /* The outcomes a record may carry: a tested link's (the reader takes the same). */
 static bool loggable(enum ibp_link_status st)
 {
@@ -51,7 +70,12 @@ int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t le
 	size_t n;
 	int rc;
 
-	if (!r->a[0] || !r->b[0] || !loggable(r->status))
+	bool ev = r->event[0] != '\0';
+
+	if (!r->a[0] || !r->b[0])
+		return -EINVAL;
+	if (ev ? strcmp(r->a, r->b) != 0 || !event_ok(r->event, strnlen(r->event, IBP_CODE_MAX))
+	       : !loggable(r->status))
 		return -EINVAL;
 	ibp_json_init_buf(&j, 0);
 	ibp_json_object_begin(&j);
@@ -69,8 +93,8 @@ int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t le
 	ibp_json_kv_int(&j, "br", r->b_rail);
 	ibp_json_kv_string(&j, "bd", r->b_dev);
 	ibp_json_kv_uint(&j, "bp", r->b_port);
-	ibp_json_kv_bool(&j, "ok", r->status == IBP_LINK_PASS);
-	ibp_json_kv_string(&j, "why", ibp_link_status_name(r->status));
+	ibp_json_kv_bool(&j, "ok", !ev && r->status == IBP_LINK_PASS);
+	ibp_json_kv_string(&j, "why", ev ? r->event : ibp_link_status_name(r->status));
 	kv_measure(&j, "rtt_us", r->rtt_us, 0.1);
 	kv_measure(&j, "gbps", r->gbps, 0.01);
 	ibp_json_object_end(&j);
@@ -696,10 +720,20 @@ static int apply(struct ibp_link_record *r, enum key key, const struct value *v,
 		*have = (*have & ~(unsigned)OK_TRUE) | HAVE_OK | (v->b ? OK_TRUE : 0);
 		return 0;
 	case K_WHY:
-		/* the vocabulary's names only (oob.h), as the writer writes them */
-		if (v->type != V_STR || ibp_link_status_parse(v->s, v->n, &r->status) ||
-		    !loggable(r->status))
+		/* the vocabulary's names (oob.h), or a port event's code, as the writer writes them */
+		if (v->type != V_STR)
 			return -EINVAL;
+		r->event[0] = '\0';
+		r->status = IBP_LINK_UNTESTED;
+		if (!ibp_link_status_parse(v->s, v->n, &r->status)) {
+			if (!loggable(r->status))
+				return -EINVAL;
+		} else if (code_chars(v->s, v->n)) {
+			memcpy(r->event, v->s, v->n);
+			r->event[v->n] = '\0';
+		} else {
+			return -EINVAL;
+		}
 		*have |= HAVE_WHY;
 		return 0;
 	case K_RTT:
@@ -733,6 +767,7 @@ int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_rec
 	r->a_rail = r->b_rail = -1;
 	r->a_port = r->b_port = 0;
 	r->status = IBP_LINK_UNTESTED;
+	r->event[0] = '\0';
 	r->rtt_us = r->gbps = -1;
 	if (!eat(&c, '{'))
 		return -EINVAL;
@@ -763,6 +798,9 @@ int ibp_results_log_parse_line(const char *line, size_t len, struct ibp_link_rec
 		return -EINVAL;
 	if ((have & REQUIRED) != REQUIRED)
 		return -EINVAL;
+	/* a port event: this node on both ends, never "ok" */
+	if (r->event[0])
+		return strcmp(r->a, r->b) != 0 || (have & OK_TRUE) ? -EINVAL : 0;
 	if (!strcmp(r->a, r->b))
 		return -EINVAL;
 	/* "ok" says what "why" says, as the writer derives it */

@@ -113,6 +113,7 @@ struct ibp_fabric_stats {
 	size_t too_old;        /* before opts.since */
 	size_t not_fabric;     /* outcomes that say nothing about the fabric */
 	size_t not_own;        /* written by a node that is neither end of its link */
+	size_t port_events;    /* a port event, not a link (results_log.h EVENT) */
 	size_t failures;       /* failure records kept */
 	size_t unplaced;       /* records with an end the topology does not know */
 	double links;          /* links seen: half a link per record kept */

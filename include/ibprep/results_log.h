@@ -12,7 +12,8 @@
  * and BR their rails; WHY is the outcome's name in the one vocabulary of
  * oob.h (ibp_link_status_name(), read back with ibp_link_status_parse()),
  * OK says whether it is "pass"; RTT_US and GBPS are null when not
- * measured.  Both ends of a link write it, each for its own end (BY is A
+ * measured.  A port event (EVENT below) has A = B = BY and its finding
+ * code as WHY, OK false; a link's two ends are two nodes.  Both ends of a link write it, each for its own end (BY is A
  * or B), so a dead node's links are still recorded by its peers.
  *
  * Writer (ibp_results_log_append): only into a place nobody but OWNER (root
@@ -34,7 +35,8 @@
  *
  * Reader (ibp_results_log_read_*): never trusts the text.  It accepts what
  * the writer writes: WHY one of the vocabulary's names (never "untested",
- * which the writer refuses) and OK true exactly for "pass".  A line that is
+ * which the writer refuses) and OK true exactly for "pass", between two
+ * nodes; or a port event: A = B, WHY a finding code (a-z, 0-9, _), OK false.  A line that is
  * not a record is skipped and counted: a last line without its newline (a
  * crash mid-write) as cut; when a cut record was followed by a good one on
  * the same line, the good one is kept.  Unknown keys are ignored (later
@@ -68,13 +70,21 @@ struct ibp_link_record {
 	unsigned a_port, b_port;     /* 0 unknown */
 	enum ibp_link_status status; /* "ok" is status == IBP_LINK_PASS; never UNTESTED */
 	double rtt_us, gbps;         /* < 0: not measured */
+	/*
+	 * A port event, not a link (the plugin's watcher, docs/watch.md): its
+	 * finding code ("link_went_down"), written as WHY with OK false, A and B
+	 * both the writer; STATUS is UNTESTED.  "" for a tested link.
+	 */
+	char event[IBP_CODE_MAX];
 };
 
 /*
  * One record as a JSON line (with its newline) in BUF.  Returns the length,
  * or -E2BIG when it does not fit (LEN >= IBP_RESULTS_LOG_MAX_RECORD always
  * fits: every field is bounded), -EINVAL for a record without both nodes
- * or whose status has no name in the log (untested, out of range).
+ * or whose status has no name in the log (untested, out of range); for a
+ * port event, when A and B differ or EVENT is not a finding code (or is
+ * one of the vocabulary's names).
  */
 int ibp_results_log_format(const struct ibp_link_record *r, char *buf, size_t len);
 

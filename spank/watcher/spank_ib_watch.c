@@ -393,8 +393,7 @@ static void record(struct state *st, const struct ibp_watch_event *e)
 	snprintf(r.a_dev, sizeof(r.a_dev), "%s", e->f.device);
 	snprintf(r.b_dev, sizeof(r.b_dev), "%s", e->f.device);
 	r.a_port = r.b_port = (unsigned)e->f.port;
-	r.ok = false;
-	snprintf(r.why, sizeof(r.why), "%s", e->f.code);
+	snprintf(r.event, sizeof(r.event), "%s", e->f.code); /* why: the code; ok: false */
 	r.rtt_us = r.gbps = -1;
 	if (ibp_results_log_append(st->c.results_log, st->c.results_log_max, 0, &r, 1, err,
 				   sizeof(err)))

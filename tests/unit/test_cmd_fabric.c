@@ -624,6 +624,21 @@ static void test_cmd_fabric_every_outcome_read(void **state)
 		fwrite(line, 1, (size_t)n, fp);
 		failures += s != IBP_LINK_PASS;
 	}
+	{
+		/* and a port event, as the plugin's watcher writes it: read, left out */
+		struct ibp_link_record r;
+		char line[IBP_RESULTS_LOG_MAX_RECORD];
+		int n;
+
+		rec(&r, 0, 0, 0, 0, false, 99, 1764547200);
+		snprintf(r.b, sizeof(r.b), "%s", r.a);
+		snprintf(r.by, sizeof(r.by), "%s", r.a);
+		r.status = IBP_LINK_UNTESTED;
+		snprintf(r.event, sizeof(r.event), "link_went_down");
+		n = ibp_results_log_format(&r, line, sizeof(line));
+		assert_true(n > 0);
+		fwrite(line, 1, (size_t)n, fp);
+	}
 	fclose(fp);
 	/* the failures that are not the fabric's: about the test itself */
 	setup = failures - sizeof(fabric_kinds) / sizeof(fabric_kinds[0]);
@@ -633,7 +648,9 @@ static void test_cmd_fabric_every_outcome_read(void **state)
 	print_message("%.1200s\n", out);
 	assert_non_null(strstr(out, "\"malformed\": 0,"));
 	assert_non_null(strstr(out, "\"cut\": 0,"));
-	snprintf(want, sizeof(want), "\"records\": %d,", IBP_LINK_STATUS_COUNT - 1);
+	snprintf(want, sizeof(want), "\"records\": %d,", IBP_LINK_STATUS_COUNT);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "\"port_events\": 1,"));
 	assert_non_null(strstr(out, want));
 	snprintf(want, sizeof(want), "\"failures\": %zu,", failures - setup);
 	assert_non_null(strstr(out, want));

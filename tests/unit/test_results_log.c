@@ -165,6 +165,65 @@ static void test_results_log_every_outcome_round_trips(void **state)
 	}
 }
 
+/*
+ * A port event as the plugin's watcher writes it (spank_ib_watch.c: this
+ * node on both ends, the finding code as "why", "ok" false) reads back as
+ * written; what is neither an event nor a link is refused both ways.
+ */
+static void test_results_log_port_event_round_trips(void **state)
+{
+	struct ibp_link_record r, back;
+	char line[IBP_RESULTS_LOG_MAX_RECORD];
+	int n;
+
+	(void)state;
+	sample(&r, 7, false);
+	strcpy(r.b, "n01");
+	r.a_rail = r.b_rail = -1;
+	r.status = IBP_LINK_UNTESTED;
+	strcpy(r.event, "link_went_down");
+	n = ibp_results_log_format(&r, line, sizeof(line));
+	assert_true(n > 0);
+	print_message("# %s", line);
+	assert_non_null(strstr(line, "\"ok\":false,\"why\":\"link_went_down\""));
+	assert_int_equal(ibp_results_log_parse_line(line, (size_t)n - 1, &back), 0);
+	assert_string_equal(back.event, "link_went_down");
+	assert_int_equal(back.status, IBP_LINK_UNTESTED);
+	assert_string_equal(back.a, "n01");
+	assert_string_equal(back.b, "n01");
+	assert_string_equal(back.a_dev, "mlx5_3");
+	/* a link's outcome between two nodes has no event */
+	sample(&r, 8, false);
+	n = ibp_results_log_format(&r, line, sizeof(line));
+	assert_int_equal(ibp_results_log_parse_line(line, (size_t)n - 1, &back), 0);
+	assert_string_equal(back.event, "");
+	/* refused: an event between two nodes, a code that is an outcome's name, not a code */
+	sample(&r, 9, false);
+	strcpy(r.event, "link_went_down");
+	assert_int_equal(ibp_results_log_format(&r, line, sizeof(line)), -EINVAL);
+	strcpy(r.b, "n01");
+	strcpy(r.event, "unreachable");
+	assert_int_equal(ibp_results_log_format(&r, line, sizeof(line)), -EINVAL);
+	strcpy(r.event, "Link down");
+	assert_int_equal(ibp_results_log_format(&r, line, sizeof(line)), -EINVAL);
+	{
+		static const char *const bad[] = {
+		    /* an event's code between two nodes */
+		    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"by\":\"n1\",\"a\":\"n1\",\"b\":\"n2\","
+		    "\"ok\":false,\"why\":\"link_went_down\"}",
+		    /* an event said to be ok */
+		    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"by\":\"n1\",\"a\":\"n1\",\"b\":\"n1\","
+		    "\"ok\":true,\"why\":\"link_went_down\"}",
+		    /* a link's outcome with one node on both ends */
+		    "{\"v\":1,\"t\":1,\"job\":1,\"step\":0,\"by\":\"n1\",\"a\":\"n1\",\"b\":\"n1\","
+		    "\"ok\":false,\"why\":\"timed out\"}",
+		};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			assert_int_equal(ibp_results_log_parse_line(bad[i], strlen(bad[i]), &back),
+					 -EINVAL);
+	}
+}
+
 static int count_cb(void *arg, const struct ibp_link_record *r)
 {
 	(*(size_t *)arg) += r->job;
@@ -470,6 +529,7 @@ int main(void)
 	    cmocka_unit_test(test_results_log_format_parse_round_trip),
 	    cmocka_unit_test(test_results_log_bad_lines_refused),
 	    cmocka_unit_test(test_results_log_every_outcome_round_trips),
+	    cmocka_unit_test(test_results_log_port_event_round_trips),
 	    cmocka_unit_test(test_results_log_cut_record_skipped_with_count),
 	    cmocka_unit_test(test_results_log_append_and_rotate),
 	    cmocka_unit_test(test_results_log_refuses_user_writable_places),
