@@ -202,6 +202,40 @@ static void version_mismatch(const struct report *r, struct ibp_findings *out)
 	}
 }
 
+/*
+ * Links whose best figures missed a limit on a node too busy to judge
+ * them (rdmatest_link.c): they passed; this says so, with the figures.
+ */
+static void busy(const struct report *r, struct ibp_findings *out)
+{
+	size_t n = 0;
+	double late = 0, lat = 0, gbps = 0;
+	const struct ibp_rt_link *first = NULL;
+
+	for (size_t i = 0; i < r->x->n_links; i++) {
+		const struct ibp_rt_link *l = &r->x->links[i];
+
+		if (l->r.busy_us <= 0)
+			continue;
+		n++;
+		first = first ? first : l;
+		late = l->r.busy_us > late ? l->r.busy_us : late;
+		lat = l->r.lat_us > lat ? l->r.lat_us : lat;
+		gbps = gbps == 0 || l->r.gbps < gbps ? l->r.gbps : gbps;
+	}
+	if (!n)
+		return;
+	ibp_findings_addf(out, "rdmatest_busy", IBP_SEV_WARN, IBP_CLASS_NODE, first->r.device,
+			  (int)first->r.port, "round trips within test_max_lat_us= on an idle node",
+			  "nothing, if the node was busy on purpose; else find what loads it "
+			  "(top) and rerun",
+			  "%zu link%s not judged: this node was too busy (its own wake-ups %.0f us "
+			  "late, limit %u us) while the best of %u measurements read %.2f Gb/s and "
+			  "%.0f us",
+			  n, n == 1 ? "" : "s", late, r->x->pol->test_max_lat_us, first->r.measures,
+			  gbps, lat);
+}
+
 /* Connections the acceptor dropped: reported, never a failure. */
 static void dropped(const struct report *r, struct ibp_findings *out)
 {
@@ -974,6 +1008,7 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 	}
 	version_mismatch(r, out);
 	cross_nic_note(r, out);
+	busy(r, out);
 	if (r->in->dropped)
 		dropped(r, out);
 	if (!n_fail) {

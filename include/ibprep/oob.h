@@ -50,8 +50,9 @@
  * 14: up to 5 nodes (no sum), the FINGERPRINT before the ENDPOINT on rail-0 links
  * 15: one connection per round and direction carries every rail, the rails in phases
  * 16: HELLO credentials from the test's own uid (auth.h cred_uid), decodable by it alone
+ * 17: CTRL MEASURE_AGAIN: a link's burst and round trips measured again after a miss
  */
-#define IBP_OOB_VERSION 16
+#define IBP_OOB_VERSION 17
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -148,6 +149,13 @@ enum ibp_oob_ctrl_op {
 	IBP_CTRL_LAT_RESULT = 5,     /* status, a = iterations, b = ns per round trip */
 	IBP_CTRL_VERDICT = 6,        /* the sender's outcome: a = enum ibp_link_status */
 	IBP_CTRL_ABORT = 7,          /* status = -errno of the local failure */
+	/*
+	 * After each measurement (burst and round trips), one per rail
+	 * measured: a = 1 the sender measures this rail again (its figures
+	 * missed a limit), 0 it is done; b = the next measurement's number,
+	 * at most IBP_RDMATEST_MEASURES (rdmatest_link.c, again()).
+	 */
+	IBP_CTRL_MEASURE_AGAIN = 8,
 	IBP_CTRL_OP_COUNT
 };
 

@@ -109,6 +109,23 @@
 #define IBP_RDMATEST_MAX_LISTEN      8
 #define IBP_RDMATEST_LAT_ITERS       16
 #define IBP_RDMATEST_LAT_ITERS_RAIL  4 /* on rails beyond rail 0 */
+/*
+ * A link's burst and round trips, measured once and again when the
+ * figures miss a limit: at most this many times, and only while the time
+ * left to the round's deadline holds two more measurements of the last
+ * one's length.  The best figures are judged (rdmatest_link.c).
+ */
+#define IBP_RDMATEST_MEASURES 4
+/*
+ * A node is too busy to judge a link's latency when its own short sleeps
+ * wake later than half of test_max_lat_us and later than this: an idle
+ * node's timer slack is about 50 us, so a tiny limit never reads every
+ * node as busy.
+ */
+#define IBP_RDMATEST_BUSY_FLOOR_US 200
+
+/* The median lateness of a few 200 us sleeps of the calling thread, in us. */
+double ibp_rdmatest_wakeup_late_us(void);
 
 /*
  * How many of the ports given are tested.  Every rail is the default: all
@@ -150,6 +167,13 @@ struct ibp_rdmatest_config {
 	const struct ibp_policy *policy; /* test_* keys; NULL = defaults */
 	enum ibp_rdmatest_mode mode;
 	const struct ibp_transport_ops *transport; /* NULL = policy test_transport */
+	/*
+	 * How late this node wakes from a short sleep, in us, asked when a
+	 * link's best figures still miss a limit (the node too busy to judge
+	 * it?); NULL = timed sleeps (ibp_rdmatest_wakeup_late_us).  A seam for
+	 * tests, as TRANSPORT is.
+	 */
+	double (*wakeup_late_us)(void);
 
 	const char *munge_socket; /* NULL = munge's default */
 	bool insecure;            /* no credentials (ibprep --insecure only) */
@@ -230,9 +254,16 @@ struct ibp_rdmatest_link {
 	int err; /* -errno of the failure, 0 */
 	char device[IBP_DEV_MAX], peer_device[IBP_DEV_MAX];
 	unsigned port, peer_port;
-	double gbps;               /* burst bandwidth, 0 when not measured */
-	double lat_us;             /* median round trip, 0 when not measured */
-	double expect_gbps;        /* the floor applied, 0 when no rate is known */
+	double gbps;        /* burst bandwidth, 0 when not measured */
+	double lat_us;      /* median round trip, 0 when not measured */
+	double expect_gbps; /* the floor applied, 0 when no rate is known */
+	unsigned measures;  /* burst-and-round-trip measurements made (sender), 0 none */
+	/*
+	 * The best figures still missed a limit, but this node was too busy to
+	 * judge the link: its own short sleeps woke this many us late (the
+	 * median of a few).  The link passes; the report warns (rdmatest_busy).
+	 */
+	double busy_us;
 	char detail[IBP_TEXT_MAX]; /* "pattern differs at byte 12 of 65536" */
 };
 

@@ -4,8 +4,9 @@
 # through the cluster's private munged: healthy, then with one node cut off
 # by an nftables rule in that node's own network namespace that drops only
 # the test's TCP ports (test_ports=, default 230-299), so Slurm itself still
-# reaches it; and with n2 on another spank-ib build (its protocol version
-# the one before this).  The test runs in the build's ibprep (test_helper=),
+# reaches it; with n2 on another spank-ib build (its protocol version the
+# one before this); and 16 overlapping steps at the default limits
+# (contention is not a slow link).  The test runs in the build's ibprep (test_helper=),
 # dropped to the job's user.
 set -u
 cd "$(dirname "$0")/../.."
@@ -37,6 +38,36 @@ if [ $RC -eq 0 ] && grep -q "cross-node test: pass with 4 nodes" "$OUT/healthy";
 else
 	tap_fail "srun -N4 --ib-test healthy" "rc=$RC; $(show healthy)"
 fi
+
+# Contention is not a slow link (issue 28): 16 overlapping 3-node steps of
+# one allocation, at the default latency and bandwidth limits, on nodes that
+# share this machine's cores.  A miss is measured again and judged on the
+# best figures; a node too busy to judge says rdmatest_busy and blames
+# nobody.  Every step passes.
+plug_default() {
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_memlock=0 \
+		test_transport=socket test_timeout=4 "test_helper=$HELPER" \
+		"munge_socket=$CL_DIR/munge/munge.sock")"
+}
+plug_default
+jid=$(cl_salloc --no-shell -N3 -w n1,n2,n3 2>&1 | grep -Eo '[0-9]+' | head -1)
+pids=()
+for k in $(seq 1 16); do
+	cl_srun --jobid="$jid" --overlap -N3 --ib-test true >"$OUT/busy$k" 2>&1 &
+	pids+=($!)
+done
+failed=""
+for k in $(seq 1 16); do
+	wait "${pids[$((k - 1))]}" || failed+=" $k"
+done
+cl_scancel "$jid" 2>/dev/null
+if [ -n "$jid" ] && [ -z "$failed" ]; then
+	tap_ok "16 overlapping srun -N3 --ib-test steps at the default limits all pass"
+else
+	tap_fail "16 overlapping srun -N3 --ib-test steps all pass" \
+		"job '$jid', failed:$failed; $(show "busy${failed%% *}" 2>/dev/null; show "busy${failed##* }" 2>/dev/null)"
+fi
+plug
 
 # n2 runs another spank-ib build, as during a rolling upgrade: its test
 # helper (n2's own config=, test_helper=) is this build's ibprep linked with

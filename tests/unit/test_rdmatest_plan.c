@@ -532,6 +532,19 @@ static void addrs_init(void)
  * Node I of a loopback step over ADDRS, testing in socket mode: zeroed,
  * findings ready, the common settings; the caller adds its own and starts it.
  */
+/* An idle node's wake-ups (the default here), and a node too busy to judge a link. */
+static double wakeup_idle(void)
+{
+	return 10;
+}
+
+static double wakeup_busy(void)
+{
+	return 50 * 1000;
+}
+
+static double (*test_wakeup)(void) = wakeup_idle;
+
 static void node_init(struct node_run *nr, size_t i, const struct ibp_hostlist *hl,
 		      const struct ibp_policy *pol, uint32_t job, const char *const *addrs)
 {
@@ -543,6 +556,7 @@ static void node_init(struct node_run *nr, size_t i, const struct ibp_hostlist *
 	nr->cfg.uid = 1000;
 	nr->cfg.policy = pol;
 	nr->cfg.transport = &ibp_transport_socket;
+	nr->cfg.wakeup_late_us = test_wakeup;
 	nr->cfg.insecure = true;
 	nr->cfg.addrs = addrs;
 	nr->cfg.buf_len = 4096;
@@ -1084,6 +1098,185 @@ static void test_run_slow_links_bandwidth_and_latency_named(void **state)
 		for (size_t l = 0; l < nr[i].res.n_links; l++)
 			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_LAT_HIGH);
 		assert_string_equal(nr[i].out.v[0].device[0] ? "set" : "", "set");
+		ibp_findings_release(&nr[i].out);
+	}
+	ibp_hostlist_release(&hl);
+}
+
+/*
+ * The socket transport whose round trips read SLOW_US: on every
+ * measurement (slow_every), or on a link's first only (a sender thread
+ * connects each of its links, then measures it: FRESH is per thread).
+ */
+static struct ibp_transport_ops slow_socket;
+static bool slow_every;
+static const uint64_t SLOW_US = 5000;
+static __thread bool fresh;
+
+static int slow_connect(struct ibp_tx *tx, const struct ibp_endpoint *peer, enum ibp_tx_role role,
+			int64_t deadline)
+{
+	fresh = true;
+	return ibp_transport_socket.connect(tx, peer, role, deadline);
+}
+
+static int slow_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, uint64_t *ns)
+{
+	int rc = ibp_transport_socket.lat_ping(tx, iters, deadline, ns);
+
+	if (!rc && (slow_every || fresh))
+		*ns = SLOW_US * 1000;
+	fresh = false;
+	return rc;
+}
+
+static void run_slow(struct node_run *nr, bool every, double (*wakeup)(void), uint32_t job)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+
+	slow_socket = ibp_transport_socket;
+	slow_socket.lat_ping = slow_lat_ping;
+	slow_socket.connect = slow_connect;
+	slow_every = every;
+	test_step(&pol, "3", NULL, &hl, "t[1-3]");
+	for (size_t i = 0; i < 3; i++) {
+		node_init(&nr[i], i, &hl, &pol, job, addrs3);
+		nr[i].cfg.transport = &slow_socket;
+		nr[i].cfg.wakeup_late_us = wakeup;
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++)
+		pthread_join(nr[i].th, NULL);
+	ibp_hostlist_release(&hl);
+}
+
+/* One slow measurement is measured again and the link passes on its best figures. */
+static void test_run_slow_sample_measured_again_passes(void **state)
+{
+	struct node_run nr[3];
+
+	(void)state;
+	run_slow(nr, false, wakeup_idle, 21);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_int_equal(ibp_findings_worst(&nr[i].out), IBP_SEV_OK);
+		for (size_t l = 0; l < nr[i].res.n_links; l++) {
+			const struct ibp_rdmatest_link *k = &nr[i].res.links[l];
+
+			assert_int_equal(k->status, IBP_LINK_PASS);
+			assert_true(k->lat_us < SLOW_US);
+			if (k->from == i) /* the sender measured twice */
+				assert_int_equal(k->measures, 2);
+		}
+		ibp_findings_release(&nr[i].out);
+	}
+}
+
+/* Slow in every measurement: latency high, each measurement named. */
+static void test_run_slow_every_measurement_fails_with_figures(void **state)
+{
+	struct node_run nr[3];
+
+	(void)state;
+	run_slow(nr, true, wakeup_idle, 22);
+	for (size_t i = 0; i < 3; i++) {
+		assert_false(nr[i].res.pass);
+		for (size_t l = 0; l < nr[i].res.n_links; l++) {
+			const struct ibp_rdmatest_link *k = &nr[i].res.links[l];
+
+			assert_int_equal(k->status, IBP_LINK_LAT_HIGH);
+			if (k->from != i)
+				continue;
+			assert_int_equal(k->measures, IBP_RDMATEST_MEASURES);
+			assert_non_null(strstr(k->detail,
+					       "round trip 5000 us at best, limit 1000 us "
+					       "(4 measurements: "));
+		}
+		ibp_findings_release(&nr[i].out);
+	}
+}
+
+/* Slow in every measurement on nodes too busy to judge: pass, and a warning that says so. */
+static void test_run_slow_on_busy_node_passes_and_warns(void **state)
+{
+	struct node_run nr[3];
+
+	(void)state;
+	run_slow(nr, true, wakeup_busy, 23);
+	for (size_t i = 0; i < 3; i++) {
+		const struct ibp_finding *f = ibp_test_find_code(&nr[i].out, "rdmatest_busy", NULL);
+
+		assert_true(nr[i].res.pass);
+		assert_int_equal(nr[i].res.n_suspects, 0);
+		for (size_t l = 0; l < nr[i].res.n_links; l++)
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
+		assert_non_null(f);
+		assert_int_equal(f->severity, IBP_SEV_WARN);
+		assert_non_null(strstr(f->observed, "not judged: this node was too busy (its own "
+						    "wake-ups 50000 us late, limit 1000 us)"));
+		ibp_findings_release(&nr[i].out);
+	}
+}
+
+/* Rail 0's round trips read 10 us, the other rails' SLOW_US: every time. */
+static int rail1_slow_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, uint64_t *ns)
+{
+	int rc = ibp_transport_socket.lat_ping(tx, iters, deadline, ns);
+
+	if (!rc) /* rails beyond 0 ping IBP_RDMATEST_LAT_ITERS_RAIL times */
+		*ns = (iters == IBP_RDMATEST_LAT_ITERS ? 10 : SLOW_US) * 1000;
+	return rc;
+}
+
+/*
+ * Two rails, rail 1 slow in every measurement: only rail 1 is measured
+ * again (rail 0 once), rail 1 fails latency high with its four figures,
+ * rail 0 passes, and both ends of every link agree.
+ */
+static void test_run_slow_rail_measured_again_alone(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	struct ibp_tx_port ports[6];
+
+	(void)state;
+	slow_socket = ibp_transport_socket;
+	slow_socket.lat_ping = rail1_slow_lat_ping;
+	test_step(&pol, "4", NULL, &hl, "t[1-3]");
+	for (size_t i = 0; i < 6; i++)
+		loopback_port(&ports[i], i / 2, i % 2, 0);
+	test_nports[0] = test_nports[1] = test_nports[2] = 2;
+	test_ports = ports;
+	for (size_t i = 0; i < 3; i++) {
+		memset(&nr[i], 0, sizeof(nr[i]));
+		node_init(&nr[i], i, &hl, &pol, 24, addrs3);
+		nr[i].cfg.ports = &test_ports[2 * i];
+		nr[i].cfg.n_ports = 2;
+		nr[i].cfg.mode = IBP_RDMATEST_FULL;
+		nr[i].cfg.transport = &slow_socket;
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++)
+		pthread_join(nr[i].th, NULL);
+	test_ports = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		assert_false(nr[i].res.pass);
+		assert_int_equal(nr[i].res.n_links, 8);
+		for (size_t l = 0; l < nr[i].res.n_links; l++) {
+			const struct ibp_rdmatest_link *k = &nr[i].res.links[l];
+
+			assert_int_equal(k->status, k->rail ? IBP_LINK_LAT_HIGH : IBP_LINK_PASS);
+			if (k->from != i)
+				continue;
+			assert_int_equal(k->measures, k->rail ? IBP_RDMATEST_MEASURES : 1);
+			if (k->rail)
+				assert_non_null(strstr(k->detail,
+						       "round trip 5000 us at best, limit "
+						       "1000 us (4 measurements: "));
+		}
 		ibp_findings_release(&nr[i].out);
 	}
 	ibp_hostlist_release(&hl);
@@ -1775,6 +1968,10 @@ int main(void)
 	    cmocka_unit_test(test_run_garbage_connections_dropped_verdict_unchanged),
 	    cmocka_unit_test(test_run_slow_links_bandwidth_and_latency_named),
 	    cmocka_unit_test(test_run_rail_count_mismatch_named),
+	    cmocka_unit_test(test_run_slow_sample_measured_again_passes),
+	    cmocka_unit_test(test_run_slow_every_measurement_fails_with_figures),
+	    cmocka_unit_test(test_run_slow_on_busy_node_passes_and_warns),
+	    cmocka_unit_test(test_run_slow_rail_measured_again_alone),
 	    cmocka_unit_test(test_run_munge_unreachable_setup_failure_at_once),
 	    cmocka_unit_test(test_run_caller_listeners_used_and_left_open),
 	    cmocka_unit_test(test_run_no_caller_listener_setup_failure),
