@@ -188,7 +188,7 @@ static int send_setup_failure(const char *why)
 /*
  * topology_conf= for the blame: read only when root owns the file and every
  * directory on its way and nobody else may write them (rootpath.h; this
- * child runs as the job's user, whose own files are not trusted either);
+ * child runs as the test's user, whose own files are not trusted either);
  * otherwise a warning, and the blame goes on without leaves.
  */
 static int load_topology(const char *path, struct ibp_topology *t, struct ibp_findings *f)

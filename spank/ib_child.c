@@ -163,7 +163,7 @@ static int capset_none(void)
 	return (int)syscall(SYS_capset, &hdr, data);
 }
 
-/* Root job: keep uid 0 (munge vouches for the job's uid) but no capability, ever. */
+/* A root job's other helpers: uid 0 (they act for the job's user), no capability, ever. */
 static int drop_root_caps(void)
 {
 	if (prctl(PR_SET_SECUREBITS,

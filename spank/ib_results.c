@@ -3,12 +3,13 @@
  * ib_results.c: the step's tested links into the results log
  * (results_log=, results_log.h), for `ibprep fabric`.
  *
- * The test runs in user_init as the job's user, who must not be able to
- * write the root-owned log: the links are kept in the node's state there
- * (spank_ib_keep_results) and written from slurm_spank_exit, which
- * slurmstepd runs as root (spank_ib_write_results).  The records are built
- * from the test's own result and the node list it ran with; a log that
- * cannot be written is one message, never a failed step.
+ * The test runs in user_init (the job's user as effective uid, its child as
+ * the test's user), neither of whom may write the root-owned log: the links
+ * are kept in the node's state there (spank_ib_keep_results) and written
+ * from slurm_spank_exit, which slurmstepd runs as root
+ * (spank_ib_write_results).  The records are built from the test's own result
+ * and the node list it ran with; a log that cannot be written is one
+ * message, never a failed step.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -531,7 +531,7 @@ void spank_ib_view_row(const struct spank_ib_node *n, size_t r, const struct ibp
 		       char *buf, size_t len);
 void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_ib_node *n);
 
-/* ib_test.c: the cross-node test (user_init, as the job's user). */
+/* ib_test.c: the cross-node test (user_init; its child as the test's user). */
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
 /*
  * init_post_opt, root: binds the test's listener (privileged ports), finds

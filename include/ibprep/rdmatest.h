@@ -35,19 +35,19 @@
  * loaded machine or floors set too high).
  *
  * Authentication (auth.h, seal.h): each HELLO carries a munge credential,
- * restricted to the job's uid, binding job, step, uid, both node indices,
- * round, rail, nonces and a fresh 32-byte secret; both ends derive per-link,
- * per-direction keys (HKDF-SHA256 over both secrets, both nonces and the
- * link's identity), and every later frame (endpoint, control, verdict,
- * summary) carries a sequence number and an HMAC-SHA256 tag (128 bits)
- * checked before any of it is used.  The listener also checks that a HELLO
- * comes from the address of the node it claims to be.  An answer that does
- * not authenticate (an error frame, garbage, another credential) never
- * ends a link: the sender notes it and tries the next candidate port; the
- * link fails (IBP_LINK_AUTH) only when no candidate authenticates.  A frame
- * that fails its MAC mid-link fails the link closed ("frames failed
- * authentication").  Whatever does not authenticate gets the one word
- * "refused" back; the detail stays in RES (drop_reason).  --insecure
+ * encoded by and restricted to the test's uid (test_uid), binding job, step,
+ * uid, both node indices, round, rail, nonces and a fresh 32-byte secret;
+ * both ends derive per-link, per-direction keys (HKDF-SHA256 over both
+ * secrets, both nonces and the link's identity), and every later frame
+ * (endpoint, control, verdict, summary) carries a sequence number and a
+ * Poly1305 tag (128 bits) checked before any of it is used.  The listener
+ * also checks that a HELLO comes from the address of the node it claims to
+ * be.  An answer that does not authenticate (an error frame, garbage, another
+ * credential) never ends a link: the sender notes it and tries the next
+ * candidate port; the link fails (IBP_LINK_AUTH) only when no candidate
+ * authenticates.  A frame that fails its MAC mid-link fails the link closed
+ * ("frames failed authentication").  Whatever does not authenticate gets the
+ * one word "refused" back; the detail stays in RES (drop_reason).  --insecure
  * (ibprep only): no credentials, no secrets, nothing authenticated.
  *
  * Connections (rdmatest_accept.c): listeners use TCP_DEFER_ACCEPT; a

@@ -4,7 +4,7 @@
  * test after its HELLOs.
  *
  * The HELLO of each end carries, inside its munge credential (auth.h), a
- * fresh 32-byte random secret that only the job's uid can decode.  Both
+ * fresh 32-byte random secret that only the test's uid can decode.  Both
  * ends then derive two keys with HKDF-SHA256 (RFC 5869 over libsodium's
  * HMAC-SHA-256):
  *
