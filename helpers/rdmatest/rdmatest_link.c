@@ -852,7 +852,8 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 
 	for (size_t k = 0; k < c->p; k++) {
 		want[k] = c->r[k].on;
-		c->r[k].l->r.detail[0] = '\0';
+		if (want[k]) /* a rail already failed keeps its reason */
+			c->r[k].l->r.detail[0] = '\0';
 	}
 	for (unsigned n = 1;; n++) {
 		int64_t t0 = ibp_now_ns();
