@@ -701,23 +701,17 @@ static bool misses(const struct chan *c, size_t k)
 double ibp_rdmatest_wakeup_late_us(void)
 {
 	enum { N = 7, SLEEP_NS = 200 * 1000 };
-	double late[N];
+	uint64_t late[N];
 
 	for (int i = 0; i < N; i++) {
 		struct timespec ts = {0, SLEEP_NS};
-		int64_t t0 = ibp_now_ns();
+		int64_t t0 = ibp_now_ns(), slept;
 
 		nanosleep(&ts, NULL);
-		late[i] = (double)(ibp_now_ns() - t0 - SLEEP_NS) / 1000.0;
+		slept = ibp_now_ns() - t0;
+		late[i] = slept > SLEEP_NS ? (uint64_t)(slept - SLEEP_NS) : 0;
 	}
-	for (int i = 1; i < N; i++) /* insertion sort: seven values */
-		for (int k = i; k > 0 && late[k] < late[k - 1]; k--) {
-			double v = late[k];
-
-			late[k] = late[k - 1];
-			late[k - 1] = v;
-		}
-	return late[N / 2];
+	return (double)ibp_median_ns(late, N) / 1000.0;
 }
 
 /*

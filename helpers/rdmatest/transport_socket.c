@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ibprep/deadline.h"
 #include "ibprep/text.h"
 #include "ibprep/oob.h"
 #include "ibprep/transport.h"
@@ -434,13 +435,6 @@ static int socket_bw_recv(struct ibp_tx *tx, uint64_t bytes, int64_t deadline)
 	return rc ? io_fail(tx, rc, "bandwidth acknowledgement") : 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int socket_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, uint64_t *ns)
 {
 	uint64_t rt[64] = {0};
@@ -461,8 +455,7 @@ static int socket_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, 
 			return tx_fail(tx, -EBADMSG, "latency ping %u came back altered", i);
 		rt[i] = (uint64_t)(ibp_now_ns() - t0);
 	}
-	qsort(rt, n, sizeof(rt[0]), cmp_u64);
-	*ns = rt[n / 2];
+	*ns = ibp_median_ns(rt, n);
 	return 0;
 }
 

@@ -1266,13 +1266,6 @@ static int verbs_bw_recv(struct ibp_tx *tx, uint64_t bytes, int64_t deadline)
 	return rc;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Retires the send completions already there, without waiting. */
 static int sq_reap_ready(struct ibp_tx *tx)
 {
@@ -1327,9 +1320,10 @@ static int verbs_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, u
 	if (!rc)
 		rc = sq_drain(tx, deadline, SPIN_NS);
 	if (!rc) {
-		qsort(rtt, iters, sizeof(*rtt), cmp_u64);
+		uint64_t median = ibp_median_ns(rtt, iters);
+
 		if (ns)
-			*ns = rtt[iters / 2];
+			*ns = median;
 	} else if (rc == -ETIMEDOUT) {
 		tx_fail(tx, rc, "round trip %u of %u not complete by the deadline", i + 1, iters);
 	}

@@ -12,7 +12,9 @@
 #define IBPREP_DEADLINE_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #define IBP_NS_PER_MS 1000000LL
@@ -81,6 +83,20 @@ static inline int ibp_deadline_poll_ms(int64_t deadline, int64_t now)
 static inline int ibp_deadline_expired(int64_t deadline, int64_t now)
 {
 	return now >= deadline;
+}
+
+static inline int ibp_ns_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of N (>= 1) durations in ns, V sorted in place: the upper one of an even N. */
+static inline uint64_t ibp_median_ns(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), ibp_ns_cmp);
+	return v[n / 2];
 }
 
 #endif
