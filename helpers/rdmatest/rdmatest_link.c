@@ -537,14 +537,21 @@ static void step_rtt(void *arg, size_t k)
 		r->rc = c->t->ops->lat_pong(r->tx, (unsigned)r->ready.b, r->t);
 }
 
+/* IN: the rails still on (and in WANT, when given). */
+static void rails_on(const struct chan *c, const bool *want, bool *in)
+{
+	for (size_t k = 0; k < c->p; k++)
+		in[k] = c->r[k].on && (!want || want[k]);
+}
+
 /* Runs STEP at once on every rail still on (and in WANT, when given). */
 static void phase(struct chan *c, void (*step)(void *, size_t), const bool *want)
 {
 	bool on[IBP_RDMATEST_MAX_RAILS] = {false};
 
 	phase_deadlines(c, step == step_connect);
+	rails_on(c, want, on);
 	for (size_t k = 0; k < c->p; k++) {
-		on[k] = c->r[k].on && (!want || want[k]);
 		c->r[k].rc = 0;
 		c->r[k].err[0] = '\0';
 	}
@@ -806,11 +813,9 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 	int64_t now = ibp_now_ns();
 	struct ibp_oob_ctrl m;
 
-	for (size_t k = 0; k < c->p; k++) {
-		in[k] = want[k] && c->r[k].on;
-		want[k] = false;
-	}
+	rails_on(c, want, in);
 	for (size_t k = 0; k < c->p && !c->broken; k++) {
+		want[k] = false;
 		if (!in[k])
 			continue;
 		if (c->out) {
@@ -820,8 +825,9 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 				return false;
 		} else if (chan_recv(c, k, IBP_CTRL_MEASURE_AGAIN, &m) == 0) {
 			if (m.a > 1 || m.b != n + 1 || (m.a && n >= IBP_RDMATEST_MEASURES)) {
-				chan_broken(c, -EPROTO,
-					    "the peer asks for measurements beyond the limit");
+				chan_broken(
+				    c, -EPROTO,
+				    "the peer's MEASURE_AGAIN is malformed or beyond the limit");
 				return false;
 			}
 			want[k] = m.a == 1;
@@ -853,8 +859,8 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 		int64_t t0 = ibp_now_ns();
 
 		phase(c, step_burst, want);
+		rails_on(c, want, in);
 		for (size_t k = 0; k < c->p; k++) {
-			in[k] = want[k] && c->r[k].on;
 			if (in[k] && c->out && !c->r[k].rc)
 				gbps[k] =
 				    c->r[k].ns ? (double)t->burst * 8.0 / (double)c->r[k].ns : 0;
@@ -872,8 +878,7 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 				l->r.gbps = gbps[k];
 		}
 		phase(c, step_rtt, want);
-		for (size_t k = 0; k < c->p; k++)
-			in[k] = want[k] && c->r[k].on;
+		rails_on(c, want, in);
 		exchange(c, in, IBP_CTRL_LAT_RESULT, "latency", peer);
 		for (size_t k = 0; k < c->p; k++) {
 			struct ibp_rt_link *l = c->r[k].l;
@@ -916,18 +921,15 @@ static int chan_run(struct chan *c)
 		ibp_rt_fp_claim_done(t->fps, c->l0, rc == 0);
 	if (rc == -EAGAIN)
 		return -EAGAIN;
-	for (size_t k = 0; k < c->p; k++)
-		on1[k] = c->r[k].on;
+	rails_on(c, NULL, on1);
 	/* the data paths */
 	phase(c, step_connect, NULL);
-	for (size_t k = 0; k < c->p; k++)
-		in[k] = c->r[k].on;
+	rails_on(c, NULL, in);
 	exchange(c, in, IBP_CTRL_READY, "data path", peer);
 	check_asks(c);
 	/* the pattern */
 	phase(c, step_pattern, NULL);
-	for (size_t k = 0; k < c->p; k++)
-		in[k] = c->r[k].on;
+	rails_on(c, NULL, in);
 	exchange(c, in, IBP_CTRL_PATTERN_RESULT, "pattern", peer);
 	measure(c, peer);
 	if (c->out)
