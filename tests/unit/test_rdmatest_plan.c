@@ -1130,25 +1130,40 @@ static int slow_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, ui
 	return rc;
 }
 
-static void run_slow(struct node_run *nr, bool every, double (*wakeup)(void), uint32_t job)
+/*
+ * t1..t3 over slow_socket with test_timeout TIMEOUT_S, waking WAKEUP late;
+ * PORTS: NULL for one rail, else two per node (every rail tested).
+ */
+static void run_slow_socket(struct node_run *nr, const char *timeout_s,
+			    const struct ibp_tx_port *ports, double (*wakeup)(void), uint32_t job)
 {
 	struct ibp_hostlist hl = {0};
 	struct ibp_policy pol;
 
-	slow_socket = ibp_transport_socket;
-	slow_socket.lat_ping = slow_lat_ping;
-	slow_socket.connect = slow_connect;
-	slow_every = every;
-	test_step(&pol, "3", NULL, &hl, "t[1-3]");
+	test_step(&pol, timeout_s, NULL, &hl, "t[1-3]");
 	for (size_t i = 0; i < 3; i++) {
 		node_init(&nr[i], i, &hl, &pol, job, addrs3);
 		nr[i].cfg.transport = &slow_socket;
 		nr[i].cfg.wakeup_late_us = wakeup;
+		if (ports) {
+			nr[i].cfg.ports = &ports[2 * i];
+			nr[i].cfg.n_ports = 2;
+			nr[i].cfg.mode = IBP_RDMATEST_FULL;
+		}
 		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
 	}
 	for (size_t i = 0; i < 3; i++)
 		pthread_join(nr[i].th, NULL);
 	ibp_hostlist_release(&hl);
+}
+
+static void run_slow(struct node_run *nr, bool every, double (*wakeup)(void), uint32_t job)
+{
+	slow_socket = ibp_transport_socket;
+	slow_socket.lat_ping = slow_lat_ping;
+	slow_socket.connect = slow_connect;
+	slow_every = every;
+	run_slow_socket(nr, "3", NULL, wakeup, job);
 }
 
 /* One slow measurement is measured again and the link passes on its best figures. */
@@ -1237,31 +1252,15 @@ static int rail1_slow_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadli
  */
 static void test_run_slow_rail_measured_again_alone(void **state)
 {
-	struct ibp_hostlist hl = {0};
-	struct ibp_policy pol;
 	struct node_run nr[3];
 	struct ibp_tx_port ports[6];
 
 	(void)state;
 	slow_socket = ibp_transport_socket;
 	slow_socket.lat_ping = rail1_slow_lat_ping;
-	test_step(&pol, "4", NULL, &hl, "t[1-3]");
 	for (size_t i = 0; i < 6; i++)
 		loopback_port(&ports[i], i / 2, i % 2, 0);
-	test_nports[0] = test_nports[1] = test_nports[2] = 2;
-	test_ports = ports;
-	for (size_t i = 0; i < 3; i++) {
-		memset(&nr[i], 0, sizeof(nr[i]));
-		node_init(&nr[i], i, &hl, &pol, 24, addrs3);
-		nr[i].cfg.ports = &test_ports[2 * i];
-		nr[i].cfg.n_ports = 2;
-		nr[i].cfg.mode = IBP_RDMATEST_FULL;
-		nr[i].cfg.transport = &slow_socket;
-		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
-	}
-	for (size_t i = 0; i < 3; i++)
-		pthread_join(nr[i].th, NULL);
-	test_ports = NULL;
+	run_slow_socket(nr, "4", ports, wakeup_idle, 24);
 	for (size_t i = 0; i < 3; i++) {
 		assert_false(nr[i].res.pass);
 		assert_int_equal(nr[i].res.n_links, 8);
@@ -1279,7 +1278,6 @@ static void test_run_slow_rail_measured_again_alone(void **state)
 		}
 		ibp_findings_release(&nr[i].out);
 	}
-	ibp_hostlist_release(&hl);
 }
 
 /* Full mode with two ports on t1 and one on the others: rail 1 is named, rail 0 passes. */
