@@ -178,6 +178,38 @@ static int drop_root_caps(void)
 	return capset_none();
 }
 
+/* Between fork and exec (async-signal-safe): every fd from FIRST on closed. */
+void spank_ib_child_close_from(int first)
+{
+	long max;
+
+	if (!syscall(SYS_close_range, (unsigned)first, ~0U, 0))
+		return;
+	max = sysconf(_SC_OPEN_MAX); /* no close_range: one by one */
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = first; fd < max; fd++)
+		close(fd);
+}
+
+/*
+ * Between fork and exec (async-signal-safe): slurmstepd's handlers, ignored
+ * signals and mask would survive exec; every signal to its default, none
+ * blocked.
+ */
+void spank_ib_child_default_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /*
  * SYSTEM_USER: the test's system user (no supplementary group at all, never
  * root); else the job's user (its group alone; uid 0 for a root job, without
@@ -192,8 +224,6 @@ __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, 
 	int base = IBP_PIPE_LISTEN_FD0 + (int)nl + 1;
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
-	struct sigaction sa;
-	sigset_t none;
 
 	/* Out of the way of 0..3+nl first, then into place. */
 	hi_plan = fcntl(plan_rd, F_DUPFD_CLOEXEC, base);
@@ -248,22 +278,8 @@ __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, 
 	for (size_t i = 0; i < nl; i++)
 		if (dup2(hi_l[i], IBP_PIPE_LISTEN_FD0 + (int)i) != IBP_PIPE_LISTEN_FD0 + (int)i)
 			_exit(CHILD_EXIT_SETUP);
-	/* Every other fd of slurmstepd: gone (close_range, else one by one). */
-	if (syscall(SYS_close_range, (unsigned)(IBP_PIPE_LISTEN_FD0 + (int)nl), ~0U, 0)) {
-		long max = sysconf(_SC_OPEN_MAX);
-
-		if (max < 0 || max > 65536)
-			max = 65536;
-		for (int fd = IBP_PIPE_LISTEN_FD0 + (int)nl; fd < max; fd++)
-			close(fd);
-	}
-	/* slurmstepd's signal mask and ignored signals would survive exec. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &sa, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	spank_ib_child_close_from(IBP_PIPE_LISTEN_FD0 + (int)nl);
+	spank_ib_child_default_signals();
 	if (chdir("/"))
 		_exit(CHILD_EXIT_SETUP);
 	execve(helper, argv, envp);

@@ -83,17 +83,9 @@ const char *spank_ib_watcher_default(void)
 __attribute__((noreturn)) static void child_exec(const char *path, pid_t parent, int life_rd,
 						 int out_wr, char *const argv[], char *const envp[])
 {
-	struct sigaction sa;
-	sigset_t none;
 	int null_fd;
 
-	/* slurmstepd's handlers, ignored signals and mask would survive exec */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &sa, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	spank_ib_child_default_signals();
 	/* gone with slurmstepd; already gone: stop here */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
 		_exit(120);
@@ -102,14 +94,7 @@ __attribute__((noreturn)) static void child_exec(const char *path, pid_t parent,
 	if (null_fd < 0 || life_rd < 3 || out_wr < 3 || dup2(life_rd, 0) != 0 ||
 	    dup2(out_wr, 1) != 1 || dup2(out_wr, 2) != 2)
 		_exit(121);
-	if (syscall(SYS_close_range, 3U, ~0U, 0)) {
-		long max = sysconf(_SC_OPEN_MAX);
-
-		if (max < 0 || max > 65536)
-			max = 65536;
-		for (int fd = 3; fd < max; fd++)
-			close(fd);
-	}
+	spank_ib_child_close_from(3);
 	if (chdir("/"))
 		_exit(122);
 	execve(path, argv, envp);

@@ -267,6 +267,10 @@ int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char 
 
 /* ---- the cross-node test's unprivileged child (ib_child.c) ---- */
 
+/* Between fork and exec, async-signal-safe (every child of slurmstepd's). */
+void spank_ib_child_close_from(int first); /* every fd from FIRST on closed */
+void spank_ib_child_default_signals(void); /* every signal SIG_DFL, none blocked */
+
 struct ibp_pipe_plan;
 struct ibp_rdmatest_result;
 
