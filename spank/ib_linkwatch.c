@@ -281,7 +281,7 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 		    spank_ib_drain_node(st->host, &f, node, sizeof(node), drained, sizeof(drained));
 	}
 	log_line(st, lw, &f, elapsed_s, drained, line, sizeof(line));
-	if (ibp_findings_worst(&f) >= IBP_SEV_WARN)
+	if (ibp_findings_worst(&f) == IBP_SEV_FAIL)
 		slurm_error("%s", line);
 	else
 		slurm_info("%s", line);

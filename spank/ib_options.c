@@ -267,6 +267,7 @@ int spank_ib_effective(const struct spank_ib_opts *user, const struct ibp_conf *
 	if ((conf->enforce & IBP_ENFORCE_ENV) &&
 	    (eff->env == SPANK_IB_ENV_OFF || eff->env == SPANK_IB_ENV_AUTO))
 		eff->env = SPANK_IB_ENV_ON;
+	eff->test_by_user = eff->test != SPANK_IB_TEST_OFF;
 	/* the enforced test covers every rail: quick (rail 0) would be less */
 	if (conf->enforce & IBP_ENFORCE_TEST)
 		eff->test = SPANK_IB_TEST_FULL;

@@ -74,14 +74,8 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 	else
 		spank_ib_load_health(st, n, &je, root, cache_dir);
 	spank_ib_judge(st, n);
-	/* slurmd logs these; Slurm drains a node whose prolog fails. */
-	for (char *l = n->msg, *e; *l; l = e + 1) {
-		e = strchr(l, '\n');
-		if (!e)
-			break;
-		*e = '\0';
-		slurm_error("%s", l);
-	}
+	/* slurmd's log (the node's warnings went there already) */
+	spank_ib_node_print(n);
 	/*
 	 * Slurm drains a node whose prolog fails, with the reason "Prolog
 	 * error": only a node fault may do that.  The plugin's own trouble (a

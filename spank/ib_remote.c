@@ -81,28 +81,100 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Appends a formatted line to BUF (SIZE bytes, *LEN used); a cut says so rather than end mid-line. */
+static void lines_add(char *buf, size_t size, size_t *len, const char *fmt, va_list ap)
+{
+	static const char cut[] = "spank-ib: (more lines cut)\n";
+	int w;
+
+	if (*len + sizeof(cut) >= size)
+		return;
+	w = vsnprintf(buf + *len, size - sizeof(cut) - *len, fmt, ap);
+	if (w < 0)
+		return;
+	if ((size_t)w >= size - sizeof(cut) - *len) {
+		*len = size - sizeof(cut);
+		memcpy(buf + *len, cut, sizeof(cut));
+		*len += sizeof(cut) - 1;
+		return;
+	}
+	*len += (size_t)w;
+}
+
 __attribute__((format(printf, 2, 3))) void spank_ib_node_say(struct spank_ib_node *n,
 							     const char *fmt, ...)
 {
-	static const char cut[] = "spank-ib: (more lines cut)\n";
 	va_list ap;
-	int w;
 
-	if (n->msg_len + sizeof(cut) >= sizeof(n->msg))
-		return;
 	va_start(ap, fmt);
-	w = vsnprintf(n->msg + n->msg_len, sizeof(n->msg) - sizeof(cut) - n->msg_len, fmt, ap);
+	lines_add(n->msg, sizeof(n->msg), &n->msg_len, fmt, ap);
 	va_end(ap);
-	if (w < 0)
+}
+
+__attribute__((format(printf, 2, 3))) void spank_ib_node_note(struct spank_ib_node *n,
+							      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lines_add(n->note, sizeof(n->note), &n->note_len, fmt, ap);
+	va_end(ap);
+}
+
+enum spank_ib_audience spank_ib_audience_of(const struct spank_ib_state *st,
+					    const struct ibp_finding *x, bool fails)
+{
+	if (x->severity == IBP_SEV_FAIL)
+		return fails ? SPANK_IB_TO_USER_ERROR : SPANK_IB_TO_USER;
+	if (x->severity != IBP_SEV_WARN)
+		return SPANK_IB_TO_NOBODY;
+	if (x->fclass == IBP_CLASS_JOB || st->conf.node_warnings_user)
+		return SPANK_IB_TO_USER;
+	return SPANK_IB_TO_LOG;
+}
+
+void spank_ib_finding_say(const struct spank_ib_state *st, struct spank_ib_node *n,
+			  const struct ibp_finding *x, enum spank_ib_audience to,
+			  const char *suffix)
+{
+	char line[1024];
+
+	if (to == SPANK_IB_TO_NOBODY)
 		return;
-	if ((size_t)w >= sizeof(n->msg) - sizeof(cut) - n->msg_len) {
-		/* Cut: say so rather than end mid-line. */
-		n->msg_len = sizeof(n->msg) - sizeof(cut);
-		memcpy(n->msg + n->msg_len, cut, sizeof(cut));
-		n->msg_len += sizeof(cut) - 1;
+	ibp_finding_format(x, st->host, line, sizeof(line));
+	if (to == SPANK_IB_TO_LOG)
+		slurm_info("spank-ib: warning: %s%s", line, suffix);
+	else if (to == SPANK_IB_TO_USER_ERROR && n->printed)
+		slurm_error("spank-ib: %s%s", line, suffix);
+	else if (to == SPANK_IB_TO_USER_ERROR)
+		spank_ib_node_say(n, "spank-ib: %s%s\n", line, suffix);
+	else if (n->printed)
+		slurm_spank_log("spank-ib: warning: %s%s", line, suffix);
+	else
+		spank_ib_node_note(n, "spank-ib: warning: %s%s\n", line, suffix);
+}
+
+/* Prints each line of TEXT with LOG. */
+static void print_lines(const char *text, void (*log)(const char *, ...))
+{
+	char *save = NULL, *copy = strdup(text);
+
+	if (!copy)
 		return;
-	}
-	n->msg_len += (size_t)w;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		log("%s", l);
+	free(copy);
+}
+
+void spank_ib_node_print(struct spank_ib_node *n)
+{
+	if (n->printed)
+		return;
+	n->printed = true;
+	if (n->msg_len)
+		print_lines(n->msg, slurm_error);
+	if (n->note_len)
+		print_lines(n->note, slurm_spank_log);
 }
 
 /* The plugin's own trouble, as a finding (never drains). */
@@ -442,12 +514,16 @@ static void set_mellanox_visible(struct spank_ib_state *st, struct spank_ib_node
 		    why, skipped);
 }
 
-/* Compose the node's message (printed once, in user_init) and decide. */
+/*
+ * The node's verdict, and its lines to whom must act (spank_ib(8), WHO SEES
+ * WHAT): a failing step's lines for the user (printed once, in user_init),
+ * the node's warnings to slurmd's log now.  Drains when asked to (root).
+ */
 void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 {
 	size_t fails = 0, node_fails = 0, job_fails = 0;
-	bool drain = false, health = st->eff.check != SPANK_IB_CHECK_OFF;
-	char line[1024];
+	bool drain = false, health = st->eff.check != SPANK_IB_CHECK_OFF, failing;
+	char drained[IBP_NODE_MAX + 16] = "";
 
 	for (size_t i = 0; i < n->findings.n; i++) {
 		const struct ibp_finding *x = &n->findings.v[i];
@@ -462,14 +538,18 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 		if (ibp_finding_drainable(x))
 			drain = true;
 	}
+	failing = fails && st->eff.check == SPANK_IB_CHECK_FAIL;
 	drain = drain && st->conf.drain && health;
 	if (drain && !n->cached) {
 		char what[320];
 
 		n->drained = spank_ib_drain_node(st->host, &n->findings, n->nodename,
 						 sizeof(n->nodename), what, sizeof(what));
+		/* the admin's: slurmd's log (the drain itself logs "drained") */
 		if (!n->drained)
-			spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, what);
+			slurm_error("spank-ib: %s: %s", st->host, what);
+		else
+			snprintf(drained, sizeof(drained), "; draining %s", n->nodename);
 	}
 	/* Failures first, then warnings: the line that matters is on top. */
 	for (int pass = 0; pass < 2; pass++) {
@@ -480,14 +560,11 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 
 			if (x->severity != want || !ibp_finding_counts(x, health))
 				continue;
-			ibp_finding_format(x, st->host, line, sizeof(line));
-			spank_ib_node_say(
-			    n, "spank-ib: %s%s%s%s\n", want == IBP_SEV_WARN ? "warning: " : "",
-			    line, n->drained && ibp_finding_drainable(x) ? "; draining " : "",
-			    n->drained && ibp_finding_drainable(x) ? n->nodename : "");
+			spank_ib_finding_say(st, n, x, spank_ib_audience_of(st, x, failing),
+					     ibp_finding_drainable(x) ? drained : "");
 		}
 	}
-	if (fails && st->eff.check == SPANK_IB_CHECK_FAIL) {
+	if (failing) {
 		n->verdict = -1;
 		spank_ib_node_say(
 		    n, "spank-ib: %s: failing the step: %zu node fault%s, %zu job fault%s%s\n",

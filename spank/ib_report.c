@@ -68,6 +68,18 @@ static void report_text(FILE *fp, const struct spank_ib_state *st, const struct 
 	if (n->have_step_gpus)
 		fprintf(fp, "spank-ib: %s: step GPUs from %s (%zu)\n", st->host, n->gpus_from,
 			n->n_step_gpus);
+	if (n->test_said[0])
+		fprintf(fp, "spank-ib: %s: cross-node test: %s\n", st->host, n->test_said);
+	/* every finding, the node's warnings too (elsewhere only in slurmd's log) */
+	for (size_t i = 0; i < n->findings.n; i++) {
+		char line[1024];
+
+		if (n->findings.v[i].severity < IBP_SEV_WARN &&
+		    !spank_ib_finding_is_note(&n->findings.v[i]))
+			continue;
+		ibp_report_finding_line(&n->findings.v[i], st->host, line, sizeof(line));
+		fprintf(fp, "spank-ib: %s\n", line);
+	}
 	if (!n->have_pl)
 		return;
 	fprintf(fp, "spank-ib: %s: task  gpu    hca        cpus                     mem\n",
@@ -153,14 +165,16 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 			char safe[PATH_MAX * 2];
 
 			ibp_text_escape(st->eff.report_file, safe, sizeof(safe));
-			slurm_error("spank-ib: %s: --ib-report file '%s': only %%n, %%j and %%%% "
-				    "may follow '%%'",
-				    st->host, safe);
+			slurm_spank_log(
+			    "spank-ib: %s: warning: --ib-report file '%s': only %%n, %%j "
+			    "and %%%% may follow '%%'",
+			    st->host, safe);
 		} else if (spank_ib_write_as_user(path, (uid_t)n->uid, getegid(), NULL, -1,
 						  SPANK_IB_WRITE_REPLACE, text, len, err,
 						  sizeof(err))) {
-			slurm_error("spank-ib: %s: --ib-report file %s; the step goes on", st->host,
-				    err);
+			slurm_spank_log(
+			    "spank-ib: %s: warning: --ib-report file %s; the step goes on",
+			    st->host, err);
 		}
 		free(text);
 		return;
@@ -186,16 +200,7 @@ int spank_ib_remote_user_init(spank_t sp, struct spank_ib_state *st)
 
 	if (!n || !st->active || n->printed)
 		return 0;
-	n->printed = true;
-	if (n->msg_len) {
-		char *save = NULL, *copy = strdup(n->msg);
-
-		if (!copy)
-			return 0;
-		for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-			slurm_error("%s", l);
-		free(copy);
-	}
+	spank_ib_node_print(n);
 	if (st->eff.test != SPANK_IB_TEST_OFF)
 		spank_ib_run_test(sp, st, n);
 	if (st->eff.report != SPANK_IB_REPORT_OFF)

@@ -469,7 +469,7 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 }
 
 /* The cross-node test's note on NCCL_CROSS_NIC: whether the rails reach each other. */
-static bool rails_note(const struct ibp_finding *x)
+bool spank_ib_finding_is_note(const struct ibp_finding *x)
 {
 	return x->severity == IBP_SEV_OK && (!strcmp(x->code, "rdmatest_rails_isolated") ||
 					     !strcmp(x->code, "rdmatest_rails_joined"));
@@ -482,6 +482,7 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 	struct ibp_findings tf;
 	char line[1024];
 	size_t fails = 0;
+	bool failing;
 
 	ibp_findings_init(&tf);
 	if (!t) {
@@ -499,42 +500,55 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 		ibp_findings_add(&tf, &t->setup.v[i]);
 	if (ibp_findings_worst(&t->setup) != IBP_SEV_FAIL)
 		run_child(sp, st, n, t, &tf, res);
+	/* The step fails on the test's failures unless the user chose --ib-check=warn. */
+	failing = !st->eff.check_warn_by_user;
 	for (size_t i = 0; i < tf.n; i++) {
 		const struct ibp_finding *x = &tf.v[i];
+		enum spank_ib_audience to = spank_ib_audience_of(st, x, failing);
 
 		if (x->severity < IBP_SEV_WARN)
 			continue;
-		if (!strcmp(x->code, "rdmatest_munge_unavailable"))
-			slurm_error("spank-ib: %s: munged's socket: %s (from %s)", st->host,
-				    t->munge_socket[0] ? t->munge_socket : "libmunge's default",
-				    t->munge_from);
 		if (x->severity == IBP_SEV_FAIL)
 			fails++;
-		ibp_finding_format(x, st->host, line, sizeof(line));
-		slurm_error("spank-ib: %s%s", x->severity == IBP_SEV_WARN ? "warning: " : "", line);
+		spank_ib_finding_say(st, n, x, to, "");
+		if (!strcmp(x->code, "rdmatest_munge_unavailable"))
+			(to == SPANK_IB_TO_USER_ERROR ? slurm_error : slurm_info)(
+			    "spank-ib: %s: munged's socket: %s (from %s)", st->host,
+			    t->munge_socket[0] ? t->munge_socket : "libmunge's default",
+			    t->munge_from);
 		ibp_findings_add(&n->findings, x);
 	}
-	if (fails && !st->eff.check_warn_by_user) {
+	if (fails && failing) {
 		n->verdict = -1;
 		slurm_error("spank-ib: %s: failing the step: the cross-node test failed "
 			    "(%zu finding%s, %.2f s)",
 			    st->host, fails, fails == 1 ? "" : "s", res->elapsed_s);
-	} else if (st->eff.affinity == SPANK_IB_AFF_VERBOSE ||
-		   st->eff.report != SPANK_IB_REPORT_OFF) {
-		slurm_error("spank-ib: %s: cross-node test: %s with %zu node%s in %.3f s", st->host,
-			    fails       ? "fail"
-			    : res->pass ? "pass"
-					: "warn", /* inconclusive, another build: the step runs */
-			    res->nnodes, res->nnodes == 1 ? "" : "s", res->elapsed_s);
-		for (size_t i = 0; i < tf.n; i++)
-			if (rails_note(&tf.v[i])) {
+	}
+	snprintf(n->test_said, sizeof(n->test_said), "%s with %zu node%s in %.3f s",
+		 fails       ? "fail"
+		 : res->pass ? "pass"
+			     : "warn", /* inconclusive, another build: the step runs */
+		 res->nnodes, res->nnodes == 1 ? "" : "s", res->elapsed_s);
+	/*
+	 * One line for the step, from its first node, when the user asked for
+	 * the test (not only the admin's enforce=test); a report on stderr
+	 * carries each node's own instead.  The rails' note for NCCL_CROSS_NIC
+	 * (the user's to act on, a note of the whole step) follows it only
+	 * with --ib-affinity=verbose; the report lists it.
+	 */
+	if (!(fails && failing) && n->nodeid == 0 &&
+	    (st->eff.test_by_user || st->eff.affinity == SPANK_IB_AFF_VERBOSE) &&
+	    (st->eff.report == SPANK_IB_REPORT_OFF || st->eff.report_file[0])) {
+		slurm_spank_log("spank-ib: %s: cross-node test: %s", st->host, n->test_said);
+		for (size_t i = 0; i < tf.n && st->eff.affinity == SPANK_IB_AFF_VERBOSE; i++)
+			if (spank_ib_finding_is_note(&tf.v[i])) {
 				ibp_finding_format(&tf.v[i], st->host, line, sizeof(line));
-				slurm_error("spank-ib: note: %s", line);
+				slurm_spank_log("spank-ib: note: %s", line);
 			}
 	}
-	/* the rails' note for NCCL_CROSS_NIC goes into --ib-report=json too */
+	/* the rails' note goes into --ib-report (text and json) too */
 	for (size_t i = 0; i < tf.n; i++)
-		if (rails_note(&tf.v[i]))
+		if (spank_ib_finding_is_note(&tf.v[i]))
 			ibp_findings_add(&n->findings, &tf.v[i]);
 	/* The listener lives until the child is done, and not a task longer. */
 	spank_ib_test_release(n);

@@ -62,6 +62,7 @@ struct spank_ib_opts {
 	bool set[SPANK_IB_OPT_N]; /* given on the command line (wins over the env) */
 	bool
 	    check_warn_by_user; /* --ib-check=warn asked for, test not enforced: test fails only warn */
+	bool test_by_user;      /* --ib-test (or SPANK_IB_TEST) asked for, not only enforce=test */
 };
 
 void spank_ib_opts_init(struct spank_ib_opts *o);
@@ -483,8 +484,17 @@ struct spank_ib_node {
 	uint32_t job_id, step_id, ntasks, nodeid, nnodes;
 	uint32_t uid;                /* the job's (S_JOB_UID): part of the cache key */
 	char nodename[IBP_NODE_MAX]; /* Slurm NodeName ("" when not needed) */
-	char msg[SPANK_IB_MSG_MAX];  /* lines to print once per node */
+	/*
+	 * What the user sees, printed once per node in user_init (who sees
+	 * what: spank_ib(8)): MSG, the lines of a failing step (slurm_error,
+	 * "error:"); NOTE, what the user can act on without a failure
+	 * (slurm_spank_log, no "error:").  The node's own warnings go to
+	 * slurmd's log at once (spank_ib_node_log), not here.
+	 */
+	char msg[SPANK_IB_MSG_MAX];
 	size_t msg_len;
+	char note[SPANK_IB_MSG_MAX];
+	size_t note_len;
 	struct ibp_findings findings;
 	struct ibp_health_input in;
 	bool have_in;
@@ -507,6 +517,7 @@ struct spank_ib_node {
 	struct ibp_link_record *test_records;
 	size_t n_test_records;
 	struct spank_ib_rdmatest *test; /* ib_test.c: the listener and what the child needs */
+	char test_said[96]; /* the test's outcome for --ib-report: "pass with 3 nodes ..." */
 };
 
 /* The job's environment through spank_getenv (data from the user). */
@@ -518,9 +529,39 @@ struct spank_ib_job_env {
 /* The getter env.h wants, over spank_getenv (CTX is the spank_t). */
 int spank_ib_env_get(void *ctx, const char *name, char *buf, size_t len);
 
-/* ib_remote.c: the node's message (printed once), the plugin's own trouble as a finding. */
+/*
+ * ib_remote.c: the node's lines for the user, printed once in user_init:
+ * SAY for a failing step's (error), NOTE for the rest the user should see.
+ */
 __attribute__((format(printf, 2, 3))) void spank_ib_node_say(struct spank_ib_node *n,
 							     const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void spank_ib_node_note(struct spank_ib_node *n,
+							      const char *fmt, ...);
+
+/* Where a finding goes (who must act on it: spank_ib(8), WHO SEES WHAT). */
+enum spank_ib_audience {
+	SPANK_IB_TO_NOBODY = 0, /* ok, or information */
+	SPANK_IB_TO_LOG,        /* the node's warning: slurmd's log (node_warnings=log) */
+	SPANK_IB_TO_USER,       /* the user can act, nothing failed: slurm_spank_log */
+	SPANK_IB_TO_USER_ERROR, /* it fails the step: slurm_error, in srun's output */
+};
+/*
+ * X's audience: FAILS says whether it fails the step.  A failure the step
+ * survives (--ib-check=warn) and a job's warning are the user's; a warning
+ * about the node or the fabric is the admin's, in slurmd's log, unless
+ * node_warnings=user.
+ */
+enum spank_ib_audience spank_ib_audience_of(const struct spank_ib_state *st,
+					    const struct ibp_finding *x, bool fails);
+/*
+ * Says X to its audience as "spank-ib: [warning: ]NODE: ..." (SUFFIX
+ * appended): to slurmd's log at once, or into N's lines for user_init.
+ */
+void spank_ib_finding_say(const struct spank_ib_state *st, struct spank_ib_node *n,
+			  const struct ibp_finding *x, enum spank_ib_audience to,
+			  const char *suffix);
+/* N's lines to the user (user_init): the error lines, then the notes. */
+void spank_ib_node_print(struct spank_ib_node *n);
 __attribute__((format(printf, 3, 4))) void
 spank_ib_setup_finding(struct spank_ib_node *n, enum ibp_severity sev, const char *fmt, ...);
 /* Root: the node's health from sysfs ROOT, or this job's cached verdict in CACHE_DIR. */
@@ -537,6 +578,8 @@ void spank_ib_write_report(const struct spank_ib_state *st, const struct spank_i
 
 /* ib_test.c: the cross-node test (user_init; its child as the test's user). */
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n);
+/* The test's notes (NCCL_CROSS_NIC): no fault, the user's to act on, listed by --ib-report. */
+bool spank_ib_finding_is_note(const struct ibp_finding *x);
 /*
  * init_post_opt, root: binds the test's listener (privileged ports), finds
  * munged's socket and the helper.  0 or -ENOMEM; trouble is kept as the

@@ -35,6 +35,7 @@ enum conf_key {
 	C_REQUEUE,
 	C_REQUEUE_MAX,
 	C_REQUEUE_BEGIN,
+	C_NODE_WARNINGS,
 };
 
 /* The plugin's keys (spank_ib.conf(5) PLUGIN KEYS; tests/integration/test_docs.sh reads this). */
@@ -63,6 +64,7 @@ static const struct {
     {"requeue", C_REQUEUE},
     {"requeue_max", C_REQUEUE_MAX},
     {"requeue_begin", C_REQUEUE_BEGIN},
+    {"node_warnings", C_NODE_WARNINGS},
 };
 
 void ibp_conf_init(struct ibp_conf *c)
@@ -414,6 +416,14 @@ static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key,
 		c->requeue_begin_s = (int)n;
 		return 0;
 	}
+	case C_NODE_WARNINGS:
+		if (!strcmp(v, "log") || !strcmp(v, "user")) {
+			c->node_warnings_user = v[0] == 'u';
+			return 0;
+		}
+		return ibp_errf(-EINVAL, err, errlen,
+				"bad value '%s' for key 'node_warnings': expected log or user",
+				q(v, qv, sizeof(qv)));
 	case C_CONFIG:
 		break;
 	}

@@ -71,6 +71,7 @@ struct ibp_conf {
 	enum ibp_requeue_policy requeue; /* requeue=no|user|yes (user) */
 	unsigned requeue_max;            /* requeue_max= while restart_cnt is below it (1) */
 	int requeue_begin_s;             /* requeue_begin= seconds after the requeue, -1 auto */
+	bool node_warnings_user;         /* node_warnings=user: the node's warnings in srun's output too */
 	struct ibp_policy policy;        /* every other key */
 	/*
 	 * config= is checked for syntax but not read (the plugin in srun, sbatch

@@ -195,15 +195,17 @@ if [ "$HAVE_USER" = 1 ]; then
 	for i in $(seq 1 40); do ln -sf "$victim" "$UC/job.$i.n1"; done
 	chown -h "$TEST_UID" "$UC"/job.*
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$UC" "$BASE_KEYS" cache_ttl=60)"
+	l1=$(wc -l <"$CL_LOG/slurmd.n1.log")
 	run uc1 cl_srun -N1 -w n1 --ib-check true
 	run uc2 cl_srun -N1 -w n1 --ib-check true
 	n_after=$(ls -A "$UC" | wc -l)
+	said=$(tail -n +"$l1" "$CL_LOG/slurmd.n1.log" | grep -c "spank-ib: warning: n1: not caching verdicts: cache_dir $UC is owned by $TEST_USER")
+	# the admin's to fix: in slurmd's log, once per step; the user's steps run silently
 	if [ "$(cat "$victim")" = "root's file" ] && [ "$n_after" -eq 40 ] &&
-		! find "$UC" -user root | grep -q . && has uc1 "not caching verdicts: cache_dir $UC is owned by $TEST_USER" &&
-		has uc2 "not caching verdicts"; then
-		tap_ok "a cache_dir the user owns: not used (one warning per step), its symlinks never followed, nothing written"
+		! find "$UC" -user root | grep -q . && [ "$said" -eq 2 ] && ! has uc1 spank-ib && ! has uc2 spank-ib; then
+		tap_ok "a cache_dir the user owns: not used (one warning per step in slurmd's log), its symlinks never followed, nothing written"
 	else
-		tap_fail "user-writable cache_dir" "victim=$(cat "$victim"); entries=$n_after; $(show uc1)"
+		tap_fail "user-writable cache_dir" "victim=$(cat "$victim"); entries=$n_after; said $said times; $(show uc1)"
 	fi
 	cleanup_user
 else

@@ -65,28 +65,39 @@ int fake_spank_msgs_with(const char *needle)
 	return n;
 }
 
-static void record(const char *fmt, va_list ap)
+int fake_spank_msgs_at(const char *level, const char *needle)
+{
+	int n = 0;
+
+	for (int i = 0; i < fake.n_msgs; i++)
+		if (!strcmp(fake.levels[i], level) && strstr(fake.msgs[i], needle))
+			n++;
+	return n;
+}
+
+static void record(const char *level, const char *fmt, va_list ap)
 {
 	if (fake.n_msgs >= FAKE_MAX_MSGS)
 		return;
+	fake.levels[fake.n_msgs] = level;
 	vsnprintf(fake.msgs[fake.n_msgs++], sizeof(fake.msgs[0]), fmt, ap);
 }
 
-#define FAKE_LOG(fn)                                                                               \
-	void fn(const char *fmt, ...)                                                              \
+#define FAKE_LOG(level)                                                                            \
+	void slurm_##level(const char *fmt, ...)                                                   \
 	{                                                                                          \
 		va_list ap;                                                                        \
 		va_start(ap, fmt);                                                                 \
-		record(fmt, ap);                                                                   \
+		record(#level, fmt, ap);                                                           \
 		va_end(ap);                                                                        \
 	}
-FAKE_LOG(slurm_error)
-FAKE_LOG(slurm_info)
-FAKE_LOG(slurm_verbose)
-FAKE_LOG(slurm_debug)
-FAKE_LOG(slurm_debug2)
-FAKE_LOG(slurm_debug3)
-FAKE_LOG(slurm_spank_log)
+FAKE_LOG(error)
+FAKE_LOG(info)
+FAKE_LOG(verbose)
+FAKE_LOG(debug)
+FAKE_LOG(debug2)
+FAKE_LOG(debug3)
+FAKE_LOG(spank_log)
 
 spank_context_t spank_context(void)
 {

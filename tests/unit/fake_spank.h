@@ -24,6 +24,7 @@ struct fake_spank {
 	int n_opts;
 	int register_fail; /* spank_option_register returns ESPANK_BAD_ARG when set */
 	char msgs[FAKE_MAX_MSGS][1024];
+	const char *levels[FAKE_MAX_MSGS]; /* "error", "info", "spank_log" ...: the call's */
 	int n_msgs;
 	uint32_t job_id, step_id, nnodes, nodeid, local_tasks, total_tasks;
 	int task_id;
@@ -39,5 +40,10 @@ void fake_spank_setenv(const char *name, const char *value);
 const char *fake_spank_getenv(const char *name);
 /* The number of recorded messages containing NEEDLE. */
 int fake_spank_msgs_with(const char *needle);
+/*
+ * The same, of the messages logged with slurm_LEVEL ("error", "info",
+ * "spank_log": the user sees error and spank_log, info goes to the logs).
+ */
+int fake_spank_msgs_at(const char *level, const char *needle);
 
 #endif

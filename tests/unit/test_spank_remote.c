@@ -168,20 +168,29 @@ static void test_degraded_node_fails_every_task_message_once(void **state)
 {
 	struct node *nd = *state;
 
+	int logged;
+
 	nd->av[nd->ac++] = (char *)"drain=yes";
 	assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
 	user_flag("ib-check", NULL);
 	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+	/* init_post_opt's own lines reach slurmd's log only: the drain's trouble is said there */
+	logged = fake.n_msgs;
+	assert_int_equal(fake_spank_msgs_with("not draining"), 1);
 	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
 	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0); /* called twice */
 	for (int t = 0; t < 8; t++) {
 		fake.task_id = t;
 		assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), -1);
 	}
-	assert_int_equal(fake_spank_msgs_with("mlx5_3 port 1: link width 1X, expected 4X"), 1);
-	assert_int_equal(fake_spank_msgs_with("failing the step: 1 node fault"), 1);
-	/* No Slurm in this process: it says it cannot drain, and goes on. */
+	/* the step fails: the user's, as errors */
+	assert_int_equal(fake_spank_msgs_at("error", "mlx5_3 port 1: link width 1X, expected 4X"),
+			 1);
+	assert_int_equal(fake_spank_msgs_at("error", "failing the step: 1 node fault"), 1);
+	/* No Slurm in this process: it cannot drain, says so to the admin only, and goes on. */
 	assert_int_equal(fake_spank_msgs_with("not draining"), 1);
+	for (int i = logged; i < fake.n_msgs; i++)
+		assert_null(strstr(fake.msgs[i], "draining"));
 }
 
 static void test_degraded_node_warn_mode_runs(void **state)
@@ -194,8 +203,11 @@ static void test_degraded_node_warn_mode_runs(void **state)
 	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
 	fake.task_id = 0;
 	assert_int_equal(slurm_spank_task_init(NULL, nd->ac, nd->av), 0);
-	assert_int_equal(fake_spank_msgs_with("mlx5_3 port 1: link width 1X"), 1);
+	/* the user asked to be told, not failed: no "error:" */
+	assert_int_equal(fake_spank_msgs_at("spank_log", "mlx5_3 port 1: link width 1X"), 1);
+	assert_int_equal(fake_spank_msgs_at("spank_log", "spank-ib: warning: "), 1);
 	assert_int_equal(fake_spank_msgs_with("failing the step"), 0);
+	assert_int_equal(fake_spank_msgs_at("error", ""), 0);
 }
 
 static void test_user_variable_kept_linted_or_forced(void **state)

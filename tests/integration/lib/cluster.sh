@@ -51,6 +51,9 @@
 #   SPANK_IB_SO    the plugin (build/spank_ib.so of the project)
 #   CL_CPUS        CPUs declared per node (16; SlurmdParameters=config_overrides)
 #   CL_EXTRA_CONF  extra lines appended to slurm.conf
+#   CL_NODE_HOSTNAMES  "n3=n3-mgmt ...": slurm.conf's NodeHostname for those
+#                  nodes (the node's own host name stays nX: a node whose
+#                  host name slurm.conf does not know)
 #   CL_GRES_CONF   lines of gres.conf (written beside slurm.conf before the
 #                  daemons start; "" = no gres.conf)
 #   CL_TOPOLOGY_CONF  lines of topology.conf, the same way; set
@@ -285,6 +288,15 @@ cl_gen_hw() {
 	CL_HW=1
 }
 
+# slurm.conf's NodeHostname of NODE: its name, or CL_NODE_HOSTNAMES' ("n3=n3-mgmt ...").
+cl_node_hostname() {
+	local w
+	for w in ${CL_NODE_HOSTNAMES:-}; do
+		[ "${w%%=*}" = "$1" ] && { echo "${w#*=}"; return; }
+	done
+	echo "$1"
+}
+
 cl_write_conf() {
 	local i
 	{
@@ -337,7 +349,7 @@ EOF
 		fi
 		[ -n "$CL_EXTRA_CONF" ] && printf '%s\n' "$CL_EXTRA_CONF"
 		for i in $(seq 1 "$CL_N"); do
-			echo "NodeName=n$i NodeAddr=$CL_NET.$((10 + i)) NodeHostname=n$i CPUs=$CL_CPUS State=UNKNOWN"
+			echo "NodeName=n$i NodeAddr=$CL_NET.$((10 + i)) NodeHostname=$(cl_node_hostname "n$i") CPUs=$CL_CPUS State=UNKNOWN"
 		done
 		echo "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
 	} >"$CL_CONF"
