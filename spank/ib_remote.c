@@ -44,8 +44,9 @@
 #include "ibprep/place.h"
 #include "ibprep/rootpath.h"
 #include "ibprep/sysfs.h"
-#include "ibprep/topo.h"
 #include "ibprep/text.h"
+#include "ibprep/topo.h"
+#include "ibprep/topo_cache.h"
 
 #include "spank_ib.h"
 
@@ -409,8 +410,43 @@ static void find_ifname(struct spank_ib_state *st, struct spank_ib_node *n,
 				  n->ifname_how, sizeof(n->ifname_how));
 }
 
+/*
+ * No topology=: this machine's own, discovered once per boot and hardware
+ * and kept in cache_dir (topo_cache.h: root's directory, root's file), so
+ * the default setup pays an XML load per step, not a PCI scan.  A
+ * cache_dir it cannot use is said in slurmd's log; the discovery is live
+ * then, every step.  0 or -errno of the discovery.
+ */
+static int load_live_topology(struct spank_ib_state *st, struct spank_ib_node *n,
+			      const char *cache_dir)
+{
+	struct ibp_sysfs fs = {.root_fd = -1};
+	char key[IBP_TOPO_CACHE_KEY_LEN] = "", why[PATH_MAX + 512] = "";
+	int cfd = -1, rc;
+
+	/* this node's own /proc and /sys: what hwloc discovers (sysfs_root= is the HCAs') */
+	if (!ibp_sysfs_open(&fs, "/")) {
+		if (ibp_topo_cache_key(&fs, key, sizeof(key)))
+			key[0] = '\0';
+		ibp_sysfs_close(&fs);
+	}
+	if (key[0]) {
+		cfd = spank_ib_cache_open(cache_dir, geteuid() == 0, why, sizeof(why));
+		if (cfd < 0)
+			slurm_info("spank-ib: warning: %s: not caching the topology: cache_dir %s",
+				   st->host, why);
+	}
+	rc = ibp_topo_load_cached(&n->topo, cfd, st->host, key, geteuid() == 0, why, sizeof(why));
+	if (rc >= 0 && cfd >= 0 && why[0])
+		slurm_info("spank-ib: warning: %s: topology cache in %s: %s", st->host, cache_dir,
+			   why);
+	if (cfd >= 0)
+		close(cfd);
+	return rc < 0 ? rc : 0;
+}
+
 static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
-			   const char *topo_path)
+			   const char *topo_path, const char *cache_dir)
 {
 	struct ibp_step step;
 	int rc;
@@ -429,7 +465,8 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 		if (fd >= 0)
 			close(fd);
 	}
-	rc = topo_path[0] ? ibp_topo_load_xml(&n->topo, topo_path) : ibp_topo_load_live(&n->topo);
+	rc = topo_path[0] ? ibp_topo_load_xml(&n->topo, topo_path)
+			  : load_live_topology(st, n, cache_dir);
 	if (rc) {
 		spank_ib_setup_finding(n, IBP_SEV_WARN,
 				       "topology %s: cannot load: %s; no placement",
@@ -692,7 +729,7 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 			find_ifname(st, n, &je);
 		spank_ib_lookup_abandon(&n->lookup); /* nothing left running past init_post_opt */
 		if (want_placement(&st->eff))
-			load_placement(st, n, sp, topo);
+			load_placement(st, n, sp, topo, cache_dir);
 		if (st->eff.env != SPANK_IB_ENV_OFF && n->have_pl)
 			set_mellanox_visible(st, n, sp, root);
 	}

@@ -716,7 +716,7 @@ int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len)
 	return rc;
 }
 
-int ibp_topo_load_live(struct ibp_topo *topo)
+static int load_live(struct ibp_topo *topo, bool whole)
 {
 	static const char *const slow[] = {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"};
 	double t0 = now_ms();
@@ -724,10 +724,23 @@ int ibp_topo_load_live(struct ibp_topo *topo)
 
 	if (rc)
 		return rc;
+	if (whole)
+		hwloc_topology_set_flags(topo->t, hwloc_topology_get_flags(topo->t) |
+						      HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
 	for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++)
 		hwloc_topology_set_components(topo->t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 					      slow[i]);
 	return topo_finish(topo, t0);
+}
+
+int ibp_topo_load_live(struct ibp_topo *topo)
+{
+	return load_live(topo, false);
+}
+
+int ibp_topo_load_live_machine(struct ibp_topo *topo)
+{
+	return load_live(topo, true);
 }
 
 static size_t ancestors(hwloc_obj_t o, hwloc_obj_t *v)

@@ -144,6 +144,12 @@ int ibp_topo_load_xml(struct ibp_topo *topo, const char *path);
 int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len);
 /* Loads this machine, PCI discovery only.  0 or -errno. */
 int ibp_topo_load_live(struct ibp_topo *topo);
+/*
+ * The same, with the CPUs and memory the caller's cgroup or cpuset may not
+ * use (the whole machine, as an admin's `lstopo --of xml` shows it): what a
+ * topology shared by every step (topo_cache.h) must hold.
+ */
+int ibp_topo_load_live_machine(struct ibp_topo *topo);
 
 /* Distance class between two devices of the same topology. */
 enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_topo_dev *a,

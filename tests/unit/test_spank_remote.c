@@ -7,6 +7,7 @@
  * environment, the user's variables kept or forced, job faults, steps that
  * are never checked.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,6 +210,47 @@ static void test_degraded_node_warn_mode_runs(void **state)
 	assert_int_equal(fake_spank_msgs_at("spank_log", "spank-ib: warning: "), 1);
 	assert_int_equal(fake_spank_msgs_with("failing the step"), 0);
 	assert_int_equal(fake_spank_msgs_at("error", ""), 0);
+}
+
+/*
+ * No topology= (the default): the node's own topology is discovered once
+ * and kept in cache_dir; the next step reads it, the file untouched.
+ */
+static void test_default_topology_discovered_once(void **state)
+{
+	struct node *nd = *state;
+	char dir[PATH_MAX + 16], name[PATH_MAX + 300] = "";
+	struct stat st1, st2;
+	DIR *d;
+	struct dirent *e;
+
+	if (geteuid() != 0)
+		skip();                /* only root keeps it */
+	nd->av[1] = (char *)"bind=no"; /* drops topology= */
+	for (int step = 0; step < 2; step++) {
+		fake.step_id = (uint32_t)step;
+		assert_int_equal(slurm_spank_init(NULL, nd->ac, nd->av), 0);
+		user_flag("ib-affinity", NULL);
+		assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
+		assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
+		assert_int_equal(slurm_spank_exit(NULL, nd->ac, nd->av), 0);
+		if (step == 0) {
+			snprintf(dir, sizeof(dir), "%s/cache", nd->tdir);
+			d = opendir(dir);
+			assert_non_null(d);
+			while ((e = readdir(d)))
+				if (!strncmp(e->d_name, "topology.", 9))
+					snprintf(name, sizeof(name), "%s/%s", dir, e->d_name);
+			closedir(d);
+			if (!name[0])
+				fail_msg("no topology.* in %s", dir);
+			assert_int_equal(stat(name, &st1), 0);
+			assert_int_equal(st1.st_mode & 0777, 0600);
+		}
+	}
+	assert_int_equal(stat(name, &st2), 0);
+	assert_int_equal(st1.st_ino, st2.st_ino); /* read, not written again */
+	assert_int_equal(st1.st_mtim.tv_nsec, st2.st_mtim.tv_nsec);
 }
 
 static void test_user_variable_kept_linted_or_forced(void **state)
@@ -605,6 +648,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_degraded_node_fails_every_task_message_once,
 					    setup_degraded, teardown),
+	    cmocka_unit_test_setup_teardown(test_default_topology_discovered_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_degraded_node_warn_mode_runs, setup_degraded,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_user_variable_kept_linted_or_forced, setup,
