@@ -73,7 +73,18 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	else
 		spank_ib_load_health(st, n, &je, root, cache_dir);
-	spank_ib_judge(st, n);
+	/*
+	 * prolog_check= implies draining (Slurm drains a node whose prolog
+	 * fails): drain first, with the fault as the reason, so that the node
+	 * is not left with Slurm's bare "Prolog error".
+	 */
+	{
+		bool drain = st->conf.drain;
+
+		st->conf.drain = true;
+		spank_ib_judge(st, n);
+		st->conf.drain = drain;
+	}
 	/* slurmd's log (the node's warnings went there already) */
 	spank_ib_node_print(n);
 	/*
