@@ -74,8 +74,12 @@ static void report_text(FILE *fp, const struct spank_ib_state *st, const struct 
 	for (size_t i = 0; i < n->findings.n; i++) {
 		char line[1024];
 
-		if (n->findings.v[i].severity < IBP_SEV_WARN &&
-		    !spank_ib_finding_is_note(&n->findings.v[i]))
+		if (spank_ib_finding_is_note(&n->findings.v[i])) {
+			ibp_finding_format(&n->findings.v[i], st->host, line, sizeof(line));
+			fprintf(fp, "spank-ib: note: %s\n", line);
+			continue;
+		}
+		if (n->findings.v[i].severity < IBP_SEV_WARN)
 			continue;
 		ibp_report_finding_line(&n->findings.v[i], st->host, line, sizeof(line));
 		fprintf(fp, "spank-ib: %s\n", line);
