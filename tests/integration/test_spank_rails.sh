@@ -86,9 +86,9 @@ for n in n1 n2 n3; do
 		grep -q "swap the addresses (or the cables) of mlx5_3 and mlx5_4" "$OUT/addrs.log.$n" &&
 		n_said=$((n_said + 1))
 done
-others=$(said addrs)
+others=$(said addrs | grep -v "spank-ib: n1: cross-node test: pass with 3 nodes")
 if [ $RC -eq 0 ] && [ "$n_said" -eq 3 ] && [ -z "$others" ]; then
-	tap_ok "n2's mlx5_3 and mlx5_4 addresses swapped: every node's slurmd log names the two rails of n2 (a warning, the links pass), the user sees nothing"
+	tap_ok "n2's mlx5_3 and mlx5_4 addresses swapped: every node's slurmd log names the two rails of n2 (a warning, the links pass), the user sees the test's pass line only"
 else
 	tap_fail "rails crossed by their addresses named" "rc=$RC, said by $n_said of 3; in srun's output: $others; $(grep -h spank-ib "$OUT"/addrs.log.n* | head -10)"
 fi

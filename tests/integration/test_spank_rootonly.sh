@@ -7,7 +7,8 @@
 # user's srun output, the step failed, no node drained, the job prolog included; a root
 # 0600 file works for a user's srun); job faults never cached (a batch job whose first step
 # has a lowered memlock limit); test_helper= of another user (refused, the same wording) and
-# root's (runs); --ib-report=json:FIFO; a cache_dir a user can write; two
+# root's (runs); --ib-report=json:FIFO; a cache_dir a user can write (the verdicts' and the
+# default setup's topology cache: planted links and XML never read); two
 # nodes sharing one cache_dir.  A second user is created with useradd and removed in a trap.
 set -u
 cd "$(dirname "$0")/../.."
@@ -206,6 +207,33 @@ if [ "$HAVE_USER" = 1 ]; then
 		tap_ok "a cache_dir the user owns: not used (one warning per step in slurmd's log), its symlinks never followed, nothing written"
 	else
 		tap_fail "user-writable cache_dir" "victim=$(cat "$victim"); entries=$n_after; said $said times; $(show uc1)"
+	fi
+	# The default setup (no topology=): the topology cache's own name, learnt
+	# from a root's cache_dir, planted by the user in theirs as a link to
+	# root's file and as an XML of their own (a poisoned topology).
+	RC_DIR=$CL_DIR/nodes/n1/cache
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$RC_DIR" "$BASE_KEYS" | sed "s| topology=[^ ]*||")"
+	run tc0 cl_srun -N1 -w n1 --ib-check --ib-affinity true
+	tname=$(cd "$RC_DIR" 2>/dev/null && ls topology.n1.*.xml 2>/dev/null | head -1)
+	tmode=$(stat -c '%U %a' "$RC_DIR/$tname" 2>/dev/null)
+	if [ -n "$tname" ]; then
+		rm -f "$UC"/job.*
+		ln -sf "$victim" "$UC/$tname"
+		printf '<?xml version="1.0"?>\n<topology><object type="Machine"/></topology>\n' >"$UC/poison.xml"
+		ln -sf "$victim" "$UC/.$tname.1"
+		chown -h "$TEST_UID" "$UC/$tname" "$UC/poison.xml" "$UC/.$tname.1"
+		cluster_plugstack "$(cluster_spank_line "cache_dir=$UC" "$BASE_KEYS" | sed "s| topology=[^ ]*||")"
+		l1=$(wc -l <"$CL_LOG/slurmd.n1.log")
+		run tc1 cl_srun -N1 -w n1 --ib-check --ib-affinity true
+		said=$(tail -n +"$l1" "$CL_LOG/slurmd.n1.log" | grep -c "spank-ib: warning: n1: not caching the topology: cache_dir $UC is owned by $TEST_USER")
+		if [ "$tmode" = "root 600" ] && [ "$RC" -eq 0 ] && [ "$(cat "$victim")" = "root's file" ] &&
+			[ -L "$UC/$tname" ] && ! find "$UC" -user root | grep -q . && [ "$said" -ge 1 ] && ! has tc1 spank-ib; then
+			tap_ok "the topology cache (no topology=): root's $tname mode 0600 in root's cache_dir; in a cache_dir the user owns, their planted links and XML are never read or followed, nothing is written, slurmd's log says why"
+		else
+			tap_fail "topology cache in a user's cache_dir" "mode='$tmode' rc=$RC victim=$(cat "$victim"); said $said; $(ls -la "$UC"); $(show tc1)"
+		fi
+	else
+		tap_fail "topology cache written in root's cache_dir" "$(ls -la "$RC_DIR" 2>&1); $(show tc0)"
 	fi
 	cleanup_user
 else
