@@ -149,7 +149,7 @@ if [ "$(wc -w <<<"$files")" -eq 1 ]; then tap_ok "the Slurm release table appear
 # The ibprep commands ibprep(1)'s EXAMPLES and README.md show are run as
 # written, against a generated DGX H100 tree and topology (a documented
 # command that fails, or an option that no longer exists, fails here): the
-# live paths become the fixtures (--sysfs-root, --topology), the output
+# live paths become the fixtures (--sysfs-root, --topology, --config), the output
 # directories temporary ones, the training script `true`.
 IBPREP=$(realpath -m "${IBPREP:-build/ibprep}")
 if [ ! -x "$IBPREP" ] || ! command -v python3 >/dev/null; then
@@ -158,6 +158,8 @@ else
 	python3 tests/fixtures/mksysfs.py --preset dgx-h100 --gdr --node gpu001 "$T/ok" >/dev/null
 	python3 tests/fixtures/mktopo.py --preset dgx-h100 "$T/h100.xml" >/dev/null
 	mkdir -p "$T/prom" && : >"$T/links.jsonl"
+	# the config= file README shows: spaces around '=' as spank_ib.conf(5) allows
+	printf 'drain = yes\nmin_rate = 400\n' >"$T/site.conf"
 	python3 - >"$T/examples" <<'PY'
 import re
 out = []
@@ -197,6 +199,7 @@ PY
 		c=${c//\/tmp\/node-snapshot/$T/ex$i}
 		c=${c//\/var\/lib\/prometheus\/node-exporter/$T/prom}
 		c=${c//node.xml/$T/h100.xml}
+		c=${c//\/etc\/ibprep\/site.conf/$T/site.conf}
 		c=${c//python train.py/true}
 		c=$(sed -E "s#(^| )DIR( |\$)#\\1$T/ex$i\\2#" <<<"$c")
 		read -r _ sub rest <<<"$c"
