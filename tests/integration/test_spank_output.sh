@@ -88,6 +88,12 @@ if [ $RC -eq 0 ] && [ "$(lines check)" -eq 0 ]; then
 else
 	tap_fail "healthy --ib-check is silent" "rc=$RC; $(show check)"
 fi
+run aff cl_srun -N3 --ib-check --ib-affinity true
+if [ $RC -eq 0 ] && [ "$(lines aff)" -eq 0 ]; then
+	tap_ok "healthy srun -N3 --ib-check --ib-affinity (the default setup, no topology=): nothing on the user's stderr"
+else
+	tap_fail "healthy --ib-check --ib-affinity is silent" "rc=$RC; $(show aff)"
+fi
 plug enforce=check,test
 run enforced cl_srun -N3 true
 if [ $RC -eq 0 ] && [ "$(lines enforced)" -eq 0 ]; then
