@@ -71,8 +71,8 @@ struct ibp_conf {
 	enum ibp_requeue_policy requeue; /* requeue=no|user|yes (user) */
 	unsigned requeue_max;            /* requeue_max= while restart_cnt is below it (1) */
 	int requeue_begin_s;             /* requeue_begin= seconds after the requeue, -1 auto */
-	bool node_warnings_user;         /* node_warnings=user: the node's warnings in srun's output too */
-	struct ibp_policy policy;        /* every other key */
+	bool node_warnings_user;  /* node_warnings=user: the node's warnings in srun's output too */
+	struct ibp_policy policy; /* every other key */
 	/*
 	 * config= is checked for syntax but not read (the plugin in srun, sbatch
 	 * and salloc: nothing there needs the admin's settings, so a root-only
