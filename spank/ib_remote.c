@@ -611,16 +611,43 @@ void spank_ib_judge(struct spank_ib_state *st, struct spank_ib_node *n)
 	}
 }
 
+/* The job is told of its requeue before it is made (spank_ib_requeue_req). */
+struct requeue_news {
+	const struct spank_ib_state *st;
+	const struct spank_ib_node *n;
+	bool told;
+};
+
+static void tell_job(void *arg, const char *text)
+{
+	struct requeue_news *rn = arg;
+	char msg[768], err[256];
+
+	snprintf(msg, sizeof(msg), "spank-ib: %s: %s", rn->st->host, text);
+	if (!spank_ib_job_notify(rn->n->job_id, msg, err, sizeof(err)))
+		rn->told = true;
+	else
+		slurm_info("spank-ib: %s: job %u.%u: could not tell the job of its requeue: %s",
+			   rn->st->host, rn->n->job_id, rn->n->step_id, err);
+}
+
 /*
  * A batch job whose step fails here on a node fault goes back to the queue
  * without this node (requeue=, --ib-requeue; ib_requeue.c bounds it).  A
  * job fault (the user's memlock limit, NCCL_IB_HCA) would follow the job to
  * any node: never requeued.  Root: init_post_opt.
+ *
+ * The requeue kills the job's steps, this one too, often before user_init
+ * prints the node's lines: the job is told through slurmctld (slurm_notify_job,
+ * into the batch script's output) before the requeue is made.  The node's
+ * lines say it only when that could not be done, or when the requeue then
+ * failed (the step runs on to user_init, and fails there).
  */
 static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
 {
 	bool health = st->eff.check != SPANK_IB_CHECK_OFF;
 	size_t node_faults = 0, job_faults = 0;
+	struct requeue_news rn = {.st = st, .n = n};
 	char what[512];
 	enum spank_ib_requeue_outcome o;
 
@@ -646,14 +673,15 @@ static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
 		    st->host);
 		return;
 	}
-	o = spank_ib_requeue_here(n->job_id, &st->conf, st->host, n->nodename, what, sizeof(what));
-	if (o == SPANK_IB_REQUEUE_ALREADY)
-		return; /* another node of the step did it and said so */
-	spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, what);
+	o = spank_ib_requeue_here(n->job_id, &st->conf, st->host, n->nodename, tell_job, &rn,
+				  what, sizeof(what));
 	if (o == SPANK_IB_REQUEUE_DONE)
 		slurm_info("spank-ib: %s: job %u.%u: %s", st->host, n->job_id, n->step_id, what);
-	else
+	else if (o != SPANK_IB_REQUEUE_ALREADY)
 		slurm_error("spank-ib: %s: job %u.%u: %s", st->host, n->job_id, n->step_id, what);
+	if (o == SPANK_IB_REQUEUE_ALREADY || (o == SPANK_IB_REQUEUE_DONE && rn.told))
+		return; /* said already: by another node, or to the job */
+	spank_ib_node_say(n, "spank-ib: %s: %s\n", st->host, what);
 }
 
 int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)

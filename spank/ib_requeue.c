@@ -121,6 +121,17 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 	o = check(r, &j, what, len);
 	if (o != SPANK_IB_REQUEUE_DONE)
 		return o;
+	/* the begin time is chosen now, so that the announcement can name it */
+	begin_s = r->begin_s >= 0 ? (unsigned)r->begin_s : spank_ib_kill_wait() + 10;
+	begin = time(NULL) + (time_t)begin_s;
+	if (!localtime_r(&begin, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
+		snprintf(when, sizeof(when), "+%u s", begin_s);
+	if (r->announce) {
+		char text[600];
+
+		ibp_format_cut(text, sizeof(text), "%s; it may start again at %s", what, when);
+		r->announce(r->announce_arg, text);
+	}
 	if (spank_ib_job_requeue(r->job, &serr, err, sizeof(err))) {
 		if (serr == ESLURM_JOB_PENDING) {
 			ibp_format_cut(what, len, "job %u is already back in the queue", r->job);
@@ -129,11 +140,7 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 		ibp_format_cut(what, len, "not requeued: %s", err);
 		return SPANK_IB_REQUEUE_FAILED;
 	}
-	begin_s = r->begin_s >= 0 ? (unsigned)r->begin_s : spank_ib_kill_wait() + 10;
-	begin = time(NULL) + (time_t)begin_s;
 	exclude(j.exc_nodes, r->node, exc, sizeof(exc));
-	if (!localtime_r(&begin, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
-		snprintf(when, sizeof(when), "+%u s", begin_s);
 	if (spank_ib_job_update(r->job, begin, NULL, r->node[0] ? exc : NULL, err, sizeof(err)))
 		ibp_format_cut(
 		    what, len,
@@ -149,8 +156,9 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 }
 
 enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct ibp_conf *conf,
-						    const char *host, const char *node, char *what,
-						    size_t len)
+						    const char *host, const char *node,
+						    void (*announce)(void *arg, const char *text),
+						    void *announce_arg, char *what, size_t len)
 {
 	struct spank_ib_requeue_req r;
 	char name[IBP_NODE_MAX];
@@ -164,5 +172,7 @@ enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct i
 	r.max = conf->requeue_max;
 	r.begin_s = conf->requeue_begin_s;
 	r.node = name;
+	r.announce = announce;
+	r.announce_arg = announce_arg;
 	return spank_ib_requeue(&r, what, len);
 }

@@ -489,7 +489,8 @@ static void requeue_backstop(struct spank_ib_state *st, const struct spank_ib_wa
 	char what[512], msg[600], err[256];
 	enum spank_ib_requeue_outcome o;
 
-	o = spank_ib_requeue_here(w->job, &st->conf, st->host, NULL, what, sizeof(what));
+	o = spank_ib_requeue_here(w->job, &st->conf, st->host, NULL, NULL, NULL, what,
+				  sizeof(what));
 	slurm_info("spank-ib: %s: job %u.%u watch (at the step's end): %s", st->host, w->job,
 		   w->step, what);
 	if (st->watch_n)

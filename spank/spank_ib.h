@@ -176,6 +176,14 @@ struct spank_ib_requeue_req {
 	unsigned max;     /* requeue_max=: requeue while slurmctld's restart_cnt is below it */
 	int begin_s;      /* requeue_begin=: seconds until it may start again; -1 auto */
 	const char *node; /* this node's NodeName, excluded from the job's next runs */
+	/*
+	 * When set: called once the requeue is decided and before it is made,
+	 * with "requeueing job J without N (run R of at most M); it may start
+	 * again at HH:MM:SS", while the job still runs and can be told (once
+	 * requeued, its steps are killed and a message printed later is lost).
+	 */
+	void (*announce)(void *arg, const char *text);
+	void *announce_arg;
 };
 
 /*
@@ -195,12 +203,13 @@ enum spank_ib_requeue_outcome spank_ib_requeue_check(const struct spank_ib_reque
 /*
  * spank_ib_requeue of JOB without this node (NODE, its NodeName when known,
  * else slurm.conf's for HOST, else HOST), by CONF's requeue_max= and
- * requeue_begin=.  Root.
+ * requeue_begin=, with ANNOUNCE (may be NULL) as in spank_ib_requeue_req.  Root.
  */
 struct ibp_conf;
 enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct ibp_conf *conf,
-						    const char *host, const char *node, char *what,
-						    size_t len);
+						    const char *host, const char *node,
+						    void (*announce)(void *arg, const char *text),
+						    void *announce_arg, char *what, size_t len);
 /*
  * Drains this host's node (its NodeName into NODE) for F's drainable
  * findings, with the one drain reason (ibp_drain_reason, IBP_DRAIN_PREFIX).

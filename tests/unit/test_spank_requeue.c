@@ -244,12 +244,78 @@ static void test_requeue_check_does_nothing(void **state)
 	assert_int_equal(fk.loads, 2);
 }
 
+/* What the announcement saw: its text, and how many requeues were made by then. */
+struct heard {
+	int calls, requeues_before;
+	char text[600];
+};
+
+static void hear(void *arg, const char *text)
+{
+	struct heard *h = arg;
+
+	h->calls++;
+	h->requeues_before = fk.requeues;
+	snprintf(h->text, sizeof(h->text), "%s", text);
+}
+
+/*
+ * The job is told before the requeue is made (it is killed by it), with the
+ * time it may start again; never when nothing will be requeued.
+ */
+static void test_requeue_announced_before(void **state)
+{
+	struct heard h = {0};
+	struct spank_ib_requeue_req r = {.job = 42,
+					 .max = 2,
+					 .begin_s = 30,
+					 .node = "n2",
+					 .announce = hear,
+					 .announce_arg = &h};
+	char what[512], when[32], want[128];
+	time_t begin;
+	struct tm tm;
+	(void)state;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = fk.requeue = 1;
+	fk.state = JOB_RUNNING;
+	assert_int_equal(spank_ib_requeue(&r, what, sizeof(what)), SPANK_IB_REQUEUE_DONE);
+	assert_int_equal(h.calls, 1);
+	assert_int_equal(h.requeues_before, 0);
+	assert_int_equal(fk.requeues, 1);
+	/* the time it names is the begin time the job gets */
+	begin = fk.begin;
+	assert_non_null(localtime_r(&begin, &tm));
+	assert_true(strftime(when, sizeof(when), "%H:%M:%S", &tm) > 0);
+	snprintf(want, sizeof(want),
+		 "requeueing job 42 without n2 (run 2 of at most 3); it may start again at %s",
+		 when);
+	assert_string_equal(h.text, want);
+
+	/* the bound: nothing to announce */
+	memset(&h, 0, sizeof(h));
+	fk.restarts = 2;
+	fk.requeues = 0;
+	assert_int_equal(spank_ib_requeue(&r, what, sizeof(what)), SPANK_IB_REQUEUE_BOUND);
+	assert_int_equal(h.calls, 0);
+
+	/* Slurm refuses after the announcement: the caller says so (the job runs on) */
+	fk.restarts = 0;
+	fk.requeue_rc = -1;
+	fk.err = ESLURM_ACCESS_DENIED;
+	assert_int_equal(spank_ib_requeue(&r, what, sizeof(what)), SPANK_IB_REQUEUE_FAILED);
+	assert_int_equal(h.calls, 1);
+	assert_string_equal(what, "not requeued: requeueing the job: Access/permission denied");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_requeue_outcomes),
 	    cmocka_unit_test(test_requeue_load_fails),
 	    cmocka_unit_test(test_requeue_check_does_nothing),
+	    cmocka_unit_test(test_requeue_announced_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
