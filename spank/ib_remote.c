@@ -673,8 +673,8 @@ static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
 		    st->host);
 		return;
 	}
-	o = spank_ib_requeue_here(n->job_id, &st->conf, st->host, n->nodename, tell_job, &rn,
-				  what, sizeof(what));
+	o = spank_ib_requeue_here(n->job_id, &st->conf, st->host, n->nodename, tell_job, &rn, what,
+				  sizeof(what));
 	if (o == SPANK_IB_REQUEUE_DONE)
 		slurm_info("spank-ib: %s: job %u.%u: %s", st->host, n->job_id, n->step_id, what);
 	else if (o != SPANK_IB_REQUEUE_ALREADY)

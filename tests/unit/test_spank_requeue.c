@@ -266,12 +266,8 @@ static void hear(void *arg, const char *text)
 static void test_requeue_announced_before(void **state)
 {
 	struct heard h = {0};
-	struct spank_ib_requeue_req r = {.job = 42,
-					 .max = 2,
-					 .begin_s = 30,
-					 .node = "n2",
-					 .announce = hear,
-					 .announce_arg = &h};
+	struct spank_ib_requeue_req r = {
+	    .job = 42, .max = 2, .begin_s = 30, .node = "n2", .announce = hear, .announce_arg = &h};
 	char what[512], when[32], want[128];
 	time_t begin;
 	struct tm tm;
