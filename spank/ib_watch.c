@@ -248,16 +248,21 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		return;
 	snprintf(helper, sizeof(helper), "%s",
 		 st->conf.watch_helper[0] ? st->conf.watch_helper : spank_ib_watcher_default());
-	/* the admin's trouble: slurmd's log, not the user's step */
+	/*
+	 * The watcher's own trouble (not started, its "X" lines, what else it
+	 * wrote, not reaped) is the admin's: slurmd's log at info, never an
+	 * error in the user's step.  A fault it saw ("E", fail) stays an error:
+	 * the job was told by the watcher itself (scontrol notify).
+	 */
 	if (spank_ib_helper_check(helper, err, sizeof(err))) {
-		slurm_error("spank-ib: %s: job %u.%u: no link watch: watcher %s", st->host,
-			    n->job_id, n->step_id, err);
+		slurm_info("spank-ib: %s: job %u.%u: no link watch: watcher %s", st->host,
+			   n->job_id, n->step_id, err);
 		return;
 	}
 	if (spank_ib_slurm_library(lib, sizeof(lib))) {
-		slurm_error("spank-ib: %s: job %u.%u: no link watch: the Slurm library of this "
-			    "slurmstepd cannot be found (dladdr)",
-			    st->host, n->job_id, n->step_id);
+		slurm_info("spank-ib: %s: job %u.%u: no link watch: the Slurm library of this "
+			   "slurmstepd cannot be found (dladdr)",
+			   st->host, n->job_id, n->step_id);
 		return;
 	}
 	if (spank_ib_node_name(st->host, node, sizeof(node)))
@@ -332,8 +337,8 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	free(a);
 	return;
 fail:
-	slurm_error("spank-ib: %s: job %u.%u: no link watch: cannot start %s: %s", st->host,
-		    n->job_id, n->step_id, helper, rc ? "arguments too long" : strerror(errno));
+	slurm_info("spank-ib: %s: job %u.%u: no link watch: cannot start %s: %s", st->host,
+		   n->job_id, n->step_id, helper, rc ? "arguments too long" : strerror(errno));
 	for (int i = 0; i < 2; i++) {
 		if (life[i] >= 0)
 			close(life[i]);
@@ -423,8 +428,8 @@ static void take_line(struct spank_ib_state *st, const struct spank_ib_watcher *
 	if (nf == 3 && (!strcmp(f[0], "X") || !strcmp(f[0], "S"))) {
 		ibp_text_escape(f[2], safe, sizeof(safe));
 		if (f[0][0] == 'X')
-			slurm_error("spank-ib: %s: job %u.%u watch: %s", st->host, w->job, w->step,
-				    safe);
+			slurm_info("spank-ib: %s: job %u.%u watch: %s", st->host, w->job, w->step,
+				   safe);
 		else
 			snprintf(st->watch_summary, sizeof(st->watch_summary), "%.200s", safe);
 		return;
@@ -435,7 +440,7 @@ static void take_line(struct spank_ib_state *st, const struct spank_ib_watcher *
 			*t = ' ';
 	ibp_text_escape(orig, safe, sizeof(safe));
 	if (safe[0])
-		slurm_error("spank-ib: %s: job %u.%u watch: %s", st->host, w->job, w->step, safe);
+		slurm_info("spank-ib: %s: job %u.%u watch: %s", st->host, w->job, w->step, safe);
 }
 
 static void append_done(struct spank_ib_watch_line *k, const char *text)
@@ -522,7 +527,7 @@ void spank_ib_watch_stop(struct spank_ib_state *st)
 		while (!(gone = reaped(w)) && ibp_now_ns() < deadline)
 			sleep_ms(5);
 		if (!gone)
-			slurm_error(
+			slurm_info(
 			    "spank-ib: %s: job %u.%u watch: watcher %d not reaped within 2 s "
 			    "of SIGKILL",
 			    st->host, w->job, w->step, (int)w->pid);

@@ -12,6 +12,8 @@
 #   * a link that flaps (down and back between two reads) with the ending
 #     policy: told and drained, the step goes on; the user raising
 #     report to end with --ib-watch ends it on a link down;
+#   * a watcher that cannot start (a missing watch_helper=): the step
+#     passes, srun prints nothing, slurmd's log says why (the admin's);
 #   * a step without health checks starts no watcher; the watcher is gone
 #     after every step, and when slurmstepd is killed with SIGKILL;
 #   * the watcher runs as uid 0 without capabilities: the job's user (a
@@ -191,6 +193,22 @@ else
 	tap_fail "user raises" "rc=$rc n3=$(cluster_node_state n3) $(cat "$OUT/raise.err")"
 fi
 cluster_hw n3
+
+# ---- the watcher cannot start: the admin's trouble, in slurmd's log only ----
+plug watch_helper="$CL_DIR/no-such-watcher"
+newjob
+from=$(($(wc -l <"$CL_LOG/slurmd.n1.log") + 1))
+cl_srun -N1 -w n1 --ib-check true >"$OUT/nowatch.out" 2>"$OUT/nowatch.err"
+rc=$?
+for i in $(seq 1 50); do tail -n +"$from" "$CL_LOG/slurmd.n1.log" | grep -q "no link watch" && break; sleep 0.1; done
+said=$(tail -n +"$from" "$CL_LOG/slurmd.n1.log" | grep "no link watch")
+if [ "$rc" -eq 0 ] && ! grep -q 'spank-ib\|error:' "$OUT/nowatch.err" &&
+	[[ "$said" == *"spank-ib: n1: job "*".0: no link watch: watcher test helper $CL_DIR/no-such-watcher"* ]] &&
+	[[ "$said" != *"error: spank-ib"* ]]; then
+	tap_ok "a watcher that cannot start: the step passes, nothing on srun's stderr, slurmd's log says why (not as an error)"
+else
+	tap_fail "a watcher that cannot start" "rc=$rc; srun: $(cat "$OUT/nowatch.err"); slurmd.n1: ${said:-nothing}"
+fi
 
 # ---- no health checks, no watcher; SIGKILL of slurmstepd takes the watcher along ----
 plug
