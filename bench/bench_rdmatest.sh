@@ -18,11 +18,33 @@
 # On a machine with fewer cores than simulated nodes, the nodes share the
 # cores: verdict time then grows with N / cores while the work per node
 # (cpu) stays flat; that column is the one the O(1) claim is about.
+#
+# BASE=DIR instead: this build against another, side by side (for a change
+# that must not cost time: a refactor, a wire format).  DIR is a checkout of
+# the other commit built there (`git worktree add DIR COMMIT && make -C DIR`);
+# each build's own rdmatest-sim (its tree's tool, headers and library) runs
+# in pairs in alternating order, so the machine's load moves both runs of a
+# pair alike: --insecure (munged's share is the same for both and only adds
+# noise), --prebind (as the plugin) and --fingerprint (FINGERPRINT frames at
+# 2 nodes, the sum's FPSUM frames from 6 on; FP=0 leaves them out).  It
+# prints the ratio of each pair's times to verdict (this build / BASE): its
+# median, the median's 95% interval and the quartiles; target within
+# 0.95-1.05.  SIZES defaults to "2 256", RUNS to 61 pairs (RUNS2, five
+# times as many, at 2 nodes, where a verdict takes a few ms).
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
-RUNS=${RUNS:-3}
-SIZES=${SIZES:-"2 16 64 256"}
+if [ -n "${BASE:-}" ]; then
+	RUNS=${RUNS:-61}
+	SIZES=${SIZES:-"2 256"}
+	[ -f "$BASE/build/libibprep.a" ] || {
+		echo "bench_rdmatest: BASE=$BASE is not a built tree (git worktree add DIR COMMIT && make -C DIR)" >&2
+		exit 1
+	}
+else
+	RUNS=${RUNS:-3}
+	SIZES=${SIZES:-"2 16 64 256"}
+fi
 tmp=$(mktemp -d /tmp/ibp-bench-rdmatest.XXXXXX)
 chmod 0755 "$tmp"
 munged_pid=
@@ -36,6 +58,59 @@ sim=$tmp/rdmatest-sim
 ${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o "$sim" tests/tools/rdmatest-sim.c \
 	"$B/libibprep.a" $(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread ||
 	{ echo "bench_rdmatest: cannot build the simulator (run make first)" >&2; exit 1; }
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
+
+# BASE=DIR: the two builds side by side, and nothing else
+if [ -n "${BASE:-}" ]; then
+	RUNS2=${RUNS2:-$((5 * RUNS))}
+	fp=--fingerprint
+	[ "${FP:-1}" = 0 ] && fp=
+	${CC:-cc} -std=gnu11 -D_GNU_SOURCE -O2 -I"$BASE/include" -o "$tmp/base-sim" \
+		"$BASE/tests/tools/rdmatest-sim.c" "$BASE/build/libibprep.a" \
+		$(pkg-config --libs hwloc libibverbs numa libsodium 2>/dev/null) -lmunge -lm -lpthread ||
+		{ echo "bench_rdmatest: cannot build BASE's simulator (make in $BASE first)" >&2; exit 1; }
+	quartiles() { sort -n | awk '{v[NR]=$1} END {printf "%.3f-%.3f", v[int((NR + 3) / 4)], v[int((3 * NR + 1) / 4)]}'; }
+	# the median's 95% confidence interval from the order statistics (as bench_consistency.sh)
+	median_ci() { sort -n | awk '{v[NR]=$1} END {d = 0.98 * sqrt(NR); lo = int(NR / 2 - d); hi = int(NR / 2 + 1 + d + 0.999); if (lo < 1) lo = 1; if (hi > NR) hi = NR; printf "%.3f-%.3f", v[lo], v[hi]}'; }
+	# verdict SIM N JOB: the slowest node's time to verdict (s) and how many passed
+	verdict() {
+		local out=$tmp/o$2-$3
+		mkdir -p "$out"
+		"$1" --nodes "$2" --timeout 5 --job "$3" --step "$2" --insecure --prebind $fp \
+			--outdir "$out" >"$out.txt" 2>&1
+		echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")"
+		rm -rf "$out" "$out.txt"
+	}
+	echo "cross-node test, time to verdict: this build ($(git rev-parse --short HEAD 2>/dev/null))" \
+		"against $BASE ($(git -C "$BASE" rev-parse --short HEAD 2>/dev/null)), $(nproc) cores," \
+		"load $(cut -d' ' -f1 /proc/loadavg), $RUNS pairs ($RUNS2 at 2 nodes), socket, insecure," \
+		"listeners bound before the start, ${fp:-no fingerprint}"
+	printf '%6s  %10s  %10s  %6s  %12s  %12s  %s\n' nodes base_s new_s ratio ratio_ci95 ratio_q1-q3 passed
+	for n in $SIZES; do
+		: >"$tmp/a" && : >"$tmp/b"
+		pairs=$RUNS
+		[ "$n" -le 2 ] && pairs=$RUNS2
+		for r in $(seq 1 "$pairs"); do
+			if [ $((r % 2)) = 1 ]; then
+				verdict "$tmp/base-sim" "$n" $((6000 + 2 * r)) >>"$tmp/a"
+				verdict "$sim" "$n" $((6001 + 2 * r)) >>"$tmp/b"
+			else
+				verdict "$sim" "$n" $((6001 + 2 * r)) >>"$tmp/b"
+				verdict "$tmp/base-sim" "$n" $((6000 + 2 * r)) >>"$tmp/a"
+			fi
+		done
+		paste -d' ' "$tmp/a" "$tmp/b" | awk '{if ($1 > 0) print $3 / $1}' >"$tmp/r"
+		printf '%6s  %10s  %10s  %6s  %12s  %12s  %s/%s %s/%s\n' "$n" \
+			"$(awk '{print $1}' "$tmp/a" | median)" "$(awk '{print $1}' "$tmp/b" | median)" \
+			"$(median <"$tmp/r" | awk '{printf "%.3f", $1}')" "$(median_ci <"$tmp/r")" \
+			"$(quartiles <"$tmp/r")" "$(awk '{print $2}' "$tmp/a" | median)" "$n" \
+			"$(awk '{print $2}' "$tmp/b" | median)" "$n"
+	done
+	echo "target: ratio (this build / BASE, the median of the pairs' ratios) within 0.95-1.05;"
+	echo "base_s, new_s: median times to verdict; passed: BASE, this build (median nodes passing of N)"
+	exit 0
+fi
 
 auth=(--insecure) mode="insecure (not root or no munged)"
 if [ "$(id -u)" -eq 0 ] && command -v munged >/dev/null && id munge >/dev/null 2>&1; then
@@ -52,7 +127,6 @@ if [ "$(id -u)" -eq 0 ] && command -v munged >/dev/null && id munge >/dev/null 2
 	[ -S "$d/munge.sock" ] && auth=(--munge-socket "$d/munge.sock") mode="munge"
 fi
 
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR + 1) / 2)]}'; }
 # CPU time of munged so far, in ms (utime + stime from /proc)
 munged_ms() {
 	[ -n "$munged_pid" ] && [ -r "/proc/$munged_pid/stat" ] || { echo 0; return; }

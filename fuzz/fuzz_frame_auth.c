@@ -7,11 +7,16 @@
  *   even  the rest is taken as a frame as it came off the wire: whatever
  *         it is, it must be refused unless it authenticates (a fuzzer
  *         cannot forge a tag: an accepted frame is a finding), and a
- *         refusal leaves the receiver's state untouched;
+ *         refusal leaves the receiver's keys and sequence numbers
+ *         untouched and says why (what the link's message will name);
  *   odd   the rest is taken as header + payload and sealed correctly under
- *         the link's key before decoding, so the payload decoder behind
- *         the MAC sees arbitrary authentic input: it must never crash,
- *         and what it accepts must re-seal to the same bytes.
+ *         the link's key before decoding (seal.c's tag: ChaCha20-Poly1305
+ *         over header, payload and sequence number), so the payload
+ *         decoder behind the tag sees arbitrary authentic input: it must
+ *         never crash, and what it accepts must re-seal to the same bytes.
+ *
+ * The decoder is given a place for every type (the large contents are the
+ * caller's: struct ibp_oob_msg points at them).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,12 +41,37 @@ static void keys(struct ibp_seal *tx, struct ibp_seal *rx)
 		abort();
 }
 
+/* The tag of the LEN bytes at P (its last 8 the sequence number) under KEY, as seal.c makes it. */
+static void tag(const uint8_t *key, const uint8_t *p, size_t len, uint8_t *out)
+{
+	uint8_t nonce[crypto_aead_chacha20poly1305_ietf_NPUBBYTES] = {0}, none[1];
+	unsigned long long n = 0;
+
+	memcpy(nonce + sizeof(nonce) - IBP_SEAL_SEQ_LEN, p + len - IBP_SEAL_SEQ_LEN,
+	       IBP_SEAL_SEQ_LEN);
+	if (crypto_aead_chacha20poly1305_ietf_encrypt_detached(none, out, &n, NULL, 0, p, len, NULL,
+							       nonce, key) ||
+	    n != IBP_SEAL_TAG_LEN)
+		abort();
+}
+
+/* A refusal may say why (S->refused), and changes nothing else: keys, sequence numbers. */
+static int same_state(const struct ibp_seal *a, const struct ibp_seal *b)
+{
+	return !memcmp(a->tx_key, b->tx_key, sizeof(a->tx_key)) &&
+	       !memcmp(a->rx_key, b->rx_key, sizeof(a->rx_key)) && a->tx_seq == b->tx_seq &&
+	       a->rx_seq == b->rx_seq && a->ready == b->ready;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ibp_seal tx, rx;
 	static int ready;
-	uint8_t frame[IBP_SEAL_FRAME_MAX + 64], again[IBP_SEAL_FRAME_MAX];
-	struct ibp_oob_msg m;
+	static uint8_t frame[IBP_SEAL_FRAME_MAX + 64], again[IBP_SEAL_FRAME_MAX];
+	static struct ibp_oob_summary summary;
+	static struct ibp_fp fp;
+	static struct ibp_oob_fpsum sum;
+	struct ibp_oob_msg m = {.summary = &summary, .fingerprint = &fp, .fpsum = &sum};
 	struct ibp_seal before, sender;
 	size_t len;
 	int rc;
@@ -60,26 +90,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = ibp_seal_decode(&rx, frame, len, &m);
 		if (rc == 0)
 			abort(); /* a forged frame authenticated */
-		if (memcmp(&before, &rx, sizeof(rx)) != 0)
-			abort(); /* a refusal changed the receiver */
+		if (!same_state(&before, &rx) || !rx.refused[0] ||
+		    !memchr(rx.refused, '\0', sizeof(rx.refused)))
+			abort(); /* a refusal changed the receiver, or did not say why */
 		return 0;
 	}
-	/* Seal whatever the input is, as a sender holding the key would. */
-	{
-		uint8_t seq[IBP_SEAL_SEQ_LEN] = {0}, md[crypto_auth_hmacsha256_BYTES];
-		crypto_auth_hmacsha256_state st;
-
-		memcpy(frame + len, seq, sizeof(seq));
-		if (crypto_auth_hmacsha256_init(&st, tx.tx_key, IBP_SEAL_KEY_LEN) ||
-		    crypto_auth_hmacsha256_update(&st, frame, len + sizeof(seq)) ||
-		    crypto_auth_hmacsha256_final(&st, md))
-			abort();
-		memcpy(frame + len + sizeof(seq), md, IBP_SEAL_TAG_LEN);
-		len += IBP_SEAL_OVERHEAD;
-	}
+	/* Seal whatever the input is, as a sender holding the key would (sequence 0). */
+	memset(frame + len, 0, IBP_SEAL_SEQ_LEN);
+	tag(tx.tx_key, frame, len + IBP_SEAL_SEQ_LEN, frame + len + IBP_SEAL_SEQ_LEN);
+	len += IBP_SEAL_OVERHEAD;
 	rc = ibp_seal_decode(&rx, frame, len, &m);
 	if (rc) {
-		if (memcmp(&before, &rx, sizeof(rx)) != 0)
+		if (!same_state(&before, &rx) || !rx.refused[0])
 			abort();
 		return 0;
 	}

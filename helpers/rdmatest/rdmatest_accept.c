@@ -44,7 +44,7 @@
 #include "ibprep/text.h"
 #include "rdmatest_accept.h"
 
-#define HELLO_FRAME     (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN)
+#define HELLO_FRAME_MAX (IBP_OOB_HDR_LEN + IBP_OOB_HELLO_MAX)
 #define IBP_RT_GRACE_MS 50
 #define IBP_RT_PEND_MAX (IBP_RDMATEST_MAX_LINKS + 2 * IBP_RT_MAX_IN_PEERS)
 #define ACCEPT_BATCH    64
@@ -52,12 +52,12 @@
 
 struct pending {
 	int64_t deadline, since;
-	size_t have;
-	char from[INET6_ADDRSTRLEN];
+	size_t have, want; /* WANT: the whole HELLO's length, once its header came */
 	struct sockaddr_storage src;
 	int peer; /* index in a->in_peers */
-	uint8_t buf[HELLO_FRAME];
 	int fd;
+	char from[INET6_ADDRSTRLEN];
+	uint8_t buf[HELLO_FRAME_MAX];
 };
 
 /* ---- listeners ---------------------------------------------------------- */
@@ -338,7 +338,7 @@ static void answer_no_rail(struct ibp_rt_acceptor *a, struct pending *p,
 
 static void handshake(struct ibp_rt_acceptor *a, struct pending *p)
 {
-	struct ibp_oob_msg m, reply;
+	struct ibp_oob_msg m = {0}, reply;
 	struct ibp_oob_hello *h = &m.u.hello;
 	struct ibp_auth_claims want;
 	struct ibp_seal seal;
@@ -346,10 +346,11 @@ static void handshake(struct ibp_rt_acceptor *a, struct pending *p)
 	struct ibp_rt_link *l = NULL;
 	uint8_t theirs[IBP_AUTH_SECRET_LEN], mine[IBP_AUTH_SECRET_LEN];
 	char why[IBP_TEXT_MAX] = "";
-	int rc = ibp_oob_decode(p->buf, sizeof(p->buf), &m), k;
+	int rc = ibp_oob_decode(p->buf, p->have, &m), k;
 
 	if (rc < 0) {
-		drop(a, p, "malformed hello (%s)", strerror(-rc));
+		drop(a, p, "malformed hello: HELLO frame of %zu payload bytes that does not decode",
+		     p->have - IBP_OOB_HDR_LEN);
 		return;
 	}
 	if (h->flags & (IBP_HELLO_REPLY | IBP_HELLO_NO_RAIL | IBP_HELLO_NO_RING)) {
@@ -556,7 +557,7 @@ static enum slots_state slots_state(struct ibp_rt_acceptor *a)
 static void read_pending(struct ibp_rt_acceptor *a, struct pending *p)
 {
 	while (p->fd >= 0) {
-		size_t want = p->have < IBP_OOB_HDR_LEN ? IBP_OOB_HDR_LEN : HELLO_FRAME;
+		size_t want = p->want ? p->want : IBP_OOB_HDR_LEN;
 		ssize_t n = recv(p->fd, p->buf + p->have, want - p->have, MSG_DONTWAIT);
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -569,7 +570,7 @@ static void read_pending(struct ibp_rt_acceptor *a, struct pending *p)
 			return;
 		}
 		p->have += (size_t)n;
-		if (p->have == IBP_OOB_HDR_LEN) {
+		if (!p->want && p->have == IBP_OOB_HDR_LEN) {
 			unsigned type;
 			size_t plen;
 			int rc = ibp_oob_decode_header(p->buf, p->have, &type, &plen);
@@ -579,12 +580,20 @@ static void read_pending(struct ibp_rt_acceptor *a, struct pending *p)
 				return;
 			}
 			if (rc || type != IBP_OOB_HELLO) {
-				drop(a, p, "bad first message (%s)",
-				     rc ? strerror(-rc) : "not a hello");
+				char why[IBP_OOB_TEXT_MAX];
+
+				if (rc)
+					ibp_oob_header_why(p->buf, p->have, why, sizeof(why));
+				else
+					ibp_rt_setf(why, sizeof(why), "%s frame, not a HELLO",
+						    ibp_oob_type_name(type));
+				drop(a, p, "bad first message: %s", why);
 				return;
 			}
+			/* a HELLO's bounds: within BUF */
+			p->want = IBP_OOB_HDR_LEN + plen;
 		}
-		if (p->have == HELLO_FRAME) {
+		if (p->want && p->have == p->want) {
 			handshake(a, p);
 			return;
 		}

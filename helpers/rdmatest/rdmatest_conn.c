@@ -314,7 +314,8 @@ static enum try_outcome try_candidate(const struct ibp_rt_ctx *x, struct ibp_rt_
 {
 	struct sockaddr_storage ss, src;
 	socklen_t len, srclen, sl = sizeof(int);
-	struct ibp_oob_msg reply;
+	struct ibp_oob_msg reply = {0};
+	char refused[IBP_OOB_TEXT_MAX] = "";
 	enum try_outcome out;
 	int fd, rc, soerr = 0;
 	unsigned version = 0;
@@ -368,7 +369,8 @@ static enum try_outcome try_candidate(const struct ibp_rt_ctx *x, struct ibp_rt_
 	ibp_rt_nodelay(fd);
 	rc = ibp_oob_send(fd, &h->m, deadline);
 	if (!rc)
-		rc = ibp_oob_recv_version(fd, &reply, step_deadline, &version);
+		rc = ibp_oob_recv_version(fd, &reply, step_deadline, &version, refused,
+					  sizeof(refused));
 	if (rc == -ETIMEDOUT) {
 		out = step_deadline < deadline ? TRY_SILENT : TRY_CUT;
 		ibp_rt_setf(why, whylen, "no answer to the handshake on port %u", port);
@@ -388,7 +390,8 @@ static enum try_outcome try_candidate(const struct ibp_rt_ctx *x, struct ibp_rt_
 		goto out;
 	}
 	if (rc) { /* a frame that does not even decode */
-		ibp_rt_setf(why, whylen, "undecodable answer (%s)", strerror(-rc));
+		ibp_rt_setf(why, whylen, "undecodable answer (%s)",
+			    refused[0] ? refused : strerror(-rc));
 		out = TRY_UNAUTH;
 		goto out;
 	}

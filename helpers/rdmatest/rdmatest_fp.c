@@ -22,9 +22,9 @@ void ibp_rt_fps_init(struct ibp_rt_fps *f, struct ibp_rt_ctx *x)
 void ibp_rt_fps_free(struct ibp_rt_fps *f)
 {
 	free(f->v);
-	free(f->msg);
+	free(f->mine);
 	f->v = NULL;
-	f->msg = NULL;
+	f->mine = NULL;
 }
 
 /*
@@ -33,14 +33,20 @@ void ibp_rt_fps_free(struct ibp_rt_fps *f)
  */
 const struct ibp_oob_msg *ibp_rt_fp_frame(struct ibp_rt_fps *f)
 {
-	if (!f->msg) {
-		f->msg = malloc(sizeof(*f->msg));
-		if (f->msg) {
-			f->msg->type = IBP_OOB_FINGERPRINT;
-			f->msg->u.fingerprint = *f->x->cfg->fingerprint;
+	if (!f->mine) {
+		f->mine = malloc(sizeof(*f->mine));
+		if (f->mine) {
+			*f->mine = *f->x->cfg->fingerprint;
+			ibp_oob_msg_clear(&f->msg, IBP_OOB_FINGERPRINT);
+			f->msg.fingerprint = f->mine;
 		}
 	}
-	return f->msg;
+	return ibp_rt_fp_built(f);
+}
+
+const struct ibp_oob_msg *ibp_rt_fp_built(const struct ibp_rt_fps *f)
+{
+	return f->mine ? &f->msg : NULL;
 }
 
 /*

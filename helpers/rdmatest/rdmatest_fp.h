@@ -14,8 +14,13 @@
 
 struct ibp_rt_fps {
 	struct ibp_rt_ctx *x;
-	/* this node's FINGERPRINT frame, built once (heap; NULL: not yet, or no memory) */
-	struct ibp_oob_msg *msg;
+	/*
+	 * This node's FINGERPRINT frame, built once: MINE a copy of the
+	 * config's fingerprint (heap; NULL: not yet, or no memory), MSG the
+	 * frame that points at it.
+	 */
+	struct ibp_fp *mine;
+	struct ibp_oob_msg msg;
 	/*
 	 * A small step: the peers (bit = node index, under mu) whose first
 	 * rail-0 link is sending this node's fingerprint (CLAIMED), and
@@ -40,6 +45,8 @@ void ibp_rt_fps_init(struct ibp_rt_fps *f, struct ibp_rt_ctx *x);
 void ibp_rt_fps_free(struct ibp_rt_fps *f);
 /* This node's FINGERPRINT frame, built on first use (NULL: no memory). */
 const struct ibp_oob_msg *ibp_rt_fp_frame(struct ibp_rt_fps *f);
+/* The frame if it is built (NULL: not, or no memory): what any thread may read. */
+const struct ibp_oob_msg *ibp_rt_fp_built(const struct ibp_rt_fps *f);
 
 /* Whether L carries the fingerprints before the endpoints (a small step's rail 0). */
 bool ibp_rt_fp_early(const struct ibp_rt_fps *f, const struct ibp_rt_link *l);

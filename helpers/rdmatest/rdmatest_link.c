@@ -211,12 +211,18 @@ static void chan_broken(struct chan *c, int rc, const char *what)
 	struct ibp_oob_msg m;
 	int64_t until = ibp_deadline_min(c->deadline, ibp_now_ns() + 50 * IBP_NS_PER_MS);
 
+	/* a frame refused: which, and why (a type, a length, a tag: seal.h) */
+	const char *refused = c->l0->seal.refused[0] && (rc == -EKEYREJECTED || rc == -EBADMSG)
+				  ? c->l0->seal.refused
+				  : NULL;
+
 	c->broken = rc;
 	for (size_t k = 0; k < c->p; k++) {
 		if (!c->r[k].on)
 			continue;
 		c->r[k].on = false;
-		ibp_rt_link_fail(c->r[k].l, status_of(rc), rc, "%s: %s", what, errtext(rc));
+		ibp_rt_link_fail(c->r[k].l, status_of(rc), rc, "%s: %s%s%s", what, errtext(rc),
+				 refused ? ": " : "", refused ? refused : "");
 	}
 	/*
 	 * What this end read was bad or late (a frame that failed its MAC,
@@ -276,13 +282,13 @@ static int chan_abort(struct chan *c, size_t k)
  */
 static int chan_recv(struct chan *c, size_t k, uint8_t op, struct ibp_oob_ctrl *out)
 {
-	struct ibp_oob_msg m;
+	struct ibp_oob_msg m = {0}; /* a SUMMARY, FINGERPRINT or FPSUM: -ENOBUFS, refused below */
 	int rc;
 
 	if (c->broken)
 		return c->broken;
 	rc = ibp_seal_recv(c->fd, &c->l0->seal, &m, c->deadline);
-	if (rc) {
+	if (rc && rc != -ENOBUFS) {
 		chan_broken(c, rc, "waiting for the peer");
 		return rc;
 	}
@@ -406,6 +412,43 @@ static int take_endpoint(struct chan *c, size_t k, const struct ibp_oob_msg *the
 }
 
 /*
+ * What comes before the peer's endpoint, THEIRS the frame after them: a
+ * leaf child's sum (into the ring's slot for it, if it takes one) and a
+ * small step's fingerprint (kept if this node compares them).  A frame of
+ * a type that has no place here is read and left (-ENOBUFS).
+ */
+static int recv_before_endpoint(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd,
+				struct ibp_oob_msg *theirs, int64_t deadline)
+{
+	bool early = ibp_rt_fp_early(t->fps, l);
+	struct ibp_fp *fp = early ? malloc(sizeof(*fp)) : NULL;
+	int rc;
+
+	theirs->fpsum = ibp_rt_ring_link_inbox(t->ring, l);
+	theirs->fingerprint = fp;
+	rc = ibp_seal_recv(fd, &l->seal, theirs, deadline);
+	theirs->fpsum = NULL; /* one sum frame at most */
+	/* a leaf child's sum, before its endpoint (or a sum the ring takes none of) */
+	if ((!rc || rc == -ENOBUFS) && theirs->type == IBP_OOB_FPSUM) {
+		ibp_rt_ring_link_frame(t->ring, l, rc == 0);
+		rc = ibp_seal_recv(fd, &l->seal, theirs, deadline);
+	}
+	if ((!rc || rc == -ENOBUFS) && theirs->type == IBP_OOB_FINGERPRINT) { /* a small step's */
+		if (!rc && early) {
+			pthread_mutex_lock(&t->x->mu);
+			ibp_rt_fp_keep(t->fps, l->peer, fp);
+			pthread_mutex_unlock(&t->x->mu);
+		}
+		theirs->fingerprint = NULL;
+		rc = ibp_seal_recv(fd, &l->seal, theirs, deadline);
+	}
+	theirs->fingerprint = NULL;
+	free(fp);
+	/* a frame of another type where the endpoint belongs: said as such below */
+	return rc == -ENOBUFS ? 0 : rc;
+}
+
+/*
  * The endpoints of every rail, after what rides before rail 0's (a leaf's
  * sum, a small step's fingerprint: rail 0's link carries them as before).
  * 0, -EAGAIN (the listener's end: the connector closed before its first
@@ -416,7 +459,8 @@ static int endpoints(struct chan *c, bool *fp_here)
 	struct ibp_rt_links *t = c->t;
 	struct ibp_rt_link *l = c->l0;
 	const struct ibp_oob_msg *sum = ibp_rt_ring_leaf_frame(t->ring, l);
-	struct ibp_oob_msg theirs;
+	const struct ibp_oob_msg *fp = ibp_rt_fp_built(t->fps);
+	struct ibp_oob_msg theirs = {0};
 	int rc = 0;
 
 	/* a leaf of the step-wide sum's tree: its sum goes up first (rdmatest_ring.c) */
@@ -425,26 +469,14 @@ static int endpoints(struct chan *c, bool *fp_here)
 	if (!rc && sum)
 		l->sum_up = true;
 	/* a small step: this node's fingerprint, once per peer */
-	if (!rc && ibp_rt_fp_early(t->fps, l) && t->fps->msg && ibp_rt_fp_claim(t->fps, l)) {
+	if (!rc && ibp_rt_fp_early(t->fps, l) && fp && ibp_rt_fp_claim(t->fps, l)) {
 		*fp_here = true;
-		rc = ibp_seal_send(c->fd, &l->seal, t->fps->msg, c->deadline);
+		rc = ibp_seal_send(c->fd, &l->seal, fp, c->deadline);
 	}
 	for (size_t k = 0; !rc && k < c->p; k++)
 		rc = send_endpoint(c, k);
 	if (!rc)
-		rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
-	if (!rc && theirs.type == IBP_OOB_FPSUM) { /* a leaf child's, before its endpoint */
-		ibp_rt_ring_link_frame(t->ring, l, &theirs.u.fpsum);
-		rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
-	}
-	if (!rc && theirs.type == IBP_OOB_FINGERPRINT) { /* a small step: the peer's */
-		if (ibp_rt_fp_early(t->fps, l)) {
-			pthread_mutex_lock(&t->x->mu);
-			ibp_rt_fp_keep(t->fps, l->peer, &theirs.u.fingerprint);
-			pthread_mutex_unlock(&t->x->mu);
-		}
-		rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
-	}
+		rc = recv_before_endpoint(t, l, c->fd, &theirs, c->deadline);
 	/*
 	 * The listener's end, and the connector closed before its first
 	 * frame: it gave up waiting for the HELLO reply (a slow munged) and
@@ -462,6 +494,8 @@ static int endpoints(struct chan *c, bool *fp_here)
 	for (size_t k = 0; !rc && k < c->p; k++) {
 		if (k)
 			rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
+		if (rc == -ENOBUFS) /* a frame of another type: refused as no endpoint below */
+			rc = 0;
 		if (rc) {
 			chan_broken(c, rc, "endpoint exchange");
 			break;

@@ -138,23 +138,30 @@ static void ring_set(struct ibp_rt_ring *g, int side, enum ibp_rt_slot st)
 	g->conn_state[ring_index(side)] = (uint8_t)st;
 }
 
-/* M: a sum frame of PHASE (GATHER, FINAL: the sum in M is the one to go). */
-static void ring_frame(struct ibp_oob_msg *m, uint8_t phase)
+/* F: a sum frame of PHASE (GATHER, FINAL: the sum in F is the one to go). */
+static void ring_frame(struct ibp_oob_fpsum *f, uint8_t phase)
 {
-	m->type = IBP_OOB_FPSUM;
-	m->u.fpsum.phase = phase;
-	m->u.fpsum.origin = m->u.fpsum.from = 0;
-	m->u.fpsum.why = 0;
+	f->phase = phase;
+	f->origin = f->from = 0;
+	f->why = 0;
 }
 
-/* M: the word that the chain stopped: where, why, with whom (no sum). */
-static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint32_t from)
+/* F: the word that the chain stopped: where, why, with whom (no sum). */
+static void ring_word(struct ibp_oob_fpsum *f, uint32_t origin, uint8_t why, uint32_t from)
 {
-	ring_frame(m, IBP_FPSUM_BROKEN);
-	m->u.fpsum.origin = origin;
-	m->u.fpsum.why = why;
-	m->u.fpsum.from = from;
-	ibp_fp_sum_init(&m->u.fpsum.sum, 0); /* no sum on the wire */
+	ring_frame(f, IBP_FPSUM_BROKEN);
+	f->origin = origin;
+	f->why = why;
+	f->from = from;
+	ibp_fp_sum_init(&f->sum, 0); /* no sum on the wire */
+}
+
+/* F, sealed, on L's connection; 0 or -errno. */
+static int fpsum_send(struct ibp_rt_link *l, struct ibp_oob_fpsum *f, int64_t until)
+{
+	struct ibp_oob_msg m = {.type = IBP_OOB_FPSUM, .fpsum = f};
+
+	return ibp_seal_send(l->fd, &l->seal, &m, until);
 }
 
 /*
@@ -166,14 +173,13 @@ static void ring_word(struct ibp_oob_msg *m, uint32_t origin, uint8_t why, uint3
 static void ring_send(struct ibp_rt_ring *g, int side, uint8_t phase)
 {
 	struct ibp_rt_link *c = ring_conn(g, side);
-	struct ibp_oob_msg *m = &g->msg[phase == IBP_FPSUM_BROKEN];
+	struct ibp_oob_fpsum *f = &g->msg[phase == IBP_FPSUM_BROKEN];
 
 	if (phase == IBP_FPSUM_BROKEN)
-		ring_word(m, g->at, g->why, g->from);
+		ring_word(f, g->at, g->why, g->from);
 	else
-		ring_frame(m, phase);
-	if (ibp_seal_send(c->fd, &c->seal, m,
-			  ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
+		ring_frame(f, phase);
+	if (fpsum_send(c, f, ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS)))
 		ring_set(g, side, IBP_RT_SLOT_CLOSED); /* that neighbour sees it at once */
 }
 
@@ -223,7 +229,7 @@ static bool ring_merge_kid(struct ibp_rt_ring *g, int i)
 {
 	if (!(g->got & (1 << i)))
 		return true;
-	if (!ibp_fp_sum_merge(g->sum, &g->msg[2 + i].u.fpsum.sum))
+	if (!ibp_fp_sum_merge(g->sum, &g->msg[2 + i].sum))
 		return true;
 	ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, g->conn[i].peer, 0);
 	return false;
@@ -364,16 +370,17 @@ static void ring_recv(struct ibp_rt_ring *g, int side, const struct ibp_oob_fpsu
 static void ring_read(struct ibp_rt_ring *g, int side)
 {
 	struct ibp_rt_link *c = ring_conn(g, side);
-	struct ibp_oob_msg *m = &g->msg[1];
+	struct ibp_oob_msg m = {.fpsum = &g->msg[1]};
+	int rc = ibp_seal_recv(c->fd, &c->seal, &m,
+			       ibp_deadline_min(g->x->end, ibp_now_ns() + 100 * IBP_NS_PER_MS));
 
-	if (ibp_seal_recv(c->fd, &c->seal, m,
-			  ibp_deadline_min(g->x->end, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
+	if (rc && rc != -ENOBUFS) {
 		ring_set(g, side, IBP_RT_SLOT_CLOSED);
 		ring_step(g);
 		return;
 	}
-	if (m->type == IBP_OOB_FPSUM)
-		ring_recv(g, side, &m->u.fpsum);
+	if (!rc && m.type == IBP_OOB_FPSUM)
+		ring_recv(g, side, m.fpsum);
 	else
 		ring_break(g, g->x->me, IBP_FPSUM_WHY_BAD, c->peer, 0);
 }
@@ -455,7 +462,7 @@ static struct ibp_rt_link *ring_neighbour_link(struct ibp_rt_ring *g, uint32_t q
 static void ring_prepare_leaf(struct ibp_rt_ring *g, uint32_t parent)
 {
 	struct ibp_rt_link *l = ring_neighbour_link(g, parent);
-	struct ibp_oob_msg *m;
+	struct ibp_oob_fpsum *m;
 
 	if (!l) /* the plan has no such link: the neighbours' comparison */
 		return;
@@ -463,11 +470,12 @@ static void ring_prepare_leaf(struct ibp_rt_ring *g, uint32_t parent)
 	if (!g->msg)
 		return;
 	m = g->msg;
+	g->up = (struct ibp_oob_msg){.type = IBP_OOB_FPSUM, .fpsum = m};
 	g->link = l;
 	g->state = IBP_RT_RING_FINAL;
 	ring_frame(m, IBP_FPSUM_GATHER);
 	if (g->fp) {
-		g->sum = &m->u.fpsum.sum;
+		g->sum = &m->sum;
 		ibp_fp_sum_init(g->sum, g->x->n);
 		if (!ibp_fp_sum_add(g->sum, g->pos, g->x->cfg->fingerprint))
 			return;
@@ -586,7 +594,7 @@ void ibp_rt_ring_prepare(struct ibp_rt_ring *g)
 	g->sum_in = malloc(sizeof(*g->sum_in));
 	if (!g->sum_in)
 		return;
-	g->sum = &g->msg[0].u.fpsum.sum;
+	g->sum = &g->msg[0].sum;
 	ibp_fp_sum_init(g->sum, g->x->n);
 }
 
@@ -684,7 +692,7 @@ static void *ring_thread(void *arg)
 		/* a leaf child's frame, as its link's worker read it (written before FILLED) */
 		for (int s = RING_KID0; s < RING_PARENT; s <<= 1)
 			if (handed & s)
-				ring_recv(g, s, &g->msg[2 + ring_index(s)].u.fpsum);
+				ring_recv(g, s, &g->msg[2 + ring_index(s)]);
 		ring_step(g);
 		if (!ring_waiting(g) && !g->owe)
 			break;
@@ -883,11 +891,30 @@ static int ring_child_of(const struct ibp_rt_ring *g, const struct ibp_rt_link *
 const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_ring *g, const struct ibp_rt_link *l)
 {
 	/* built by ring_prepare_leaf and only read from then on, until the summary */
-	return g->link && l == g->link ? &g->msg[0] : NULL;
+	return g->link && l == g->link ? &g->up : NULL;
 }
 
-void ibp_rt_ring_link_frame(struct ibp_rt_ring *g, struct ibp_rt_link *l,
-			    const struct ibp_oob_fpsum *f)
+/*
+ * The frame of leaf child I is decoded straight into MSG[2 + I] by its
+ * link's worker, without the lock: nobody reads it before the slot is
+ * FILLED (under mu, by LINK_FRAME), and once it is, no worker is given it
+ * again.
+ */
+struct ibp_oob_fpsum *ibp_rt_ring_link_inbox(struct ibp_rt_ring *g, const struct ibp_rt_link *l)
+{
+	int i = ring_child_of(g, l);
+	struct ibp_oob_fpsum *in = NULL;
+
+	if (i < 0)
+		return NULL;
+	pthread_mutex_lock(&g->x->mu);
+	if (g->conn[i].slot == IBP_RT_SLOT_EMPTY)
+		in = &g->msg[2 + i];
+	pthread_mutex_unlock(&g->x->mu);
+	return in;
+}
+
+void ibp_rt_ring_link_frame(struct ibp_rt_ring *g, struct ibp_rt_link *l, bool kept)
 {
 	int i = ring_child_of(g, l);
 	bool wake = false;
@@ -895,15 +922,7 @@ void ibp_rt_ring_link_frame(struct ibp_rt_ring *g, struct ibp_rt_link *l,
 	pthread_mutex_lock(&g->x->mu);
 	if (i < 0) {
 		l->sum_owed = true; /* not a child of this node's: told so at the summary */
-	} else if (g->conn[i].slot == IBP_RT_SLOT_EMPTY) {
-		struct ibp_oob_fpsum *to = &g->msg[2 + i].u.fpsum;
-
-		g->msg[2 + i].type = IBP_OOB_FPSUM;
-		to->phase = f->phase;
-		to->why = f->why;
-		to->origin = f->origin;
-		to->from = f->from;
-		ibp_fp_sum_copy(&to->sum, &f->sum);
+	} else if (kept && g->conn[i].slot == IBP_RT_SLOT_EMPTY) {
 		g->conn[i].slot = IBP_RT_SLOT_FILLED;
 		wake = true;
 	} /* else the connection came again: the first frame counts */
@@ -959,12 +978,11 @@ static bool ring_answer_owed(struct ibp_rt_ring *g, int i)
 static void ring_answer_send(struct ibp_rt_ring *g, int i)
 {
 	struct ibp_rt_link *l = g->child_link[i];
-	const struct ibp_oob_msg *m = &g->msg[g->state == IBP_RT_RING_DONE ? 0 : 1];
+	struct ibp_oob_fpsum *f = &g->msg[g->state == IBP_RT_RING_DONE ? 0 : 1];
 
 	if (l->fd >= 0)
-		(void)ibp_seal_send(
-		    l->fd, &l->seal, m,
-		    ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
+		(void)fpsum_send(l, f,
+				 ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS));
 	pthread_mutex_lock(&g->x->mu);
 	l->answer = IBP_RT_ANSWER_SENT;
 	pthread_cond_broadcast(&g->x->cv);
@@ -1047,7 +1065,7 @@ void ibp_rt_ring_links_mine(struct ibp_rt_ring *g)
 
 void ibp_rt_ring_answer(struct ibp_rt_ring *g)
 {
-	struct ibp_oob_msg *word = NULL;
+	struct ibp_oob_fpsum *word = NULL;
 
 	if (g->running || ring_waiting(g))
 		return; /* not over yet */
@@ -1069,9 +1087,8 @@ void ibp_rt_ring_answer(struct ibp_rt_ring *g)
 			return; /* it waits to its deadline */
 		ring_word(word, g->x->me, IBP_FPSUM_WHY_NO_PART, g->x->me);
 		l->sum_answered = true;
-		if (ibp_seal_send(
-			l->fd, &l->seal, word,
-			ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
+		if (fpsum_send(l, word,
+			       ibp_deadline_min(g->x->end, ibp_now_ns() + 200 * IBP_NS_PER_MS))) {
 			close(l->fd);
 			l->fd = -1;
 		}

@@ -56,8 +56,13 @@ struct ibp_rt_ring {
 	 * this one's cluster (KID[3]) as it came (heap).
 	 */
 	struct ibp_fp_sum *sum, *sum_in;
-	/* [0] out (SUM is in it), [1] in, [2 + I] leaf child I's as its link handed it (heap) */
-	struct ibp_oob_msg *msg;
+	/*
+	 * The sum frames: [0] out (SUM is in it), [1] in, [2 + I] leaf child
+	 * I's as its link's worker decoded it (heap); UP, a leaf's frame to
+	 * its parent, MSG[0].
+	 */
+	struct ibp_oob_fpsum *msg;
+	struct ibp_oob_msg up;
 	uint8_t got;   /* the children whose sums came */
 	uint32_t at;   /* BROKEN: where the chain stopped */
 	uint32_t from; /* BROKEN: the neighbour of AT it stopped at */
@@ -123,16 +128,18 @@ void ibp_rt_ring_accept_over(struct ibp_rt_ring *g);
 /*
  * The leaves' sums on the ring round's links (the link workers).
  * LEAF_FRAME: what a leaf sends up on L before its endpoint (NULL:
- * nothing, L is not its parent's link).  LINK_FRAME: a sum frame that came
- * on L before the peer's endpoint.  LINK_OVER: L's worker is done with
+ * nothing, L is not its parent's link).  LINK_INBOX: where a sum frame on
+ * L is decoded (NULL: nowhere, L is not an awaited leaf child's), and
+ * LINK_FRAME once one came before the peer's endpoint (KEPT: decoded
+ * there).  LINK_OVER: L's worker is done with
  * what comes first on it (ENDPOINT: the peer's endpoint came, after a sum
  * frame or without one), or with the whole round (!ENDPOINT: a leaf
  * child's answer may go now).
  */
 const struct ibp_oob_msg *ibp_rt_ring_leaf_frame(struct ibp_rt_ring *g,
 						 const struct ibp_rt_link *l);
-void ibp_rt_ring_link_frame(struct ibp_rt_ring *g, struct ibp_rt_link *l,
-			    const struct ibp_oob_fpsum *f);
+struct ibp_oob_fpsum *ibp_rt_ring_link_inbox(struct ibp_rt_ring *g, const struct ibp_rt_link *l);
+void ibp_rt_ring_link_frame(struct ibp_rt_ring *g, struct ibp_rt_link *l, bool kept);
 void ibp_rt_ring_link_over(struct ibp_rt_ring *g, struct ibp_rt_link *l, bool endpoint);
 
 /*

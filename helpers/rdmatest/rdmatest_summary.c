@@ -42,10 +42,10 @@ static void own_links(struct ibp_rt_exchange *e, struct ibp_oob_summary *s)
 static void take_frame(struct ibp_rt_exchange *e, struct ibp_rt_link *l,
 		       const struct ibp_oob_msg *m, bool want_fp)
 {
-	const struct ibp_oob_summary *s = &m->u.summary;
+	const struct ibp_oob_summary *s = m->summary;
 
 	if (m->type == IBP_OOB_FINGERPRINT && want_fp)
-		ibp_rt_fp_keep(e->fps, l->peer, &m->u.fingerprint);
+		ibp_rt_fp_keep(e->fps, l->peer, m->fingerprint);
 	if (m->type != IBP_OOB_SUMMARY || l->summary_in)
 		return;
 	l->summary_in = true;
@@ -137,20 +137,50 @@ static bool summary_wants(const struct ibp_rt_exchange *e, const struct ibp_rt_l
  * neighbours that did send one.  A leaf still waiting sends its
  * fingerprint once it hears that the chain stopped.
  */
+/* Where a frame read at the summary goes (heap: 32 KB). */
+struct inbox {
+	struct ibp_oob_summary summary;
+	struct ibp_fp fp;
+	struct ibp_oob_fpsum sum;
+};
+
+/*
+ * One frame from L into IN: a summary, a fingerprint when they are
+ * compared, a sum frame from a leaf's parent.  0, -ENOBUFS (a frame of
+ * another type, left), or -errno: the link is closed.
+ */
+static int read_frame(struct ibp_rt_exchange *e, struct ibp_rt_link *l, struct inbox *in,
+		      bool want_fp, struct ibp_oob_msg *m)
+{
+	int64_t until = ibp_deadline_min(e->x->end, ibp_now_ns() + 100 * IBP_NS_PER_MS);
+	int rc;
+
+	*m = (struct ibp_oob_msg){.summary = &in->summary,
+				  .fingerprint = want_fp ? &in->fp : NULL,
+				  .fpsum = l == e->ring->link ? &in->sum : NULL};
+	rc = ibp_seal_recv(l->fd, &l->seal, m, until);
+	if (rc && rc != -ENOBUFS) {
+		close(l->fd);
+		l->fd = -1;
+	}
+	return rc;
+}
+
 void ibp_rt_exchange(struct ibp_rt_exchange *e)
 {
-	struct ibp_oob_msg mine;
+	struct ibp_oob_summary own;
+	struct ibp_oob_msg mine = {.type = IBP_OOB_SUMMARY, .summary = &own};
+	struct inbox *in = NULL;
 	bool all_pass = true, want_fp = e->x->cfg->fingerprint && e->fps->v;
 	int64_t deadline = e->x->end;
 
-	ibp_oob_msg_clear(&mine, IBP_OOB_SUMMARY);
 	ibp_rt_ring_links_mine(e->ring); /* the leaf children's links are this thread's now */
 	/* a leaf whose sum did not go up, or whose link with its parent is gone */
 	if (leaf_waits(e) && (!e->ring->link->sum_up || e->ring->link->fd < 0))
 		ibp_rt_ring_leaf_hears(e->ring, NULL);
 	if (want_fp && !ibp_rt_ring_whole(e->ring) && !leaf_waits(e))
 		send_fingerprint(e);
-	own_links(e, &mine.u.summary);
+	own_links(e, &own);
 	for (size_t i = 0; i < e->x->n_links; i++) {
 		struct ibp_rt_link *l = &e->x->links[i];
 		int64_t d = ibp_deadline_min(deadline, ibp_now_ns() + 200 * IBP_NS_PER_MS);
@@ -201,7 +231,7 @@ void ibp_rt_exchange(struct ibp_rt_exchange *e)
 		if (n <= 0)
 			break;
 		for (size_t i = 0; i < np; i++) {
-			struct ibp_oob_msg *m = NULL;
+			struct ibp_oob_msg m;
 			struct ibp_rt_link *l = who[i];
 
 			if (!pfd[i].revents)
@@ -211,22 +241,21 @@ void ibp_rt_exchange(struct ibp_rt_exchange *e)
 				ibp_rt_ring_answer(e->ring);
 				continue;
 			}
-			m = malloc(sizeof(*m));
-			if (!m ||
-			    ibp_seal_recv(
-				l->fd, &l->seal, m,
-				ibp_deadline_min(deadline, ibp_now_ns() + 100 * IBP_NS_PER_MS))) {
-				free(m);
+			if (!in)
+				in = malloc(sizeof(*in));
+			if (!in) {
 				close(l->fd);
 				l->fd = -1;
 				continue;
 			}
-			if (m->type == IBP_OOB_FPSUM && l == e->ring->link)
-				leaf_heard(e, &m->u.fpsum, want_fp);
+			if (read_frame(e, l, in, want_fp, &m))
+				continue;
+			if (m.type == IBP_OOB_FPSUM && l == e->ring->link)
+				leaf_heard(e, m.fpsum, want_fp);
 			else
-				take_frame(e, l, m, want_fp);
-			free(m);
+				take_frame(e, l, &m, want_fp);
 		}
 	}
+	free(in);
 	ibp_rt_ring_join(e->ring, true); /* the deadline */
 }

@@ -15,11 +15,13 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sodium.h>
 
 #include "ibprep/seal.h"
+#include "ibprep/text.h"
 
 #define INFO_LABEL "spank-ib rdmatest v2 link"
 
@@ -209,6 +211,7 @@ int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *bu
 int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 {
 	uint8_t tag[IBP_SEAL_TAG_LEN];
+	const char *name;
 	unsigned type;
 	size_t plen, body;
 	int rc;
@@ -216,58 +219,110 @@ int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct i
 	if (!s->ready)
 		return -EINVAL;
 	rc = ibp_oob_decode_header(buf, len, &type, &plen);
-	if (rc)
+	if (rc) {
+		ibp_oob_header_why(buf, len, s->refused, sizeof(s->refused));
 		return rc;
+	}
+	name = ibp_oob_type_name(type);
 	/* PLEN is within the type's bounds (the header's check): one frame, exactly */
-	if (!ibp_oob_sealed(type) || len != IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD)
+	if (!ibp_oob_sealed(type)) {
+		ibp_format_cut(s->refused, sizeof(s->refused), "%s frame, never sealed", name);
 		return -EBADMSG;
+	}
+	if (len != IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD) {
+		ibp_format_cut(s->refused, sizeof(s->refused),
+			       "%s frame of %zu bytes with its seal, its header says %zu", name,
+			       len, IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD);
+		return -EBADMSG;
+	}
 	body = IBP_OOB_HDR_LEN + plen;
 	/* The tag first: nothing of the payload is looked at before it checks. */
 	if (tag_of(s->rx_key, buf, body + IBP_SEAL_SEQ_LEN, tag))
 		return -EIO;
-	if (sodium_memcmp(tag, buf + body + IBP_SEAL_SEQ_LEN, IBP_SEAL_TAG_LEN) != 0 ||
-	    rd64(buf + body) != s->rx_seq)
+	if (sodium_memcmp(tag, buf + body + IBP_SEAL_SEQ_LEN, IBP_SEAL_TAG_LEN) != 0) {
+		ibp_format_cut(s->refused, sizeof(s->refused), "%s frame whose tag does not match",
+			       name);
 		return -EKEYREJECTED;
-	/* authentic and in sequence: decoded in place (a copy would be 22 KB) */
+	}
+	if (rd64(buf + body) != s->rx_seq) {
+		ibp_format_cut(s->refused, sizeof(s->refused),
+			       "%s frame numbered %llu, expected %llu", name,
+			       (unsigned long long)rd64(buf + body), (unsigned long long)s->rx_seq);
+		return -EKEYREJECTED;
+	}
+	/* authentic and in sequence: decoded in place, into what M points at */
 	rc = ibp_oob_decode(buf, body, m);
-	if (rc < 0)
+	if (rc < 0 && rc != -ENOBUFS) {
+		ibp_format_cut(s->refused, sizeof(s->refused),
+			       "%s frame of %zu payload bytes, authentic, that does not decode",
+			       name, plen);
 		return rc;
-	s->rx_seq++;
-	return 0;
+	}
+	s->rx_seq++; /* -ENOBUFS: a frame of its own, authentic, that M takes nothing of */
+	s->refused[0] = '\0';
+	return rc < 0 ? rc : 0;
+}
+
+/* A frame of TYPE goes through the stack when it is small, else the heap. */
+static uint8_t *frame_buf(unsigned type, uint8_t *small, size_t small_len, size_t *len)
+{
+	*len = ibp_seal_frame_max(type);
+	return *len <= small_len ? small : malloc(*len);
 }
 
 int ibp_seal_send(int fd, struct ibp_seal *s, const struct ibp_oob_msg *m, int64_t deadline)
 {
-	uint8_t buf[IBP_SEAL_FRAME_MAX];
-	int n = ibp_seal_encode(s, m, buf, sizeof(buf));
+	uint8_t small[IBP_OOB_SMALL_FRAME + IBP_SEAL_OVERHEAD], *buf;
+	size_t len;
+	int n;
 
-	if (n < 0)
-		return n;
-	return ibp_oob_write_full(fd, buf, (size_t)n, deadline);
+	if (!ibp_seal_frame_max(m->type))
+		return -EBADMSG;
+	buf = frame_buf(m->type, small, sizeof(small), &len);
+	if (!buf)
+		return -ENOMEM;
+	n = ibp_seal_encode(s, m, buf, len);
+	if (n >= 0)
+		n = ibp_oob_write_full(fd, buf, (size_t)n, deadline);
+	if (buf != small)
+		free(buf);
+	return n;
 }
 
 int ibp_seal_recv(int fd, struct ibp_seal *s, struct ibp_oob_msg *m, int64_t deadline)
 {
-	uint8_t buf[IBP_SEAL_FRAME_MAX];
+	uint8_t small[IBP_OOB_SMALL_FRAME + IBP_SEAL_OVERHEAD], hdr[IBP_OOB_HDR_LEN], *buf;
 	unsigned type;
-	size_t plen;
-	int rc = ibp_oob_read_full(fd, buf, IBP_OOB_HDR_LEN, deadline);
+	size_t plen, len;
+	int rc = ibp_oob_read_full(fd, hdr, IBP_OOB_HDR_LEN, deadline);
 
 	if (rc)
 		return rc;
-	rc = ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen);
+	rc = ibp_oob_decode_header(hdr, IBP_OOB_HDR_LEN, &type, &plen);
 	/*
 	 * Once the keys exist the peer sends nothing else: a frame that is not
 	 * a well-formed sealed one was forged or altered on the way.
 	 */
-	if (rc == -EBADMSG || rc == -EPROTONOSUPPORT || (!rc && !ibp_oob_sealed(type)))
+	if (rc == -EBADMSG || rc == -EPROTONOSUPPORT) {
+		ibp_oob_header_why(hdr, IBP_OOB_HDR_LEN, s->refused, sizeof(s->refused));
 		return -EKEYREJECTED;
+	}
+	if (!rc && !ibp_oob_sealed(type)) {
+		ibp_format_cut(s->refused, sizeof(s->refused), "%s frame, never sealed",
+			       ibp_oob_type_name(type));
+		return -EKEYREJECTED;
+	}
 	if (rc)
 		return rc;
 	/* PLEN is at most the type's maximum: the frame fits BUF */
+	buf = frame_buf(type, small, sizeof(small), &len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, hdr, IBP_OOB_HDR_LEN);
 	rc = ibp_oob_read_full(fd, buf + IBP_OOB_HDR_LEN, plen + IBP_SEAL_OVERHEAD, deadline);
-	if (rc)
-		return rc;
-	rc = ibp_seal_decode(s, buf, IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD, m);
+	if (!rc)
+		rc = ibp_seal_decode(s, buf, IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD, m);
+	if (buf != small)
+		free(buf);
 	return rc == -EBADMSG ? -EKEYREJECTED : rc;
 }

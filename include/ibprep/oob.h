@@ -11,11 +11,12 @@
  *            version keeps: whatever a later version changes, any build
  *            can read which version a peer speaks, and the finding says
  *            "n7 answers with protocol 5" instead of a failed handshake)
- *   payload  fixed size per type (IBP_OOB_*_LEN), except FINGERPRINT and
- *            FPSUM: compact, from the type's minimum to its maximum
- *            (ibp_oob_payload_min/_max).  A length outside the type's
- *            bounds is refused before a byte of payload is read; the
- *            payload must then be consumed exactly
+ *   payload  each frame at its own length: fixed fields, then what the
+ *            message holds and no more (a credential, a string, a table:
+ *            its length or count, then its bytes or entries), between the
+ *            type's minimum and maximum (ibp_oob_payload_min/_max).  A
+ *            length outside the type's bounds is refused before a byte of
+ *            payload is read; the payload must then be consumed exactly
  *   seal     ENDPOINT, CTRL, SUMMARY, FINGERPRINT and FPSUM frames are followed by a sequence
  *            number and a MAC (seal.h); HELLO and ERROR are not
  *
@@ -25,10 +26,17 @@
  * padding, a count above its array, an index outside the node count: all
  * -EBADMSG (-EPROTONOSUPPORT for another version: ibp_oob_header_version()
  * reads it; a claim, like everything before the HELLOs authenticate).
- * ibp_oob_encode() runs
- * the same checks, so this side never sends what the other would refuse.
+ * ibp_oob_encode() runs the same checks, so this side never sends what the
+ * other would refuse.
  *
- * No globals, no allocation; callable from any thread.
+ * In memory, struct ibp_oob_msg holds the small messages (HELLO, ENDPOINT,
+ * CTRL, ERROR; under 1 KB); the large ones (SUMMARY, FINGERPRINT, FPSUM:
+ * 1, 9 and 22 KB) stay where their caller keeps them, by pointer, and a
+ * frame is encoded from and decoded into them directly.
+ *
+ * No globals; callable from any thread.  Only the framed I/O allocates: a
+ * frame larger than IBP_OOB_SMALL_FRAME (FINGERPRINT, FPSUM) is read or
+ * written through the heap, every other one through the stack.
  */
 #ifndef IBPREP_OOB_H
 #define IBPREP_OOB_H
@@ -51,8 +59,11 @@
  * 15: one connection per round and direction carries every rail, the rails in phases
  * 16: HELLO credentials from the test's own uid (auth.h cred_uid), decodable by it alone
  * 17: CTRL MEASURE_AGAIN: a link's burst and round trips measured again after a miss
+ * 18: every frame at its own length: HELLO's credential, ENDPOINT's device and leaf,
+ *     SUMMARY's links and leaves, ERROR's text as long as they are (no padding, no
+ *     reserved fields)
  */
-#define IBP_OOB_VERSION 17
+#define IBP_OOB_VERSION 18
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -119,6 +130,7 @@ int ibp_link_status_parse(const char *name, size_t len, enum ibp_link_status *ou
  */
 #define IBP_OOB_RING_ROUND 3
 
+/* On the wire: the fields in this order (no padding), CRED_LEN, then the credential's bytes. */
 struct ibp_oob_hello {
 	uint32_t job, step, uid;
 	uint32_t from, to, nnodes; /* node indices: sender of this HELLO, its addressee */
@@ -129,9 +141,10 @@ struct ibp_oob_hello {
 	uint64_t nonce;    /* fresh per connection */
 	uint64_t echo;     /* in a reply: the nonce of the HELLO it answers */
 	uint16_t cred_len; /* bytes of cred used (printable ASCII), 0 when insecure */
-	char cred[IBP_OOB_CRED_MAX];
+	char cred[IBP_OOB_CRED_MAX]; /* NUL-terminated */
 };
 
+/* On the wire a string is a length byte and its bytes (printable, no NUL). */
 struct ibp_oob_endpoint {
 	uint16_t rail;
 	uint32_t port;            /* HCA port number, for messages */
@@ -178,6 +191,7 @@ struct ibp_oob_leaf {
 	char name[IBP_OOB_LEAF_MAX]; /* NUL-terminated, printable, not empty */
 };
 
+/* On the wire: the first N_LINKS links and N_LEAVES leaves, each after its count. */
 struct ibp_oob_summary {
 	uint32_t node, nnodes;
 	uint64_t plan; /* the sender's plan digest (ibp_rdmatest_plan), 0 = plain */
@@ -189,12 +203,14 @@ struct ibp_oob_summary {
 
 /*
  * The reduction over the places 0..N-1 of the plan's ring (fingerprint.h),
- * along a balanced binary tree of them in which the node at place p for
- * the range [lo, hi) has p = (lo + hi) / 2, its left child [lo, p) and its
- * right child (p, hi); the root is place N/2.  Each node has a connection
- * of its own to its parent (HELLO round IBP_OOB_RING_ROUND), opened before
- * its first link test: the sum needs nothing but the fingerprints, so it
- * travels while the links are being tested.
+ * along the tree of ibp_rdmatest_sum_tree (rdmatest.h): clusters of 3
+ * places, the heads in a balanced binary tree.  A head has a connection of
+ * its own to its parent (HELLO round IBP_OOB_RING_ROUND), opened before its
+ * first link test; a leaf's sum and its answer travel on the ring round's
+ * link with its head: the sum needs nothing but the fingerprints, so it
+ * travels while the links are being tested.  An FPSUM frame is the only
+ * one as large as 22 KB in memory: its owner keeps it (struct ibp_oob_msg
+ * points at it).
  *
  *   GATHER  from a child to its parent: the sum of the child's range
  *   FINAL   the complete sum, from the root down
@@ -204,7 +220,7 @@ struct ibp_oob_summary {
  *           node that learns it falls back to its neighbours'
  *           fingerprints (FINGERPRINT frames on the rail-0 links).
  *
- * About log2(N) hops one after the other up, as many down.
+ * About log2(N / 3) hops one after the other up, as many down.
  */
 enum ibp_fpsum_phase { IBP_FPSUM_GATHER = 1, IBP_FPSUM_FINAL = 2, IBP_FPSUM_BROKEN = 3 };
 enum ibp_fpsum_why {
@@ -229,38 +245,52 @@ struct ibp_oob_error {
 	char text[IBP_OOB_TEXT_MAX];
 };
 
+/*
+ * A message: TYPE and what it holds.  The small ones are in U.  SUMMARY,
+ * FINGERPRINT and FPSUM are the caller's, by pointer: to send one, point at
+ * it; to receive one, point at where it may go.  A frame of one of these
+ * types whose pointer is NULL is a type the reader takes nothing of there:
+ * ibp_oob_decode checks its header and returns -ENOBUFS with TYPE set,
+ * without reading its payload.
+ */
 struct ibp_oob_msg {
 	uint16_t type; /* enum ibp_oob_type */
 	union {
 		struct ibp_oob_hello hello;
 		struct ibp_oob_endpoint endpoint;
 		struct ibp_oob_ctrl ctrl;
-		struct ibp_oob_summary summary;
 		struct ibp_oob_error error;
-		struct ibp_fp fingerprint;
-		struct ibp_oob_fpsum fpsum;
 	} u;
+	struct ibp_oob_summary *summary;
+	struct ibp_fp *fingerprint;
+	struct ibp_oob_fpsum *fpsum;
 };
 
-/* Payload sizes on the wire; FINGERPRINT and FPSUM: the largest. */
-#define IBP_OOB_HELLO_LEN    (6 * 4 + 4 + 2 + 8 + 8 + 2 + IBP_OOB_CRED_MAX)
-#define IBP_OOB_EP_LEN       (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2 + 4)
-#define IBP_OOB_ENDPOINT_LEN (2 + 4 + IBP_DEV_MAX + IBP_OOB_EP_LEN + IBP_OOB_LEAF_MAX)
-#define IBP_OOB_CTRL_LEN     (1 + 4 + 8 + 8)
-#define IBP_OOB_LINK_LEN     (4 + 4 + 1 + 1 + 2)
-#define IBP_OOB_SUMMARY_LEN                                                                        \
-	(4 + 4 + 8 + 1 + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN + 1 +                                \
-	 IBP_OOB_MAX_LEAVES * (4 + IBP_OOB_LEAF_MAX))
-#define IBP_OOB_ERROR_LEN       (4 + IBP_OOB_TEXT_MAX)
-#define IBP_OOB_FINGERPRINT_LEN IBP_FP_WIRE_MAX
+/* Payload sizes on the wire: each type's shortest and longest. */
+#define IBP_OOB_HELLO_MIN     (6 * 4 + 1 + 1 + 2 + 1 + 8 + 8 + 2) /* insecure: no credential */
+#define IBP_OOB_HELLO_MAX     (IBP_OOB_HELLO_MIN + IBP_OOB_CRED_MAX - 1)
+#define IBP_OOB_EP_LEN        (1 + 1 + 2 + 4 * 6 + 8 + 8 + IBP_TX_GID_LEN + 2)
+#define IBP_OOB_ENDPOINT_MIN  (2 + 4 + 1 + IBP_OOB_EP_LEN + 1) /* empty device and leaf */
+#define IBP_OOB_ENDPOINT_MAX  (IBP_OOB_ENDPOINT_MIN + IBP_DEV_MAX - 1 + IBP_OOB_LEAF_MAX - 1)
+#define IBP_OOB_CTRL_LEN      (1 + 4 + 8 + 8)
+#define IBP_OOB_LINK_LEN      (4 + 4 + 1 + 1 + 2)
+#define IBP_OOB_LEAF_WIRE_MAX (4 + 1 + IBP_OOB_LEAF_MAX - 1)
+#define IBP_OOB_SUMMARY_MIN   (4 + 4 + 8 + 1 + 1) /* no link, no leaf */
+#define IBP_OOB_SUMMARY_MAX                                                                        \
+	(IBP_OOB_SUMMARY_MIN + IBP_OOB_MAX_LINKS * IBP_OOB_LINK_LEN +                              \
+	 IBP_OOB_MAX_LEAVES * IBP_OOB_LEAF_WIRE_MAX)
+#define IBP_OOB_ERROR_MIN (4 + 1)
+#define IBP_OOB_ERROR_MAX (IBP_OOB_ERROR_MIN + IBP_OOB_TEXT_MAX - 1)
 /* FPSUM: phase, why, origin, from, then (GATHER, FINAL) the sum's compact form */
 #define IBP_OOB_FPSUM_HEAD_LEN (1 + 1 + 4 + 4)
-#define IBP_OOB_FPSUM_LEN      (IBP_OOB_FPSUM_HEAD_LEN + IBP_FPS_WIRE_MAX)
-/* the largest */
-#define IBP_OOB_MAX2(a, b) ((a) > (b) ? (a) : (b))
-#define IBP_OOB_FRAME_MAX                                                                          \
-	(IBP_OOB_HDR_LEN + IBP_OOB_MAX2(IBP_OOB_FPSUM_LEN, IBP_OOB_MAX2(IBP_OOB_FINGERPRINT_LEN,   \
-									IBP_OOB_SUMMARY_LEN)))
+#define IBP_OOB_FPSUM_MAX      (IBP_OOB_FPSUM_HEAD_LEN + IBP_FPS_WIRE_MAX)
+#define IBP_OOB_MAX2(a, b)     ((a) > (b) ? (a) : (b))
+/* the longest frame of every type but FINGERPRINT and FPSUM (the SUMMARY's) */
+#define IBP_OOB_SMALL_FRAME                                                                        \
+	(IBP_OOB_HDR_LEN + IBP_OOB_MAX2(IBP_OOB_MAX2(IBP_OOB_HELLO_MAX, IBP_OOB_ENDPOINT_MAX),     \
+					IBP_OOB_MAX2(IBP_OOB_SUMMARY_MAX, IBP_OOB_ERROR_MAX)))
+/* the longest of all (an FPSUM's) */
+#define IBP_OOB_FRAME_MAX (IBP_OOB_HDR_LEN + IBP_OOB_MAX2(IBP_OOB_FPSUM_MAX, IBP_FP_WIRE_MAX))
 
 /*
  * The version this build speaks: IBP_OOB_VERSION.  A function in its own
@@ -285,6 +315,20 @@ int ibp_oob_header_version(const uint8_t *buf, size_t len);
 size_t ibp_oob_payload_min(unsigned type);
 size_t ibp_oob_payload_max(unsigned type);
 
+/* "HELLO", "ENDPOINT", ... "FPSUM"; NULL for a type that does not exist. */
+const char *ibp_oob_type_name(unsigned type);
+
+/*
+ * Why ibp_oob_decode_header refuses the header at BUF (LEN bytes), in words
+ * for a message, into WHY (cut to WHYLEN): "CTRL frame of 40 payload
+ * bytes, CTRL takes 21", "HELLO frame of 9000 payload bytes, HELLO takes
+ * 47 to 686", "a frame of protocol 17, expected 18", "a frame of type 9,
+ * which does not exist", "not a frame of this test (...)"; "" when the
+ * header is good.  Returns what ibp_oob_decode_header returns.  What the
+ * header says is the sender's claim: unauthenticated, only ever repeated.
+ */
+int ibp_oob_header_why(const uint8_t *buf, size_t len, char *why, size_t whylen);
+
 /*
  * True for the types that only travel sealed, with a sequence number and a
  * MAC (seal.h): ENDPOINT, CTRL, SUMMARY, FINGERPRINT, FPSUM.  HELLO and ERROR go before any key
@@ -292,12 +336,16 @@ size_t ibp_oob_payload_max(unsigned type);
  */
 bool ibp_oob_sealed(unsigned type);
 
-/* Checks every field of M as the decoder would.  0 or -EBADMSG. */
+/*
+ * Checks every field of M as the decoder would.  0 or -EBADMSG (also for a
+ * SUMMARY, FINGERPRINT or FPSUM without its pointer).
+ */
 int ibp_oob_msg_check(const struct ibp_oob_msg *m);
 
 /*
  * Encodes M (header + payload) into BUF.  Frame length, -EBADMSG, -ENOSPC
- * (a buffer of IBP_OOB_HDR_LEN + ibp_oob_payload_max(type) always does).
+ * (a buffer of IBP_OOB_HDR_LEN + ibp_oob_payload_max(type) always does;
+ * IBP_OOB_SMALL_FRAME for every type but FINGERPRINT and FPSUM).
  */
 int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
 
@@ -308,18 +356,15 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
 int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t *payload_len);
 
 /*
- * Decodes one frame from BUF: frame length consumed, or -errno as above.
- * Only M's type and the union member of that type are written (the member
- * whole, padding included; after an error M is no message to use): the
- * union is 22 KB, most frames a few hundred bytes.
+ * Decodes one frame from BUF: frame length consumed, or -errno as above,
+ * or -ENOBUFS (a SUMMARY, FINGERPRINT or FPSUM where M has no place for
+ * one: TYPE set, its payload unread).  Written: M's type and what that
+ * type holds (U's member, cleared first, or the content M points at),
+ * never M's pointers; after an error it is no message to use.
  */
 int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
 
-/*
- * Makes M an all-zero message of TYPE: its type and that member cleared,
- * the rest of the union left as it was (what `= {.type = TYPE}` would do
- * for 22 KB).
- */
+/* Makes M an all-zero message of TYPE, with no content pointer. */
 void ibp_oob_msg_clear(struct ibp_oob_msg *m, unsigned type);
 
 /*
@@ -337,11 +382,16 @@ int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline);
 int ibp_oob_send(int fd, const struct ibp_oob_msg *m, int64_t deadline);
 int ibp_oob_recv(int fd, struct ibp_oob_msg *m, int64_t deadline);
 /*
- * ibp_oob_recv that also says which version the frame's header claims: on
+ * send and recv take HELLO and ERROR only (the unsealed types).
+ * ibp_oob_recv_version also says which version the frame's header claims: on
  * -EPROTONOSUPPORT *VERSION is the peer's (the payload is left unread),
- * else the header's when one with the right magic came, else untouched.
+ * else the header's when one with the right magic came, else untouched;
+ * and, into WHY (when not NULL), what a refused frame was (a header as
+ * ibp_oob_header_why says, a sealed type, a payload that does not decode),
+ * "" for none.
  */
-int ibp_oob_recv_version(int fd, struct ibp_oob_msg *m, int64_t deadline, unsigned *version);
+int ibp_oob_recv_version(int fd, struct ibp_oob_msg *m, int64_t deadline, unsigned *version,
+			 char *why, size_t whylen);
 
 /*
  * Ports: N_CAND (<= 8) candidate TCP ports in [LO, HI] for JOB and STEP,

@@ -26,9 +26,8 @@
  *         data header || payload || seq, nothing encrypted (128 bits)
  *
  * SEQ counts the frames of one direction from 0.  The receiver checks the
- * header's type and payload length (fixed per type, or for FINGERPRINT and
- * FPSUM within the type's bounds: a stranger cannot make it read more than
- * the type's largest frame), reads exactly one frame, compares the tag in constant time
+ * header's type and payload length (within the type's bounds: a stranger
+ * cannot make it read more than the type's largest frame), reads exactly one frame, compares the tag in constant time
  * (sodium_memcmp) and the sequence number, and only then decodes the
  * payload: nothing a frame says is used before its tag is checked.  A bad
  * tag, a replayed, dropped or reordered frame (wrong seq) is -EKEYREJECTED:
@@ -70,6 +69,14 @@ struct ibp_seal {
 	uint8_t tx_key[IBP_SEAL_KEY_LEN], rx_key[IBP_SEAL_KEY_LEN];
 	uint64_t tx_seq, rx_seq;
 	bool ready;
+	/*
+	 * What the last frame refused (-EBADMSG, -EKEYREJECTED,
+	 * -EPROTONOSUPPORT) by ibp_seal_decode or ibp_seal_recv was, in words
+	 * for the link's message: "CTRL frame of 40 payload bytes, CTRL
+	 * takes 21" (oob.h, ibp_oob_header_why), "CTRL frame whose tag does
+	 * not match" ...; "" after a frame taken.
+	 */
+	char refused[IBP_OOB_TEXT_MAX];
 };
 
 /*
@@ -109,18 +116,24 @@ int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *bu
  * (-EBADMSG, -EPROTONOSUPPORT), the length (-EBADMSG unless exactly one
  * frame), then the tag and the sequence number (-EKEYREJECTED), and only
  * then the payload (-EBADMSG).  0 with M filled (as ibp_oob_decode: its
- * type and that member) and S's receive sequence advanced.  On any error S
- * is unchanged; M is untouched unless the payload itself did not decode
- * (an authentic frame that is not a message: M is then no message to use).
+ * type and what that type holds) and S's receive sequence advanced; or
+ * -ENOBUFS, an authentic frame of a type M has no place for (its TYPE set,
+ * nothing decoded), the sequence advanced too.  On any other error S's
+ * keys and sequence numbers are unchanged and S->refused says what was
+ * refused; M is untouched unless the payload itself did not decode (an
+ * authentic frame that is not a message: M is then no message to use).
  */
 int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
 
 /*
  * Framed, sealed I/O under DEADLINE (as ibp_oob_send / ibp_oob_recv): the
  * header is checked before the rest is read, so a lying peer costs one
- * frame of the type's maximum size at most.  recv: any frame that is not a well-formed,
- * authentic, in-sequence sealed frame is -EKEYREJECTED (after the HELLOs a
- * genuine peer sends nothing else); -ETIMEDOUT, -ECONNRESET, -errno.
+ * frame of the type's maximum size at most.  A FINGERPRINT or FPSUM frame
+ * goes through the heap (-ENOMEM), every other one through the stack.
+ * recv: any frame that is not a well-formed, authentic, in-sequence
+ * sealed frame is -EKEYREJECTED (after the HELLOs a genuine peer sends
+ * nothing else); -ENOBUFS as ibp_seal_decode; -ETIMEDOUT, -ECONNRESET,
+ * -errno.
  */
 int ibp_seal_send(int fd, struct ibp_seal *s, const struct ibp_oob_msg *m, int64_t deadline);
 int ibp_seal_recv(int fd, struct ibp_seal *s, struct ibp_oob_msg *m, int64_t deadline);

@@ -75,7 +75,10 @@ plug
 # this one (the link-time seam of include/ibprep/oob.h; nothing a job can
 # set).  The step runs; n2's three peers warn that n2 answers with the old
 # version, n2 warns that they answer with this one; nobody is blamed or
-# drained.
+# drained.  Only the header's version differs from a real old build's
+# frames: a frame of another version is refused at its 12 bytes, which
+# every version keeps, before its layout is read (test_rdmatest_plan.c
+# sends the acceptor a real protocol-17 HELLO, 17's fixed 688 bytes).
 other_build() {
 	local cur old vdir=$CL_DIR/otherbuild
 	cur=$(awk '$1 == "#define" && $2 == "IBP_OOB_VERSION" { print $3 }' include/ibprep/oob.h)

@@ -29,7 +29,9 @@ enum op { ENCODE, DECODE, SEAL_ENCODE, SEAL_DECODE, SUM_CHECK };
 static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
 {
 	static uint8_t buf[IBP_SEAL_FRAME_MAX], sealed[IBP_SEAL_FRAME_MAX];
-	static struct ibp_oob_msg out;
+	static struct ibp_fp fp_out;
+	static struct ibp_oob_fpsum sum_out;
+	struct ibp_oob_msg out = {.fingerprint = &fp_out, .fpsum = &sum_out};
 	static const uint8_t zero[IBP_AUTH_SECRET_LEN];
 	struct ibp_seal_link link = {1, 1, 1000, 0, 1, 1, 0};
 	struct ibp_seal tx, rx;
@@ -63,7 +65,7 @@ static double time_op(enum op op, const struct ibp_oob_msg *m, int runs)
 				rc = ibp_seal_decode(&rx, sealed, (size_t)sn, &out);
 				break;
 			case SUM_CHECK:
-				rc = ibp_fp_sum_check(&m->u.fpsum.sum);
+				rc = ibp_fp_sum_check(&m->fpsum->sum);
 				break;
 			}
 		}
@@ -161,31 +163,31 @@ static void ring_work(const struct ibp_fp *fp, int runs)
 int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 31;
-	struct ibp_oob_msg *fp = calloc(1, sizeof(*fp)), *sum = calloc(1, sizeof(*sum));
+	struct ibp_fp *f = calloc(1, sizeof(*f));
+	struct ibp_oob_fpsum *s = calloc(1, sizeof(*s));
+	struct ibp_oob_msg fp = {.type = IBP_OOB_FINGERPRINT, .fingerprint = f},
+			   sum = {.type = IBP_OOB_FPSUM, .fpsum = s};
 	char what[128];
 
-	if (runs < 1 || !fp || !sum) {
+	if (runs < 1 || !f || !s) {
 		fprintf(stderr, "usage: fpframe-bench [RUNS]\n");
 		return 2;
 	}
-	fp->type = IBP_OOB_FINGERPRINT;
-	sim_fingerprint(&fp->u.fingerprint, "28.39.1002");
-	snprintf(what, sizeof(what), "FINGERPRINT (rdmatest-sim's, %zu entries)",
-		 fp->u.fingerprint.n);
-	report(what, fp, runs);
-	sum->type = IBP_OOB_FPSUM;
-	sum->u.fpsum.phase = IBP_FPSUM_GATHER;
-	ibp_fp_sum_init(&sum->u.fpsum.sum, 64);
+	sim_fingerprint(f, "28.39.1002");
+	snprintf(what, sizeof(what), "FINGERPRINT (rdmatest-sim's, %zu entries)", f->n);
+	report(what, &fp, runs);
+	s->phase = IBP_FPSUM_GATHER;
+	ibp_fp_sum_init(&s->sum, 64);
 	for (uint32_t i = 0; i < 64; i++)
-		if (ibp_fp_sum_add(&sum->u.fpsum.sum, i, &fp->u.fingerprint)) {
+		if (ibp_fp_sum_add(&s->sum, i, f)) {
 			fprintf(stderr, "fpframe-bench: the sum refused node %u\n", (unsigned)i);
 			return 1;
 		}
 	snprintf(what, sizeof(what), "FPSUM (64 nodes, %u keys, %u values)",
-		 (unsigned)sum->u.fpsum.sum.n_keys, (unsigned)sum->u.fpsum.sum.n_values);
-	report(what, sum, runs);
-	ring_work(&fp->u.fingerprint, runs);
-	free(fp);
-	free(sum);
+		 (unsigned)s->sum.n_keys, (unsigned)s->sum.n_values);
+	report(what, &sum, runs);
+	ring_work(f, runs);
+	free(f);
+	free(s);
 	return 0;
 }

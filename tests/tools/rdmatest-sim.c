@@ -362,7 +362,7 @@ static void hostile_from(const char *src, const char *addr, uint32_t job, uint32
 {
 	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
 	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
-	uint8_t frame[IBP_OOB_FRAME_MAX], junk[300];
+	uint8_t frame[IBP_OOB_SMALL_FRAME], junk[300];
 	int slow[4] = {-1, -1, -1, -1}, flood[48], nflood = 0, fl;
 
 	ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, ports, 1);
@@ -373,10 +373,16 @@ static void hostile_from(const char *src, const char *addr, uint32_t job, uint32
 	m.u.hello.to = target;
 	m.u.hello.nnodes = n;
 	m.u.hello.round = 1;
+	m.u.hello.n_rails = 1;
 	m.u.hello.nonce = 77;
 	m.u.hello.cred_len = 4;
 	memcpy(m.u.hello.cred, "AAAA", 4); /* a forged credential */
 	fl = ibp_oob_encode(&m, frame, sizeof(frame));
+	if (fl <= 0) {
+		fprintf(stderr, "rdmatest-sim: cannot encode the forged hello: %s\n",
+			strerror(-fl));
+		return;
+	}
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 7 + 3);
 	while (ibp_now_ns() < end) {
@@ -394,7 +400,7 @@ static void hostile_from(const char *src, const char *addr, uint32_t job, uint32
 		}
 		/* another protocol version */
 		if ((fd = dial_from(src, addr, ports[0])) >= 0) {
-			uint8_t v[IBP_OOB_FRAME_MAX];
+			uint8_t v[IBP_OOB_SMALL_FRAME];
 
 			memcpy(v, frame, (size_t)fl);
 			v[5] = 99;
@@ -463,8 +469,11 @@ static pid_t squat(const char *addr, uint32_t job, uint32_t step, const struct i
 	return pid;
 }
 
-/* Copies what is readable on FROM to TO; FLIP: byte offset in this stream to flip, or -1. */
-static int pump(int from, int to, long *seen, long flip)
+/*
+ * Copies what is readable on FROM to TO; FLIP: byte offset in this stream
+ * to flip, or -1; HEAD (or NULL) keeps the stream's first header.
+ */
+static int pump(int from, int to, long *seen, long flip, uint8_t *head)
 {
 	uint8_t buf[4096];
 	ssize_t n = recv(from, buf, sizeof(buf), MSG_DONTWAIT);
@@ -473,6 +482,8 @@ static int pump(int from, int to, long *seen, long flip)
 		return n == 0 || (errno != EAGAIN && errno != EINTR) ? -1 : 0;
 	if (flip >= *seen && flip < *seen + n)
 		buf[flip - *seen] ^= 0x01;
+	for (long i = *seen; head && i < IBP_OOB_HDR_LEN && i < *seen + n; i++)
+		head[i] = buf[i - *seen];
 	*seen += n;
 	return send(to, buf, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -1;
 }
@@ -480,7 +491,8 @@ static int pump(int from, int to, long *seen, long flip)
 /* One relayed connection: client C (from SRC) to the node's fallback port. */
 static void relay_one(int c, const char *src, const char *addr, uint16_t port)
 {
-	long up = 0, down = 0;
+	long up = 0, down = 0, flip = -1;
+	uint8_t head[IBP_OOB_HDR_LEN];
 	int s = -1;
 
 	for (int t = 0; t < 100 && s < 0; t++) {
@@ -503,14 +515,22 @@ static void relay_one(int c, const char *src, const char *addr, uint16_t port)
 
 		if (poll(p, 2, 10000) <= 0)
 			break;
-		if (p[1].revents && pump(s, c, &down, -1))
+		if (p[1].revents && pump(s, c, &down, -1, NULL))
 			break;
-		/* upstream: one bit of the sender's first sealed frame flipped */
-		if (up_open && p[0].revents &&
-		    pump(c, s, &up, IBP_OOB_HDR_LEN + IBP_OOB_HELLO_LEN + IBP_OOB_HDR_LEN + 8)) {
+		/*
+		 * upstream: one bit of the sender's first sealed frame flipped,
+		 * after its HELLO (as long as its header says: the sender waits
+		 * for the answer before it sends more)
+		 */
+		if (up_open && p[0].revents && pump(c, s, &up, flip, head)) {
 			shutdown(s, SHUT_WR);
 			up_open = false;
 		}
+		if (flip < 0 && up >= IBP_OOB_HDR_LEN)
+			flip = IBP_OOB_HDR_LEN +
+			       ((long)head[8] << 24 | (long)head[9] << 16 | (long)head[10] << 8 |
+				head[11]) +
+			       IBP_OOB_HDR_LEN + 8;
 	}
 	_exit(0);
 }

@@ -153,7 +153,7 @@ static void openssl_tag(const uint8_t key[IBP_SEAL_KEY_LEN], const uint8_t *p, s
 static void test_seal_roundtrip_and_tag_is_chacha20_poly1305(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 12345), out;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 12345), out = {0};
 	uint8_t buf[IBP_SEAL_FRAME_MAX], md[IBP_SEAL_TAG_LEN];
 	int n;
 
@@ -184,7 +184,7 @@ static void test_seal_roundtrip_and_tag_is_chacha20_poly1305(void **state)
 static void test_seal_every_bit_flip_refused(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m = ctrl(IBP_CTRL_VERDICT, IBP_LINK_PASS), out;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_VERDICT, IBP_LINK_PASS), out = {0};
 	uint8_t buf[IBP_SEAL_FRAME_MAX], bad[IBP_SEAL_FRAME_MAX];
 	int n;
 
@@ -214,7 +214,7 @@ static void test_seal_every_bit_flip_refused(void **state)
 static void test_seal_truncated_overlong_wrong_type_refused(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 1), out, hello = {.type = IBP_OOB_HELLO};
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 1), out = {0}, hello = {.type = IBP_OOB_HELLO};
 	uint8_t buf[IBP_SEAL_FRAME_MAX + 8];
 	int n;
 
@@ -238,7 +238,7 @@ static void test_seal_truncated_overlong_wrong_type_refused(void **state)
 static void test_seal_replay_drop_reorder_refused(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m, out;
+	struct ibp_oob_msg m, out = {0};
 	uint8_t f0[IBP_SEAL_FRAME_MAX], f1[IBP_SEAL_FRAME_MAX], f2[IBP_SEAL_FRAME_MAX];
 	int n0, n1, n2;
 
@@ -252,7 +252,9 @@ static void test_seal_replay_drop_reorder_refused(void **state)
 	n2 = ibp_seal_encode(&c, &m, f2, sizeof(f2));
 	/* reordered: frame 1 first */
 	assert_int_equal(ibp_seal_decode(&l, f1, (size_t)n1, &out), -EKEYREJECTED);
+	assert_string_equal(l.refused, "CTRL frame numbered 1, expected 0");
 	assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), 0);
+	assert_string_equal(l.refused, "");
 	/* replayed */
 	assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), -EKEYREJECTED);
 	/* dropped: frame 2 where 1 is due */
@@ -275,6 +277,7 @@ static void test_seal_replay_drop_reorder_refused(void **state)
 		n0 = ibp_seal_encode(&c2, &m, f0, sizeof(f0));
 		pair(&c, &l, &link1);
 		assert_int_equal(ibp_seal_decode(&l, f0, (size_t)n0, &out), -EKEYREJECTED);
+		assert_string_equal(l.refused, "CTRL frame whose tag does not match");
 	}
 }
 
@@ -282,7 +285,7 @@ static void test_seal_replay_drop_reorder_refused(void **state)
 static void test_seal_authentic_but_malformed_payload_refused(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 0), out;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 0), out = {0};
 	uint8_t buf[IBP_SEAL_FRAME_MAX];
 	int n;
 
@@ -293,12 +296,126 @@ static void test_seal_authentic_but_malformed_payload_refused(void **state)
 	openssl_tag(c.tx_key, buf, (size_t)n - IBP_SEAL_TAG_LEN, buf + n - IBP_SEAL_TAG_LEN);
 	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EBADMSG);
 	assert_int_equal(l.rx_seq, 0);
+	assert_string_equal(l.refused,
+			    "CTRL frame of 21 payload bytes, authentic, that does not decode");
+}
+
+/*
+ * A frame whose length is wrong for its type, through framed I/O: a CTRL
+ * that says 22 payload bytes (CTRL has 21), a FINGERPRINT longer than the
+ * longest.  Refused at the header (nothing more read), as a frame that is
+ * no sealed frame of this test (-EKEYREJECTED), and named: the link's
+ * message says which type, how long, and what the type takes.
+ */
+static void test_seal_recv_wrong_length_for_type_refused_naming_it(void **state)
+{
+	static const struct {
+		uint8_t type;
+		size_t plen;
+		const char *why;
+	} cases[] = {
+	    {IBP_OOB_CTRL, IBP_OOB_CTRL_LEN + 1, "CTRL frame of 22 payload bytes, CTRL takes 21"},
+	    {IBP_OOB_CTRL, 0, "CTRL frame of 0 payload bytes, CTRL takes 21"},
+	    {IBP_OOB_FINGERPRINT, IBP_FP_WIRE_MAX + 1, NULL},
+	    {IBP_OOB_ENDPOINT, IBP_OOB_ENDPOINT_MIN - 1, NULL},
+	};
+	struct ibp_seal c, l;
+	struct ibp_oob_msg out = {0};
+	uint8_t hdr[IBP_OOB_HDR_LEN];
+	char want[IBP_OOB_TEXT_MAX];
+	int sv[2];
+
+	(void)state;
+	pair(&c, &l, &link1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = ibp_oob_type_name(cases[i].type);
+
+		memcpy(hdr, "IBPT", 4);
+		hdr[4] = (uint8_t)(IBP_OOB_VERSION >> 8);
+		hdr[5] = (uint8_t)IBP_OOB_VERSION;
+		hdr[6] = 0;
+		hdr[7] = cases[i].type;
+		for (int b = 0; b < 4; b++)
+			hdr[8 + b] = (uint8_t)(cases[i].plen >> (24 - 8 * b));
+		if (cases[i].why)
+			snprintf(want, sizeof(want), "%s", cases[i].why);
+		else
+			snprintf(want, sizeof(want),
+				 "%s frame of %zu payload bytes, %s takes %zu to %zu", name,
+				 cases[i].plen, name, ibp_oob_payload_min(cases[i].type),
+				 ibp_oob_payload_max(cases[i].type));
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+		/* the header alone: a reader that waited for the payload would time out */
+		assert_int_equal(write(sv[0], hdr, sizeof(hdr)), sizeof(hdr));
+		assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + 2 * IBP_NS_PER_S),
+				 -EKEYREJECTED);
+		assert_string_equal(l.refused, want);
+		assert_int_equal(l.rx_seq, 0);
+		close(sv[0]);
+		close(sv[1]);
+	}
 }
 
 /* Retags the LEN-byte frame at BUF under C's sending key, as a peer holding the key could. */
 static void retag(const struct ibp_seal *c, uint8_t *buf, size_t len)
 {
 	openssl_tag(c->tx_key, buf, len - IBP_SEAL_TAG_LEN, buf + len - IBP_SEAL_TAG_LEN);
+}
+
+/*
+ * MEASURE_AGAIN (protocol 17's CTRL op) at CTRL's own 21 bytes: a sealed one
+ * goes through framed I/O whole; the same frame a byte shorter or longer,
+ * retagged by a holder of the key, is refused at its header (nothing more
+ * read), named like any CTRL, the sequence untouched.
+ */
+static void test_seal_measure_again_sized_and_wrong_length_refused(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_MEASURE_AGAIN, 1), out = {0};
+	uint8_t buf[IBP_SEAL_FRAME_MAX], bad[IBP_SEAL_FRAME_MAX];
+	char want[IBP_OOB_TEXT_MAX];
+	int sv[2], n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	m.u.ctrl.b = 2; /* the second measurement */
+	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
+	assert_int_equal(n, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN + IBP_SEAL_OVERHEAD);
+	for (size_t plen = IBP_OOB_CTRL_LEN - 1; plen <= IBP_OOB_CTRL_LEN + 1; plen += 2) {
+		size_t len = IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD;
+
+		memset(bad, 0, sizeof(bad));
+		/* the payload cut, or a zero byte after it */
+		memcpy(bad, buf,
+		       IBP_OOB_HDR_LEN + (plen < IBP_OOB_CTRL_LEN ? plen : IBP_OOB_CTRL_LEN));
+		bad[11] = (uint8_t)plen;
+		memcpy(bad + IBP_OOB_HDR_LEN + plen, buf + IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN,
+		       IBP_SEAL_SEQ_LEN);
+		retag(&c, bad, len);
+		snprintf(want, sizeof(want), "CTRL frame of %zu payload bytes, CTRL takes %d", plen,
+			 IBP_OOB_CTRL_LEN);
+		assert_int_equal(ibp_seal_decode(&l, bad, len, &out), -EBADMSG);
+		assert_string_equal(l.refused, want);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+		assert_int_equal(write(sv[0], bad, len), (ssize_t)len);
+		assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + 2 * IBP_NS_PER_S),
+				 -EKEYREJECTED);
+		assert_string_equal(l.refused, want);
+		assert_int_equal(l.rx_seq, 0);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	/* the frame as sent: whole, decoded */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(write(sv[0], buf, (size_t)n), n);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + 2 * IBP_NS_PER_S), 0);
+	assert_int_equal(out.type, IBP_OOB_CTRL);
+	assert_int_equal(out.u.ctrl.op, IBP_CTRL_MEASURE_AGAIN);
+	assert_int_equal(out.u.ctrl.a, 1);
+	assert_int_equal(out.u.ctrl.b, 2);
+	assert_int_equal(l.rx_seq, 1);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /*
@@ -309,14 +426,16 @@ static void retag(const struct ibp_seal *c, uint8_t *buf, size_t len)
 static void test_seal_variable_length_frame_roundtrip_and_refusals(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m = {.type = IBP_OOB_FINGERPRINT}, out;
+	static struct ibp_fp fp, fp_out; /* the caller's: 9 KB each */
+	struct ibp_oob_msg m = {.type = IBP_OOB_FINGERPRINT, .fingerprint = &fp},
+			   out = {.fingerprint = &fp_out};
 	uint8_t buf[IBP_SEAL_FRAME_MAX + 1], bad[IBP_SEAL_FRAME_MAX + 1], md[IBP_SEAL_TAG_LEN];
 	size_t plen;
 	int n, sv[2];
 
 	(void)state;
-	ibp_fp_set(&m.u.fingerprint, IBP_FP_HCA_SET, NULL, "1 rail: mlx5_0:1");
-	ibp_fp_set(&m.u.fingerprint, IBP_FP_FIRMWARE, "mlx5_0:1", "28.39.1002");
+	ibp_fp_set(&fp, IBP_FP_HCA_SET, NULL, "1 rail: mlx5_0:1");
+	ibp_fp_set(&fp, IBP_FP_FIRMWARE, "mlx5_0:1", "28.39.1002");
 	pair(&c, &l, &link1);
 	n = ibp_seal_encode(&c, &m, buf, sizeof(buf));
 	plen = (size_t)n - IBP_OOB_HDR_LEN - IBP_SEAL_OVERHEAD;
@@ -346,14 +465,19 @@ static void test_seal_variable_length_frame_roundtrip_and_refusals(void **state)
 	assert_int_equal(ibp_seal_decode(&l, bad, (size_t)n, &out), -EBADMSG);
 	assert_int_equal(l.rx_seq, 0);
 	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), 0);
-	assert_int_equal(out.u.fingerprint.n, 2);
-	assert_memory_equal(out.u.fingerprint.e, m.u.fingerprint.e,
-			    2 * sizeof(m.u.fingerprint.e[0]));
+	assert_int_equal(out.fingerprint->n, 2);
+	assert_memory_equal(out.fingerprint->e, fp.e, 2 * sizeof(fp.e[0]));
 	/* over a socket, then a header past the maximum: refused before anything more is read */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	assert_int_equal(ibp_seal_send(sv[0], &c, &m, ibp_now_ns() + IBP_NS_PER_S), 0);
 	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S), 0);
-	assert_int_equal(out.u.fingerprint.n, 2);
+	assert_int_equal(out.fingerprint->n, 2);
+	/* a reader with no place for one: read, authenticated, left (the sequence goes on) */
+	out.fingerprint = NULL;
+	assert_int_equal(ibp_seal_send(sv[0], &c, &m, ibp_now_ns() + IBP_NS_PER_S), 0);
+	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S), -ENOBUFS);
+	assert_int_equal(out.type, IBP_OOB_FINGERPRINT);
+	assert_int_equal(l.rx_seq, c.tx_seq);
 	assert_int_equal(write(sv[0], bad, IBP_OOB_HDR_LEN), IBP_OOB_HDR_LEN);
 	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + 60 * IBP_NS_PER_S),
 			 -EKEYREJECTED);
@@ -365,7 +489,7 @@ static void test_seal_variable_length_frame_roundtrip_and_refusals(void **state)
 static void test_seal_recv_unsealed_frame_is_auth_failure(void **state)
 {
 	struct ibp_seal c, l;
-	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 5), out, err = {.type = IBP_OOB_ERROR};
+	struct ibp_oob_msg m = ctrl(IBP_CTRL_READY, 5), out = {0}, err = {.type = IBP_OOB_ERROR};
 	int sv[2];
 
 	(void)state;
@@ -379,6 +503,7 @@ static void test_seal_recv_unsealed_frame_is_auth_failure(void **state)
 	assert_int_equal(ibp_oob_send(sv[0], &err, ibp_now_ns() + IBP_NS_PER_S), 0);
 	assert_int_equal(ibp_seal_recv(sv[1], &l, &out, ibp_now_ns() + IBP_NS_PER_S),
 			 -EKEYREJECTED);
+	assert_string_equal(l.refused, "ERROR frame, never sealed");
 	close(sv[0]);
 	close(sv[1]);
 	/* garbage, then the peer gone */
@@ -516,6 +641,8 @@ int main(void)
 	    cmocka_unit_test(test_seal_authentic_but_malformed_payload_refused),
 	    cmocka_unit_test(test_seal_variable_length_frame_roundtrip_and_refusals),
 	    cmocka_unit_test(test_seal_recv_unsealed_frame_is_auth_failure),
+	    cmocka_unit_test(test_seal_recv_wrong_length_for_type_refused_naming_it),
+	    cmocka_unit_test(test_seal_measure_again_sized_and_wrong_length_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -54,7 +54,8 @@ def bind_range(lo, hi, held):
     return n
 
 
-# "IBPT", version 1, type 5 (ERROR), payload 4 + 96: code -ENXIO and a text
+# "IBPT", the version, type 5 (ERROR), payload: code -ENXIO, the text's
+# length byte and its bytes (oob.h: every frame at its own length)
 def forged_error():
     # A well-formed ERROR frame of the protocol version the test passes in
     # IBP_OOB_VERSION (include/ibprep/oob.h): it decodes, so what a
@@ -62,8 +63,9 @@ def forged_error():
     version = int(os.environ.get("IBP_OOB_VERSION", "0"))
     if version <= 0:
         sys.exit("IBP_OOB_VERSION not set (the test reads it from include/ibprep/oob.h)")
-    text = b"forged: no such step here".ljust(96, b"\0")
-    return struct.pack(">IHHI", 0x49425054, version, 5, 100) + struct.pack(">i", -6) + text
+    text = b"forged: no such step here"
+    payload = struct.pack(">iB", -6, len(text)) + text
+    return struct.pack(">IHHI", 0x49425054, version, 5, len(payload)) + payload
 
 
 def squat(status, lo, hi):
