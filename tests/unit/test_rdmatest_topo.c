@@ -3,7 +3,8 @@
  * Unit tests of the cross-node test's topology-aware blame
  * (helpers/rdmatest/rdmatest_topo.c): a leaf's uplinks, a leaf with too few nodes,
  * both ends of one link, two faults at once, and the views the nodes of a
- * real step have (their own links and their peers' summaries).
+ * real step have (their own links and their peers' summaries): one table
+ * of cases, each one node's view and what the blame must make of it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,89 +61,80 @@ static bool step_explains(const struct step *s, uint32_t from, uint32_t to)
 	return ibp_rdmatest_uplink_explains(from, to, s->leaf, s->nnodes, s->sus, s->ns);
 }
 
-/* n3's view with leaf 0 cut off from the others: its links and n1's and n2's summaries. */
-static void test_rdmatest_topo_leaf_uplinks_blamed_not_a_node(void **state)
+/* NODE judged with the topology (SELF: by itself) or without it: a suspect or not. */
+struct who {
+	uint32_t node;
+	bool self, want;
+};
+
+/* The suspect leaves explain the failed link FROM -> TO, or not. */
+struct link_want {
+	uint32_t from, to;
+	bool want;
+};
+
+#define MAXW 9
+
+/*
+ * One node's view of a step (its links K, the leaves LEAF of NNODES nodes)
+ * and what the topology-aware blame makes of it: NS suspect leaves (the
+ * first SUS0), each node of SUSPECT judged with the topology, each of PLAIN
+ * without it (ibp_rdmatest_suspect), each link of EXPLAINS; TODAYS: every
+ * node's verdict with the topology is today's rule's (node 0 judging
+ * itself).
+ */
+struct topo_case {
+	const char *name;
+	const struct ibp_oob_link *k;
+	size_t n;
+	const int *leaf;
+	size_t nnodes;
+	size_t ns;
+	int sus0;
+	struct who suspect[MAXW], plain[MAXW];
+	size_t n_suspect, n_plain;
+	struct link_want explains[4];
+	size_t n_explains;
+	bool todays;
+};
+
+#define NOT_SELF(i)                                                                                \
+	{                                                                                          \
+		(i), false, false                                                                  \
+	}
+
+static void test_rdmatest_topo_cases(void **state)
 {
-	struct ibp_oob_link k[] = {
+	static const int too_few[6] = {0, 1, 1, 1, 2, 2}; /* leaf 0: one node of the step */
+	static const int unknown[4] = {-1, -1, -1, -1};
+	/* n3's view with leaf 0 cut off from the others: its links and n1's and n2's summaries */
+	const struct ibp_oob_link uplinks[] = {
 	    L(2, 3, F), L(2, 4, F), L(0, 2, P), L(1, 2, P), /* n3's own */
 	    L(0, 1, P), L(8, 0, F), L(7, 0, F),             /* n1's */
 	    L(1, 3, F), L(8, 1, F),                         /* n2's */
 	};
-	struct step s;
-
-	(void)state;
-	step_blame(&s, k, N_OF(k), leaf9, 9);
-	assert_int_equal(s.ns, 1);
-	assert_int_equal(s.sus[0], 0);
-	for (uint32_t i = 0; i < 9; i++)
-		assert_false(step_suspect(&s, i, i == 2));
-	assert_true(step_explains(&s, 2, 3));
-	assert_true(step_explains(&s, 8, 0));
-	assert_false(step_explains(&s, 0, 1));
-	assert_false(step_explains(&s, 3, 6));
-}
-
-/*
- * n4's view of the same step: it sees leaf 0's links to it fail but none
- * of leaf 0's own links: no uplinks, and no node either (today's rule
- * would blame n3, whose two failures both went to leaf 1).
- */
-static void test_rdmatest_topo_one_foreign_leaf_names_links_not_a_node(void **state)
-{
-	struct ibp_oob_link k[] = {
+	/*
+	 * n4's view of the same step: it sees leaf 0's links to it fail but none
+	 * of leaf 0's own links: no uplinks, and no node either (today's rule
+	 * would blame n3, whose two failures both went to leaf 1).
+	 */
+	const struct ibp_oob_link foreign[] = {
 	    L(3, 4, P), L(3, 5, P), L(2, 3, F), L(1, 3, F), /* n4's own */
 	    L(4, 5, P), L(4, 6, P), L(2, 4, F),             /* n5's */
 	    L(5, 6, P), L(5, 7, P),                         /* n6's */
 	};
-	struct step s;
-
-	(void)state;
-	step_blame(&s, k, N_OF(k), leaf9, 9);
-	assert_int_equal(s.ns, 0);
-	assert_true(ibp_rdmatest_suspect(k, s.n, 2, false)); /* without the topology */
-	assert_false(step_suspect(&s, 2, false));
-	assert_false(step_suspect(&s, 3, true));
-}
-
-/* A leaf with one node in the step cannot be told from that node: no uplinks. */
-static void test_rdmatest_topo_leaf_with_too_few_nodes(void **state)
-{
-	static const int leaf[6] = {0, 1, 1, 1, 2, 2};
-	struct ibp_oob_link k[] = {
+	/* a leaf with one node in the step cannot be told from that node: no uplinks */
+	const struct ibp_oob_link lone[] = {
 	    L(0, 1, F), L(0, 2, F), L(5, 0, F), L(4, 0, F), L(1, 2, P),
 	    L(2, 3, P), L(3, 4, P), L(4, 5, P), L(1, 3, P), L(2, 4, P),
 	};
-	struct step s;
-
-	(void)state;
-	assert_true(IBP_RDMATEST_MIN_LEAF_NODES >= 2);
-	step_blame(&s, k, N_OF(k), leaf, 6);
-	assert_int_equal(s.ns, 0);
-	/* Its failures reach two leaves: a node, as today's rule says. */
-	assert_true(step_suspect(&s, 0, true));
-}
-
-/* One failed link inside a leaf: neither end, no leaf: the link (both ends) is named. */
-static void test_rdmatest_topo_both_ends_of_one_link(void **state)
-{
-	struct ibp_oob_link k[] = {
+	/* one failed link inside a leaf: neither end, no leaf: the link (both ends) is named */
+	const struct ibp_oob_link one_link[] = {
 	    L(0, 1, F), L(1, 2, P), L(2, 3, P), L(0, 2, P), L(1, 3, P),
 	    L(3, 4, P), L(4, 5, P), L(5, 6, P), L(8, 0, P), L(7, 0, P),
 	};
-	struct step s;
-
-	(void)state;
-	step_blame(&s, k, N_OF(k), leaf9, 9);
-	assert_int_equal(s.ns, 0);
-	assert_false(step_suspect(&s, 0, true));
-	assert_false(step_suspect(&s, 1, false));
-	assert_false(step_explains(&s, 0, 1));
-}
-
-/* Leaf 0's uplinks cut and n8 (index 7, leaf 2) dead, in one step. */
-static void test_rdmatest_topo_two_faults_at_once(void **state)
-{
-	struct ibp_oob_link k[] = {
+	/* leaf 0's uplinks cut and n8 (index 7, leaf 2) dead, in one step */
+	const struct ibp_oob_link two_faults[] = {
 	    /* leaf 0: inside passes, every link out fails */
 	    L(0, 1, P),
 	    L(1, 2, P),
@@ -165,70 +157,135 @@ static void test_rdmatest_topo_two_faults_at_once(void **state)
 	    L(6, 8, P),
 	    L(8, 1, F),
 	};
-	struct step s;
-
-	(void)state;
-	step_blame(&s, k, N_OF(k), leaf9, 9);
-	assert_int_equal(s.ns, 1);
-	assert_int_equal(s.sus[0], 0);
-	assert_true(step_suspect(&s, 7, false));
-	for (uint32_t i = 0; i < 9; i++)
-		if (i != 7)
-			assert_false(step_suspect(&s, i, false));
-}
-
-/* Without leaves (no topology, or unknown nodes) the rule is today's. */
-static void test_rdmatest_topo_without_leaves_is_todays_rule(void **state)
-{
-	static const int unknown[4] = {-1, -1, -1, -1};
-	struct ibp_oob_link k[] = {
+	/* without leaves (no topology, or unknown nodes) the rule is today's */
+	const struct ibp_oob_link four[] = {
 	    L(0, 1, F), L(0, 2, F), L(1, 2, P), L(2, 3, P), L(3, 0, F), L(2, 0, F), L(3, 1, P),
 	};
-	struct step none, unk;
-
-	(void)state;
-	step_blame(&none, k, N_OF(k), NULL, 4);
-	assert_int_equal(none.ns, 0);
-	assert_false(step_explains(&none, 0, 1));
-	step_blame(&unk, k, N_OF(k), unknown, 4);
-	assert_int_equal(unk.ns, 0);
-	for (uint32_t i = 0; i < 4; i++) {
-		assert_int_equal(step_suspect(&none, i, i == 0),
-				 ibp_rdmatest_suspect(k, N_OF(k), i, i == 0));
-		assert_int_equal(step_suspect(&unk, i, i == 0),
-				 ibp_rdmatest_suspect(k, N_OF(k), i, i == 0));
-	}
-	assert_true(ibp_rdmatest_suspect(k, N_OF(k), 0, true));
-}
-
-/*
- * A leaf whose own links fail too is not its uplinks (the leaf itself, or a
- * node); and leaf 1, whose failed links all go to leaf 0, cannot be told
- * from leaf 0's uplinks.
- */
-static void test_rdmatest_topo_failing_inside_is_not_uplinks(void **state)
-{
-	struct ibp_oob_link k[] = {
+	/*
+	 * A leaf whose own links fail too is not its uplinks (the leaf itself, or a
+	 * node); and leaf 1, whose failed links all go to leaf 0, cannot be told
+	 * from leaf 0's uplinks.
+	 */
+	const struct ibp_oob_link inside[] = {
 	    L(0, 1, F), L(1, 2, P), L(0, 2, P), L(2, 3, F), L(1, 3, F),
 	    L(8, 0, F), L(2, 4, F), L(3, 4, P), L(4, 5, P),
 	};
-	struct step s;
+	const struct topo_case cases[] = {
+	    {.name = "leaf 0's uplinks blamed, not a node",
+	     .k = uplinks,
+	     .n = N_OF(uplinks),
+	     .leaf = leaf9,
+	     .nnodes = 9,
+	     .ns = 1,
+	     .sus0 = 0,
+	     .suspect = {NOT_SELF(0),
+			 NOT_SELF(1),
+			 {2, true, false},
+			 NOT_SELF(3),
+			 NOT_SELF(4),
+			 NOT_SELF(5),
+			 NOT_SELF(6),
+			 NOT_SELF(7),
+			 NOT_SELF(8)},
+	     .n_suspect = 9,
+	     .explains = {{2, 3, true}, {8, 0, true}, {0, 1, false}, {3, 6, false}},
+	     .n_explains = 4},
+	    {.name = "one foreign leaf: its links named, not a node",
+	     .k = foreign,
+	     .n = N_OF(foreign),
+	     .leaf = leaf9,
+	     .nnodes = 9,
+	     .plain = {{2, false, true}}, /* without the topology */
+	     .n_plain = 1,
+	     .suspect = {NOT_SELF(2), {3, true, false}},
+	     .n_suspect = 2},
+	    {.name = "a leaf with too few nodes: its node, as today's rule says",
+	     .k = lone,
+	     .n = N_OF(lone),
+	     .leaf = too_few,
+	     .nnodes = 6,
+	     .suspect = {{0, true, true}}, /* its failures reach two leaves */
+	     .n_suspect = 1},
+	    {.name = "both ends of one link",
+	     .k = one_link,
+	     .n = N_OF(one_link),
+	     .leaf = leaf9,
+	     .nnodes = 9,
+	     .suspect = {{0, true, false}, NOT_SELF(1)},
+	     .n_suspect = 2,
+	     .explains = {{0, 1, false}},
+	     .n_explains = 1},
+	    {.name = "two faults at once",
+	     .k = two_faults,
+	     .n = N_OF(two_faults),
+	     .leaf = leaf9,
+	     .nnodes = 9,
+	     .ns = 1,
+	     .sus0 = 0,
+	     .suspect = {{7, false, true},
+			 NOT_SELF(0),
+			 NOT_SELF(1),
+			 NOT_SELF(2),
+			 NOT_SELF(3),
+			 NOT_SELF(4),
+			 NOT_SELF(5),
+			 NOT_SELF(6),
+			 NOT_SELF(8)},
+	     .n_suspect = 9},
+	    {.name = "no topology: today's rule",
+	     .k = four,
+	     .n = N_OF(four),
+	     .leaf = NULL,
+	     .nnodes = 4,
+	     .plain = {{0, true, true}},
+	     .n_plain = 1,
+	     .explains = {{0, 1, false}},
+	     .n_explains = 1,
+	     .todays = true},
+	    {.name = "unknown nodes: today's rule",
+	     .k = four,
+	     .n = N_OF(four),
+	     .leaf = unknown,
+	     .nnodes = 4,
+	     .todays = true},
+	    {.name = "failing inside a leaf is not its uplinks",
+	     .k = inside,
+	     .n = N_OF(inside),
+	     .leaf = leaf9,
+	     .nnodes = 9},
+	};
 
 	(void)state;
-	step_blame(&s, k, N_OF(k), leaf9, 9);
-	assert_int_equal(s.ns, 0);
+	assert_true(IBP_RDMATEST_MIN_LEAF_NODES >= 2);
+	for (size_t i = 0; i < N_OF(cases); i++) {
+		const struct topo_case *c = &cases[i];
+		struct step s;
+
+		print_message("# %s\n", c->name);
+		step_blame(&s, c->k, c->n, c->leaf, c->nnodes);
+		assert_int_equal(s.ns, c->ns);
+		if (c->ns)
+			assert_int_equal(s.sus[0], c->sus0);
+		for (size_t j = 0; j < c->n_plain; j++)
+			assert_int_equal(
+			    ibp_rdmatest_suspect(c->k, c->n, c->plain[j].node, c->plain[j].self),
+			    c->plain[j].want);
+		for (size_t j = 0; j < c->n_suspect; j++)
+			assert_int_equal(step_suspect(&s, c->suspect[j].node, c->suspect[j].self),
+					 c->suspect[j].want);
+		for (size_t j = 0; j < c->n_explains; j++)
+			assert_int_equal(step_explains(&s, c->explains[j].from, c->explains[j].to),
+					 c->explains[j].want);
+		for (uint32_t j = 0; c->todays && j < c->nnodes; j++)
+			assert_int_equal(step_suspect(&s, j, j == 0),
+					 ibp_rdmatest_suspect(c->k, c->n, j, j == 0));
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rdmatest_topo_leaf_uplinks_blamed_not_a_node),
-	    cmocka_unit_test(test_rdmatest_topo_one_foreign_leaf_names_links_not_a_node),
-	    cmocka_unit_test(test_rdmatest_topo_leaf_with_too_few_nodes),
-	    cmocka_unit_test(test_rdmatest_topo_both_ends_of_one_link),
-	    cmocka_unit_test(test_rdmatest_topo_two_faults_at_once),
-	    cmocka_unit_test(test_rdmatest_topo_without_leaves_is_todays_rule),
-	    cmocka_unit_test(test_rdmatest_topo_failing_inside_is_not_uplinks),
+	    cmocka_unit_test(test_rdmatest_topo_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
