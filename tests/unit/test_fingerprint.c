@@ -84,102 +84,169 @@ static void assert_odd_firmware(const struct ibp_findings *f, const char *node,
 	assert_string_equal(f->v[0].expected, "28.41.1000");
 }
 
-static void test_fp_one_odd_node_named_against_the_majority(void **state)
-{
-	const char *const fw[] = {NULL, NULL, "28.39.1002", NULL};
-	struct step *s = make_step(4, fw);
-	struct ibp_findings f = {0};
-	char err[256];
-	(void)state;
+/* One comparison of a majority case, and what it must find. */
+struct judge {
+	const char *policy; /* consistency= set before it, or NULL */
+	long self;          /* as node SELF would, -1 as the whole step */
+	size_t n;           /* findings */
+	const char *odd;    /* the odd node(s) of assert_odd_firmware(), or NULL */
+	const char *observed, *within, *device; /* the first finding's, exact or as part */
+	int severity;                           /* the first finding's, or -1 */
+};
 
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_odd_firmware(&f, "n3", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
-	ibp_findings_release(&f);
-
-	/* each node says only its own difference */
-	assert_int_equal(step_compare(s, 2, &f), 0);
-	assert_int_equal(f.n, 1);
-	ibp_findings_release(&f);
-	assert_int_equal(step_compare(s, 0, &f), 0);
-	assert_int_equal(f.n, 0);
-
-	/* the policy decides the level, or turns the key off */
-	assert_int_equal(ibp_policy_set(&s->pol, "consistency", "firmware:fail", err, sizeof(err)),
-			 0);
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.v[0].severity, IBP_SEV_FAIL);
-	ibp_findings_release(&f);
-	assert_int_equal(ibp_policy_set(&s->pol, "consistency", "firmware:off", err, sizeof(err)),
-			 0);
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.n, 0);
-	free(s);
-}
+#define JUDGES 5
+#define SAID(self_, n_)                                                                            \
+	{                                                                                          \
+		.self = (self_), .n = (n_), .severity = -1                                         \
+	}
 
 /*
- * The comparison's shortcut for a step that agrees (the same entries in
- * the same order on every node) must not hide a difference: entries in
- * another order are compared pair by pair, a node without a fingerprint
- * changes nothing, and one hash apart is named.
+ * The majority, step-wide: N nodes with firmware FW on mlx5_3:1 (NULL:
+ * "28.41.1000"), node MISSING's fingerprint not arrived and node
+ * REVERSED's entries in reverse order (-1: none), each JUDGE one
+ * comparison.  The comparison's shortcut for a step that agrees (the same
+ * entries in the same order on every node) must not hide a difference:
+ * entries in another order are compared pair by pair, a node without a
+ * fingerprint changes nothing, and one hash apart is named.
  */
-static void test_fp_same_entries_other_order_compared_by_pair(void **state)
+static const struct {
+	const char *name;
+	size_t n;
+	const char *fw[MAXN];
+	long missing, reversed;
+	struct judge judge[JUDGES];
+	size_t n_judges;
+} majority_cases[] = {
+    {"one odd node named against the majority, each node its own part, the policy's level",
+     4,
+     {NULL, NULL, "28.39.1002", NULL},
+     -1,
+     -1,
+     {{.self = -1,
+       .odd = "n3",
+       .observed = "firmware 28.39.1002, the other 3 nodes 28.41.1000",
+       .severity = -1},
+      SAID(2, 1),
+      SAID(0, 0),
+      {.policy = "firmware:fail", .self = -1, .n = 1, .severity = IBP_SEV_FAIL},
+      {.policy = "firmware:off", .self = -1, .n = 0, .severity = -1}},
+     5},
+    {"n2's entries reversed, no fingerprint from n3: the same values, no finding",
+     4,
+     {NULL},
+     2,
+     1,
+     {SAID(-1, 0)},
+     1},
+    {"n2's entries reversed, other firmware on n4: n4 named, as without the shortcut",
+     4,
+     {NULL, NULL, NULL, "28.39.1002"},
+     -1,
+     1,
+     {{.self = -1,
+       .odd = "n4",
+       .observed = "firmware 28.39.1002, the other 3 nodes 28.41.1000",
+       .severity = -1}},
+     1},
+    {"all in the same order, one value apart: named",
+     4,
+     {NULL, NULL, NULL, "28.39.1002"},
+     -1,
+     -1,
+     {{.self = -1,
+       .odd = "n4",
+       .observed = "firmware 28.39.1002, the other 3 nodes 28.41.1000",
+       .severity = -1}},
+     1},
+    {"a tie between two groups names both, said once by the first node",
+     4,
+     {"28.39.1002", "28.39.1002", NULL, NULL},
+     -1,
+     -1,
+     {{.self = -1,
+       .n = 1,
+       .observed = "no majority for firmware across 4 nodes: n1,n2 28.39.1002; n3,n4 28.41.1000",
+       .device = "mlx5_3",
+       .severity = -1},
+      SAID(0, 1),
+      SAID(1, 0),
+      SAID(2, 0),
+      SAID(3, 0)},
+     5},
+    {"all different: no majority",
+     3,
+     {"1.0", "2.0", "3.0"},
+     -1,
+     -1,
+     {{.self = -1,
+       .n = 1,
+       .observed = "no majority for firmware across 3 nodes: n1 1.0; n2 2.0; n3 3.0",
+       .severity = -1}},
+     1},
+    {"two nodes that differ: a tie of one against one",
+     2,
+     {"1.0", "2.0"},
+     -1,
+     -1,
+     {{.self = -1, .n = 1, .within = "no majority for firmware across 2 nodes", .severity = -1}},
+     1},
+    {"one node: nothing to compare", 1, {NULL, "9.9"}, -1, -1, {SAID(-1, 0)}, 1},
+    {"n2's fingerprint did not arrive: left out, the other two agree",
+     3,
+     {NULL, "9.9", NULL},
+     1,
+     -1,
+     {SAID(-1, 0)},
+     1},
+};
+
+static void test_fp_majority_cases(void **state)
 {
-	const char *const fw[] = {NULL, NULL, NULL, "28.39.1002"};
-	struct step *s = make_step(4, NULL);
-	struct ibp_findings f = {0};
-	struct ibp_fp swapped;
 	(void)state;
+	for (size_t i = 0; i < sizeof(majority_cases) / sizeof(majority_cases[0]); i++) {
+		struct step *s = make_step(majority_cases[i].n, majority_cases[i].fw);
+		struct ibp_findings f = {0};
+		struct ibp_fp swapped;
+		long r = majority_cases[i].reversed;
+		char err[256];
 
-	/* node 2's entries reversed: the same values, no finding */
-	ibp_fp_init(&swapped);
-	for (size_t j = s->fp[1].n; j-- > 0;)
-		ibp_fp_set(&swapped, s->fp[1].e[j].field,
-			   s->fp[1].e[j].rail[0] ? s->fp[1].e[j].rail : NULL, s->fp[1].e[j].value);
-	assert_int_equal(swapped.n, s->fp[1].n);
-	s->p[1] = &swapped;
-	s->p[2] = NULL; /* no fingerprint from n3 */
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.n, 0);
-	free(s);
+		print_message("# %s\n", majority_cases[i].name);
+		if (r >= 0) { /* node R's entries in reverse order: the same values */
+			ibp_fp_init(&swapped);
+			for (size_t j = s->fp[r].n; j-- > 0;)
+				ibp_fp_set(&swapped, s->fp[r].e[j].field,
+					   s->fp[r].e[j].rail[0] ? s->fp[r].e[j].rail : NULL,
+					   s->fp[r].e[j].value);
+			assert_int_equal(swapped.n, s->fp[r].n);
+			s->p[r] = &swapped;
+		}
+		if (majority_cases[i].missing >= 0)
+			s->p[majority_cases[i].missing] = NULL;
+		for (size_t j = 0; j < majority_cases[i].n_judges; j++) {
+			const struct judge *w = &majority_cases[i].judge[j];
 
-	/* reversed order on n2, other firmware on n4: n4 named, as without the shortcut */
-	s = make_step(4, fw);
-	s->p[1] = &swapped;
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_odd_firmware(&f, "n4", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
-	ibp_findings_release(&f);
-
-	/* all in the same order, one value apart: named */
-	free(s);
-	s = make_step(4, fw);
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_odd_firmware(&f, "n4", "firmware 28.39.1002, the other 3 nodes 28.41.1000");
-	ibp_findings_release(&f);
-	free(s);
-}
-
-static void test_fp_tie_between_two_groups_names_both(void **state)
-{
-	const char *const fw[] = {"28.39.1002", "28.39.1002", NULL, NULL};
-	struct step *s = make_step(4, fw);
-	struct ibp_findings f = {0};
-	(void)state;
-
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.n, 1);
-	assert_string_equal(f.v[0].observed, "no majority for firmware across 4 nodes: n1,n2 "
-					     "28.39.1002; n3,n4 28.41.1000");
-	assert_string_equal(f.v[0].device, "mlx5_3");
-	ibp_findings_release(&f);
-	/* said once: by the first node only */
-	assert_int_equal(step_compare(s, 0, &f), 0);
-	assert_int_equal(f.n, 1);
-	ibp_findings_release(&f);
-	for (long self = 1; self < 4; self++) {
-		assert_int_equal(step_compare(s, self, &f), 0);
-		assert_int_equal(f.n, 0);
+			if (w->policy)
+				assert_int_equal(ibp_policy_set(&s->pol, "consistency", w->policy,
+								err, sizeof(err)),
+						 0);
+			assert_int_equal(step_compare(s, w->self, &f), 0);
+			if (w->odd) {
+				assert_odd_firmware(&f, w->odd, w->observed);
+			} else {
+				assert_int_equal(f.n, w->n);
+				if (w->observed)
+					assert_string_equal(f.v[0].observed, w->observed);
+				if (w->within)
+					assert_non_null(strstr(f.v[0].observed, w->within));
+				if (w->device)
+					assert_string_equal(f.v[0].device, w->device);
+			}
+			if (w->severity >= 0)
+				assert_int_equal(f.v[0].severity, w->severity);
+			ibp_findings_release(&f);
+		}
+		free(s);
 	}
-	free(s);
 }
 
 /*
@@ -234,43 +301,6 @@ static void test_fp_window_each_node_says_its_own_part(void **state)
 	free(w3);
 	free(w5);
 	free(w6);
-}
-
-static void test_fp_all_different_has_no_majority(void **state)
-{
-	const char *const fw[] = {"1.0", "2.0", "3.0"};
-	struct step *s = make_step(3, fw);
-	struct ibp_findings f = {0};
-	(void)state;
-
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.n, 1);
-	assert_string_equal(f.v[0].observed,
-			    "no majority for firmware across 3 nodes: n1 1.0; n2 2.0; n3 3.0");
-	ibp_findings_release(&f);
-	/* two nodes that differ: a tie of one against one */
-	s->n = 2;
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.n, 1);
-	assert_non_null(strstr(f.v[0].observed, "no majority for firmware across 2 nodes"));
-	ibp_findings_release(&f);
-	free(s);
-}
-
-static void test_fp_one_node_or_missing_fingerprints_compare_nothing(void **state)
-{
-	const char *const fw[] = {NULL, "9.9", NULL};
-	struct step *s = make_step(3, fw);
-	struct ibp_findings f = {0};
-	(void)state;
-
-	assert_int_equal(ibp_fp_compare(s->p, s->names, 1, &s->pol, -1, &f), 0);
-	assert_int_equal(f.n, 0);
-	/* n2's fingerprint did not arrive: left out, the other two agree */
-	s->p[1] = NULL;
-	assert_int_equal(step_compare(s, -1, &f), 0);
-	assert_int_equal(f.n, 0);
-	free(s);
 }
 
 static void test_fp_missing_rail_fails_on_the_hca_set_only(void **state)
@@ -1282,12 +1312,8 @@ static void test_sum_wire_refuses_every_malformed_form(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_fp_one_odd_node_named_against_the_majority),
-	    cmocka_unit_test(test_fp_same_entries_other_order_compared_by_pair),
-	    cmocka_unit_test(test_fp_tie_between_two_groups_names_both),
+	    cmocka_unit_test(test_fp_majority_cases),
 	    cmocka_unit_test(test_fp_window_each_node_says_its_own_part),
-	    cmocka_unit_test(test_fp_all_different_has_no_majority),
-	    cmocka_unit_test(test_fp_one_node_or_missing_fingerprints_compare_nothing),
 	    cmocka_unit_test(test_fp_missing_rail_fails_on_the_hca_set_only),
 	    cmocka_unit_test(test_fp_long_values_compared_whole),
 	    cmocka_unit_test(test_fp_wire_round_trip_empty_typical_maximal),
