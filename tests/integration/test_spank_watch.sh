@@ -115,7 +115,7 @@ else
 	# what each node's slurmstepd did with the step's signal (the stepd's log lines)
 	tap_fail "end: the tasks' signal" "rc=$rc sig files: $(ls "$OUT"/sig.* 2>&1)
 srun on the tasks: $(grep -E 'task [0-9]+:' "$OUT/end.err")
-$(for n in n1 n2 n3; do echo "$n's stepd:"; grep -E "StepId=$(job_of "$OUT/rep.$n")\.0|step $(job_of "$OUT/rep.$n")\.0|signal|Sent signal|kill" "$CL_LOG/slurmd.$n.log" | tail -8; done)
+$(for n in n1 n2 n3; do echo "$n's stepd:"; grep -E "StepId=$(job_of "$OUT/rep.$n")\.0|\[$(job_of "$OUT/rep.$n")\.0\]|signal|kill" "$CL_LOG/slurmd.$n.log" | tail -12; done)
 $(cat "$OUT/end.err")"
 fi
 reason=$(cluster_node_reason n2)
