@@ -12,6 +12,8 @@
 #   xml      the same with topology= (an XML per node); cache_ttl=60
 #   live     no topology= and a cache_dir the plugin refuses (world-
 #            writable): a PCI discovery on every step, as before the cache
+#   nowatch  the default with watch_interval=0: no watcher for the step
+#            (the watch's own cost is default against nowatch)
 #   none     srun -N2 --ntasks-per-node=8 -O true   (plugin loaded, no flag)
 # Prints each median and its ratio to none.  Targets: default <= 1.05,
 # xml <= 1.03 (issue 28).  Then the plugin's own work per node, the plugin
@@ -64,11 +66,12 @@ median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1
 # rounds: BENCH_PAIRS rounds of one step of each configuration, rotated.
 rounds() {
 	local i k c f line
-	local -a cfgs=(default xml live none)
+	local -a cfgs=(default xml live nowatch none)
 	declare -A lines
 	lines[default]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||")"
 	lines[xml]="$(cluster_spank_line $keys)"
 	lines[live]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||; s|cache_dir=[^ ]*|cache_dir=$CL_DIR/open-cache|")"
+	lines[nowatch]="$(cluster_spank_line $keys watch_interval=0 | sed "s| topology=[^ ]*||")"
 	lines[none]="${lines[default]}"
 	mkdir -p "$CL_DIR/open-cache"
 	chmod 0777 "$CL_DIR/open-cache" # refused: not root's alone
@@ -78,8 +81,8 @@ rounds() {
 		if [ "$c" = none ]; then step_ms >/dev/null; else step_ms --ib-check --ib-affinity >/dev/null; fi
 	done
 	for i in $(seq 1 "$PAIRS"); do
-		for k in 0 1 2 3; do
-			c=${cfgs[$(((i + k) % 4))]}
+		for k in 0 1 2 3 4; do
+			c=${cfgs[$(((i + k) % 5))]}
 			cluster_plugstack "${lines[$c]}"
 			if [ "$c" = none ]; then
 				step_ms >>"$CL_DIR/t.$c"
