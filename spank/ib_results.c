@@ -7,11 +7,17 @@
  * the test's user), neither of whom may write the root-owned log: the links
  * are kept in the node's state there (spank_ib_keep_results) and written
  * from slurm_spank_exit, which slurmstepd runs as root
- * (spank_ib_write_results).  The records are built from the test's own result
- * and the node list it ran with; a log that cannot be written is one
- * message, never a failed step.
+ * (spank_ib_write_results).  The records are built from the test's own
+ * result and the node list it ran with, and only about this node: a link is
+ * kept when one of its ends is this node's place in the step (S_JOB_NODEID,
+ * not the child's word), the result must be this node's (its index and node
+ * count Slurm's), and the node list must be slurmctld's own (ib_nodes.c: one
+ * RPC, only when there is something to keep); otherwise nothing is kept and
+ * a warning says why.  A log that cannot be written is one message, never a
+ * failed step.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +32,48 @@
 
 #include "spank_ib.h"
 
+__attribute__((format(printf, 2, 3))) static void not_kept(struct ibp_findings *tf, const char *fmt,
+							   ...)
+{
+	char why[IBP_TEXT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	ibp_findings_addf(tf, "rdmatest_links_not_recorded", IBP_SEV_WARN, IBP_CLASS_JOB, NULL, 0,
+			  "the node list slurmctld gave the step",
+			  "launch the step with Slurm's srun",
+			  "the test's links are not recorded: %s", why);
+}
+
 void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node *n,
-			   const char *nodelist, const struct ibp_rdmatest_result *res)
+			   const char *nodelist, const struct ibp_rdmatest_result *res,
+			   struct ibp_findings *tf)
 {
 	struct ibp_hostlist hl = {0};
-	char err[256];
+	char err[256], ctld[8192];
 	int64_t now = (int64_t)time(NULL);
+	int rc;
 
 	if (!st->conf.results_log[0] || !res || !res->n_links || n->test_records)
 		return;
+	if (res->index != n->nodeid || res->nnodes != n->nnodes) {
+		not_kept(tf,
+			 "the test's result is for place %zu of %zu nodes, this node is %u of %u",
+			 res->index, res->nnodes, n->nodeid, n->nnodes);
+		return;
+	}
+	rc = spank_ib_ctld_step_nodes(n->job_id, n->step_id, ctld, sizeof(ctld), err, sizeof(err));
+	if (rc) {
+		not_kept(tf, "slurmctld did not confirm the step's nodes: %s", err);
+		return;
+	}
+	if (!spank_ib_same_nodes(nodelist, ctld)) {
+		not_kept(tf, "it ran over %.200s, slurmctld's node list of the step is %.200s",
+			 nodelist, ctld);
+		return;
+	}
 	if (ibp_hostlist_expand(nodelist, 0, &hl, err, sizeof(err)))
 		return; /* the test itself said what was wrong with the list */
 	n->test_records = calloc(res->n_links, sizeof(*n->test_records));
@@ -46,8 +85,9 @@ void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node
 		const struct ibp_rdmatest_link *l = &res->links[i];
 		struct ibp_link_record *r = &n->test_records[n->n_test_records];
 
-		if (l->status == IBP_LINK_UNTESTED || l->from >= hl.n || l->to >= hl.n)
-			continue;
+		if (l->status == IBP_LINK_UNTESTED || l->from >= hl.n || l->to >= hl.n ||
+		    (l->from != n->nodeid && l->to != n->nodeid) || l->from == l->to)
+			continue; /* only this node's own links */
 		r->time = now;
 		r->job = n->job_id;
 		r->step = n->step_id;
@@ -57,7 +97,7 @@ void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node
 		snprintf(r->b, sizeof(r->b), "%s", hl.names[l->to]);
 		r->a_rail = r->b_rail = l->rail;
 		/* this node's device is on its own side of the link */
-		if (l->from == res->index) {
+		if (l->from == n->nodeid) {
 			snprintf(r->a_dev, sizeof(r->a_dev), "%s", l->device);
 			snprintf(r->b_dev, sizeof(r->b_dev), "%s", l->peer_device);
 			r->a_port = l->port;

@@ -6,8 +6,10 @@
  *                              below net.ipv4.ip_unprivileged_port_start so
  *                              no user can take it (test_ports=, default
  *                              230-299; a range in the ephemeral range is
- *                              refused), munged's socket (munge_socket=, else
- *                              slurm.conf's AuthInfo=socket=), the helper,
+ *                              refused), for a multi-node step only and
+ *                              within the job's share (test_ports_per_job,
+ *                              ib_ports.c), munged's socket (munge_socket=,
+ *                              else slurm.conf's AuthInfo=socket=), the helper,
  *                              the test's user (test_user=)
  *   user_init (the job's user) spank_ib_run_test: every node of the step at
  *                              about the same time; the network-facing work
@@ -55,9 +57,10 @@ struct spank_ib_rdmatest {
 	char munge_socket[PATH_MAX]; /* "" = libmunge's default */
 	char munge_from[48];         /* where it came from, for messages */
 	char helper[PATH_MAX];
-	uint32_t uid, gid;           /* the job's */
-	uint32_t test_uid, test_gid; /* the test child's (test_user=) */
-	struct ibp_findings setup;   /* what stops the test before it starts */
+	uint32_t uid, gid;              /* the job's */
+	uint32_t test_uid, test_gid;    /* the test child's (test_user=) */
+	struct ibp_findings setup;      /* what stops the test before it starts */
+	struct spank_ib_port_slot slot; /* the job's share of the ports (ib_ports.c) */
 };
 
 void spank_ib_test_release(struct spank_ib_node *n)
@@ -69,6 +72,7 @@ void spank_ib_test_release(struct spank_ib_node *n)
 	for (size_t i = 0; i < t->n_listen; i++)
 		if (t->listen_fds[i] >= 0)
 			close(t->listen_fds[i]);
+	spank_ib_port_slot_release(&t->slot); /* after the port: never two holders of one slot */
 	ibp_findings_release(&t->setup);
 	free(t);
 	n->test = NULL;
@@ -103,6 +107,50 @@ static int check_ports(struct spank_ib_rdmatest *t, const struct ibp_policy *pol
 	return rc;
 }
 
+/*
+ * One of the job's test_ports_per_job slots on this node (ib_ports.c).  -1
+ * when the job holds them all (a job fault: its own steps hold the ports);
+ * 0 otherwise, also when the slots cannot be kept (cache_dir unusable: the
+ * cap is not enforced, slurmd's log says why).
+ */
+static int take_slot(const struct spank_ib_state *st, const struct spank_ib_node *n,
+		     struct spank_ib_rdmatest *t)
+{
+	unsigned cap = st->conf.test_ports_per_job;
+	char dir[PATH_MAX], why[PATH_MAX + 512];
+	int dfd, rc;
+
+	if (ibp_conf_expand(st->conf.cache_dir, st->host, NULL, dir, sizeof(dir))) {
+		slurm_info("spank-ib: %s: test_ports_per_job not enforced: cache_dir too long",
+			   st->host);
+		return 0;
+	}
+	dfd = spank_ib_cache_open(dir, geteuid() == 0, why, sizeof(why));
+	if (dfd < 0) {
+		slurm_info("spank-ib: %s: test_ports_per_job not enforced: cache_dir %s", st->host,
+			   why);
+		return 0;
+	}
+	rc = spank_ib_port_slot_take(&t->slot, dfd, n->job_id, cap);
+	close(dfd);
+	if (rc == -EBUSY) {
+		ibp_findings_addf(
+		    &t->setup, "rdmatest_ports_per_job", IBP_SEV_FAIL, IBP_CLASS_JOB, NULL, 0,
+		    "at most test_ports_per_job steps of one job testing at "
+		    "once on a node",
+		    "run fewer --ib-test steps of this job at once on a node (or ask "
+		    "the admin to raise test_ports_per_job= in plugstack.conf)",
+		    "job %u already holds %u of this node's test ports in other steps "
+		    "(test_ports_per_job=%u): this step's cross-node test did not run",
+		    n->job_id, cap, cap);
+		return -1;
+	}
+	if (rc)
+		slurm_info("spank-ib: %s: test_ports_per_job not enforced for job %u step %u: %s",
+			   st->host, n->job_id, n->step_id, strerror(-rc));
+	return 0;
+}
+
 int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n)
 {
 	struct spank_ib_rdmatest *t = calloc(1, sizeof(*t));
@@ -114,6 +162,7 @@ int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		return -ENOMEM;
 	n->test = t;
 	ibp_findings_init(&t->setup);
+	t->slot.fd = t->slot.dfd = -1;
 	for (size_t i = 0; i < IBP_RDMATEST_MAX_LISTEN; i++)
 		t->listen_fds[i] = -1;
 	spank_get_item(sp, S_JOB_UID, &t->uid);
@@ -149,6 +198,10 @@ int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	}
 	if (check_ports(t, pol))
 		return 0; /* refused: its finding says why */
+	if (n->nnodes <= 1)
+		return 0; /* a single-node step tests no link: it holds no port */
+	if (take_slot(st, n, t))
+		return 0; /* over the job's share: its finding says why */
 	rc = ibp_rdmatest_listen(n->job_id, n->step_id, pol->test_port_lo, pol->test_port_hi, NULL,
 				 t->listen_fds, t->listen_ports, IBP_RDMATEST_MAX_LISTEN);
 	if (rc < 0) {
@@ -362,14 +415,14 @@ static bool printable(const char *s)
 
 /* Runs the child; its findings (or the reason there are none) go to TF. */
 static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
-		      struct spank_ib_rdmatest *t, struct ibp_findings *tf,
+		      struct spank_ib_rdmatest *t, const char *self, struct ibp_findings *tf,
 		      struct ibp_rdmatest_result *res)
 {
 	struct ibp_pipe_plan *plan = calloc(1, sizeof(*plan));
 	struct spank_ib_child_spec spec = {
 	    .helper = t->helper, .uid = t->test_uid, .gid = t->test_gid};
 	int bound[IBP_RDMATEST_MAX_LISTEN];
-	char err[512];
+	char err[512], why[512];
 	size_t nb = 0;
 	int rc;
 
@@ -386,6 +439,19 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 				  "SLURM_STEP_NODELIST in the step's environment",
 				  "do not unset Slurm's variables",
 				  "the step's node list is not in its environment");
+		free(plan);
+		return;
+	}
+	/*
+	 * The list is srun's word: only the one slurmstepd was launched with
+	 * (its node count, this node at its index) is tested (ib_nodes.c).
+	 */
+	if (spank_ib_nodelist_check(plan->nodelist, n->nnodes, n->nodeid, self, why, sizeof(why))) {
+		ibp_findings_addf(tf, "rdmatest_nodelist_mismatch", IBP_SEV_FAIL, IBP_CLASS_JOB,
+				  NULL, 0, "the node list Slurm launched the step with",
+				  "launch the step with Slurm's srun: the test runs only over the "
+				  "nodes Slurm gave the step",
+				  "cross-node test not run: %s", why);
 		free(plan);
 		return;
 	}
@@ -454,7 +520,7 @@ static void run_child(spank_t sp, struct spank_ib_state *st, struct spank_ib_nod
 	spec.budget_s = st->conf.policy.test_timeout_s + CHILD_MARGIN_S;
 	rc = spank_ib_child_run(&spec, plan, res, tf, err, sizeof(err));
 	if (!rc) /* results_log= (ib_results.c): the child's links, already checked by the decoder */
-		spank_ib_keep_results(st, n, plan->nodelist, res);
+		spank_ib_keep_results(st, n, plan->nodelist, res, tf);
 	if (rc == -ETIMEDOUT)
 		ibp_findings_addf(tf, "rdmatest_child_timeout", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL,
 				  0, NULL,
@@ -475,12 +541,50 @@ bool spank_ib_finding_is_note(const struct ibp_finding *x)
 					     !strcmp(x->code, "rdmatest_rails_joined"));
 }
 
+/*
+ * A finding of the child is this node's word: its node is this node.  One
+ * about another node (the blame, a neighbour's fingerprint, a switch's
+ * uplinks) says so in its text, with that node's device and port, so that
+ * this node's log never reads as another node's own line.
+ */
+static void own_node(struct ibp_finding *x, const char *host, const char *self)
+{
+	char about[sizeof(x->observed)];
+	int w;
+
+	if (!x->node[0] || !strcmp(x->node, host) || !strcmp(x->node, self)) {
+		snprintf(x->node, sizeof(x->node), "%s", host);
+		return;
+	}
+	if (x->device[0] && x->port > 0)
+		w = snprintf(about, sizeof(about), "about %s %s port %d: %s", x->node, x->device,
+			     x->port, x->observed);
+	else if (x->device[0])
+		w = snprintf(about, sizeof(about), "about %s %s: %s", x->node, x->device,
+			     x->observed);
+	else
+		w = snprintf(about, sizeof(about), "about %s: %s", x->node, x->observed);
+	if (w >= (int)sizeof(about)) /* cut: the end says so */
+		memcpy(about + sizeof(about) - 4, "...", 4);
+	memcpy(x->observed, about, sizeof(x->observed));
+	snprintf(x->node, sizeof(x->node), "%s", host);
+	x->device[0] = '\0';
+	x->port = 0;
+}
+
+/* This node's Slurm NodeName (slurmstepd's slurm.conf), else its host name. */
+static void self_name(const struct spank_ib_state *st, char *self, size_t len)
+{
+	if (spank_ib_node_name(st->host, self, len))
+		snprintf(self, len, "%s", st->host);
+}
+
 void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n)
 {
 	struct spank_ib_rdmatest *t = n->test;
 	struct ibp_rdmatest_result *res = calloc(1, sizeof(*res));
 	struct ibp_findings tf;
-	char line[1024];
+	char line[1024], self[IBP_NODE_MAX];
 	size_t fails = 0;
 	bool failing;
 
@@ -498,14 +602,17 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 	/* Setup trouble first; a refused range or a missing helper stops the test here. */
 	for (size_t i = 0; i < t->setup.n; i++)
 		ibp_findings_add(&tf, &t->setup.v[i]);
+	self_name(st, self, sizeof(self));
 	if (ibp_findings_worst(&t->setup) != IBP_SEV_FAIL)
-		run_child(sp, st, n, t, &tf, res);
+		run_child(sp, st, n, t, self, &tf, res);
 	/* The step fails on the test's failures unless the user chose --ib-check=warn. */
 	failing = !st->eff.check_warn_by_user;
 	for (size_t i = 0; i < tf.n; i++) {
-		const struct ibp_finding *x = &tf.v[i];
-		enum spank_ib_audience to = spank_ib_audience_of(st, x, failing);
+		struct ibp_finding *x = &tf.v[i];
+		enum spank_ib_audience to;
 
+		own_node(x, st->host, self);
+		to = spank_ib_audience_of(st, x, failing);
 		if (x->severity < IBP_SEV_WARN)
 			continue;
 		if (x->severity == IBP_SEV_FAIL)

@@ -275,6 +275,41 @@ int spank_ib_bootstrap_ifname(const char *nodelist, uint32_t nodeid, const char 
 			      spank_ib_resolve_fn resolve, void *resolve_ctx, char *ifname,
 			      size_t len, char *how, size_t howlen);
 
+/* ---- a job's share of the node's test ports (ib_ports.c) ---- */
+
+/*
+ * One of at most CAP slots of job JOB in the root-only directory DFD
+ * (cache_dir, spank_ib_cache_open): a lock file held as long as the step
+ * holds a test port, freed by the kernel if the step dies.  0 (S holds
+ * it), -EBUSY (the job holds CAP already), -errno.  Root (init_post_opt).
+ */
+struct spank_ib_port_slot {
+	int dfd, fd; /* -1: none */
+	char name[64];
+};
+int spank_ib_port_slot_take(struct spank_ib_port_slot *s, int dfd, uint32_t job, unsigned cap);
+/* Lets go (removes the file first); safe twice and on a slot never taken. */
+void spank_ib_port_slot_release(struct spank_ib_port_slot *s);
+
+/* ---- the step's nodes by Slurm's word (ib_nodes.c) ---- */
+
+/*
+ * NODELIST (the job's SLURM_STEP_NODELIST) against what slurmstepd was
+ * launched with: NNODES nodes (S_JOB_NNODES), SELF (this node's NodeName)
+ * at NODEID (S_JOB_NODEID).  0, or -EINVAL with WHY saying what differs.
+ */
+int spank_ib_nodelist_check(const char *nodelist, uint32_t nnodes, uint32_t nodeid,
+			    const char *self, char *why, size_t len);
+/* Whether host lists A and B name the same nodes in the same order (false if either is bad). */
+bool spank_ib_same_nodes(const char *a, const char *b);
+/*
+ * slurmctld's node list of step JOB.STEP into OUT (slurm_job_step_layout_get
+ * in the process that loaded the plugin; one RPC bounded by MessageTimeout).
+ * 0; -ENOSYS (no Slurm API here), -EIO (slurmctld said no: ERR), -ENAMETOOLONG.
+ */
+int spank_ib_ctld_step_nodes(uint32_t job, uint32_t step, char *out, size_t len, char *err,
+			     size_t errlen);
+
 /* ---- the cross-node test's unprivileged child (ib_child.c) ---- */
 
 /* Between fork and exec, async-signal-safe (every child of slurmstepd's). */
@@ -598,10 +633,15 @@ int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib
 /* Closes the listener and frees the test's state; safe twice and on NULL. */
 void spank_ib_test_release(struct spank_ib_node *n);
 
-/* ib_results.c: the test's links kept (user_init), then appended to results_log= (exit, root). */
+/*
+ * ib_results.c: the test's links kept (user_init), then appended to
+ * results_log= (exit, root); only this node's links, from a result of this
+ * node and a node list slurmctld confirms, else a warning in TF says why.
+ */
 struct ibp_rdmatest_result;
 void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node *n,
-			   const char *nodelist, const struct ibp_rdmatest_result *res);
+			   const char *nodelist, const struct ibp_rdmatest_result *res,
+			   struct ibp_findings *tf);
 void spank_ib_write_results(const struct spank_ib_state *st, struct spank_ib_node *n);
 
 /* ---- link events during the step (ib_linkwatch.c) ---- */

@@ -36,6 +36,7 @@ enum conf_key {
 	C_REQUEUE_MAX,
 	C_REQUEUE_BEGIN,
 	C_NODE_WARNINGS,
+	C_TEST_PORTS_PER_JOB,
 };
 
 /* The plugin's keys (spank_ib.conf(5) PLUGIN KEYS; tests/integration/test_docs.sh reads this). */
@@ -65,6 +66,7 @@ static const struct {
     {"requeue_max", C_REQUEUE_MAX},
     {"requeue_begin", C_REQUEUE_BEGIN},
     {"node_warnings", C_NODE_WARNINGS},
+    {"test_ports_per_job", C_TEST_PORTS_PER_JOB},
 };
 
 void ibp_conf_init(struct ibp_conf *c)
@@ -79,6 +81,7 @@ void ibp_conf_init(struct ibp_conf *c)
 	c->requeue = IBP_REQUEUE_USER;
 	c->requeue_max = 1;
 	c->requeue_begin_s = -1;
+	c->test_ports_per_job = IBP_CONF_PORTS_PER_JOB_DEFAULT;
 	c->results_log_max = IBP_CONF_RESULTS_LOG_MAX_DEFAULT;
 	ibp_policy_init(&c->policy);
 }
@@ -424,6 +427,8 @@ static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key,
 		return ibp_errf(-EINVAL, err, errlen,
 				"bad value '%s' for key 'node_warnings': expected log or user",
 				q(v, qv, sizeof(qv)));
+	case C_TEST_PORTS_PER_JOB:
+		return set_uint(&c->test_ports_per_job, key, v, 1, 1024, "1 to 1024", err, errlen);
 	case C_CONFIG:
 		break;
 	}

@@ -27,6 +27,7 @@
 
 #define IBP_CONF_MAX_BYTES               (64 * 1024) /* a config file's size */
 #define IBP_CONF_RESULTS_LOG_MAX_DEFAULT (64ull << 20)
+#define IBP_CONF_PORTS_PER_JOB_DEFAULT   8
 
 /* enforce=: what runs on every step without a user flag */
 enum ibp_conf_enforce {
@@ -71,8 +72,9 @@ struct ibp_conf {
 	enum ibp_requeue_policy requeue; /* requeue=no|user|yes (user) */
 	unsigned requeue_max;            /* requeue_max= while restart_cnt is below it (1) */
 	int requeue_begin_s;             /* requeue_begin= seconds after the requeue, -1 auto */
-	bool node_warnings_user;  /* node_warnings=user: the node's warnings in srun's output too */
-	struct ibp_policy policy; /* every other key */
+	bool node_warnings_user; /* node_warnings=user: the node's warnings in srun's output too */
+	unsigned test_ports_per_job; /* test ports one job may hold at once on a node (8) */
+	struct ibp_policy policy;    /* every other key */
 	/*
 	 * config= is checked for syntax but not read (the plugin in srun, sbatch
 	 * and salloc: nothing there needs the admin's settings, so a root-only

@@ -63,7 +63,7 @@ leaf_of() { echo $(((${1#n} - 1) / 3 + 1)); }
 # names_leaf1_uplinks NAME: the step's findings in $OUT/NAME blame leaf1's
 # uplinks, and no node or single link
 names_leaf1_uplinks() {
-	grep -q "spank-ib: leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/$1" &&
+	grep -qE "spank-ib: n[0-9]+: about leaf1 uplinks: rdma test failed on every link between leaf1" "$OUT/$1" &&
 		! grep -v "uplinks:" "$OUT/$1" | grep -qE "rdma test [a-z_]+ on (every|its) link"
 }
 # check_none_drained NAME: a test NAME that no node is drained

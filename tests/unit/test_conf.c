@@ -58,6 +58,7 @@ static void test_conf_defaults(void **state)
 	assert_false(c.prolog_check);
 	assert_int_equal(c.enforce, 0);
 	assert_int_equal(c.cache_ttl, 60);
+	assert_int_equal(c.test_ports_per_job, 8);
 	assert_int_equal(c.results_log_max, 64ull << 20);
 	assert_int_equal(c.watch_action, IBP_WATCH_ACTION_REPORT);
 	assert_int_equal(c.watch_signal, 15);
@@ -80,6 +81,7 @@ static void test_conf_keys_applied(void **state)
 			      "enforce=check",
 			      "link_layer=ib",
 			      "results_log_max=1G",
+			      "test_ports_per_job=3",
 			      "",
 			      NULL,
 			      "watch_action=end",
@@ -92,13 +94,14 @@ static void test_conf_keys_applied(void **state)
 
 	(void)state;
 	ibp_conf_init(&c);
-	assert_int_equal(ibp_conf_parse_args(&c, 17, av, "n1", err, sizeof(err)), 0);
+	assert_int_equal(ibp_conf_parse_args(&c, 18, av, "n1", err, sizeof(err)), 0);
 	assert_int_equal(c.watch_action, IBP_WATCH_ACTION_END);
 	assert_int_equal(c.watch_signal, 10);
 	assert_string_equal(c.watch_helper, "/opt/spank-ib/watch");
 	assert_int_equal(c.requeue, IBP_REQUEUE_YES);
 	assert_int_equal(c.requeue_max, 3);
 	assert_int_equal(c.requeue_begin_s, 20);
+	assert_int_equal(c.test_ports_per_job, 3);
 	assert_string_equal(c.sysfs_root, "/srv/%n/root");
 	assert_string_equal(c.topology, "/etc/ibprep/%n.xml");
 	assert_false(c.bind);
@@ -128,6 +131,10 @@ static const struct {
     {"topology=/x/%h.xml", "key 'topology'"},
     {"enforce=check,everything", "'everything'"},
     {"results_log_max=1GB", "key 'results_log_max'"},
+    {"test_ports_per_job=0", "key 'test_ports_per_job': expected 1 to 1024"},
+    {"test_ports_per_job=1025", "key 'test_ports_per_job'"},
+    {"test_ports_per_job=-1", "key 'test_ports_per_job'"},
+    {"test_ports_per_job=99999999999999999999999", "key 'test_ports_per_job'"},
     {"noequals", "KEY=VALUE"},
     {"=x", "KEY=VALUE"},
     {"link_layer=fibre", "link_layer"},

@@ -6,8 +6,11 @@
  * appended as slurm_spank_exit appends it (spank_ib_write_results), then
  * read back by the library's reader and handed to `ibprep fabric`'s method:
  * every record as the test ended it (one vocabulary, oob.h), nothing
- * malformed, every failure of the fabric counted.  The plugin writes only
- * root's log: without root the case is skipped, saying so.
+ * malformed, every failure of the fabric counted.  The plugin keeps links
+ * only when slurmctld's node list of the step is the one the test ran over
+ * (ib_nodes.c): this binary exports slurmctld's answer (-rdynamic), as
+ * test_spank_nodes.c does.  The plugin writes only root's log: without root
+ * the case is skipped, saying so.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,11 +24,33 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <slurm/slurm.h>
 
 #include "ibprep/fabric.h"
 #include "ibprep/rdmatest.h"
 #include "ibprep/results_log.h"
 #include "../../spank/spank_ib.h"
+
+/* slurmctld's layout of the step, looked up by the plugin with dlsym: n[1-2] */
+slurm_step_layout_t *slurm_job_step_layout_get(slurm_step_id_t *step_id);
+void slurm_job_step_layout_free(slurm_step_layout_t *layout);
+
+slurm_step_layout_t *slurm_job_step_layout_get(slurm_step_id_t *step_id)
+{
+	slurm_step_layout_t *l = calloc(1, sizeof(*l));
+
+	(void)step_id;
+	if (l)
+		l->node_list = strdup("n[1-2]");
+	return l;
+}
+
+void slurm_job_step_layout_free(slurm_step_layout_t *layout)
+{
+	if (layout)
+		free(layout->node_list);
+	free(layout);
+}
 
 struct got {
 	struct ibp_link_record r[IBP_LINK_STATUS_COUNT + 1];
@@ -50,6 +75,7 @@ static void test_spank_results_every_outcome_round_trips(void **state)
 	static struct got got;
 	struct ibp_results_log_stats ls = {0};
 	struct ibp_fabric_stats fs;
+	struct ibp_findings tf;
 	char dir[] = "/tmp/test_spank_results.XXXXXX", err[256], *text;
 	size_t fabric_fails = 0, setup = 0, len;
 	FILE *fp;
@@ -67,6 +93,8 @@ static void test_spank_results_every_outcome_round_trips(void **state)
 	snprintf(st.host, sizeof(st.host), "n1");
 	node.job_id = 812;
 	node.step_id = 3;
+	node.nodeid = 0; /* n1, of 2: Slurm's word */
+	node.nnodes = 2;
 	res.nnodes = 2;
 	res.index = 0;
 	/* one link of each outcome, this node (n1) sending or receiving; "untested" is never kept */
@@ -87,7 +115,10 @@ static void test_spank_results_every_outcome_round_trips(void **state)
 			l->lat_us = 4.5;
 		}
 	}
-	spank_ib_keep_results(&st, &node, "n[1-2]", &res);
+	ibp_findings_init(&tf);
+	spank_ib_keep_results(&st, &node, "n[1-2]", &res, &tf);
+	assert_int_equal(tf.n, 0); /* kept: nothing to say */
+	ibp_findings_release(&tf);
 	assert_int_equal(node.n_test_records, IBP_LINK_STATUS_COUNT - 1);
 	spank_ib_write_results(&st, &node);
 

@@ -16,6 +16,10 @@
 #                              whose answers to the first COUNT decode
 #                              requests come DELAY seconds late (a loaded
 #                              munged); everything else at once
+#   stopper STATUS UID         the job's owner (run as UID) stopping its own test
+#                              children: every "rdmatest --child" process of
+#                              UID gets SIGSTOP as soon as it is seen;
+#                              STATUS says "ready stopped N"
 #   dns STATUS ADDR            a name server on ADDR:53 (UDP) that reads every
 #                              query and never answers (a dead resolver);
 #                              STATUS says "ready queries N"
@@ -237,6 +241,34 @@ def silent_dns(status, addr):
         ready(status, "ready queries %d" % n)
 
 
+def stopper(status, uid):
+    # Its own test children ("rdmatest --child", after the exec: a fork of
+    # slurmstepd before it could as well become one of the job's tasks).
+    import signal
+    done = set()
+    stopped = 0
+    ready(status, "ready stopped 0")
+    while True:
+        for p in os.listdir("/proc"):
+            if not p.isdigit() or p in done:
+                continue
+            try:
+                with open("/proc/%s/cmdline" % p, "rb") as f:
+                    cmd = f.read()
+                if cmd.startswith(b"slurmstepd"):
+                    continue  # root's, or its fork not yet exec'ed: looked at again
+                done.add(p)
+                if b"rdmatest\0--child" not in cmd or os.stat("/proc/" + p).st_uid != uid:
+                    continue
+                os.kill(int(p), signal.SIGSTOP)
+            except (OSError, ValueError):
+                done.add(p)
+                continue
+            stopped += 1
+            ready(status, "ready stopped %d" % stopped)
+        time.sleep(0.0005)  # a child of a single-node step lives a few ms
+
+
 def main(argv):
     mode, status = argv[1], argv[2]
     if mode == "squat":
@@ -250,6 +282,8 @@ def main(argv):
         slow(status, argv[3], argv[4], float(argv[5]), int(argv[6]))
     elif mode == "relay":
         relay(status, int(argv[3]))
+    elif mode == "stopper":
+        stopper(status, int(argv[3]))
     elif mode == "dns":
         silent_dns(status, argv[3])
     else:
