@@ -225,6 +225,17 @@ $(B)/fuzz/%: fuzz/%.c $(B)/fuzzobj/libibprep.a
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< \
 		$(B)/fuzzobj/libibprep.a $(LIBS)
 
+# The plugin's own file readers (spank/), built into their target; only
+# where Slurm's spank.h is (the plugin's sources include it).
+FUZZ_SPANK_SRCS := spank/ib_slurmconf.c spank/ib_cache.c
+ifeq ($(HAVE_SPANK),)
+FUZZ_BINS := $(filter-out $(B)/fuzz/fuzz_spank_parsers,$(FUZZ_BINS))
+endif
+$(B)/fuzz/fuzz_spank_parsers: fuzz/fuzz_spank_parsers.c $(FUZZ_SPANK_SRCS) $(B)/fuzzobj/libibprep.a
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_SPANK_SRCS) \
+		$(B)/fuzzobj/libibprep.a $(LIBS)
+
 RESULTS := $(B)/results
 FUZZ_SECONDS ?= 60
 

@@ -83,22 +83,13 @@ static int cache_name(const struct spank_ib_cache_key *k, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+int spank_ib_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
 			struct ibp_findings *f)
 {
-	char name[128];
 	struct cache_head h;
-	struct stat st;
 	size_t before = f->n;
-	int fd, rc = -ENOENT;
+	int rc = -ENOENT;
 
-	if (dfd < 0 || !ttl || cache_name(k, name, sizeof(name)))
-		return -ENOENT;
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077))
-		goto out;
 	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.magic != CACHE_MAGIC ||
 	    h.size_of_finding != sizeof(struct ibp_finding) || h.job_id != k->job_id ||
 	    h.uid != k->uid || h.n > CACHE_MAX_FINDINGS)
@@ -130,6 +121,23 @@ int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned tt
 out:
 	if (rc)
 		f->n = before; /* all or nothing */
+	return rc;
+}
+
+int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+			struct ibp_findings *f)
+{
+	char name[128];
+	struct stat st;
+	int fd, rc = -ENOENT;
+
+	if (dfd < 0 || !ttl || cache_name(k, name, sizeof(name)))
+		return -ENOENT;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077))
+		rc = spank_ib_cache_read(fd, k, ttl, f);
 	close(fd);
 	return rc;
 }

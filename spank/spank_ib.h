@@ -118,6 +118,13 @@ int spank_ib_cache_open(const char *dir, bool create, char *why, size_t len);
 /* Appends the cached node findings of K when younger than TTL s.  0, -ENOENT (miss). */
 int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			struct ibp_findings *f);
+/*
+ * The records of an open cache file FD (the loader's checks of its owner
+ * and mode done): as spank_ib_cache_load, all or nothing.  The fuzz
+ * target's way in.
+ */
+int spank_ib_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
+			struct ibp_findings *f);
 /* Keeps F's node-class findings only.  Root only (a no-op otherwise).  0 or -errno. */
 int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			 const struct ibp_findings *f);
