@@ -87,7 +87,7 @@ for n in n3 n4 n5; do fw $n 28.41.1000; done
 run eight cl_srun -N8 --ib-test true
 n=$(grep -c "firmware 28.41.1000, the other 5 nodes $want" "$OUT/eight")
 if [ $RC -eq 0 ] && [ "$n" -eq 1 ] &&
-	grep -q "spank-ib: warning: n3,n4,n5: mlx5_3 port 1: firmware 28.41.1000, the other 5 nodes $want" "$OUT/eight" &&
+	grep -q "spank-ib: warning: n3: about n3,n4,n5 mlx5_3 port 1: firmware 28.41.1000, the other 5 nodes $want" "$OUT/eight" &&
 	! grep -q "ring neighbours only\|no majority" "$OUT/eight"; then
 	tap_ok "8 nodes, n3..n5 differ: named together once for the step, against the other 5"
 else

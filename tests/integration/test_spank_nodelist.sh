@@ -52,13 +52,15 @@ cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" min_m
 	"munge_socket=$CL_DIR/munge/munge.sock" "results_log=$CL_DIR/nodes/%n/results.jsonl")"
 
 # step NAME NODES ENV...: srun -w NODES --ib-test through the shim with ENV.
+JOB=0 # each step is a job of its own, numbered from 1 in this fresh cluster
 step() {
 	local name=$1 nodes=$2
 	shift 2
+	JOB=$((JOB + 1))
 	env "$@" LD_PRELOAD="$SHIM" SLURM_CONF="$CL_CONF" timeout 60 "$SLURM_BIN/srun" -w "$nodes" \
 		--ib-test true >"$OUT/$name" 2>&1
 	RC=$?
-	sleep 0.5 # the records are written at the step's end, after srun may have returned
+	sleep 1 # the records are written at the step's end, after srun may have returned
 }
 # Every node's log emptied; then: the nodes named in its records ("a" and "b").
 clear_logs() { for n in $CL_NODES; do : >"$CL_DIR/nodes/$n/results.jsonl"; done; }
@@ -71,10 +73,21 @@ for line in sys.stdin:
 print(" ".join(sorted(names)))'
 }
 records() { cat "$CL_DIR/nodes/$1/results.jsonl" 2>/dev/null | wc -l; }
-# Lines of node X's slurmstepd that are not X's own (another node as the finding's node).
+# Lines of node X's slurmstepd that are not X's own (another node as the
+# finding's node), in srun's output and in X's slurmd log (srun may abort
+# the step, and stop reading it, before a node has said everything).
 foreign_lines() {
+	local n
 	grep -E '^slurmstepd-n[0-9]+: error: spank-ib: ' "$OUT/$1" |
 		grep -vE '^slurmstepd-(n[0-9]+): error: spank-ib: (warning: )?\1: '
+	for n in $CL_NODES; do
+		grep -E "\[$2\.0\] .*spank-ib: " "$CL_LOG/slurmd.$n.log" 2>/dev/null |
+			grep -vE "spank-ib: (warning: )?$n: " | sed "s/^/$n's log: /"
+	done
+}
+# said NAME TEXT: TEXT in srun's output of step NAME or in a node's slurmd log
+said() {
+	has "$1" "$2" || grep -qF -- "$2" "$CL_LOG"/slurmd.n*.log 2>/dev/null
 }
 
 clear_logs
@@ -91,12 +104,12 @@ step env n1,n2 IBP_SHIM_ENV_NODELIST='n[1,4]'
 if ! has env "n[1,4]"; then
 	tap_skip "(a) SLURM_STEP_NODELIST changed alone" "the shim did not change the list on this Slurm: $(head -3 "$OUT/env")"
 elif [ $RC -ne 0 ] &&
-	has env "spank-ib: n2: cross-node test not run: SLURM_STEP_NODELIST has n4 at this node's place 1 (S_JOB_NODEID), this node is n2" &&
-	has env "spank-ib: warning: n1: the test's links are not recorded: it ran over n[1,4], slurmctld's node list of the step is n[1-2]" &&
-	[ -z "$(named)" ] && [ -z "$(foreign_lines env)" ]; then
+	said env "spank-ib: n2: cross-node test not run: SLURM_STEP_NODELIST has n4 at this node's place 1 (S_JOB_NODEID), this node is n2" &&
+	said env "spank-ib: warning: n1: the test's links are not recorded: it ran over n[1,4], slurmctld's node list of the step is n[1-2]" &&
+	[ -z "$(named)" ] && [ -z "$(foreign_lines env $JOB)" ]; then
 	tap_ok "(a) SLURM_STEP_NODELIST=n[1,4] alone: n2 does not run the test (n4 at its place), n1's links are kept out of the log (slurmctld says n[1-2]); nothing recorded, every line its node's own"
 else
-	tap_fail "(a) SLURM_STEP_NODELIST changed alone" "rc=$RC; named: $(named); foreign: $(foreign_lines env); $(show env)"
+	tap_fail "(a) SLURM_STEP_NODELIST changed alone" "rc=$RC; named: $(named); foreign: $(foreign_lines env $JOB); $(show env)"
 fi
 grep -m2 "cross-node test not run\|not recorded" "$OUT/env" | sed 's/^/# /'
 
@@ -106,14 +119,14 @@ step layout n1,n2,n3 IBP_SHIM_LAYOUT='n[1-3]=n[1-2],n4'
 if ! has layout "srun_shim: step layout n[1-3] -> n[1-2],n4"; then
 	tap_skip "(b) a consistent layout" "the shim did not reach the step layout on this Slurm: $(head -3 "$OUT/layout")"
 elif [ $RC -ne 0 ] &&
-	has layout "spank-ib: warning: n1: the test's links are not recorded: it ran over n[1-2],n4, slurmctld's node list of the step is n[1-3]" &&
-	has layout "spank-ib: warning: n2: the test's links are not recorded" &&
-	has layout "spank-ib: n1: about n4" &&
-	[ -z "$(named)" ] && [ -z "$(foreign_lines layout)" ]; then
+	said layout "spank-ib: warning: n1: the test's links are not recorded: it ran over n[1-2],n4, slurmctld's node list of the step is n[1-3]" &&
+	said layout "spank-ib: warning: n2: the test's links are not recorded" &&
+	said layout "spank-ib: n1: about n4" &&
+	[ -z "$(named)" ] && [ -z "$(foreign_lines layout $JOB)" ]; then
 	tap_ok "(b) the step layout rewritten to n[1-2],n4 (count and index consistent): n1 and n2 test n4 and blame it as their own word (\"about n4\"), nothing recorded (slurmctld says n[1-3])"
 else
-	tap_fail "(b) a consistent layout" "rc=$RC; named: $(named); foreign: $(foreign_lines layout); $(show layout)"
+	tap_fail "(b) a consistent layout" "rc=$RC; named: $(named); foreign: $(foreign_lines layout $JOB); $(show layout); $(grep -h "spank-ib" "$CL_LOG"/slurmd.n*.log | tail -8)"
 fi
-grep -m2 "about n4\|not recorded" "$OUT/layout" | sed 's/^/# /'
+grep -h -m2 "about n4\|not recorded" "$OUT/layout" "$CL_LOG"/slurmd.n1.log | head -2 | sed 's/^/# /'
 
 tap_done
