@@ -70,11 +70,21 @@ void ibp_rt_acceptor_init(struct ibp_rt_acceptor *a, struct ibp_rt_ctx *x)
 		a->listen_fds[c] = -1;
 }
 
+/*
+ * The acceptor is over: its listeners stop taking connections at once.  The
+ * caller's (the plugin's: its parent holds them until this process exits)
+ * are shut down, so that a connector of another step meets a refusal on
+ * the port, not a silent backlog.
+ */
 void ibp_rt_close_listeners(struct ibp_rt_acceptor *a)
 {
 	for (int c = 0; c < a->x->n_cands; c++) {
-		if (a->own_listen && a->listen_fds[c] >= 0)
-			close(a->listen_fds[c]);
+		if (a->listen_fds[c] >= 0) {
+			if (a->own_listen)
+				close(a->listen_fds[c]);
+			else
+				(void)shutdown(a->listen_fds[c], SHUT_RDWR);
+		}
 		a->listen_fds[c] = -1;
 	}
 }

@@ -303,115 +303,325 @@ static void hello_forget(struct hello_kept *h)
 }
 
 /*
- * Tries one candidate port: *FD connected and mutually authenticated, with
- * L's keys, on TRY_OK.  The HELLO (and its munge credential) is built
- * before connecting, so it arrives with the connection, or kept from a try
- * that did not send it (H).
+ * One candidate's try (ibp_rt_connect runs them side by side): connect,
+ * the HELLO as soon as it connects (made before: it arrives with the
+ * connection), then the answer read as it comes, never waited for alone.
  */
-static enum try_outcome try_candidate(const struct ibp_rt_ctx *x, struct ibp_rt_link *l,
-				      uint16_t port, int64_t deadline, struct hello_kept *h,
-				      int *fdp, char *why, size_t whylen)
+struct cand_try {
+	int64_t began, step_deadline;
+	size_t have, need;
+	struct hello_kept h;
+	int fd; /* -1: not started, or over */
+	int c;  /* its candidate: x->cands[c] */
+	enum try_outcome out;
+	bool tried, sent;
+	char why[IBP_TEXT_MAX];
+	uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_HELLO_MAX]; /* a HELLO or an ERROR, at most */
+};
+
+/*
+ * A try that has not been answered after this long gets the next candidate
+ * tried beside it (it stays open: a slow peer still wins): a silent port
+ * costs a connection this much, not its try's quarter of the test.
+ */
+#define STAGGER_MS 25
+
+/* Its HELLO into SPARE when it never went (a refused try), else forgotten. */
+static void try_end(struct cand_try *t, struct hello_kept *spare, enum try_outcome out)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->out = out;
+	if (!t->sent && t->h.ready && !spare->ready && out == TRY_CLOSED)
+		*spare = t->h;
+	else
+		hello_forget(&t->h);
+	t->h.ready = false;
+}
+
+/* A HELLO of its own for try T: 0, or -errno (munged: T's WHY says so). */
+static int hello_new(const struct ibp_rt_ctx *x, struct ibp_rt_link *l, struct cand_try *t)
+{
+	int rc;
+
+	t->h.made = ibp_now_ns();
+	rc = ibp_rt_hello_make(x, &t->h.m, l->peer, l->r.round, l->r.rail, 0, 0, t->h.secret,
+			       t->why, sizeof(t->why));
+	if (rc) {
+		hello_forget(&t->h);
+		return rc;
+	}
+	t->h.ready = true;
+	l->hellos++;
+	return 0;
+}
+
+/* Starts candidate C: 0, or a final outcome (TRY_LOCAL: munged, socket). */
+static enum try_outcome try_start(const struct ibp_rt_ctx *x, struct ibp_rt_link *l, int c,
+				  int64_t deadline, struct hello_kept *spare, struct cand_try *t)
 {
 	struct sockaddr_storage ss, src;
-	socklen_t len, srclen, sl = sizeof(int);
-	struct ibp_oob_msg reply = {0};
-	char refused[IBP_OOB_TEXT_MAX] = "";
-	enum try_outcome out;
-	int fd, rc, soerr = 0;
-	unsigned version = 0;
-	int64_t step_deadline;
+	socklen_t len, srclen;
 
-	*fdp = -1;
-	if (ibp_rt_sockaddr_of(l->peer_addr, port, &ss, &len))
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	t->c = c;
+	t->tried = true;
+	t->out = TRY_CLOSED;
+	if (ibp_rt_sockaddr_of(l->peer_addr, x->cands[c], &ss, &len))
 		return TRY_CLOSED;
-	if (h->ready && ibp_now_ns() - h->made > HELLO_KEEP_S * IBP_NS_PER_S)
-		hello_forget(h);
-	if (!h->ready) {
-		h->made = ibp_now_ns();
-		rc = ibp_rt_hello_make(x, &h->m, l->peer, l->r.round, l->r.rail, 0, 0, h->secret,
-				       why, whylen);
-		if (rc) {
-			hello_forget(h);
-			return TRY_LOCAL;
-		}
-		h->ready = true;
-		l->hellos++;
+	if (spare->ready && ibp_now_ns() - spare->made > HELLO_KEEP_S * IBP_NS_PER_S)
+		hello_forget(spare);
+	if (spare->ready) {
+		t->h = *spare;
+		spare->ready = false;
+	} else if (c == 0 && hello_new(x, l, t)) {
+		/*
+		 * The first candidate's HELLO is made before connecting, so that it
+		 * arrives with the connection; a fallback's only once it connects:
+		 * one that refuses (the usual: nothing listens there) costs no
+		 * credential.
+		 */
+		return TRY_LOCAL;
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		ibp_rt_setf(why, whylen, "socket: %s", strerror(errno));
-		out = TRY_LOCAL;
-		goto out;
+	t->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (t->fd < 0) {
+		ibp_rt_setf(t->why, sizeof(t->why), "socket: %s", strerror(errno));
+		try_end(t, spare, TRY_LOCAL);
+		return TRY_LOCAL;
 	}
 	/* From this node's address: the path under test, and what the peer checks. */
 	if (!ibp_rt_sockaddr_of(x->my_addr, 0, &src, &srclen) && src.ss_family == ss.ss_family)
-		(void)bind(fd, (struct sockaddr *)&src, srclen);
+		(void)bind(t->fd, (struct sockaddr *)&src, srclen);
+	t->began = ibp_now_ns();
+	t->step_deadline = ibp_deadline_min(deadline, t->began + (x->end - x->start) / 4);
+	t->need = IBP_OOB_HDR_LEN;
 	/*
 	 * A try the deadline already cut (the credential took the last of it)
 	 * connects nobody: an abandoned empty connection is what the peer
 	 * counts as a dropped one, next to whatever ended this link.
 	 */
-	out = TRY_CUT;
-	if (ibp_deadline_expired(deadline, ibp_now_ns()))
-		goto out;
-	out = TRY_CLOSED;
-	if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)
-		goto out;
-	step_deadline = ibp_deadline_min(deadline, ibp_now_ns() + (x->end - x->start) / 4);
-	rc = ibp_oob_wait_fd(fd, POLLOUT, step_deadline);
-	if (rc == -ETIMEDOUT) {
-		out = step_deadline < deadline ? TRY_SILENT : TRY_CUT;
-		ibp_rt_setf(why, whylen, "no answer on port %u", port);
-		goto out;
+	if (ibp_deadline_expired(deadline, t->began)) {
+		try_end(t, spare, TRY_CUT);
+		return 0;
 	}
-	if (rc || (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr))
-		goto out;
-	ibp_rt_nodelay(fd);
-	rc = ibp_oob_send(fd, &h->m, deadline);
-	if (!rc)
-		rc = ibp_oob_recv_version(fd, &reply, step_deadline, &version, refused,
-					  sizeof(refused));
-	if (rc == -ETIMEDOUT) {
-		out = step_deadline < deadline ? TRY_SILENT : TRY_CUT;
-		ibp_rt_setf(why, whylen, "no answer to the handshake on port %u", port);
-		goto out;
+	if (connect(t->fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)
+		try_end(t, spare, TRY_CLOSED);
+	return 0;
+}
+
+/*
+ * Connected: the HELLO goes (made now for a fallback; it is small: the
+ * socket takes it at once).  TRY_LOCAL when it cannot be made, else 0.
+ */
+static enum try_outcome try_send(const struct ibp_rt_ctx *x, struct ibp_rt_link *l,
+				 struct cand_try *t, struct hello_kept *spare, int64_t deadline)
+{
+	uint16_t port = x->cands[t->c];
+	socklen_t sl = sizeof(int);
+	int soerr = 0;
+
+	if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+		try_end(t, spare, TRY_CLOSED);
+		return 0;
 	}
-	if (rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -EPIPE) {
-		ibp_rt_setf(why, whylen, "port %u closed the connection", port);
-		out = TRY_HUNG_UP;
-		goto out;
+	if (!t->h.ready && hello_new(x, l, t)) {
+		try_end(t, spare, TRY_LOCAL);
+		return TRY_LOCAL;
 	}
-	if (rc == -EPROTONOSUPPORT) {
-		/* Another build: remembered for the finding, trusted for nothing else. */
-		l->version_seen = true;
-		l->peer_version = (uint16_t)version;
-		ibp_rt_setf(why, whylen, "port %u answers with protocol %u", port, version);
-		out = TRY_VERSION;
-		goto out;
+	ibp_rt_nodelay(t->fd);
+	t->sent = true; /* from here it is used up, whatever happens */
+	if (ibp_oob_send(t->fd, &t->h.m, ibp_deadline_min(deadline, t->step_deadline))) {
+		ibp_rt_setf(t->why, sizeof(t->why), "port %u closed the connection", port);
+		try_end(t, spare, TRY_HUNG_UP);
 	}
-	if (rc) { /* a frame that does not even decode */
-		ibp_rt_setf(why, whylen, "undecodable answer (%s)",
-			    refused[0] ? refused : strerror(-rc));
+	return 0;
+}
+
+/*
+ * Reads what the answer has so far; at its end, what it is.  TRY_OK with
+ * the link's keys set (the caller takes the fd); -1 while it is not whole.
+ */
+static int try_read(const struct ibp_rt_ctx *x, struct ibp_rt_link *l, struct cand_try *t,
+		    struct hello_kept *spare)
+{
+	uint16_t port = x->cands[t->c];
+	struct ibp_oob_msg reply = {0}; /* no place for SUMMARY, FINGERPRINT, FPSUM */
+	char refused[IBP_OOB_TEXT_MAX] = "";
+	enum try_outcome out;
+	unsigned type = 0;
+	size_t plen = 0;
+	int rc;
+
+	for (;;) {
+		ssize_t n = recv(t->fd, t->buf + t->have, t->need - t->have, MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return -1;
+		if (n <= 0) {
+			ibp_rt_setf(t->why, sizeof(t->why), "port %u closed the connection", port);
+			try_end(t, spare, TRY_HUNG_UP);
+			return (int)TRY_HUNG_UP;
+		}
+		t->have += (size_t)n;
+		if (t->have < t->need)
+			continue;
+		if (t->need > IBP_OOB_HDR_LEN)
+			break;
+		rc = ibp_oob_decode_header(t->buf, t->have, &type, &plen);
+		if (rc == -EPROTONOSUPPORT) {
+			/* Another build: remembered for the finding, trusted for nothing else. */
+			l->version_seen = true;
+			l->peer_version = (uint16_t)ibp_oob_header_version(t->buf, t->have);
+			ibp_rt_setf(t->why, sizeof(t->why), "port %u answers with protocol %u",
+				    port, l->peer_version);
+			try_end(t, spare, TRY_VERSION);
+			return (int)TRY_VERSION;
+		}
+		if (rc)
+			ibp_oob_header_why(t->buf, t->have, refused, sizeof(refused));
+		else if (ibp_oob_sealed(type)) /* a sealed frame where a plain one must be */
+			ibp_format_cut(refused, sizeof(refused), "%s frame, sealed, before any key",
+				       ibp_oob_type_name(type));
+		else if (IBP_OOB_HDR_LEN + plen > sizeof(t->buf))
+			ibp_format_cut(refused, sizeof(refused),
+				       "%s frame of %zu payload bytes, longer than an answer",
+				       ibp_oob_type_name(type), plen);
+		if (refused[0]) {
+			ibp_rt_setf(t->why, sizeof(t->why), "undecodable answer (%s)", refused);
+			try_end(t, spare, TRY_UNAUTH);
+			return (int)TRY_UNAUTH;
+		}
+		t->need = IBP_OOB_HDR_LEN + plen;
+		if (!plen)
+			break;
+	}
+	rc = ibp_oob_decode(t->buf, t->have, &reply);
+	if (rc < 0) { /* a frame that does not even decode */
+		ibp_rt_setf(
+		    t->why, sizeof(t->why),
+		    "undecodable answer (%s frame of %zu payload bytes that does not decode)",
+		    ibp_oob_type_name(type), t->have - IBP_OOB_HDR_LEN);
 		out = TRY_UNAUTH;
-		goto out;
-	}
-	if (reply.type == IBP_OOB_ERROR) {
+	} else if (reply.type == IBP_OOB_ERROR) {
 		/* Unauthenticated: its words are not repeated, it ends nothing. */
-		ibp_rt_setf(why, whylen, "an error frame");
+		ibp_rt_setf(t->why, sizeof(t->why), "an error frame");
 		out = TRY_UNAUTH;
-		goto out;
+	} else {
+		out = check_reply(x, l, &t->h.m, t->h.secret, &reply, t->why, sizeof(t->why));
 	}
-	out = check_reply(x, l, &h->m, h->secret, &reply, why, whylen);
 	if (out == TRY_OK) {
-		*fdp = fd;
-		fd = -1;
+		hello_forget(&t->h);
+		t->out = TRY_OK;
+		return (int)TRY_OK; /* the fd stays open: the caller's */
 	}
-out:
-	if (out != TRY_CLOSED) /* sent (or no use any more): a new one next time */
-		hello_forget(h);
-	if (fd >= 0)
-		close(fd);
-	return out;
+	try_end(t, spare, out);
+	return (int)out;
+}
+
+static bool final(enum try_outcome o)
+{
+	return o == TRY_OK || o == TRY_LOCAL || o == TRY_NO_RAIL || o == TRY_NO_RING;
+}
+
+/*
+ * One round of tries on the candidates: the first alone, each next one
+ * once the tries before it are over or STAGGER_MS silent (the silent ones
+ * stay open beside it), the first answer that authenticates wins.  In an
+ * EARLY round a refused first candidate ends the round: nothing listens
+ * at the peer's address yet (it is still starting), the fallbacks wait.
+ * T holds every candidate's outcome (TRIED false when not tried); the
+ * return is a final outcome's index in T, or -1.
+ */
+static int try_round(const struct ibp_rt_ctx *x, struct ibp_rt_link *l, int64_t deadline,
+		     bool early, struct hello_kept *spare, struct cand_try *t)
+{
+	int next = 0, n = x->n_cands;
+
+	for (int c = 0; c < n; c++) {
+		t[c].fd = -1;
+		t[c].tried = false;
+		t[c].sent = false;
+		t[c].h.ready = false;
+		t[c].out = TRY_CLOSED;
+		t[c].why[0] = '\0';
+	}
+	for (;;) {
+		struct pollfd pfd[IBP_RDMATEST_MAX_LISTEN];
+		int who[IBP_RDMATEST_MAX_LISTEN], np = 0, ms;
+		int64_t now = ibp_now_ns(), wake = deadline, last_began = 0;
+		bool open = false;
+
+		for (int c = 0; c < next; c++) {
+			if (t[c].fd < 0)
+				continue;
+			if (now >= t[c].step_deadline) {
+				bool cut = t[c].step_deadline >= deadline;
+
+				ibp_rt_setf(t[c].why, sizeof(t[c].why),
+					    t[c].sent ? "no answer to the handshake on port %u"
+						      : "no answer on port %u",
+					    x->cands[c]);
+				try_end(&t[c], spare, cut ? TRY_CUT : TRY_SILENT);
+				continue;
+			}
+			open = true;
+			if (t[c].began > last_began)
+				last_began = t[c].began;
+		}
+		/* the next candidate: when nothing is open, or the open ones are silent */
+		if (next < n && !(early && t[0].fd < 0 && t[0].out == TRY_CLOSED) &&
+		    (!open || now - last_began >= STAGGER_MS * IBP_NS_PER_MS)) {
+			enum try_outcome o = try_start(x, l, next, deadline, spare, &t[next]);
+
+			if (o) {
+				t[next].out = o;
+				return next;
+			}
+			next++;
+			continue;
+		}
+		if (!open)
+			return -1; /* every candidate said its word */
+		for (int c = 0; c < next; c++) {
+			if (t[c].fd < 0)
+				continue;
+			pfd[np] =
+			    (struct pollfd){.fd = t[c].fd, .events = t[c].sent ? POLLIN : POLLOUT};
+			who[np++] = c;
+			wake = ibp_deadline_min(wake, t[c].step_deadline);
+		}
+		if (next < n)
+			wake = ibp_deadline_min(wake, last_began + STAGGER_MS * IBP_NS_PER_MS);
+		ms = ibp_deadline_poll_ms(wake, now);
+		if (poll(pfd, (nfds_t)np, ms) < 0 && errno != EINTR)
+			return -1;
+		for (int i = 0; i < np; i++) {
+			struct cand_try *c = &t[who[i]];
+			int r;
+
+			if (!pfd[i].revents || c->fd < 0)
+				continue;
+			if (!c->sent)
+				r = try_send(x, l, c, spare, deadline) == TRY_LOCAL ? (int)TRY_LOCAL
+										    : -1;
+			else
+				r = try_read(x, l, c, spare);
+			if (r >= 0 && final((enum try_outcome)r)) {
+				for (int k = 0; k < next; k++)
+					if (k != who[i] && t[k].fd >= 0)
+						try_end(&t[k], spare, TRY_CUT);
+				return who[i];
+			}
+		}
+		if (ibp_deadline_expired(deadline, ibp_now_ns())) {
+			for (int k = 0; k < next; k++)
+				if (t[k].fd >= 0)
+					try_end(&t[k], spare, TRY_CUT);
+			return -1;
+		}
+	}
 }
 
 /*
@@ -456,71 +666,64 @@ static uint16_t first_hung(const struct ibp_rt_ctx *x, const bool *hung)
 int ibp_rt_connect(const struct ibp_rt_ctx *x, struct ibp_rt_link *l, int64_t deadline)
 {
 	int pause_ms = 2;
-	char why[IBP_TEXT_MAX] = "", unauth[IBP_TEXT_MAX] = "", silent[IBP_TEXT_MAX] = "";
+	char unauth[IBP_TEXT_MAX] = "", silent[IBP_TEXT_MAX] = "";
 	uint16_t unauth_port = 0, version_port = 0, hung_port = 0;
 	/* candidates whose last try was accepted and closed unanswered */
 	bool hung[IBP_RDMATEST_MAX_LISTEN] = {false};
-	struct hello_kept h;
-	bool first_refused = false;
-	int fd;
+	struct cand_try t[IBP_RDMATEST_MAX_LISTEN];
+	struct hello_kept spare;
 
-	h.ready = false;
+	spare.ready = false;
 
 	for (unsigned round = 0;; round++) {
-		int ms;
+		int ms, w;
 
+		/*
+		 * The first candidate refused: nothing listens at the peer's
+		 * address yet (while it starts); a port taken there by another
+		 * program answers, or refuses only if bound without listening.
+		 * The fallbacks wait for the third round, 6 ms on.
+		 */
+		w = try_round(x, l, deadline, round < 2, &spare, t);
 		for (int c = 0; c < x->n_cands; c++) {
-			enum try_outcome t;
-
-			/*
-			 * The first candidate refused: nothing listens at the
-			 * peer's address yet (while it starts); a port taken
-			 * there by another program answers, or refuses only if
-			 * bound without listening.  The fallbacks wait for the
-			 * third round, 6 ms on.
-			 */
-			if (c > 0 && round < 2 && first_refused)
-				break;
-			why[0] = '\0';
-			t = try_candidate(x, l, x->cands[c], deadline, &h, &fd, why, sizeof(why));
-			if (c == 0)
-				first_refused = t == TRY_CLOSED;
-			if (t != TRY_CUT)
-				hung[c] = t == TRY_HUNG_UP;
-			switch (t) {
-			case TRY_OK:
-				return fd;
-			case TRY_LOCAL:
-				ibp_rt_link_fail(l, IBP_LINK_LOCAL,
-						 strstr(why, "munge") ? -ENOTCONN : -EIO, "%s",
-						 why);
-				return -1;
-			case TRY_NO_RAIL:
-				ibp_rt_rail_missing(x, l, why);
-				return -1;
-			case TRY_NO_RING: /* the sum's connection only: rdmatest_ring.c */
-				l->no_ring = true;
-				l->r.status = IBP_LINK_UNTESTED;
-				ibp_rt_setf(l->r.detail, sizeof(l->r.detail), "%s", why);
-				return -1;
-			case TRY_UNAUTH:
+			if (!t[c].tried)
+				continue;
+			if (t[c].out != TRY_CUT)
+				hung[c] = t[c].out == TRY_HUNG_UP;
+			if (t[c].out == TRY_UNAUTH) {
 				unauth_port = x->cands[c];
-				ibp_rt_setf(unauth, sizeof(unauth), "%s", why);
-				break;
-			case TRY_VERSION:
+				ibp_rt_setf(unauth, sizeof(unauth), "%s", t[c].why);
+			} else if (t[c].out == TRY_VERSION) {
 				/* Go on: the peer may listen on another candidate. */
 				version_port = x->cands[c];
-				break;
-			case TRY_SILENT:
-				ibp_rt_setf(silent, sizeof(silent), "%s", why);
-				break;
-			case TRY_CLOSED:
-			case TRY_HUNG_UP:
-			case TRY_CUT:
+			} else if (t[c].out == TRY_SILENT) {
+				ibp_rt_setf(silent, sizeof(silent), "%s", t[c].why);
+			}
+		}
+		if (w >= 0) {
+			switch (t[w].out) {
+			case TRY_OK:
+				hello_forget(&spare);
+				return t[w].fd;
+			case TRY_LOCAL:
+				hello_forget(&spare);
+				ibp_rt_link_fail(l, IBP_LINK_LOCAL,
+						 strstr(t[w].why, "munge") ? -ENOTCONN : -EIO, "%s",
+						 t[w].why);
+				return -1;
+			case TRY_NO_RAIL:
+				hello_forget(&spare);
+				ibp_rt_rail_missing(x, l, t[w].why);
+				return -1;
+			case TRY_NO_RING: /* the sum's connection only: rdmatest_ring.c */
+				hello_forget(&spare);
+				l->no_ring = true;
+				l->r.status = IBP_LINK_UNTESTED;
+				ibp_rt_setf(l->r.detail, sizeof(l->r.detail), "%s", t[w].why);
+				return -1;
+			default:
 				break;
 			}
-			if (ibp_deadline_expired(deadline, ibp_now_ns()))
-				goto give_up;
 		}
 		ms = ibp_deadline_poll_ms(deadline, ibp_now_ns());
 		if (ms == 0)
@@ -530,7 +733,7 @@ int ibp_rt_connect(const struct ibp_rt_ctx *x, struct ibp_rt_link *l, int64_t de
 			pause_ms *= 2;
 	}
 give_up:
-	hello_forget(&h); /* the last tries were refused: never sent */
+	hello_forget(&spare); /* the last tries were refused: never sent */
 	/*
 	 * An answer of this version that failed authentication outweighs any
 	 * version claim: a stranger's claim must not turn an authentication

@@ -43,6 +43,10 @@
 #       descriptors and kept listeners root could not bind again.
 #   (h) slurmstepd killed (SIGKILL) while its child waits: the child goes
 #       with it (PR_SET_PDEATHSIG), long before the test's deadline.
+#   (l) silence is not evidence: with net.ipv4.ip_unprivileged_port_start
+#       lowered in n2's namespace, a second user listens (never accepting) on
+#       half of the test range there: 5 consecutive steps pass and no finding
+#       names n2 (n2's own warning about the sysctl is expected).
 #   and a non-root user's step passes.
 #
 # The user is created with useradd and removed after (trap), every process
@@ -602,5 +606,41 @@ fi
 kill -KILL "$HSRUN" 2>/dev/null
 wait "$HSRUN" 2>/dev/null
 hostile_stop "$SPID"
+
+# ---- (l) a silent holder of half of n2's test range ----
+plug "munge_socket=$CL_DIR/munge/munge.sock"
+UPS=$(nsenter --net="/run/netns/$CL_TAG-n2" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)
+if nsenter --net="/run/netns/$CL_TAG-n2" sh -c 'echo 200 >/proc/sys/net/ipv4/ip_unprivileged_port_start' 2>"$OUT/sysctl"; then
+	# the even ports: candidates walk the range with a stride coprime to its
+	# 70 ports (odd), so every step keeps a free one, and the first candidate
+	# is a silent one in about half the steps
+	# shellcheck disable=SC2046
+	if hostile_start n2 silent hold $(for p in $(seq 230 2 298); do echo "$p $p"; done); then
+		status=$(cat "$HSTATUS")
+		bad=
+		for i in 1 2 3 4 5; do
+			run "silent$i" cl_srun -N3 --ib-test --ib-report true
+			# a finding that names n2: any line about it but the reports' and n2's sysctl warning
+			n2_lines=$(grep -E "spank-ib: (warning: )?n[13]: .*n2|spank-ib: (warning: )?n2: " "$OUT/silent$i" |
+				grep -vE "NCCL_SOCKET_IFNAME|n2: (cross-node test: pass with 3 nodes|job |task |   [0-9])|test_ports=230-299: ports 230-299 are unprivileged")
+			if [ $RC -ne 0 ] || [ -n "$n2_lines" ] ||
+				! grep -q "spank-ib: n1: cross-node test: pass with 3 nodes" "$OUT/silent$i"; then
+				bad+=" $i"
+			fi
+		done
+		if [ "$status" = "ready bound 35 of 35" ] && [ -z "$bad" ]; then
+			tap_ok "(l) a user listening silently on every even port of n2's test range: 5 consecutive steps pass, no finding names n2"
+		else
+			first=$(echo $bad | awk '{print $1}')
+			tap_fail "(l) silent holder on n2" "holder: $status; failed runs:$bad; $(show "silent$first" 2>/dev/null)"
+		fi
+	else
+		tap_fail "(l) silent holder starts" "$(tail -3 "$CL_LOG/silent.out")"
+	fi
+	hostile_stop "$HPID"
+	nsenter --net="/run/netns/$CL_TAG-n2" sh -c "echo $UPS >/proc/sys/net/ipv4/ip_unprivileged_port_start"
+else
+	tap_skip "(l) silent holder on n2" "cannot lower ip_unprivileged_port_start in n2's namespace: $(cat "$OUT/sysctl")"
+fi
 
 tap_done

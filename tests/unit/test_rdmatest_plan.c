@@ -1428,7 +1428,13 @@ static bool bind_all(uint32_t job, const struct ibp_policy *pol, uint16_t *ports
 	return ok;
 }
 
-static void test_run_caller_listeners_used_and_left_open(void **state)
+/*
+ * The caller's listeners (the plugin's) are used, left open for the caller
+ * to close, and shut down once the run's acceptor is over: a connector of
+ * another step that tries the port then is refused at once, not left to
+ * wait on a backlog nobody accepts from.
+ */
+static void test_run_caller_listeners_used_left_open_shut_down(void **state)
 {
 	struct ibp_hostlist hl = {0};
 	struct ibp_policy pol;
@@ -1458,19 +1464,102 @@ static void test_run_caller_listeners_used_and_left_open(void **state)
 		assert_int_equal(nr[i].res.setup_err, 0);
 		assert_int_equal(nr[i].res.oob_port, i == 1 ? ports[1] : ports[0]);
 		for (int c = 0; c < n; c++) {
-			int acc = 0;
+			int acc = 1, fd;
 			socklen_t sl = sizeof(acc);
+			struct sockaddr_in to = {.sin_family = AF_INET,
+						 .sin_port = htons(ports[c])};
 
 			if (fds[i][c] < 0)
 				continue;
 			assert_true(fcntl(fds[i][c], F_GETFD) >= 0);
 			assert_int_equal(
 			    getsockopt(fds[i][c], SOL_SOCKET, SO_ACCEPTCONN, &acc, &sl), 0);
-			assert_int_equal(acc, 1);
+			assert_int_equal(acc, 0);
+			inet_pton(AF_INET, addrs3[i], &to.sin_addr);
+			fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			assert_true(fd >= 0);
+			assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), -1);
+			assert_int_equal(errno, ECONNREFUSED);
+			close(fd);
 			close(fds[i][c]);
 		}
 		ibp_findings_release(&nr[i].out);
 	}
+	ibp_hostlist_release(&hl);
+}
+
+/*
+ * Silence is not evidence: at node 1's address two candidates are held by
+ * listeners that never accept (another program, a finished step's socket),
+ * node 1 listens on the third.  Its peers' links to it pass: a silent port
+ * costs them a short wait beside the next candidate, not a quarter of the
+ * test each (at test_timeout=2, two quarters came after round 1's end, and
+ * the links read "unreachable: no answer to the handshake").
+ */
+static void test_connect_silent_candidates_cost_nothing(void **state)
+{
+	struct ibp_hostlist hl = {0};
+	struct ibp_policy pol;
+	struct node_run nr[3];
+	uint16_t ports[IBP_RDMATEST_PORT_CANDIDATES];
+	int fds[3][IBP_RDMATEST_PORT_CANDIDATES], silent[2] = {-1, -1};
+	uint32_t job = 27;
+	bool ok = false;
+	int n = 0;
+
+	(void)state;
+	test_step(&pol, "2", "200000", &hl, "t[1-3]");
+	for (; !ok && job < 20000; job += 1000) {
+		n = ibp_oob_ports(job, 0, pol.test_port_lo, pol.test_port_hi, ports,
+				  IBP_RDMATEST_PORT_CANDIDATES);
+		assert_int_equal(n, IBP_RDMATEST_PORT_CANDIDATES);
+		ok = true;
+		for (size_t i = 0; i < 3; i++)
+			for (int c = 0; c < n; c++) {
+				bool real = i == 1 ? c == 2 : c == 0;
+
+				fds[i][c] = real ? bound_listener(addrs3[i], ports[c]) : -1;
+				ok &= !real || fds[i][c] >= 0;
+			}
+		for (int c = 0; c < 2 && ok; c++) {
+			silent[c] = bound_listener(addrs3[1], ports[c]);
+			ok = silent[c] >= 0;
+		}
+		if (ok)
+			break;
+		for (size_t i = 0; i < 3; i++)
+			for (int c = 0; c < n; c++)
+				if (fds[i][c] >= 0)
+					close(fds[i][c]);
+		for (int c = 0; c < 2; c++)
+			if (silent[c] >= 0)
+				close(silent[c]);
+		silent[0] = silent[1] = -1;
+	}
+	assert_true(ok);
+	for (size_t i = 0; i < 3; i++) {
+		node_init(&nr[i], i, &hl, &pol, job, addrs3);
+		nr[i].cfg.listen_fds = fds[i];
+		nr[i].cfg.listen_ports = ports;
+		nr[i].cfg.n_listen_fds = (size_t)n;
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++)
+		pthread_join(nr[i].th, NULL);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		if (!nr[i].res.pass)
+			for (size_t k = 0; k < nr[i].out.n; k++)
+				print_message("# t%zu: %s\n", i + 1, nr[i].out.v[k].observed);
+		assert_true(nr[i].res.pass);
+		assert_int_equal(nr[i].res.oob_port, ports[i == 1 ? 2 : 0]);
+		for (int c = 0; c < n; c++)
+			if (fds[i][c] >= 0)
+				close(fds[i][c]);
+		ibp_findings_release(&nr[i].out);
+	}
+	for (int c = 0; c < 2; c++)
+		close(silent[c]);
 	ibp_hostlist_release(&hl);
 }
 
@@ -1991,7 +2080,7 @@ int main(void)
 	    cmocka_unit_test(test_run_slow_on_busy_node_passes_and_warns),
 	    cmocka_unit_test(test_run_slow_rail_measured_again_alone),
 	    cmocka_unit_test(test_run_munge_unreachable_setup_failure_at_once),
-	    cmocka_unit_test(test_run_caller_listeners_used_and_left_open),
+	    cmocka_unit_test(test_run_caller_listeners_used_left_open_shut_down),
 	    cmocka_unit_test(test_run_no_caller_listener_setup_failure),
 	    cmocka_unit_test(test_accept_stranger_gets_refused_and_nothing_else),
 	    cmocka_unit_test(test_accept_ring_hello_without_ring_answered_no_part),
@@ -1999,6 +2088,7 @@ int main(void)
 	    cmocka_unit_test(test_accept_other_version_answered_in_ours_and_named),
 	    cmocka_unit_test(test_connect_version_claim_never_hides_auth_failure),
 	    cmocka_unit_test(test_connect_hung_up_to_the_end_is_no_unreachable),
+	    cmocka_unit_test(test_connect_silent_candidates_cost_nothing),
 	};
 
 	addrs_init();
