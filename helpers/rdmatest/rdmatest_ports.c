@@ -185,6 +185,12 @@ static int listen_one(int family, const char *addr, uint16_t port)
 		return -errno;
 	/* A port left in TIME_WAIT by the previous step is free again at once. */
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* The wildcard takes both families, whatever net.ipv6.bindv6only says. */
+	if (family == AF_INET6 && !addr) {
+		int zero = 0;
+
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	}
 	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 128)) {
 		rc = -errno;
 		close(fd);
@@ -196,7 +202,13 @@ static int listen_one(int family, const char *addr, uint16_t port)
 int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, const char *addr,
 			int *fds, uint16_t *ports, size_t max)
 {
-	int n, rc = -EADDRINUSE, family = AF_INET;
+	/*
+	 * The wildcard: IPv6 and IPv4 on one socket (its IPv4 peers come as
+	 * IPv4-mapped addresses, which the acceptor reads as IPv4), so a node
+	 * whose name resolves to IPv6 first is reached as well as one whose
+	 * name resolves to IPv4; IPv4 alone on a host without IPv6.
+	 */
+	int n, rc = -EADDRINUSE, family = AF_INET6;
 
 	if (max < IBP_RDMATEST_PORT_CANDIDATES)
 		return -EINVAL;
@@ -208,8 +220,8 @@ int ibp_rdmatest_listen(uint32_t job, uint32_t step, unsigned lo, unsigned hi, c
 	for (int c = 0; c < n; c++) {
 		int fd = listen_one(family, addr, ports[c]);
 
-		if (fd == -EAFNOSUPPORT && family == AF_INET && !addr) {
-			family = AF_INET6; /* an IPv6-only host */
+		if ((fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL) && family == AF_INET6 && !addr) {
+			family = AF_INET; /* a host without IPv6 */
 			fd = listen_one(family, NULL, ports[c]);
 		}
 		if (fd >= 0) {

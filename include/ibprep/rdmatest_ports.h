@@ -70,7 +70,8 @@ int ibp_port_range_check(unsigned lo, unsigned hi, const struct ibp_port_sysctl 
  * Binds the test's listener for JOB and STEP: the first free of the
  * IBP_RDMATEST_PORT_CANDIDATES candidates in [LO, HI] (ibp_oob_ports, the
  * order every node's senders try), on ADDR (numeric; NULL = the wildcard
- * address, IPv4, or IPv6 where the host has no IPv4), listening,
+ * address of both families on one socket, IPv4 alone where the host has no
+ * IPv6), listening,
  * O_CLOEXEC | O_NONBLOCK.  Fills
  * PORTS[i] with every candidate and FDS[i] with the bound socket or -1, in
  * the shape ibp_rdmatest_config's listen_fds/listen_ports want; MAX is the
