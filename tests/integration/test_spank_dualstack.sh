@@ -21,6 +21,11 @@ cd "$(dirname "$0")/../.."
 
 NAME="--ib-test on nodes whose names resolve to IPv6"
 cluster_prereqs_or_done "$NAME"
+if [ -n "$CL_DAEMON_PREFIX" ]; then
+	tap_skip "$NAME" "the names are rewritten in the host's hosts files; a release chroot's slurmstepd resolves through its own (make check-integration runs it on the host release)"
+	tap_done
+	exit
+fi
 cluster_start_or_done 3
 cluster_hw_or_done "$NAME"
 cluster_suite_out

@@ -106,8 +106,9 @@ unsigned ibp_oob_wire_version(void) { return %u; }
 	plug
 	local said=0 miss="" states
 	for n in n1 n3 n4; do
-		has otherbuild "spank-ib: warning: n2: answers with cross-node test protocol $old, $n speaks $cur" && said=$((said + 1)) || miss+=" $n"
-		has otherbuild "spank-ib: warning: $n: answers with cross-node test protocol $cur, n2 speaks $old" || miss+=" n2-about-$n"
+		# a node's finding about another says so in its text: "n1: about n2: ..."
+		has otherbuild "spank-ib: warning: $n: about n2: answers with cross-node test protocol $old, $n speaks $cur" && said=$((said + 1)) || miss+=" $n"
+		has otherbuild "spank-ib: warning: n2: about $n: answers with cross-node test protocol $cur, n2 speaks $old" || miss+=" n2-about-$n"
 	done
 	if [ $RC -eq 0 ] && [ $said -eq 3 ] && [ -z "$miss" ] && has otherbuild "cross-node test: warn with 4 nodes"; then
 		tap_ok "another build on n2: the step runs, n1, n3, n4 name n2 with protocol $old against $cur and n2 names each of them"
