@@ -254,22 +254,6 @@ static int set_bool(bool *dst, const char *key, const char *v, char *err, size_t
 	return 0;
 }
 
-static int set_ttl(unsigned *out, const char *v, char *err, size_t errlen)
-{
-	uint64_t n = 0;
-	char qv[160];
-	const char *s = v;
-
-	for (; *s >= '0' && *s <= '9' && n <= 86400; s++)
-		n = n * 10 + (uint64_t)(*s - '0');
-	if (!*v || *s || n > 86400)
-		return ibp_errf(-EINVAL, err, errlen,
-				"bad value '%s' for key 'cache_ttl': expected seconds, 0 to 86400",
-				q(v, qv, sizeof(qv)));
-	*out = (unsigned)n;
-	return 0;
-}
-
 static const struct {
 	const char *name;
 	int sig;
@@ -369,7 +353,8 @@ static int set_plugin_key(struct ibp_conf *c, enum conf_key id, const char *key,
 	case C_PROLOG_CHECK:
 		return set_bool(&c->prolog_check, key, v, err, errlen);
 	case C_CACHE_TTL:
-		return set_ttl(&c->cache_ttl, v, err, errlen);
+		return set_uint(&c->cache_ttl, key, v, 0, 86400, "seconds, 0 to 86400", err,
+				errlen);
 	case C_WATCH_ACTION:
 		if (!strcmp(v, "report") || !strcmp(v, "end")) {
 			c->watch_action =
