@@ -1428,6 +1428,22 @@ static bool bind_all(uint32_t job, const struct ibp_policy *pol, uint16_t *ports
 	return ok;
 }
 
+/* Three loopback nodes of step JOB on the caller's listeners FDS (N per node, on PORTS). */
+static void run_listening(struct node_run *nr, const struct ibp_hostlist *hl,
+			  const struct ibp_policy *pol, uint32_t job,
+			  int (*fds)[IBP_RDMATEST_PORT_CANDIDATES], const uint16_t *ports, int n)
+{
+	for (size_t i = 0; i < 3; i++) {
+		node_init(&nr[i], i, hl, pol, job, addrs3);
+		nr[i].cfg.listen_fds = fds[i];
+		nr[i].cfg.listen_ports = ports;
+		nr[i].cfg.n_listen_fds = (size_t)n;
+		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++)
+		pthread_join(nr[i].th, NULL);
+}
+
 /*
  * The caller's listeners (the plugin's) are used, left open for the caller
  * to close, and shut down once the run's acceptor is over: a connector of
@@ -1449,15 +1465,7 @@ static void test_run_caller_listeners_used_left_open_shut_down(void **state)
 	while (!bind_all(job, &pol, ports, fds, &n) && job < 20000)
 		job += 1000;
 	assert_true(job < 20000);
-	for (size_t i = 0; i < 3; i++) {
-		node_init(&nr[i], i, &hl, &pol, job, addrs3);
-		nr[i].cfg.listen_fds = fds[i];
-		nr[i].cfg.listen_ports = ports;
-		nr[i].cfg.n_listen_fds = (size_t)n;
-		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
-	}
-	for (size_t i = 0; i < 3; i++)
-		pthread_join(nr[i].th, NULL);
+	run_listening(nr, &hl, &pol, job, fds, ports, n);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(nr[i].rc, 0);
 		assert_true(nr[i].res.pass);
@@ -1537,15 +1545,7 @@ static void test_connect_silent_candidates_cost_nothing(void **state)
 		silent[0] = silent[1] = -1;
 	}
 	assert_true(ok);
-	for (size_t i = 0; i < 3; i++) {
-		node_init(&nr[i], i, &hl, &pol, job, addrs3);
-		nr[i].cfg.listen_fds = fds[i];
-		nr[i].cfg.listen_ports = ports;
-		nr[i].cfg.n_listen_fds = (size_t)n;
-		assert_int_equal(pthread_create(&nr[i].th, NULL, node_main, &nr[i]), 0);
-	}
-	for (size_t i = 0; i < 3; i++)
-		pthread_join(nr[i].th, NULL);
+	run_listening(nr, &hl, &pol, job, fds, ports, n);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(nr[i].rc, 0);
 		if (!nr[i].res.pass)
