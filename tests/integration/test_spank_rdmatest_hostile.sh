@@ -608,6 +608,11 @@ wait "$HSRUN" 2>/dev/null
 hostile_stop "$SPID"
 
 # ---- (l) a silent holder of half of n2's test range ----
+# (h)'s step on n2 holds its port until its own deadline: the holder starts
+# once the earlier steps are over and root can bind every port there (bounded).
+cl_scancel -u root >/dev/null 2>&1
+cluster_wait_idle 30 >/dev/null 2>&1
+for t in $(seq 1 40); do [ -z "$(root_cannot_bind n2)" ] && break; sleep 0.25; done
 plug "munge_socket=$CL_DIR/munge/munge.sock"
 UPS=$(nsenter --net="/run/netns/$CL_TAG-n2" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)
 if nsenter --net="/run/netns/$CL_TAG-n2" sh -c 'echo 200 >/proc/sys/net/ipv4/ip_unprivileged_port_start' 2>"$OUT/sysctl"; then
