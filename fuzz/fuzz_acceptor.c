@@ -12,7 +12,8 @@
  *
  * Whatever comes, the acceptor must not crash, and:
  *   - an in-link's slot is handed a connection only from that link's peer's
- *     address, and only when a whole HELLO for that link came from it;
+ *     address, and only when a whole HELLO for that link came from it (one
+ *     whose changed byte is in its nonce or echo still is one);
  *   - a slot holds at most one connection, its fd a socket from that address;
  *   - every dropped connection is counted once, outside or from a peer;
  *   - no descriptor is left open when the run is over.
@@ -149,6 +150,24 @@ static bool genuine(uint32_t from, uint8_t round, uint8_t rail, uint16_t flags)
 	       !(flags & ~IBP_HELLO_INSECURE) && plan.recv_from[round - 1] == from;
 }
 
+/*
+ * A HELLO with one byte changed is still a whole HELLO for its link when
+ * the change is in its nonce or echo (the acceptor judges neither before
+ * the keys): LEN bytes at BUF decode to M's HELLO but for those two.
+ */
+static bool same_claims(const uint8_t *buf, size_t len, const struct ibp_oob_hello *m)
+{
+	struct ibp_oob_msg d = {0};
+	const struct ibp_oob_hello *h = &d.u.hello;
+
+	if (ibp_oob_decode(buf, len, &d) < 0 || d.type != IBP_OOB_HELLO)
+		return false;
+	return h->job == m->job && h->step == m->step && h->uid == m->uid && h->from == m->from &&
+	       h->to == m->to && h->nnodes == m->nnodes && h->round == m->round &&
+	       h->rail == m->rail && h->n_rails == m->n_rails && h->flags == m->flags &&
+	       h->cred_len == m->cred_len && !memcmp(h->cred, m->cred, m->cred_len);
+}
+
 struct sent {
 	int src;          /* index in addr_of */
 	bool whole_hello; /* a genuine HELLO (above), all of it, unchanged */
@@ -225,7 +244,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (kind == 2 && at + 1 < size) { /* one byte changed */
 				buf[data[at] % len] ^= data[at + 1] | 1;
 				at += 2;
-				sent[nc].whole_hello = false;
+				sent[nc].whole_hello =
+				    sent[nc].whole_hello && same_claims(buf, len, &m.u.hello);
 			} else if (kind == 3 && at < size) { /* cut short */
 				len = data[at++] % len;
 				sent[nc].whole_hello = false;
