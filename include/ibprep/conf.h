@@ -27,7 +27,7 @@
 
 #define IBP_CONF_MAX_BYTES               (64 * 1024) /* a config file's size */
 #define IBP_CONF_RESULTS_LOG_MAX_DEFAULT (64ull << 20)
-#define IBP_CONF_PORTS_PER_JOB_DEFAULT   8
+#define IBP_CONF_PORTS_PER_JOB_DEFAULT   16
 
 /* enforce=: what runs on every step without a user flag */
 enum ibp_conf_enforce {

@@ -14,9 +14,10 @@
 #       stop their children as in (a)), which would hold all 70 ports of
 #       both nodes (main's plugin before the share: B's step then fails,
 #       "cannot listen"):
-#       A's job holds at most test_ports_per_job (8) on a node, the steps
-#       over its share fail saying why (rdmatest_ports_per_job), and B's
-#       3-node step passes meanwhile.
+#       A's job holds at most its share on a node, the steps over it fail
+#       saying why (rdmatest_ports_per_job), and B's 3-node step passes
+#       meanwhile.  The share is set to 4 here (default 16): this machine
+#       starts steps too slowly for 70 of them to hold 16 ports at once.
 #
 # The users are removed and every process the test started is ended by its
 # PID at the end.
@@ -153,6 +154,7 @@ else
 fi
 
 # ---- (b) 70 overlapping two-node steps: the job's share ----
+plug test_ports_per_job=4
 alloc 2 n1,n2
 if [ -z "$ALLOC" ] || ! stopper_start; then
 	tap_fail "(b) A's allocation and stopper" "alloc '$ALLOC'; $(tail -3 "$CL_LOG/stopper.out" 2>/dev/null)"
@@ -169,7 +171,7 @@ else
 	# holders' tests end (A cannot stop them), not on the cap
 	over=0 maxh=0
 	for t in $(seq 1 600); do
-		over=$(grep -l "already holds 8 of this node's test ports" "$OUT"/b.* 2>/dev/null | wc -l)
+		over=$(grep -l "already holds 4 of this node's test ports" "$OUT"/b.* 2>/dev/null | wc -l)
 		for x in n1 n2; do h=$(held "$x"); [ "$h" -gt "$maxh" ] && maxh=$h; done
 		[ "$over" -ge 50 ] && break
 		alive=0
@@ -183,8 +185,8 @@ else
 	stop "$STOPPER"
 	for p in "${steps[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${steps[@]}"; do wait "$p" 2>/dev/null; done
-	if [ "$b_ok" = 1 ] && [ "$over" -ge 1 ] && [ "$maxh" -le 8 ] && [ "$maxh" -ge 1 ]; then
-		tap_ok "(b) 70 overlapping 2-node steps of one job ($stopped of their children stopped) hold at most $maxh test ports on a node (test_ports_per_job=8), $over over the share fail saying why; $UB's 3-node step passes"
+	if [ "$b_ok" = 1 ] && [ "$over" -ge 1 ] && [ "$maxh" -le 4 ] && [ "$maxh" -ge 1 ]; then
+		tap_ok "(b) 70 overlapping 2-node steps of one job ($stopped of their children stopped) hold at most $maxh test ports on a node (test_ports_per_job=4), $over over the share fail saying why; $UB's 3-node step passes"
 	else
 		tap_fail "(b) the job's share" "over the share: $over, most ports held on a node: $maxh; B: rc=$RC; $(show b_b); $(cat "$OUT"/b.* | grep spank-ib | sort | uniq -c | sort -rn | head -5)"
 	fi

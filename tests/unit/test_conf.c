@@ -58,7 +58,7 @@ static void test_conf_defaults(void **state)
 	assert_false(c.prolog_check);
 	assert_int_equal(c.enforce, 0);
 	assert_int_equal(c.cache_ttl, 60);
-	assert_int_equal(c.test_ports_per_job, 8);
+	assert_int_equal(c.test_ports_per_job, 16);
 	assert_int_equal(c.results_log_max, 64ull << 20);
 	assert_int_equal(c.watch_action, IBP_WATCH_ACTION_REPORT);
 	assert_int_equal(c.watch_signal, 15);
