@@ -253,6 +253,7 @@ static void fill_result(struct ibp_rt_run *run, struct ibp_rdmatest_result *res)
 	res->dropped = run->acc.dropped;
 	res->dropped_outside = run->acc.dropped_away;
 	res->dropped_peer = run->acc.dropped_peer;
+	res->cred_checks = run->acc.cred_checks;
 	ibp_rt_setf(res->drop_reason, sizeof(res->drop_reason), "%s", run->acc.drop_reason);
 	res->elapsed_s = (double)(ibp_now_ns() - run->x.start) / 1e9;
 }

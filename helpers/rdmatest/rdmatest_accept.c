@@ -22,7 +22,13 @@
  *     IBP_RT_GRACE_MS to complete its HELLO, else the new one is closed;
  *   - every pending connection has a short deadline to complete its HELLO;
  *   - a HELLO is checked field by field, then its source address against
- *     the node it claims to be, then its credential with munged;
+ *     the node it claims to be, then its credential with munged, which is
+ *     the only costly step: munged checks a credential once (a credential
+ *     seen before is refused unchecked, whatever its nonce: a bogus HELLO
+ *     costs a munge decode only when its sender paid a munge encode), and
+ *     a peer's address gets at most IBP_RT_CHECKS_PER_PEER checks per
+ *     step (a genuine peer needs a few; past that its link fails as an
+ *     authentication failure saying so, which blames nobody);
  *     whatever fails gets the one word "refused" (no job, step, uid, node
  *     or count goes back) and the reason is kept locally (drop_reason).
  */
@@ -49,6 +55,8 @@
 #define IBP_RT_PEND_MAX (IBP_RDMATEST_MAX_LINKS + 2 * IBP_RT_MAX_IN_PEERS)
 #define ACCEPT_BATCH    64
 #define DEFER_ACCEPT_S  1
+/* munge checks of credentials from one peer's address, per step */
+#define IBP_RT_CHECKS_PER_PEER 64
 
 struct pending {
 	int64_t deadline, since;
@@ -321,6 +329,21 @@ static bool nonce_seen(struct ibp_rt_acceptor *a, uint64_t nonce)
 	return false;
 }
 
+/* Whether munged checked CRED (LEN bytes) before in this step; remembers it. */
+static bool cred_seen(struct ibp_rt_acceptor *a, const char *cred, size_t len)
+{
+	size_t max = sizeof(a->creds) / sizeof(a->creds[0]);
+	size_t n = a->n_creds < max ? a->n_creds : max;
+	uint8_t d[sizeof(a->creds[0])];
+
+	crypto_generichash(d, sizeof(d), (const unsigned char *)cred, len, NULL, 0);
+	for (size_t i = 0; i < n; i++)
+		if (!sodium_memcmp(a->creds[i], d, sizeof(d)))
+			return true;
+	memcpy(a->creds[a->n_creds++ % max], d, sizeof(d));
+	return false;
+}
+
 /* ---- the HELLO ---------------------------------------------------------- */
 
 /* The peer asked to join a step-wide sum this node has no part in: say so, authenticated. */
@@ -394,6 +417,19 @@ static void handshake(struct ibp_rt_acceptor *a, struct pending *p)
 		ibp_rt_setf(why, sizeof(why), "replayed hello");
 		goto refused;
 	}
+	/* insecure (both sides, checked above): no credential, nothing costly */
+	if (!a->x->auth.insecure && cred_seen(a, h->cred, h->cred_len)) {
+		ibp_rt_setf(why, sizeof(why), "a credential used before");
+		goto refused;
+	}
+	if (!a->x->auth.insecure && a->in_peers[k].checks >= IBP_RT_CHECKS_PER_PEER) {
+		ibp_rt_setf(why, sizeof(why),
+			    "over the %d credential checks allowed from %s's address",
+			    IBP_RT_CHECKS_PER_PEER, ibp_rt_node_name(a->x, h->from));
+		goto refused;
+	}
+	a->in_peers[k].checks++;
+	a->cred_checks++;
 	ibp_rt_hello_claims(h, &want);
 	rc = ibp_auth_verify(&a->x->auth, h->cred, &want, theirs, why, sizeof(why));
 	if (rc)

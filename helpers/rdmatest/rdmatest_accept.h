@@ -20,6 +20,7 @@ struct ibp_rt_peer {
 	uint32_t node;
 	struct sockaddr_storage addr; /* port 0 */
 	unsigned quota;               /* pending connections allowed from it */
+	unsigned checks;              /* credentials from it that munged checked */
 };
 
 /* the peers this node receives links from, and the step-wide sum's two children */
@@ -45,6 +46,10 @@ struct ibp_rt_acceptor {
 	size_t n_in_peers;
 	uint64_t nonces[128];
 	size_t n_nonces;
+	/* the digests of the credentials munged checked (a ring); how many it checked */
+	uint8_t creds[128][16];
+	size_t n_creds;
+	unsigned cred_checks;
 	/* every connection dropped; from addresses that are not a peer's; from a peer's */
 	unsigned dropped, dropped_away, dropped_peer;
 	char drop_reason[IBP_TEXT_MAX]; /* the last one */

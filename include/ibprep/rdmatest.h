@@ -304,6 +304,12 @@ struct ibp_rdmatest_result {
 	unsigned dropped;         /* connections dropped (strangers, bad credentials ...) */
 	unsigned dropped_outside; /* of which from addresses that are not a peer of this node */
 	unsigned dropped_peer; /* of which from a peer's address: unauthenticated or over quota */
+	/*
+	 * Credentials this node's acceptor had munged check: at most one per
+	 * distinct credential, and at most 64 per peer address (a flood of
+	 * complete HELLOs costs no more).
+	 */
+	unsigned cred_checks;
 	char drop_reason[IBP_TEXT_MAX]; /* the last one */
 	double elapsed_s;
 	double

@@ -223,11 +223,12 @@ check_kind "$(pos badcred)" "failed authentication"
 
 # --- hostile peers (issue 9, test g) --------------------------------------
 # A local user floods node 5's test ports with garbage, truncated, wrong-
-# version and forged hellos, a slowloris and a connection flood, both from
+# version and forged hellos (complete ones with fresh nonces too), a
+# slowloris and a connection flood, both from
 # an address outside the step and from the address of node 4 (the step node
-# node 5 receives from first), while the test runs: every link passes and
-# node 5 reports the flood, both kinds.
-run hostile --hostile 5
+# node 5 receives from first, started 300 ms late), while the test runs:
+# every link passes and node 5 reports the flood, both kinds.
+run hostile --hostile 5 --fault 4:late
 npass=$(grep -c '^node .* pass ' "$tmp/hostile.out")
 if [ "$npass" -eq "$N" ]; then
 	tap_ok "hostile: all $N nodes pass while node 5 is attacked"
@@ -242,8 +243,39 @@ if grep -A3 '^node 5 ' "$tmp/hostile.out" | grep 'rdmatest_dropped_connections\|
 else
 	tap_fail "hostile: the report does not name both sources" "$(grep -A3 '^node 5 ' "$tmp/hostile.out")"
 fi
+# Complete hellos with fresh nonces from node 4's address (six per 20 ms,
+# for 300 ms before node 4 itself starts: --fault 4:late): munged checks
+# the forged credential once, whatever its nonce, and node 4's genuine
+# link still passes.
+c5=$(grep '^node 5 ' "$tmp/hostile.out" | grep -o 'cred_checks=[0-9]*' | cut -d= -f2)
+if [ -n "$c5" ] && [ "$c5" -le 24 ]; then
+	tap_ok "hostile: a flood of complete hellos costs node 5 $c5 credential checks in all (genuine ones included)"
+else
+	tap_fail "hostile: node 5's credential checks are not bounded" "cred_checks=${c5:-none}; $(grep -A3 '^node 5 ' "$tmp/hostile.out")"
+fi
 if within hostile "$(awk -v t="$TIMEOUT" 'BEGIN{print t + 1}')"; then tap_ok "hostile: within the bound (wall $(wall hostile) s)"; else tap_fail "hostile: took $(wall hostile) s"; fi
 grep -A3 '^node 5 ' "$tmp/hostile.out" | sed 's/^/# /'
+
+# --- a flood of fresh credentials (issue 26 item 7) ------------------------
+# The same, each complete hello with a fresh credential minted by the local
+# user's munged (hundreds in the run): munged checks at most 64 from node
+# 4's address; whether node 4's genuine hello came before that bound or
+# after (then its link fails as an authentication failure, saying why),
+# nobody is blamed.
+mkdir -p "$tmp/minted"
+"$sim" --nodes 16 --timeout "$TIMEOUT" --ports "$PORTS" --munge-socket "$good" --hostile 5 --hostile-minted \
+	--fault 4:late --outdir "$tmp/minted" >"$tmp/minted.out" 2>&1
+c5=$(grep '^node 5 ' "$tmp/minted.out" | grep -o 'cred_checks=[0-9]*' | cut -d= -f2)
+d5=$(grep '^node 5 ' "$tmp/minted.out" | grep -o 'dropped=[0-9]*' | cut -d= -f2)
+blamed=$(grep '^node ' "$tmp/minted.out" | grep -v 'suspects= ')
+failed=$(grep '^node ' "$tmp/minted.out" | grep -v ' pass ')
+if [ -n "$c5" ] && [ "$c5" -le 68 ] && [ "${d5:-0}" -gt "$c5" ] && [ -z "$blamed" ] &&
+	{ [ -z "$failed" ] || { [ "$failed" = "$(grep '^node 5 ' "$tmp/minted.out")" ] &&
+		grep -A6 '^node 5 ' "$tmp/minted.out" | grep -q 'over the 64 credential checks allowed from sim0004'; }; }; then
+	tap_ok "minted flood: node 5 had munged check $c5 credentials ($d5 connections dropped), nobody blamed${failed:+, the link from node 4 refused saying why}"
+else
+	tap_fail "minted flood" "cred_checks=${c5:-none} dropped=${d5:-none}; $(grep -v '^#' "$tmp/minted.out" | grep -v ' pass ' | head -5); $(grep -A6 '^node 5 ' "$tmp/minted.out")"
+fi
 
 # --- a foreign program on a node's first test port -----------------------
 mkdir -p "$tmp/squat"

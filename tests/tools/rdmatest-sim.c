@@ -7,8 +7,11 @@
  *
  *   node INDEX NAME pass|fail ELAPSED_S suspects=NAME,NAME codes=CODE@NODE,...
  *        dropped=N port=P links=LINKS_S (when its own link tests ended)
+ *        hellos=N cred_checks=N (credentials munged checked for its acceptor)
  *
- * then "wall SECONDS" for the whole run.  Faults (--fault INDEX:KIND):
+ * then "wall SECONDS" for the whole run.  --hostile I floods node I (see
+ * run_hostile); with --hostile-minted its complete hellos carry fresh
+ * credentials of --munge-socket's munged, the local user's own.  Faults (--fault INDEX:KIND):
  *   refuse   the node does not run: its ports refuse connections
  *   silent   the node holds its test ports open but never answers
  *   slow     every data-path step of the node stalls past the deadline
@@ -26,6 +29,9 @@
  *            (default this build's + 1) with this build's code, through
  *            the link-time seam ibp_oob_wire_version() (oob.h) defined
  *            below, which the library's own oob_version.c yields to
+ *   late     the node starts 300 ms after the others (with --hostile on
+ *            the node after it: the flood is under way when its genuine
+ *            HELLO comes)
  *
  * --leaves K gives the nodes a topology of K leaves of contiguous nodes
  * under one spine: the topology-aware plan (rdmatest_plan.c).
@@ -62,6 +68,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <munge.h>
+
 #include "ibprep/auth.h"
 #include "ibprep/oob.h"
 #include "ibprep/policy.h"
@@ -84,11 +92,13 @@ enum fault {
 	F_DIE,
 	F_SQUAT,
 	F_RELAY,
-	F_VERSION
+	F_VERSION,
+	F_LATE
 };
 
-static const char *const fault_names[] = {"none",    "refuse", "silent", "slow",  "corrupt",
-					  "badcred", "die",    "squat",  "relay", "version"};
+static const char *const fault_names[] = {"none",    "refuse",  "silent", "slow",
+					  "corrupt", "badcred", "die",    "squat",
+					  "relay",   "version", "late"};
 
 /*
  * --fault I:version[=V]: the protocol version node I speaks.  The library
@@ -108,6 +118,8 @@ unsigned ibp_oob_wire_version(void)
 static enum fault my_fault;
 static double my_timeout;
 static int start_fd = -1; /* read end of the start barrier */
+/* --hostile-minted: the flood's complete hellos carry fresh credentials of this munged */
+static const char *hostile_mint;
 
 static int f_open(const struct ibp_tx_port *p, const struct ibp_tx_opts *o, struct ibp_tx **t)
 {
@@ -364,6 +376,7 @@ static void hostile_from(const char *src, const char *addr, uint32_t job, uint32
 	struct ibp_oob_msg m = {.type = IBP_OOB_HELLO};
 	uint8_t frame[IBP_OOB_SMALL_FRAME], junk[300];
 	int slow[4] = {-1, -1, -1, -1}, flood[48], nflood = 0, fl;
+	uint64_t nonce = 1000;
 
 	ibp_oob_ports(job, step, p->test_port_lo, p->test_port_hi, ports, 1);
 	m.u.hello.job = job;
@@ -373,7 +386,7 @@ static void hostile_from(const char *src, const char *addr, uint32_t job, uint32
 	m.u.hello.to = target;
 	m.u.hello.nnodes = n;
 	m.u.hello.round = 1;
-	m.u.hello.n_rails = 1;
+	m.u.hello.n_rails = 1; /* well-formed: it reaches the credential check */
 	m.u.hello.nonce = 77;
 	m.u.hello.cred_len = 4;
 	memcpy(m.u.hello.cred, "AAAA", 4); /* a forged credential */
@@ -412,6 +425,35 @@ static void hostile_from(const char *src, const char *addr, uint32_t job, uint32
 			if ((fd = dial_from(src, addr, ports[0])) >= 0) {
 				send(fd, frame, (size_t)fl, MSG_NOSIGNAL);
 				poll(NULL, 0, 5);
+				close(fd);
+			}
+		/* complete hellos with fresh nonces, the forged credential kept (issue 26 item 7) */
+		for (int r = 0; r < 6; r++)
+			if ((fd = dial_from(src, addr, ports[0])) >= 0) {
+				uint8_t f2[IBP_OOB_SMALL_FRAME];
+				struct ibp_oob_msg m2 = m;
+				int l2;
+
+				m2.u.hello.nonce = ++nonce;
+				if (hostile_mint) { /* a real credential, the local user's own */
+					munge_ctx_t ctx = munge_ctx_create();
+					char *cred = NULL;
+
+					if (ctx &&
+					    !munge_ctx_set(ctx, MUNGE_OPT_SOCKET, hostile_mint) &&
+					    munge_encode(&cred, ctx, "x", 1) == EMUNGE_SUCCESS &&
+					    strlen(cred) < sizeof(m2.u.hello.cred)) {
+						memset(m2.u.hello.cred, 0, sizeof(m2.u.hello.cred));
+						memcpy(m2.u.hello.cred, cred, strlen(cred));
+						m2.u.hello.cred_len = (uint16_t)strlen(cred);
+					}
+					free(cred);
+					if (ctx)
+						munge_ctx_destroy(ctx);
+				}
+				l2 = ibp_oob_encode(&m2, f2, sizeof(f2));
+				if (l2 > 0)
+					send(fd, f2, (size_t)l2, MSG_NOSIGNAL);
 				close(fd);
 			}
 		/* slowloris: one byte at a time */
@@ -650,6 +692,8 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	}
 	if (my_fault == F_SILENT)
 		run_silent(addrs[i], job, step, pol);
+	if (my_fault == F_LATE)
+		poll(NULL, 0, 300);
 	ibp_findings_init(&out);
 	cfg.nodes = hl;
 	cfg.index = i;
@@ -712,8 +756,8 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u port=%u links=%.6f hellos=%u cpu_us=%lld\n", res.dropped,
-		res.oob_port, res.links_s, res.hellos, run_cpu);
+	fprintf(fp, " dropped=%u port=%u links=%.6f hellos=%u cred_checks=%u cpu_us=%lld\n",
+		res.dropped, res.oob_port, res.links_s, res.hellos, res.cred_checks, run_cpu);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
 
@@ -742,6 +786,7 @@ int main(int argc, char **argv)
 	    {"outdir", required_argument, NULL, 'o'},
 	    {"policy", required_argument, NULL, 'P'},
 	    {"hostile", required_argument, NULL, 'H'},
+	    {"hostile-minted", no_argument, NULL, 'Y'},
 	    {"auth-check", no_argument, NULL, 'A'},
 	    {"fingerprint", no_argument, NULL, 'F'},
 	    {"leaves", required_argument, NULL, 'L'},
@@ -847,6 +892,9 @@ int main(int argc, char **argv)
 		case 'H':
 			hostile = (long)strtoul(optarg, NULL, 10);
 			break;
+		case 'Y':
+			hostile_mint = "";
+			break;
 		case 'f': {
 			char *colon;
 			size_t idx = strtoul(optarg, &colon, 10);
@@ -921,6 +969,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	start_fd = barrier[0];
+	if (hostile_mint)
+		hostile_mint = munge ? munge : "";
 	if (hostile >= 0 && (size_t)hostile < n) {
 		hostile_pid = fork();
 		if (hostile_pid == 0) {
