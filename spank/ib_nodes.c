@@ -17,9 +17,11 @@
  *                            alone; the test does not run on a mismatch
  *   spank_ib_ctld_step_nodes slurmctld's own node list of the step
  *                            (slurm_job_step_layout_get): one RPC, bounded by
- *                            the cluster's MessageTimeout, asked only before
- *                            links are kept for the results log, the only
- *                            thing of the test that outlives the step; a
+ *                            the cluster's MessageTimeout, asked in
+ *                            init_post_opt as root when the test's links may
+ *                            be kept for the results log (the only thing of
+ *                            the test that outlives the step; from Slurm 24.11
+ *                            on the API aborts slurmstepd in user_init); a
  *                            consistent forgery (names, count and index all
  *                            changed, which a modified srun can send) ends
  *                            here

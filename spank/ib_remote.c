@@ -764,6 +764,14 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	/* Root, before anything of the user's runs: the test's listener (ib_test.c). */
 	if (st->eff.test != SPANK_IB_TEST_OFF && spank_ib_test_prepare(sp, st, n))
 		spank_ib_setup_finding(n, IBP_SEV_FAIL, "cross-node test: out of memory");
+	/* slurmctld's word on the step's nodes, for the results log: now, as root (spank_ib.h) */
+	if (st->eff.test != SPANK_IB_TEST_OFF && st->conf.results_log[0] && n->nnodes > 1) {
+		char ctld[8192];
+
+		if (!spank_ib_ctld_step_nodes(n->job_id, n->step_id, ctld, sizeof(ctld),
+					      n->ctld_err, sizeof(n->ctld_err)))
+			n->ctld_nodes = strdup(ctld);
+	}
 	spank_ib_judge(st, n);
 	if (n->verdict)
 		requeue_at_start(st, n);
@@ -787,6 +795,7 @@ void spank_ib_node_free(struct spank_ib_node *n)
 		ibp_health_input_release(&n->in);
 	ibp_findings_release(&n->findings);
 	free(n->test_records);
+	free(n->ctld_nodes);
 	free(n);
 }
 

@@ -52,9 +52,8 @@ void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node
 			   struct ibp_findings *tf)
 {
 	struct ibp_hostlist hl = {0};
-	char err[256], ctld[8192];
+	char err[256];
 	int64_t now = (int64_t)time(NULL);
-	int rc;
 
 	if (!st->conf.results_log[0] || !res || !res->n_links || n->test_records)
 		return;
@@ -64,14 +63,15 @@ void spank_ib_keep_results(const struct spank_ib_state *st, struct spank_ib_node
 			 res->index, res->nnodes, n->nodeid, n->nnodes);
 		return;
 	}
-	rc = spank_ib_ctld_step_nodes(n->job_id, n->step_id, ctld, sizeof(ctld), err, sizeof(err));
-	if (rc) {
-		not_kept(tf, "slurmctld did not confirm the step's nodes: %s", err);
+	/* asked in init_post_opt (ib_remote.c): Slurm's API is not safe here, in user_init */
+	if (!n->ctld_nodes) {
+		not_kept(tf, "slurmctld did not confirm the step's nodes: %s",
+			 n->ctld_err[0] ? n->ctld_err : "not asked");
 		return;
 	}
-	if (!spank_ib_same_nodes(nodelist, ctld)) {
+	if (!spank_ib_same_nodes(nodelist, n->ctld_nodes)) {
 		not_kept(tf, "it ran over %.200s, slurmctld's node list of the step is %.200s",
-			 nodelist, ctld);
+			 nodelist, n->ctld_nodes);
 		return;
 	}
 	if (ibp_hostlist_expand(nodelist, 0, &hl, err, sizeof(err)))

@@ -565,6 +565,15 @@ struct spank_ib_node {
 	struct spank_ib_lookup lookup; /* its peer's name, looked up in the helper */
 	double work_ms;
 	/* the cross-node test's links, kept for results_log= (written at exit, as root) */
+	/*
+	 * slurmctld's node list of the step (NULL: not asked, or not given:
+	 * CTLD_ERR), asked in init_post_opt as root when the test's links may
+	 * be kept: from Slurm 24.11 on, its API called in user_init aborts
+	 * slurmstepd ("auth_g_create: pthread_rwlock_rdlock(): Resource
+	 * deadlock avoided").
+	 */
+	char *ctld_nodes;
+	char ctld_err[256];
 	struct ibp_link_record *test_records;
 	size_t n_test_records;
 	struct spank_ib_rdmatest *test; /* ib_test.c: the listener and what the child needs */

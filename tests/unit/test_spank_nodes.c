@@ -174,6 +174,7 @@ static void test_records_only_this_nodes_links_slurmctld_confirms(void **state)
 	static struct ibp_rdmatest_result res;
 	struct spank_ib_node n;
 	struct ibp_findings f;
+	char ctld_same[] = "n[1-3]", ctld_other[] = "n[1-2],n5";
 	/* n2 (place 1 of 3): its own links, one between n1 and n3, one to itself */
 	static const uint32_t links[][2] = {{1, 2}, {0, 1}, {0, 2}, {2, 0}, {1, 1}};
 
@@ -187,10 +188,11 @@ static void test_records_only_this_nodes_links_slurmctld_confirms(void **state)
 	n.nodeid = 1;
 	n.nnodes = 3;
 	result(&res, 1, 3, links, 5);
-	ctld_list = "n[1-3]";
+	/* slurmctld's word, asked in init_post_opt: never from user_init, where this runs */
+	n.ctld_nodes = ctld_same;
 	layout_gets = 0;
 	assert_int_equal(kept(&st, &n, "n[1-3]", &res, &f), 2);
-	assert_int_equal(layout_gets, 1);
+	assert_int_equal(layout_gets, 0);
 	assert_int_equal(f.n, 0);
 	for (size_t i = 0; i < n.n_test_records; i++) {
 		const struct ibp_link_record *r = &n.test_records[i];
@@ -205,28 +207,27 @@ static void test_records_only_this_nodes_links_slurmctld_confirms(void **state)
 	assert_string_equal(n.test_records[1].b, "n2");
 
 	/* slurmctld's list is another: nothing kept, and the user is told why */
-	ctld_list = "n[1-2],n5";
+	n.ctld_nodes = ctld_other;
 	assert_int_equal(kept(&st, &n, "n[1-3]", &res, &f), 0);
 	assert_int_equal(f.n, 1);
 	assert_string_equal(f.v[0].code, "rdmatest_links_not_recorded");
 	assert_int_equal(f.v[0].severity, IBP_SEV_WARN);
 	assert_non_null(strstr(f.v[0].observed, "slurmctld's node list of the step is n[1-2],n5"));
 	/* slurmctld does not answer: nothing kept */
-	ctld_list = NULL;
-	fake_errno = 2021;
+	n.ctld_nodes = NULL;
+	snprintf(n.ctld_err, sizeof(n.ctld_err), "slurmctld gave no layout for step 7.3");
 	assert_int_equal(kept(&st, &n, "n[1-3]", &res, &f), 0);
-	assert_non_null(strstr(f.v[0].observed, "slurmctld did not confirm the step's nodes"));
+	assert_non_null(strstr(f.v[0].observed, "slurmctld did not confirm the step's nodes: "
+						"slurmctld gave no layout for step 7.3"));
 
-	/* a result that is not this node's place: nothing kept, slurmctld not even asked */
-	ctld_list = "n[1-3]";
-	layout_gets = 0;
+	/* a result that is not this node's place: nothing kept */
+	n.ctld_nodes = ctld_same;
 	result(&res, 0, 3, links, 5);
 	assert_int_equal(kept(&st, &n, "n[1-3]", &res, &f), 0);
 	assert_non_null(
 	    strstr(f.v[0].observed, "result is for place 0 of 3 nodes, this node is 1"));
 	result(&res, 1, 4, links, 5);
 	assert_int_equal(kept(&st, &n, "n[1-3]", &res, &f), 0);
-	assert_int_equal(layout_gets, 0);
 
 	/* no results_log=: nothing asked, nothing kept */
 	result(&res, 1, 3, links, 5);
@@ -234,6 +235,7 @@ static void test_records_only_this_nodes_links_slurmctld_confirms(void **state)
 	assert_int_equal(kept(&st, &n, "n[1-3]", &res, &f), 0);
 	assert_int_equal(f.n, 0);
 	assert_int_equal(layout_gets, 0);
+	n.ctld_nodes = NULL;
 	free(n.test_records);
 	ibp_findings_release(&f);
 }

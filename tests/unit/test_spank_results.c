@@ -7,9 +7,8 @@
  * read back by the library's reader and handed to `ibprep fabric`'s method:
  * every record as the test ended it (one vocabulary, oob.h), nothing
  * malformed, every failure of the fabric counted.  The plugin keeps links
- * only when slurmctld's node list of the step is the one the test ran over
- * (ib_nodes.c): this binary exports slurmctld's answer (-rdynamic), as
- * test_spank_nodes.c does.  The plugin writes only root's log: without root
+ * only when slurmctld's node list of the step (asked in init_post_opt,
+ * ib_nodes.c) is the one the test ran over: here it is set as that would.  The plugin writes only root's log: without root
  * the case is skipped, saying so.
  */
 #include <errno.h>
@@ -30,27 +29,6 @@
 #include "ibprep/rdmatest.h"
 #include "ibprep/results_log.h"
 #include "../../spank/spank_ib.h"
-
-/* slurmctld's layout of the step, looked up by the plugin with dlsym: n[1-2] */
-slurm_step_layout_t *slurm_job_step_layout_get(slurm_step_id_t *step_id);
-void slurm_job_step_layout_free(slurm_step_layout_t *layout);
-
-slurm_step_layout_t *slurm_job_step_layout_get(slurm_step_id_t *step_id)
-{
-	slurm_step_layout_t *l = calloc(1, sizeof(*l));
-
-	(void)step_id;
-	if (l)
-		l->node_list = strdup("n[1-2]");
-	return l;
-}
-
-void slurm_job_step_layout_free(slurm_step_layout_t *layout)
-{
-	if (layout)
-		free(layout->node_list);
-	free(layout);
-}
 
 struct got {
 	struct ibp_link_record r[IBP_LINK_STATUS_COUNT + 1];
@@ -95,6 +73,7 @@ static void test_spank_results_every_outcome_round_trips(void **state)
 	node.step_id = 3;
 	node.nodeid = 0; /* n1, of 2: Slurm's word */
 	node.nnodes = 2;
+	node.ctld_nodes = strdup("n[1-2]"); /* slurmctld's word, as init_post_opt asks it */
 	res.nnodes = 2;
 	res.index = 0;
 	/* one link of each outcome, this node (n1) sending or receiving; "untested" is never kept */
@@ -175,6 +154,7 @@ static void test_spank_results_every_outcome_round_trips(void **state)
 	ibp_fabric_free(got.fab);
 	free(text);
 	free(node.test_records);
+	free(node.ctld_nodes);
 	unlink(err);
 	rmdir(dir);
 }
