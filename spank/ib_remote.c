@@ -266,9 +266,16 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 					       "not caching verdicts: cache_dir %s", why);
 	}
 	if (cfd >= 0 && !spank_ib_cache_load(cfd, &key, st->conf.cache_ttl, &n->findings)) {
-		/* A fresh verdict of this node for this job: the inventory for the placement. */
+		/*
+		 * A fresh verdict of this node for this job: the inventory for the
+		 * placement, without the counters (only the checks read them, and
+		 * they are over half the files: most of a cached step's own time).
+		 */
 		n->cached = true;
-		rc = want_placement(&st->eff) ? ibp_inventory_load(&n->in.inv, &fs, &scratch) : 0;
+		rc = 0;
+		if (want_placement(&st->eff))
+			rc = ibp_inventory_load_opts(&n->in.inv, &fs, IBP_INVENTORY_NO_COUNTERS,
+						     &scratch);
 		/* The step's own faults (the user's memlock limit) are judged every step. */
 		memlock_from_env(n, je);
 		if (!rc)

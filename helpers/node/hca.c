@@ -35,7 +35,8 @@
 struct loader {
 	const struct ibp_sysfs *fs;
 	struct ibp_findings *findings;
-	int err; /* first -ENOMEM while recording findings */
+	unsigned flags; /* enum ibp_inventory_flags */
+	int err;        /* first -ENOMEM while recording findings */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -754,6 +755,8 @@ static int load_port(struct loader *L, struct ibp_hca *h, struct ibp_port *p, co
 		p->lid_mask_count = -1;
 
 	int e = load_gids(L, dev, p, pdir);
+	if (L->flags & IBP_INVENTORY_NO_COUNTERS)
+		return e;
 	if (!e)
 		e = load_counters(L, dev, p, pdir, "counters", false);
 	if (!e)
@@ -1057,7 +1060,13 @@ static int hca_cmp(const void *a, const void *b)
 int ibp_inventory_load(struct ibp_inventory *inv, const struct ibp_sysfs *fs,
 		       struct ibp_findings *findings)
 {
-	struct loader L = {.fs = fs, .findings = findings, .err = 0};
+	return ibp_inventory_load_opts(inv, fs, 0, findings);
+}
+
+int ibp_inventory_load_opts(struct ibp_inventory *inv, const struct ibp_sysfs *fs, unsigned flags,
+			    struct ibp_findings *findings)
+{
+	struct loader L = {.fs = fs, .findings = findings, .flags = flags, .err = 0};
 	size_t cap = 0;
 	char **names = NULL;
 	int r = 0;

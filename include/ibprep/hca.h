@@ -160,6 +160,21 @@ void ibp_inventory_release(struct ibp_inventory *inv);
 int ibp_inventory_load(struct ibp_inventory *inv, const struct ibp_sysfs *fs,
 		       struct ibp_findings *findings);
 
+/* What ibp_inventory_load_opts() leaves out. */
+enum ibp_inventory_flags {
+	/*
+	 * counters/ and hw_counters/ (n_counters 0, counters_na false): what
+	 * only the health checks read, over half the files of a port.  For a
+	 * caller that places tasks on a verdict it already has (the plugin's
+	 * cached verdict), never for ibp_health_check().
+	 */
+	IBP_INVENTORY_NO_COUNTERS = 1u << 0,
+};
+
+/* ibp_inventory_load() without what FLAGS (enum ibp_inventory_flags) leave out. */
+int ibp_inventory_load_opts(struct ibp_inventory *inv, const struct ibp_sysfs *fs, unsigned flags,
+			    struct ibp_findings *findings);
+
 /* Parsers, exposed for the tests and the fuzz targets.  0 or -EINVAL/-ERANGE. */
 int ibp_parse_port_state(const char *s, enum ibp_port_state *out); /* "4: ACTIVE" */
 int ibp_parse_phys_state(const char *s, enum ibp_phys_state *out); /* "5: LinkUp" */

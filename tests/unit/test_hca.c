@@ -347,6 +347,69 @@ static void test_inventory_dgx_h100_all_fields(void **state)
 	unload(&l);
 }
 
+/*
+ * IBP_INVENTORY_NO_COUNTERS (the plugin's load on a cached verdict): no
+ * counter, and every other field as the full load reads it, on an IB and a
+ * RoCE tree (GIDs and their netdevs decide a RoCE port's netdev).
+ */
+static void test_inventory_no_counters_same_but_counters(void **state)
+{
+	static const char *const presets[] = {"dgx-h100", "roce"};
+
+	(void)state;
+	for (size_t t = 0; t < 2; t++) {
+		struct loaded l = {.root = ibp_fixture_make("--preset", presets[t], NULL)};
+		struct ibp_inventory lite;
+		struct ibp_findings f;
+		size_t counters = 0;
+
+		load_root(&l);
+		ibp_findings_init(&f);
+		assert_int_equal(
+		    ibp_inventory_load_opts(&lite, &l.fs, IBP_INVENTORY_NO_COUNTERS, &f), 0);
+		assert_int_equal(f.n, l.findings.n);
+		assert_int_equal(lite.n_hcas, l.inv.n_hcas);
+		for (size_t i = 0; i < lite.n_hcas; i++) {
+			const struct ibp_hca *a = &l.inv.hcas[i], *b = &lite.hcas[i];
+
+			assert_string_equal(a->name, b->name);
+			assert_string_equal(a->pci, b->pci);
+			assert_string_equal(a->driver, b->driver);
+			assert_string_equal(a->local_cpus, b->local_cpus);
+			assert_string_equal(a->fw_ver, b->fw_ver);
+			assert_int_equal(a->numa, b->numa);
+			assert_int_equal(a->node_type, b->node_type);
+			assert_int_equal(a->pcie.cur_width, b->pcie.cur_width);
+			assert_int_equal(a->n_netdevs, b->n_netdevs);
+			assert_int_equal(a->n_ports, b->n_ports);
+			for (size_t k = 0; k < a->n_ports; k++) {
+				const struct ibp_port *pa = &a->ports[k], *pb = &b->ports[k];
+
+				assert_int_equal(pa->num, pb->num);
+				assert_int_equal(pa->state, pb->state);
+				assert_int_equal(pa->phys_state, pb->phys_state);
+				assert_int_equal(pa->link_layer, pb->link_layer);
+				assert_true(pa->rate.gbps == pb->rate.gbps);
+				assert_int_equal(pa->lid, pb->lid);
+				assert_int_equal(pa->n_gids, pb->n_gids);
+				for (size_t g = 0; g < pa->n_gids; g++) {
+					assert_string_equal(pa->gids[g].addr, pb->gids[g].addr);
+					assert_string_equal(pa->gids[g].ndev, pb->gids[g].ndev);
+				}
+				assert_string_equal(pa->netdev, pb->netdev);
+				counters += pa->n_counters;
+				assert_int_equal(pb->n_counters, 0);
+				assert_null(pb->counters);
+				assert_false(pb->counters_na);
+			}
+		}
+		assert_true(counters > 0); /* the full load read them */
+		ibp_inventory_release(&lite);
+		ibp_findings_release(&f);
+		unload(&l);
+	}
+}
+
 static void test_inventory_roce_bond_gids_netdevs(void **state)
 {
 	(void)state;
@@ -910,6 +973,7 @@ int main(void)
 	    cmocka_unit_test(test_inventory_driver_counter_error_no_finding),
 	    cmocka_unit_test(test_inventory_no_class_dir_scans_pci),
 	    cmocka_unit_test(test_inventory_32_hcas_natural_order),
+	    cmocka_unit_test(test_inventory_no_counters_same_but_counters),
 	    cmocka_unit_test(test_inventory_real_h100_ndr_values),
 	    cmocka_unit_test(test_inventory_real_fdr_pci_tree_values),
 	};
