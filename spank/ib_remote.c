@@ -806,8 +806,34 @@ void spank_ib_node_free(struct spank_ib_node *n)
 	free(n);
 }
 
+/*
+ * The node the cross-node test suspects requeues the job without itself
+ * (n->blamed, decided in user_init from the child's findings: ib_test.c).
+ * Here, as root: from Slurm 24.11 the API called in user_init deadlocks
+ * slurmstepd, and exit runs in the same process (user_init's state is
+ * this one).  It is not drained: a blame across nodes is a suspicion (the
+ * start checks and the watch drain by what this node reads of itself);
+ * the job's excluded nodes keep its next runs off this node.  First in
+ * exit: the job is told while its batch script may still run.
+ */
+static void requeue_blamed(struct spank_ib_state *st, struct spank_ib_node *n)
+{
+	enum spank_ib_requeue_outcome o;
+	char what[768];
+
+	if (!n || !n->blamed[0])
+		return;
+	o = spank_ib_requeue_blamed(n->job_id, &st->conf, st->host, n->blamed, what,
+				    sizeof(what));
+	n->blamed[0] = '\0';
+	(o == SPANK_IB_REQUEUE_DONE || o == SPANK_IB_REQUEUE_ALREADY ? slurm_info : slurm_error)(
+	    "spank-ib: %s: job %u.%u: after the cross-node test: %s", st->host, n->job_id,
+	    n->step_id, what);
+}
+
 int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 {
+	requeue_blamed(st, st->node);
 	/* the watcher first: what it saw goes into the step end's report */
 	spank_ib_watch_stop(st);
 	if (st->active)

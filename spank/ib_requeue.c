@@ -4,8 +4,9 @@
  * the queue, once this node is drained, to run again on other nodes.
  *
  * Called as root by the plugin in init_post_opt (a node fault at the start
- * of a step) and by the step's watcher (a link that failed while the step
- * ran).  Everything it decides on is slurmctld's (slurm_load_job), never
+ * of a step), by the step's watcher (a link that failed while the step
+ * ran), and by the plugin in slurm_spank_exit for the node the cross-node
+ * test suspects (decided in user_init: spank_ib_test_blame).  Everything it decides on is slurmctld's (slurm_load_job), never
  * the job's environment: the user can set SLURM_RESTART_COUNT to anything.
  *
  * Why a requeue loop cannot happen: a job is requeued only while Slurm's
@@ -175,4 +176,61 @@ enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct i
 	r.announce = announce;
 	r.announce_arg = announce_arg;
 	return spank_ib_requeue(&r, what, len);
+}
+
+enum spank_ib_test_blame spank_ib_test_blame(const struct ibp_findings *tf, const char *self,
+					     const char *host)
+{
+	bool me = false, job_fault = false;
+
+	for (size_t i = 0; i < tf->n; i++) {
+		const struct ibp_finding *x = &tf->v[i];
+
+		if (x->severity != IBP_SEV_FAIL)
+			continue;
+		if (x->fclass == IBP_CLASS_JOB)
+			job_fault = true;
+		else if (!strcmp(x->code, "rdmatest_node_failed"))
+			me |= !x->node[0] || !strcmp(x->node, self) || !strcmp(x->node, host);
+	}
+	if (!me)
+		return SPANK_IB_BLAME_NONE;
+	return job_fault ? SPANK_IB_BLAME_JOB_FAULT : SPANK_IB_BLAME_SELF;
+}
+
+struct blamed_news {
+	uint32_t job;
+	const char *host;
+	bool told;
+	char err[256];
+};
+
+static void tell_blamed(void *arg, const char *text)
+{
+	struct blamed_news *bn = arg;
+	char msg[768];
+
+	ibp_format_cut(msg, sizeof(msg), "spank-ib: %s: %s", bn->host, text);
+	bn->told = !spank_ib_job_notify(bn->job, msg, bn->err, sizeof(bn->err));
+}
+
+enum spank_ib_requeue_outcome spank_ib_requeue_blamed(uint32_t job, const struct ibp_conf *conf,
+						      const char *host, const char *node,
+						      char *what, size_t len)
+{
+	struct blamed_news bn = {.job = job, .host = host};
+	enum spank_ib_requeue_outcome o;
+	char msg[768];
+	size_t w;
+
+	o = spank_ib_requeue_here(job, conf, host, node, tell_blamed, &bn, what, len);
+	if (o == SPANK_IB_REQUEUE_DONE && !bn.told && bn.err[0]) {
+		w = strlen(what);
+		ibp_format_cut(what + w, len - w, " (the job could not be told: %s)", bn.err);
+	} else if (o != SPANK_IB_REQUEUE_DONE && o != SPANK_IB_REQUEUE_ALREADY) {
+		/* the job runs on, or has just ended: it hears why when it still can */
+		ibp_format_cut(msg, sizeof(msg), "spank-ib: %s: %s", host, what);
+		(void)spank_ib_job_notify(job, msg, bn.err, sizeof(bn.err));
+	}
+	return o;
 }

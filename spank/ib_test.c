@@ -23,6 +23,9 @@
  * the child's result, through a decoder that trusts nothing.  Findings fail
  * the step (unless the user chose --ib-check=warn and the admin did not
  * enforce the test); they never drain: blame across nodes is a suspicion.
+ * With requeue=, the node the test suspects itself (every one of its links
+ * failed) marks the step for a requeue without it, made as root in
+ * slurm_spank_exit (ib_remote.c): no Slurm API here (spank_ib.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -586,7 +589,8 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 	struct ibp_findings tf;
 	char line[1024], self[IBP_NODE_MAX];
 	size_t fails = 0;
-	bool failing;
+	bool failing, start_failed = n->verdict != 0;
+	enum spank_ib_test_blame blame;
 
 	ibp_findings_init(&tf);
 	if (!t) {
@@ -605,6 +609,8 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 	self_name(st, self, sizeof(self));
 	if (ibp_findings_worst(&t->setup) != IBP_SEV_FAIL)
 		run_child(sp, st, n, t, self, &tf, res);
+	/* who the child suspects, read before its findings are reworded as this node's */
+	blame = spank_ib_test_blame(&tf, self, st->host);
 	/* The step fails on the test's failures unless the user chose --ib-check=warn. */
 	failing = !st->eff.check_warn_by_user;
 	for (size_t i = 0; i < tf.n; i++) {
@@ -630,6 +636,17 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 		slurm_error("spank-ib: %s: failing the step: the cross-node test failed "
 			    "(%zu finding%s, %.2f s)",
 			    st->host, fails, fails == 1 ? "" : "s", res->elapsed_s);
+		/*
+		 * Only the suspected node acts (its neighbours saw it from their
+		 * side), and only when the test failed the step: a step that
+		 * failed at its start was requeued or refused there.
+		 */
+		if (st->eff.requeue && !start_failed && blame == SPANK_IB_BLAME_SELF)
+			snprintf(n->blamed, sizeof(n->blamed), "%s", self);
+		else if (st->eff.requeue && !start_failed && blame == SPANK_IB_BLAME_JOB_FAULT)
+			slurm_error("spank-ib: %s: not requeued: the step also has a job fault, "
+				    "which would fail it on any node",
+				    st->host);
 	}
 	snprintf(n->test_said, sizeof(n->test_said), "%s with %zu node%s in %.3f s",
 		 fails       ? "fail"

@@ -218,6 +218,35 @@ enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct i
 						    void (*announce)(void *arg, const char *text),
 						    void *announce_arg, char *what, size_t len);
 /*
+ * What the cross-node test's findings TF (as the child's decoder gave
+ * them, before they are reworded as this node's) ask of this node, SELF
+ * (its NodeName) on HOST.  SELF: the test suspects this node itself
+ * (rdmatest_node_failed about it: every one of its links failed, both
+ * ways, with two or more peers that pass elsewhere); the job is to be
+ * requeued without it.  JOB_FAULT: so, but the step also has a job fault,
+ * which would fail it on any node: nothing is requeued.  NONE: another
+ * node is suspected, or none: its neighbours do nothing, so one requeue.
+ */
+enum spank_ib_test_blame {
+	SPANK_IB_BLAME_NONE = 0,
+	SPANK_IB_BLAME_SELF,
+	SPANK_IB_BLAME_JOB_FAULT,
+};
+enum spank_ib_test_blame spank_ib_test_blame(const struct ibp_findings *tf, const char *self,
+					     const char *host);
+/*
+ * The requeue the test's blame asked for (spank_ib_requeue_here of JOB
+ * without NODE), in slurm_spank_exit as root: from Slurm 24.11 the API
+ * called in user_init, where the test runs, deadlocks slurmstepd.  The job
+ * is told before it is requeued ("spank-ib: HOST: requeueing job J without
+ * N ..."), and told why when it is not (the bound, --no-requeue), as long
+ * as it still runs; WHAT says what happened for slurmd's log, with
+ * "(the job could not be told: ...)" when the announcement failed.  Root.
+ */
+enum spank_ib_requeue_outcome spank_ib_requeue_blamed(uint32_t job, const struct ibp_conf *conf,
+						      const char *host, const char *node,
+						      char *what, size_t len);
+/*
  * Drains this host's node (its NodeName into NODE) for F's drainable
  * findings, with the one drain reason (ibp_drain_reason, IBP_DRAIN_PREFIX).
  * True when drained.  WHAT says what happened: "draining N", "draining N
@@ -578,6 +607,11 @@ struct spank_ib_node {
 	size_t n_test_records;
 	struct spank_ib_rdmatest *test; /* ib_test.c: the listener and what the child needs */
 	char test_said[96]; /* the test's outcome for --ib-report: "pass with 3 nodes ..." */
+	/*
+	 * The node the test suspects is this one (spank_ib_test_blame, user_init):
+	 * its NodeName, to requeue the job without it in exit, as root; "" none.
+	 */
+	char blamed[IBP_NODE_MAX];
 };
 
 /* The job's environment through spank_getenv (data from the user). */

@@ -11,7 +11,10 @@
 #   * requeue_max=1 with a second broken node: the second run fails and the
 #     job ends, saying the bound was reached;
 #   * the restart count is slurmctld's: SLURM_RESTART_COUNT=0 set by the job
-#     for its steps changes nothing.
+#     for its steps changes nothing;
+#   * the cross-node test (--ib-test) blames n3, cut off from the others:
+#     n3 requeues the job without itself, is not drained (a blame across
+#     nodes is a suspicion), and the second run on n1 n2 n4 completes.
 # Nothing asserts a time (bench/bench_watch.sh measures); waits are bounded.
 set -u
 cd "$(dirname "$0")/../.."
@@ -36,7 +39,7 @@ export RUN=\${SLURM_RESTART_COUNT:-0}
 echo "run \$RUN \$SLURM_JOB_NODELIST" >>$OUT/runs.\$SLURM_JOB_ID
 # a hostile job: its steps see a restart count of 0, whatever slurmctld counts
 [ -z "\${RESET:-}" ] || export SLURM_RESTART_COUNT=0
-srun --ib-check sh -c 'echo "task \$RUN \$(hostname)" >>$OUT/tasks.\$SLURM_JOB_ID
+srun \${IBFLAGS:---ib-check} sh -c 'echo "task \$RUN \$(hostname)" >>$OUT/tasks.\$SLURM_JOB_ID
 touch $OUT/started.\$SLURM_JOB_ID.\$RUN.\$SLURM_PROCID; [ "\$RUN" -gt 0 ] || sleep \${FIRST:-0}'
 EOF
 chmod 0755 "$OUT/job.sh"
@@ -167,5 +170,43 @@ if [ -n "$JOB" ]; then
 $(cat "$OUT/runs.$JOB" "$OUT/bound.out" 2>&1)"
 	fi
 fi
+cluster_resume_all >/dev/null
+cluster_hw n2
+cluster_hw n4
+
+# ---- the cross-node test blames a node ----
+if ! command -v nft >/dev/null; then
+	tap_skip "the cross-node test blames n3" "nft not installed (contrib/install-deps.sh)"
+	tap_done
+	exit
+fi
+# n3 drops the test's ports only, in its own namespace: Slurm still reaches it
+if ! ip netns exec "$CL_TAG-n3" nft -f - <<'NFT' 2>"$OUT/nft"; then
+table inet ibp_cut {
+	chain input { type filter hook input priority 0; tcp dport 230-299 drop; }
+	chain output { type filter hook output priority 0; tcp dport 230-299 drop; }
+}
+NFT
+	tap_skip "the cross-node test blames n3" "nftables does not work here: $(head -2 "$OUT/nft")"
+	tap_done
+	exit
+fi
+plug drain=yes requeue=yes test_transport=socket test_timeout=4 test_max_lat_us=200000 \
+	"test_helper=$(cluster_test_helper)" "munge_socket=$CL_DIR/munge/munge.sock"
+submit blame --export=ALL,IBFLAGS=--ib-test
+if [ -n "$JOB" ]; then
+	state=$(wait_end "$JOB")
+	restarts=$(jobfield "$JOB" Restarts)
+	second=$(runs_on "$JOB" 1)
+	if [ "$state" = COMPLETED ] && [ "$restarts" = 1 ] && ! drained n3 && [ "$second" = "n1 n2 n4 " ] &&
+		[ "$(grep -c "spank-ib: n3: requeueing job $JOB without n3 (run 2 of at most 2); it may start again at " "$OUT/blame.out")" = 1 ] &&
+		! grep -q "requeueing job $JOB without n[124]" "$OUT/blame.out"; then
+		tap_ok "the cross-node test blames n3 (cut off): n3 requeues the job without itself once, not drained, the second run on n1 n2 n4 completes"
+	else
+		tap_fail "the cross-node test blames n3" "state=$state restarts=$restarts n3=$(cluster_node_state n3) second='$second'
+$(cat "$OUT/runs.$JOB" "$OUT/blame.out" 2>&1; grep "job $JOB" "$CL_LOG/slurmd.n3.log")"
+	fi
+fi
+ip netns exec "$CL_TAG-n3" nft delete table inet ibp_cut 2>/dev/null
 cluster_resume_all >/dev/null
 tap_done
