@@ -9,7 +9,10 @@
  * environment says), Slurm refusing, and the requeue itself: the node
  * added to the job's excluded nodes once, the begin time BEGIN_S (auto:
  * KillWait + 10 s) after now, and what it says when that update fails; the
- * check before the job is told, which does nothing.
+ * check before the job is told, which does nothing.  After the cross-node
+ * test: who acts (spank_ib_test_blame: the suspected node itself, never its
+ * neighbours, never with a job fault) and what the job hears from the
+ * requeue made at the step's end (spank_ib_requeue_blamed).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -36,6 +39,8 @@ static struct {
 	char exc[128];
 	/* seen */
 	int loads, requeues, updates;
+	int notify_rc, notifies, requeues_at_notify;
+	char notified[768];
 	time_t begin;
 	char got_exc[256];
 	bool exc_set;
@@ -50,6 +55,16 @@ void slurm_init_job_desc_msg(job_desc_msg_t *desc);
 int slurm_update_job(job_desc_msg_t *desc);
 int slurm_get_errno(void);
 char *slurm_strerror(int err);
+int slurm_notify_job(uint32_t job_id, char *message);
+
+int slurm_notify_job(uint32_t job_id, char *message)
+{
+	(void)job_id;
+	fk.notifies++;
+	fk.requeues_at_notify = fk.requeues;
+	snprintf(fk.notified, sizeof(fk.notified), "%s", message);
+	return fk.notify_rc;
+}
 
 int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags)
 {
@@ -305,6 +320,163 @@ static void test_requeue_announced_before(void **state)
 	assert_string_equal(what, "not requeued: requeueing the job: Access/permission denied");
 }
 
+/* A finding of the child's, as its decoder hands it over. */
+static void add(struct ibp_findings *f, const char *code, enum ibp_severity sev,
+		enum ibp_fault_class cls, const char *node)
+{
+	struct ibp_finding x;
+
+	memset(&x, 0, sizeof(x));
+	snprintf(x.code, sizeof(x.code), "%s", code);
+	x.severity = sev;
+	x.fclass = cls;
+	snprintf(x.node, sizeof(x.node), "%s", node);
+	assert_int_equal(ibp_findings_add(f, &x), 0);
+}
+
+/*
+ * Who acts after the test: n3 (NodeName n3, host n3-eth) requeues only when
+ * the test suspects n3 itself; a neighbour's view of n3, another node's
+ * blame, a warning or a link finding does nothing here; with a job fault
+ * nothing is requeued.
+ */
+static void test_blame_who_acts(void **state)
+{
+	static const struct {
+		const char *what;
+		struct {
+			const char *code;
+			enum ibp_severity sev;
+			enum ibp_fault_class cls;
+			const char *node;
+		} f[3];
+		enum spank_ib_test_blame want;
+	} cases[] = {
+	    {"no finding", {{NULL, 0, 0, NULL}}, SPANK_IB_BLAME_NONE},
+	    {"self-blame by NodeName",
+	     {{"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n3"}},
+	     SPANK_IB_BLAME_SELF},
+	    {"self-blame by host name",
+	     {{"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n3-eth"}},
+	     SPANK_IB_BLAME_SELF},
+	    {"a peer blamed (this node is its neighbour)",
+	     {{"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n1"}},
+	     SPANK_IB_BLAME_NONE},
+	    {"a name that only starts like this node's",
+	     {{"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n33"}},
+	     SPANK_IB_BLAME_NONE},
+	    {"a link failed, no node suspected",
+	     {{"rdmatest_link_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n3"}},
+	     SPANK_IB_BLAME_NONE},
+	    {"a warning about this node",
+	     {{"rdmatest_node_failed", IBP_SEV_WARN, IBP_CLASS_NODE, "n3"}},
+	     SPANK_IB_BLAME_NONE},
+	    {"self-blame with a job fault",
+	     {{"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n3"},
+	      {"rdmatest_nodelist_mismatch", IBP_SEV_FAIL, IBP_CLASS_JOB, ""}},
+	     SPANK_IB_BLAME_JOB_FAULT},
+	    {"a job fault alone",
+	     {{"rdmatest_no_nodelist", IBP_SEV_FAIL, IBP_CLASS_JOB, ""}},
+	     SPANK_IB_BLAME_NONE},
+	    {"self and a peer blamed",
+	     {{"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n1"},
+	      {"rdmatest_node_failed", IBP_SEV_FAIL, IBP_CLASS_NODE, "n3"}},
+	     SPANK_IB_BLAME_SELF},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibp_findings tf;
+		enum spank_ib_test_blame got;
+
+		ibp_findings_init(&tf);
+		for (size_t k = 0; k < 3 && cases[i].f[k].code; k++)
+			add(&tf, cases[i].f[k].code, cases[i].f[k].sev, cases[i].f[k].cls,
+			    cases[i].f[k].node);
+		got = spank_ib_test_blame(&tf, "n3", "n3-eth");
+		if (got != cases[i].want)
+			fail_msg("%s: %d, expected %d", cases[i].what, got, cases[i].want);
+		ibp_findings_release(&tf);
+	}
+}
+
+/*
+ * The requeue the blame asked for, at the step's end: the job is told
+ * before it is made; at the bound (or not allowed) nothing is requeued and
+ * the job hears why; already back in the queue, silence; a job that cannot
+ * be told is still requeued, and slurmd's log says it was not told.
+ */
+static void test_blame_requeue_told(void **state)
+{
+	struct ibp_conf conf;
+	char what[768];
+	(void)state;
+
+	ibp_conf_init(&conf);
+	conf.requeue_max = 1;
+	conf.requeue_begin_s = 30;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = fk.requeue = 1;
+	fk.state = JOB_RUNNING;
+	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
+			 SPANK_IB_REQUEUE_DONE);
+	assert_int_equal(fk.requeues, 1);
+	assert_int_equal(fk.notifies, 1);
+	assert_int_equal(fk.requeues_at_notify, 0);
+	if (strncmp(fk.notified,
+		    "spank-ib: n3: requeueing job 42 without n3 (run 2 of at most 2); it may "
+		    "start again at ",
+		    strlen("spank-ib: n3: requeueing job 42 without n3 (run 2 of at most 2); it "
+			   "may start again at ")))
+		fail_msg("told '%s'", fk.notified);
+	assert_string_equal(fk.got_exc, "n3");
+	assert_null(strstr(what, "could not be told"));
+
+	/* the bound: not requeued, and the job hears why */
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = fk.requeue = 1;
+	fk.restarts = 1;
+	fk.state = JOB_RUNNING;
+	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
+			 SPANK_IB_REQUEUE_BOUND);
+	assert_int_equal(fk.requeues, 0);
+	assert_int_equal(fk.notifies, 1);
+	assert_string_equal(fk.notified, "spank-ib: n3: not requeued: the requeue bound was "
+					 "reached (job 42 ran 2 times, requeue_max=1)");
+
+	/* --no-requeue: the same, in its own words */
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = 1;
+	fk.state = JOB_RUNNING;
+	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
+			 SPANK_IB_REQUEUE_NOT_ALLOWED);
+	assert_int_equal(fk.requeues, 0);
+	assert_non_null(strstr(fk.notified, "not requeued: job 42 does not allow it"));
+
+	/* back in the queue already: nothing to say */
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = fk.requeue = 1;
+	fk.state = JOB_PENDING;
+	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
+			 SPANK_IB_REQUEUE_ALREADY);
+	assert_int_equal(fk.requeues, 0);
+	assert_int_equal(fk.notifies, 0);
+
+	/* the job's script has ended: it cannot be told, it is requeued all the same */
+	memset(&fk, 0, sizeof(fk));
+	fk.batch = fk.requeue = 1;
+	fk.state = JOB_COMPLETE;
+	fk.notify_rc = -1;
+	fk.err = ESLURM_ACCESS_DENIED;
+	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
+			 SPANK_IB_REQUEUE_DONE);
+	assert_int_equal(fk.requeues, 1);
+	assert_non_null(strstr(what, "requeued job 42 (run 2 of at most 2), without n3"));
+	assert_non_null(strstr(what, "(the job could not be told: telling the job: "
+				     "Access/permission denied)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +484,8 @@ int main(void)
 	    cmocka_unit_test(test_requeue_load_fails),
 	    cmocka_unit_test(test_requeue_check_does_nothing),
 	    cmocka_unit_test(test_requeue_announced_before),
+	    cmocka_unit_test(test_blame_who_acts),
+	    cmocka_unit_test(test_blame_requeue_told),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
