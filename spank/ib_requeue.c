@@ -74,6 +74,15 @@ static enum spank_ib_requeue_outcome check(const struct spank_ib_requeue_req *r,
 			       r->job);
 		return SPANK_IB_REQUEUE_NOT_ALLOWED;
 	}
+	/*
+	 * Slurm requeues a batch job that has ended, cancelled too: a job its
+	 * user or an admin cancelled stays ended (the requeue after the test is
+	 * made at the step's end, when a scancel may have come first).
+	 */
+	if ((j->state & JOB_STATE_BASE) == JOB_CANCELLED) {
+		ibp_format_cut(what, len, "not requeued: job %u was cancelled", r->job);
+		return SPANK_IB_REQUEUE_NOT_ALLOWED;
+	}
 	if (spank_ib_job_pending(j)) {
 		ibp_format_cut(what, len, "job %u is already back in the queue (restart %u)",
 			       r->job, j->restarts);
