@@ -31,7 +31,7 @@ enum {
 static const struct ibprep_opt fabric_opts[] = {
     {"topology", OPT_TOPOLOGY, 't', "FILE",
      "Slurm's topology.conf or topology.yaml (tree): adds leaves and leaf uplinks to the "
-     "parts (without it: nodes and their cables only)"},
+     "parts (without it: nodes, their cables and the rails)"},
     {"since", OPT_SINCE, 's', "TIME",
      "leave out links tested before TIME: epoch seconds, YYYY-MM-DD[THH:MM[:SS]] (UTC), or "
      "an age such as 36h or 7d"},
@@ -52,9 +52,10 @@ const struct ibprep_cmd_spec ibprep_fabric_spec = {
     .name = "fabric",
     .synopsis = "[OPTIONS] LOG...",
     .about = "Reads the per-link results logs that spank_ib.so writes (results_log=), joins\n"
-	     "them with the switch hierarchy, and ranks the nodes, node-to-leaf cables, leaf\n"
-	     "switches and leaf uplinks by how likely each is to be failing links, with the\n"
-	     "evidence.  Parts whose failures are not enough evidence are said so, not\n"
+	     "them with the switch hierarchy, and ranks the nodes, node-to-leaf cables,\n"
+	     "rails (a rail's switch), leaf switches and leaf uplinks by how likely each is\n"
+	     "to be failing links, with the evidence.  Parts whose failures are not enough "
+	     "evidence are said so, not\n"
 	     "blamed.  docs/fabric.md has the method and its measured accuracy.\n",
     .opts = fabric_opts,
     .operand = "LOG",
@@ -155,13 +156,42 @@ static const char *top_kind(const struct ibp_fabric_part *p, double *share)
 	return k < 0 ? "" : ibp_link_status_name((enum ibp_link_status)k);
 }
 
+/* A rail's device and port as "mlx5_3 port 1", or "" when its nodes name it differently. */
+static const char *rail_port(const struct ibp_fabric_part *p, char *buf, size_t len)
+{
+	if (!p->device[0])
+		return "";
+	snprintf(buf, len, "%s port %u", p->device, p->port);
+	return buf;
+}
+
+/* What to do about a suspect rail: its switch, where every node's port on it is cabled. */
+static void rail_fix(const struct ibp_fabric_part *p, char *buf, size_t len)
+{
+	char port[IBP_DEV_MAX + 16];
+
+	if (rail_port(p, port, sizeof(port))[0])
+		snprintf(
+		    buf, len,
+		    "check rail %d's switch and its ports, where every node's %s is cabled "
+		    "(its port counters, its partition, the subnet manager or VLAN of rail %d), "
+		    "not the nodes",
+		    p->rail, port, p->rail);
+	else
+		snprintf(buf, len,
+			 "check rail %d's switch and its ports, where every node's rail-%d port is "
+			 "cabled (its port counters, its partition, the subnet manager or VLAN of "
+			 "rail %d), not the nodes",
+			 p->rail, p->rail, p->rail);
+}
+
 static void json_part(struct ibp_json *j, const struct ibp_fabric_part *p)
 {
 	ibp_json_object_begin(j);
 	ibp_json_kv_string(j, "part", p->name);
 	ibp_json_kv_string(j, "kind", ibp_part_kind_name(p->kind));
 	ibp_json_kv_string(j, "verdict", ibp_part_verdict_name(p->verdict));
-	if (p->node[0])
+	if (p->node[0] && p->kind != IBP_PART_RAIL)
 		ibp_json_kv_string(j, "node", p->node);
 	else
 		ibp_json_kv_null(j, "node");
@@ -191,6 +221,24 @@ static void json_part(struct ibp_json *j, const struct ibp_fabric_part *p)
 	ibp_json_kv_uint(j, "days_failed", p->days_fail);
 	ibp_json_kv_uint(j, "neighbours_failed", p->peers_fail);
 	ibp_json_kv_uint(j, "reporters", p->reporters);
+	if (p->kind == IBP_PART_RAIL) {
+		char fix[256];
+
+		/* a rail's: its failures are many nodes', the other rails pass (or not) */
+		ibp_json_kv_uint(j, "nodes_failed", p->peers_fail);
+		if (p->node[0])
+			ibp_json_kv_string(j, "most_failed_node", p->node);
+		else
+			ibp_json_kv_null(j, "most_failed_node");
+		ibp_json_kv_double(j, "most_failed_node_links_failed", p->node_fail);
+		ibp_json_kv_double(j, "other_rails_links_failed", p->others_fail);
+		ibp_json_kv_double(j, "other_rails_links_passed", p->others_pass);
+		rail_fix(p, fix, sizeof(fix));
+		if (p->verdict == IBP_PART_SUSPECT)
+			ibp_json_kv_string(j, "fix", fix);
+		else
+			ibp_json_kv_null(j, "fix");
+	}
 	ibp_json_kv_int(j, "first", p->first);
 	ibp_json_kv_int(j, "last", p->last);
 	/* failure records by outcome, in the results log's names */
@@ -216,7 +264,7 @@ static int print_json(const struct ibp_fabric_part *parts, size_t n,
 
 	ibp_json_init_file(&j, stdout, IBP_JSON_PRETTY);
 	ibp_json_object_begin(&j);
-	ibp_json_kv_int(&j, "schema", 2);
+	ibp_json_kv_int(&j, "schema", 3);
 	ibp_json_key(&j, "input");
 	ibp_json_object_begin(&j);
 	ibp_json_kv_uint(&j, "records", ls->records);
@@ -317,6 +365,24 @@ static void print_table(const struct ibp_fabric_part *parts, size_t n,
 			printf("%s", p->reason);
 		printf("\n");
 		suspects += p->verdict == IBP_PART_SUSPECT;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ibp_fabric_part *p = &parts[i];
+		char port[IBP_DEV_MAX + 16], fix[256], e[32], g[32];
+
+		if (p->kind != IBP_PART_RAIL || p->verdict != IBP_PART_SUSPECT)
+			continue;
+		rail_port(p, port, sizeof(port));
+		rail_fix(p, fix, sizeof(fix));
+		printf(
+		    "\n%s%s%s%s: %s of %s links failed on this rail, across %u nodes (at most %s "
+		    "with one node, %s), against %s of %s on the other rails: %s\n",
+		    p->name, port[0] ? " (" : "", port, port[0] ? ")" : "",
+		    links_str(p->links_fail, a, sizeof(a)),
+		    links_str(p->links_fail + p->links_pass, b, sizeof(b)), p->peers_fail,
+		    links_str(p->node_fail, c, sizeof(c)), p->node[0] ? p->node : "-",
+		    links_str(p->others_fail, e, sizeof(e)),
+		    links_str(p->others_fail + p->others_pass, g, sizeof(g)), fix);
 	}
 	printf("\n%zu suspect part(s); fail/pass: links through the part (a record is its end's "
 	       "half of a link); jobs: with a failure; days: with a failure / with a link; nbrs: "

@@ -39,8 +39,8 @@
 #define MAX_SWEEP 200
 #define DAYS_MAX  4096 /* distinct days kept per part: eleven years */
 #define JOBS_MAX  1024 /* distinct jobs with a failure kept per part */
-/* a side: node, cable, leaf, and the uplinks of every switch up to the root */
-#define SIDE_MAX (3 + IBP_TOPOLOGY_MAX_DEPTH)
+/* a side: node, cable, rail, leaf, and the uplinks of every switch up to the root */
+#define SIDE_MAX (4 + IBP_TOPOLOGY_MAX_DEPTH)
 
 /* ---- a 128-bit-key open-addressing map to uint32 ---- */
 
@@ -228,6 +228,7 @@ struct part {
 	uint32_t kinds[IBP_LINK_STATUS_COUNT]; /* failure records by outcome */
 	char device[IBP_DEV_MAX];
 	unsigned port;
+	bool mixed; /* a rail: its records named more than one device or port */
 	/* weigh(): the reporter with the most unconfirmed failures on it, and the next one's */
 	uint32_t top_by;
 	double top, second;
@@ -270,6 +271,8 @@ struct ibp_fabric {
 	uint32_t last_by; /* the last record's writer: one log is one writer's */
 
 	struct swparts *sw; /* per topology switch */
+	uint32_t *rails;    /* the rail parts, per rail */
+	uint32_t n_rails;
 
 	struct part *parts;
 	size_t n_parts, cap_parts;
@@ -344,6 +347,7 @@ void ibp_fabric_free(struct ibp_fabric *f)
 		free(f->sw[i].up);
 	}
 	free(f->sw);
+	free(f->rails);
 	for (size_t i = 0; i < f->n_parts; i++) {
 		free(f->parts[i].days.more.v);
 		free(f->parts[i].fail_days.more.v);
@@ -443,7 +447,10 @@ static int rail_part(struct ibp_fabric *f, uint32_t **ids, uint32_t *n, enum ibp
 	return 0;
 }
 
-/* One end's parts: its node, its cable, its leaf, the uplinks up to COMMON (when CROSS). */
+/*
+ * One end's parts: its node, its cable, its rail, its leaf, the uplinks up
+ * to COMMON (when CROSS).
+ */
 static int side(struct ibp_fabric *f, uint32_t node, int rail, int common, bool cross,
 		uint32_t *out, size_t *n)
 {
@@ -453,6 +460,10 @@ static int side(struct ibp_fabric *f, uint32_t node, int rail, int common, bool 
 	*n = 0;
 	out[(*n)++] = nd->part;
 	rc = rail_part(f, &nd->cable, &nd->n_cable, IBP_PART_CABLE, (int)node, rail, &out[*n]);
+	if (rc)
+		return rc;
+	(*n)++;
+	rc = rail_part(f, &f->rails, &f->n_rails, IBP_PART_RAIL, rail, rail, &out[*n]);
 	if (rc)
 		return rc;
 	(*n)++;
@@ -571,10 +582,20 @@ static void set_device(struct ibp_fabric *f, uint32_t node, int rail, const char
 	if (!dev[0] || (uint32_t)rail >= n->n_cable || n->cable[rail] == EMPTY)
 		return;
 	c = &f->parts[n->cable[rail]];
-	if (c->device[0])
+	if (!c->device[0]) {
+		snprintf(c->device, sizeof(c->device), "%s", dev);
+		c->port = port;
+	}
+	/* the rail's device: every node's port on it, when they all have the same name */
+	if ((uint32_t)rail >= f->n_rails || f->rails[rail] == EMPTY)
 		return;
-	snprintf(c->device, sizeof(c->device), "%s", dev);
-	c->port = port;
+	c = &f->parts[f->rails[rail]];
+	if (!c->device[0] && !c->mixed) {
+		snprintf(c->device, sizeof(c->device), "%s", dev);
+		c->port = port;
+	} else if (!c->mixed && (strcmp(c->device, dev) || c->port != port)) {
+		c->mixed = true;
+	}
 }
 
 /* Half a link through part P: a pass, or a failure with its outcome, day and job. */
@@ -820,6 +841,9 @@ static double slope(double y, double passes, const uint32_t *fp, size_t n, const
 	return g;
 }
 
+static const uint8_t fit_order[] = {IBP_PART_NODE, IBP_PART_RAIL, IBP_PART_CABLE, IBP_PART_LEAF,
+				    IBP_PART_UPLINKS};
+
 static int fit(struct ibp_fabric *f)
 {
 	size_t na = f->n_active, nf = f->n_failed;
@@ -875,8 +899,10 @@ static int fit(struct ibp_fabric *f)
 				s += f->parts[f->pcomp[p->off + k]].y;
 			sumy[i] = s;
 		}
-		/* Nodes first, then cables, leaves, uplinks: ties go to the bigger part. */
-		for (int kind = IBP_PART_NODE; kind <= IBP_PART_UPLINKS; kind++) {
+		/* Nodes first, then rails, cables, leaves, uplinks: ties go to the bigger part. */
+		for (size_t o = 0; o < sizeof(fit_order) / sizeof(fit_order[0]); o++) {
+			int kind = fit_order[o];
+
 			for (size_t a = 0; a < na; a++) {
 				struct part *c = &f->parts[f->active[a]];
 				size_t n = start[a + 1] - start[a];
@@ -972,9 +998,9 @@ static int cmp_out(const void *a, const void *b)
 
 const char *ibp_part_kind_name(enum ibp_part_kind k)
 {
-	static const char *const n[] = {"node", "cable", "leaf", "uplinks"};
+	static const char *const n[] = {"node", "cable", "leaf", "uplinks", "rail"};
 
-	return (unsigned)k < 4 ? n[k] : "?";
+	return (unsigned)k < 5 ? n[k] : "?";
 }
 
 const char *ibp_part_verdict_name(enum ibp_part_verdict v)
@@ -1000,6 +1026,13 @@ static void part_name(const struct ibp_fabric *f, const struct part *c, struct i
 		snprintf(p->name, sizeof(p->name), "%s rail %d", p->node, c->rail);
 		snprintf(p->device, sizeof(p->device), "%s", c->device);
 		p->port = c->port;
+		break;
+	case IBP_PART_RAIL:
+		snprintf(p->name, sizeof(p->name), "rail %d", c->rail);
+		if (!c->mixed) {
+			snprintf(p->device, sizeof(p->device), "%s", c->device);
+			p->port = c->port;
+		}
 		break;
 	case IBP_PART_LEAF:
 		snprintf(p->sw, sizeof(p->sw), "%s", f->topo->sw[c->idx].name);
@@ -1073,12 +1106,66 @@ static int count_ends(struct ibp_fabric *f, unsigned *peers, unsigned *bys)
 	return rc;
 }
 
+/*
+ * Per rail part (by aidx): the node that is an end of most of its weighed
+ * failed links (EMPTY none) into TOP, and how many into TOPF.
+ */
+static int rail_top_nodes(struct ibp_fabric *f, uint32_t *top, double *topf)
+{
+	struct nf {
+		uint64_t key; /* aidx << 32 | node */
+		double f;
+	} *v = NULL;
+	size_t nv = 0, cv = 0;
+	int rc = 0;
+
+	for (size_t a = 0; a < f->n_active; a++) {
+		top[a] = EMPTY;
+		topf[a] = 0;
+	}
+	for (size_t i = 0; i < f->n_failed && !rc; i++) {
+		const struct fpath *p = &f->fpaths[f->failed[i]];
+
+		for (uint32_t k = 0; k < path_len(p) && !rc; k++) {
+			const struct part *c = &f->parts[f->pcomp[p->off + k]];
+			uint64_t key = (uint64_t)c->aidx << 32;
+
+			if (c->kind != IBP_PART_RAIL)
+				continue;
+			rc = GROW(v, cv, nv + 2);
+			if (rc)
+				break;
+			v[nv++] = (struct nf){key | p->lo, p->f};
+			v[nv++] = (struct nf){key | p->hi, p->f};
+		}
+	}
+	if (!rc && nv)
+		qsort(v, nv, sizeof(*v), cmp_u64); /* by KEY, the first member */
+	for (size_t i = 0; !rc && i < nv;) {
+		uint32_t a = (uint32_t)(v[i].key >> 32);
+		size_t j = i;
+		double sum = 0;
+
+		while (j < nv && v[j].key == v[i].key)
+			sum += v[j++].f;
+		if (sum > topf[a]) {
+			topf[a] = sum;
+			top[a] = (uint32_t)v[i].key;
+		}
+		i = j;
+	}
+	free(v);
+	return rc;
+}
+
 static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double min_surprise)
 {
 	double links = p->links_pass + p->links_fail;
 
 	if (p->attributed < 0.5 || p->p_fail < 1e-4) {
 		p->verdict = IBP_PART_HEALTHY;
+	} else if (p->kind == IBP_PART_RAIL && p->p_fail < f->o.min_prob) {
+		p->verdict = IBP_PART_HEALTHY; /* the fabric's background, on every rail alike */
 	} else if (links < f->o.min_links) {
 		p->verdict = IBP_PART_NOT_ENOUGH;
 		ibp_format_cut(p->reason, sizeof(p->reason),
@@ -1095,6 +1182,12 @@ static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double 
 		    p->reason, sizeof(p->reason),
 		    "its failures reach %u node(s) only: the other end may be the bad one",
 		    p->peers_fail);
+	} else if (p->kind == IBP_PART_RAIL && p->node_fail > 0.5 * p->links_fail) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%s is an end of %.1f of its %.1f failed links: that node's port on "
+			       "rail %d, not the rail's switch",
+			       p->node, p->node_fail, p->links_fail, p->rail);
 	} else if (p->p_fail < f->o.min_prob) {
 		p->verdict = IBP_PART_NOT_ENOUGH;
 		ibp_format_cut(p->reason, sizeof(p->reason), "fails %.2f%% of links (below %.2f%%)",
@@ -1109,11 +1202,84 @@ static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double 
 	}
 }
 
+/* What solve() found, for part_fill(); indexed by the parts' aidx, RAIL_RATE by rail. */
+struct solved {
+	const double *attr, *topf;
+	const unsigned *peers, *bys;
+	const uint32_t *top;
+	double rail_s, rail_f; /* links through every rail part */
+	double min_surprise;
+	double *rail_rate; /* a suspect rail's failed share of its links, else 0 */
+};
+
+/* P: part C's name, evidence and verdict. */
+static void part_fill(const struct ibp_fabric *f, const struct part *c, struct ibp_fabric_part *p,
+		      const struct solved *cx)
+{
+	bool active = c->aidx != EMPTY;
+
+	memset(p, 0, sizeof(*p));
+	part_name(f, c, p);
+	p->links_pass = c->s;
+	p->links_fail = c->f;
+	p->links_fail_recorded = c->fr;
+	if (c->kind == IBP_PART_RAIL) {
+		p->others_pass = cx->rail_s - c->s;
+		p->others_fail = cx->rail_f - c->f;
+		if (active && cx->top[c->aidx] != EMPTY) {
+			snprintf(p->node, sizeof(p->node), "%s", f->nodes[cx->top[c->aidx]].name);
+			p->node_fail = cx->topf[c->aidx];
+		}
+	}
+	if (!active) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%.1f failed links, each on one end's word with no second "
+			       "reporter behind it",
+			       c->fr);
+		return;
+	}
+	p->p_fail = 1 - exp(c->y);
+	p->attributed = cx->attr[c->aidx];
+	p->peers_fail = cx->peers[c->aidx];
+	p->reporters = cx->bys[c->aidx];
+	p->surprise =
+	    -poisson_tail_log10(floor(p->attributed + 0.5), (c->s + c->f) * f->st.background);
+	if (p->surprise < 0)
+		p->surprise = 0;
+	judge(f, p, cx->min_surprise);
+	/*
+	 * On a suspect rail every port fails some of its links: a cable, leaf
+	 * or uplinks of that rail is a suspect of its own only when its links
+	 * fail more than the rail's do (the fit's split between the rail and
+	 * its many parts follows chance, not the fault).
+	 */
+	if (p->verdict == IBP_PART_SUSPECT && c->kind != IBP_PART_NODE &&
+	    c->kind != IBP_PART_RAIL && (uint32_t)c->rail < f->n_rails &&
+	    cx->rail_rate[c->rail] > 0) {
+		double rate = cx->rail_rate[c->rail];
+		double s = -poisson_tail_log10(floor(c->f + 0.5),
+					       (c->s + c->f) * (f->st.background + rate));
+
+		if (s < cx->min_surprise) {
+			p->surprise = s < 0 ? 0 : s; /* given its rail's failures: ranked below */
+			p->verdict = IBP_PART_NOT_ENOUGH;
+			ibp_format_cut(
+			    p->reason, sizeof(p->reason),
+			    "its links fail as its rail's do (%.1f of %.1f; rail %d: %.0f%%)", c->f,
+			    c->s + c->f, c->rail, 100 * rate);
+		}
+	}
+}
+
 int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts, size_t *n)
 {
 	size_t na;
-	double *attr = NULL, iso = 0, min_surprise;
+	double *attr = NULL, *topf = NULL, *rail_rate = NULL, iso = 0, min_surprise;
+	double rail_s = 0, rail_f = 0;
 	unsigned *peers = NULL, *bys = NULL;
+	uint32_t *top = NULL;
+	struct solved cx;
 	size_t cap;
 	int rc;
 
@@ -1128,7 +1294,10 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 	attr = calloc(na ? na : 1, sizeof(*attr));
 	peers = calloc(na ? na : 1, sizeof(*peers));
 	bys = calloc(na ? na : 1, sizeof(*bys));
-	if (!attr || !peers || !bys) {
+	top = calloc(na ? na : 1, sizeof(*top));
+	topf = calloc(na ? na : 1, sizeof(*topf));
+	rail_rate = calloc(f->n_rails ? f->n_rails : 1, sizeof(*rail_rate));
+	if (!attr || !peers || !bys || !top || !topf || !rail_rate) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1145,11 +1314,23 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 		}
 	}
 	rc = count_ends(f, peers, bys);
+	if (!rc)
+		rc = rail_top_nodes(f, top, topf);
 	if (rc)
 		goto out;
-	for (size_t a = 0; a < na; a++)
-		if (attr[a] < 1.5)
+	/* isolated failures, and those a rail explains at less than min_prob: the background */
+	for (size_t a = 0; a < na; a++) {
+		const struct part *c = &f->parts[f->active[a]];
+
+		if (attr[a] < 1.5 || (c->kind == IBP_PART_RAIL && 1 - exp(c->y) < f->o.min_prob))
 			iso += attr[a];
+	}
+	for (uint32_t r = 0; r < f->n_rails; r++) {
+		if (f->rails[r] == EMPTY)
+			continue;
+		rail_s += f->parts[f->rails[r]].s;
+		rail_f += f->parts[f->rails[r]].f;
+	}
 	f->st.background = f->st.links > 0 ? iso / f->st.links : 0;
 	if (f->st.background < f->o.noise_floor)
 		f->st.background = f->o.noise_floor;
@@ -1169,38 +1350,26 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 	}
 	if (rc)
 		goto out;
+	cx = (struct solved){attr, topf, peers, bys, top, rail_s, rail_f, min_surprise, rail_rate};
 	f->n_out = 0;
+	/* the rails first: a part on a suspect rail is judged against the rail's own rate */
+	for (uint32_t r = 0; r < f->n_rails; r++) {
+		struct ibp_fabric_part tmp;
+
+		if (f->rails[r] == EMPTY)
+			continue;
+		part_fill(f, &f->parts[f->rails[r]], &tmp, &cx);
+		if (tmp.verdict == IBP_PART_SUSPECT)
+			cx.rail_rate[r] = tmp.links_fail / (tmp.links_fail + tmp.links_pass);
+	}
 	for (size_t i = 0; i < f->n_parts; i++) {
 		const struct part *c = &f->parts[i];
 		struct ibp_fabric_part *p = &f->out[f->n_out];
-		bool active = c->aidx != EMPTY;
 
 		/* active parts, and those whose recorded failures were all left out */
-		if (!active && c->fr <= 0)
+		if (c->aidx == EMPTY && c->fr <= 0)
 			continue;
-		memset(p, 0, sizeof(*p));
-		part_name(f, c, p);
-		p->links_pass = c->s;
-		p->links_fail = c->f;
-		p->links_fail_recorded = c->fr;
-		if (active) {
-			double k = floor(attr[c->aidx] + 0.5);
-
-			p->p_fail = 1 - exp(c->y);
-			p->attributed = attr[c->aidx];
-			p->peers_fail = peers[c->aidx];
-			p->reporters = bys[c->aidx];
-			p->surprise = -poisson_tail_log10(k, (c->s + c->f) * f->st.background);
-			if (p->surprise < 0)
-				p->surprise = 0;
-			judge(f, p, min_surprise);
-		} else {
-			p->verdict = IBP_PART_NOT_ENOUGH;
-			ibp_format_cut(p->reason, sizeof(p->reason),
-				       "%.1f failed links, each on one end's word with no second "
-				       "reporter behind it",
-				       c->fr);
-		}
+		part_fill(f, c, p, &cx);
 		if (p->verdict == IBP_PART_HEALTHY)
 			continue;
 		f->out_part[f->n_out++] = (uint32_t)i;
@@ -1224,6 +1393,9 @@ out:
 	free(attr);
 	free(peers);
 	free(bys);
+	free(top);
+	free(topf);
+	free(rail_rate);
 	return rc;
 }
 

@@ -5,7 +5,8 @@
  * Every tested link (results_log.h) crossed a chain of parts: node A, A's
  * cable on its rail, A's leaf switch, and for links between leaves the
  * uplinks of every switch below the lowest common one, then the same on
- * B's side.  A part fails a link that crosses it with an unknown
+ * B's side; and the rail of each end (rail k's switch, or its switches:
+ * every link of the rail crosses it, a link between two rails both).  A part fails a link that crosses it with an unknown
  * probability; a link passes only when every part it crosses lets it.
  * ibp_fabric_solve() fits those per-part probabilities to all links seen
  * (maximum a posteriori, NetBouncer-style, with a prior that prefers few
@@ -22,7 +23,11 @@
  * Poisson tail of its failures under the background rate) of at least
  * MIN_SURPRISE + log10(number of parts): with thousands of parts judged at
  * once, a one-in-a-thousand coincidence happens to several of them.  A part with failures that misses one of these is "not
- * enough evidence", never a guess.
+ * enough evidence", never a guess.  A rail is judged as the fabric's
+ * background (healthy) while it fails fewer than MIN_PROB of its links,
+ * and is not enough evidence when more than half of its failed links
+ * have one node at an end (that node's port on the rail, not the rail's
+ * switch).
  *
  * How a record is weighed (docs/fabric.md says it for the admin): a record
  * is its writer's end of a link, half of the link; a writer that is
@@ -60,6 +65,7 @@ enum ibp_part_kind {
 	IBP_PART_CABLE = 1,   /* a node's link to its leaf on one rail (cable, transceiver, port) */
 	IBP_PART_LEAF = 2,    /* a leaf switch on one rail */
 	IBP_PART_UPLINKS = 3, /* a switch's links to the level above, on one rail */
+	IBP_PART_RAIL = 4,    /* one rail of the fleet: its switch(es), on every link of the rail */
 };
 
 enum ibp_part_verdict {
@@ -84,20 +90,24 @@ void ibp_fabric_opts_init(struct ibp_fabric_opts *o);
 struct ibp_fabric_part {
 	enum ibp_part_kind kind;
 	enum ibp_part_verdict verdict;
-	char name[IBP_FABRIC_NAME_MAX]; /* "gpu017", "gpu017 rail 3", "leaf07 uplinks rail 3" */
-	char node[IBP_NODE_MAX];        /* node and cable parts */
-	char sw[IBP_NODE_MAX];          /* leaf and uplink parts */
-	int rail;                       /* -1 for a node */
-	char device[IBP_DEV_MAX];       /* a cable's HCA, when the records named it */
-	unsigned port;
-	double p_fail;              /* fitted probability that it fails a link crossing it */
-	double attributed;          /* failed links the fit puts on it */
-	double surprise;            /* -log10 P(this many failures | background) */
-	double links_pass;          /* links through it that passed (a record is half a link) */
-	double links_fail;          /* ... that failed, as weighed (whoever is blamed) */
+	char name
+	    [IBP_FABRIC_NAME_MAX]; /* "gpu017", "gpu017 rail 3", "leaf07 uplinks rail 3", "rail 3" */
+	char node[IBP_NODE_MAX];   /* node and cable parts; a rail's most failing node */
+	char sw[IBP_NODE_MAX];     /* leaf and uplink parts */
+	int rail;                  /* -1 for a node */
+	char device[IBP_DEV_MAX];  /* a cable's (a rail's) HCA, when the records named it */
+	unsigned port;             /* ... a rail's only when every record named the same */
+	double p_fail;             /* fitted probability that it fails a link crossing it */
+	double attributed;         /* failed links the fit puts on it */
+	double surprise;           /* -log10 P(this many failures | background) */
+	double links_pass;         /* links through it that passed (a record is half a link) */
+	double links_fail;         /* ... that failed, as weighed (whoever is blamed) */
 	double links_fail_recorded; /* ... that failed, as recorded (before the weighing) */
 	unsigned peers_fail;        /* distinct nodes at the far end of its failed links */
 	unsigned reporters;         /* distinct nodes whose records its failures rest on */
+	/* a rail's: its failed links with NODE at an end, and the fleet's other rails */
+	double node_fail;                /* failed links (weighed) that NODE is an end of */
+	double others_pass, others_fail; /* links of the other rails (a crossed link on both) */
 	/* filled by ibp_fabric_evidence(): */
 	unsigned jobs_fail;       /* distinct jobs with a failure through it (at most 1024) */
 	unsigned days, days_fail; /* distinct days with a link through it, with a failure */

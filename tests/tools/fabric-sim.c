@@ -17,6 +17,8 @@
  *                    half of the links that take it (1/8 of the leaf's
  *                    cross-leaf links on that rail): ~6% of them
  *   intermittent     one rail of one node fails 5% of its links
+ *   bad rail switch  one rail fails 30% of its links, on every node (its
+ *                    switch, or a rail plane's partition or subnet manager)
  * plus a background: any link fails with probability NOISE (a test slowed
  * by load ...), and SETUP_NOISE of them end with an outcome about the test
  * itself (authentication, another build), which the method must leave
@@ -39,7 +41,7 @@
  * each node writing its own end of its links through the library's writer,
  * and DIR/topology.conf; jobs until --records N records (2,500,000), their
  * steps spread over --days D (30), with the faults --fault TYPE asks for
- * (dead, cable, uplinks, spine, intermittent; each at a random place).
+ * (dead, cable, uplinks, spine, intermittent, rail; each at a random place).
  * --nodes, --leaf-size and --rails change the fabric's shape in both modes.
  */
 #include <errno.h>
@@ -63,10 +65,19 @@ static int n_nodes = 512, leaf_size = 16, n_leaves = 32, n_rails = 8, n_spines =
 #define MAX_JOB  64 /* nodes of the largest job */
 #define CHECK_AT 20 /* affected jobs at which accuracy is judged */
 
-enum fault_type { F_DEAD_NODE, F_BAD_CABLE, F_LOSSY_UPLINKS, F_SPINE_PORT, F_INTERMITTENT, F_N };
+enum fault_type {
+	F_DEAD_NODE,
+	F_BAD_CABLE,
+	F_LOSSY_UPLINKS,
+	F_SPINE_PORT,
+	F_INTERMITTENT,
+	F_BAD_RAIL,
+	F_N
+};
 
-static const char *const fault_names[F_N] = {"dead node", "bad cable", "lossy uplinks",
-					     "flaky spine port", "intermittent 5%"};
+static const char *const fault_names[F_N] = {"dead node",       "bad cable",
+					     "lossy uplinks",   "flaky spine port",
+					     "intermittent 5%", "bad rail switch"};
 
 struct fault {
 	enum fault_type type;
@@ -116,6 +127,10 @@ static void fault_make(struct fault *f, enum fault_type t)
 	case F_INTERMITTENT:
 		snprintf(f->part, sizeof(f->part), "%s rail %d", node_names[f->node], f->rail);
 		break;
+	case F_BAD_RAIL:
+		snprintf(f->part, sizeof(f->part), "rail %d", f->rail);
+		f->node_name[0] = '\0'; /* no node to name */
+		break;
 	default:
 		snprintf(f->part, sizeof(f->part), "leaf%02d uplinks rail %d", f->leaf, f->rail);
 		f->node_name[0] = '\0'; /* no node to name */
@@ -134,6 +149,7 @@ static const enum ibp_link_status fault_kinds[F_N][3] = {
     [F_LOSSY_UPLINKS] = {IBP_LINK_TIMEOUT, IBP_LINK_CORRUPT, IBP_LINK_BW_LOW},
     [F_SPINE_PORT] = {IBP_LINK_TIMEOUT, IBP_LINK_GONE, IBP_LINK_LAT_HIGH},
     [F_INTERMITTENT] = {IBP_LINK_CORRUPT, IBP_LINK_TIMEOUT, IBP_LINK_LAT_HIGH},
+    [F_BAD_RAIL] = {IBP_LINK_TIMEOUT, IBP_LINK_UNREACHABLE, IBP_LINK_TRANSPORT},
 };
 /* The background: any of the fabric's failures, for no fault (a test slowed by load ...). */
 static const enum ibp_link_status noise_kinds[] = {
@@ -180,6 +196,10 @@ static enum ibp_link_status link_outcome(const struct fault *f, size_t nf, int a
 			hit = cross && rail == x->rail &&
 			      (a / leaf_size == x->leaf || b / leaf_size == x->leaf);
 			pass = spine == x->spine ? 0.5 : 1;
+			break;
+		case F_BAD_RAIL:
+			hit = rail == x->rail;
+			pass = 0.7;
 			break;
 		default:
 			break;
@@ -658,7 +678,7 @@ static void usage(void)
 		"       fabric-sim --log DIR [--records N] [--days D] [--fault TYPE]... [--seed S] "
 		"[--plan topo|plain]\n"
 		"  both: [--nodes N] [--leaf-size N] [--rails N]; TYPE: dead, cable, uplinks, "
-		"spine, intermittent\n");
+		"spine, intermittent, rail\n");
 }
 
 int main(int argc, char **argv)
@@ -676,8 +696,8 @@ int main(int argc, char **argv)
 	    {F_LOSSY_UPLINKS, F_SPINE_PORT}, {F_DEAD_NODE, F_INTERMITTENT},
 	    {F_BAD_CABLE, F_INTERMITTENT},
 	};
-	static const char *const fault_words[F_N] = {"dead", "cable", "uplinks", "spine",
-						     "intermittent"};
+	static const char *const fault_words[F_N] = {"dead",  "cable",        "uplinks",
+						     "spine", "intermittent", "rail"};
 	clock_t c0 = clock();
 
 	for (int i = 1; i < argc; i++) {
@@ -762,7 +782,8 @@ int main(int argc, char **argv)
 	       CHECK_AT, max_affected);
 	printf("%-30s %6s %7s %7s %7s %8s %7s %7s %7s  %s\n", "fault", "trials", "top-1", "top-3",
 	       "top-1@N", "until1st", "found", "false/t", "healthy>", "naive top-1");
-	for (int t = 0; t < F_N; t++) {
+	/* the bad rail switch last: the rows before it keep their random draws */
+	for (int t = 0; t < F_BAD_RAIL; t++) {
 		struct result r;
 
 		memset(&r, 0, sizeof(r));
@@ -783,6 +804,16 @@ int main(int argc, char **argv)
 			run_trial(&r, &topo, (enum fault_type)pairs[p][0], pairs[p][1],
 				  max_affected, max_jobs, verbose);
 		print_row(name, &r, max_affected);
+		fflush(stdout);
+	}
+	for (int t = F_BAD_RAIL; t < F_N; t++) {
+		struct result r;
+
+		memset(&r, 0, sizeof(r));
+		for (unsigned i = 0; i < trials; i++)
+			run_trial(&r, &topo, (enum fault_type)t, -1, max_affected, max_jobs,
+				  verbose);
+		print_row(fault_names[t], &r, max_affected);
 		fflush(stdout);
 	}
 	printf("top-1@N: at the end (N affected jobs); found: ranked first within N; false/t: "

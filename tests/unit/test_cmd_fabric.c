@@ -689,6 +689,209 @@ static void test_cmd_fabric_bad_input_exit_2(void **state)
 	tmp_clean(&t);
 }
 
+/* ---- a rail's switch: 64 nodes of 8 rails (issue 30) ---- */
+
+#define FLEET       64
+#define FLEET_RAILS 8
+
+static const char fleet_topo_text[] = "SwitchName=core Switches=l[1-4]\n"
+				      "SwitchName=l1 Nodes=g[00-15]\n"
+				      "SwitchName=l2 Nodes=g[16-31]\n"
+				      "SwitchName=l3 Nodes=g[32-47]\n"
+				      "SwitchName=l4 Nodes=g[48-63]\n";
+
+/* What fails in the fleet, link a->b on RAIL of JOB: by a hash, so the same every run. */
+struct fleet {
+	int bad_rail;     /* -1 none: this rail fails RAIL_LOSS of its links on every node */
+	double rail_loss; /* 0.3 */
+	int cable_node;   /* -1 none: this node's port on CABLE_RAIL fails every link */
+	int cable_rail;
+	double noise; /* every link fails this often, for no fault */
+};
+
+static double fleet_draw(int a, int b, int rail, uint32_t job, uint32_t salt)
+{
+	uint64_t z = ((uint64_t)a << 48) ^ ((uint64_t)b << 32) ^ ((uint64_t)rail << 24) ^
+		     ((uint64_t)job << 4) ^ salt;
+
+	z += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return (double)(z >> 11) / 9007199254740992.0;
+}
+
+static bool fleet_fails(const struct fleet *s, int a, int b, int rail, uint32_t job)
+{
+	if (rail == s->bad_rail && fleet_draw(a, b, rail, job, 1) < s->rail_loss)
+		return true;
+	if (rail == s->cable_rail && (a == s->cable_node || b == s->cable_node))
+		return true;
+	return fleet_draw(a, b, rail, job, 2) < s->noise;
+}
+
+/* Link a->b on RAIL of JOB at T, written by both ends into FAB and, when FP is set, FP. */
+static void fleet_link(const struct fleet *s, struct ibp_fabric *fab, FILE *fp, int a, int b,
+		       int rail, uint32_t job, int64_t t)
+{
+	bool ok = !fleet_fails(s, a, b, rail, job);
+
+	for (int end = 0; end < 2; end++) {
+		struct ibp_link_record r;
+		char line[IBP_RESULTS_LOG_MAX_RECORD];
+		int n;
+
+		rec(&r, end ? b : a, a, b, rail, ok, job, t);
+		r.by[0] = r.a[0] = r.b[0] = 'g';
+		if (fab)
+			assert_int_equal(ibp_fabric_add(fab, &r), 0);
+		if (!fp)
+			continue;
+		n = ibp_results_log_format(&r, line, sizeof(line));
+		assert_true(n > 0);
+		fwrite(line, 1, (size_t)n, fp);
+	}
+}
+
+/*
+ * Three days of steps of 8 and of 16 nodes at every half-step offset, the
+ * ring and second shift on every rail, both ends writing.
+ */
+static void fleet_gen(const struct fleet *s, struct ibp_fabric *fab, FILE *fp)
+{
+	uint32_t job = 1;
+
+	for (int day = 0; day < 3; day++)
+		for (int size = 8; size <= 16; size += 8)
+			for (int first = 0; first + size <= FLEET; first += size / 2, job++)
+				for (int i = 0; i < size * 2 * FLEET_RAILS; i++) {
+					int node = i / (2 * FLEET_RAILS);
+					int shift = 1 + (i / FLEET_RAILS) % 2,
+					    rail = i % FLEET_RAILS;
+
+					fleet_link(s, fab, fp, first + node,
+						   first + (node + shift) % size, rail, job,
+						   1764547200 + day * DAY + job * 60);
+				}
+}
+
+/*
+ * Rail 3 failing 30% of its links on every node of 64, the other seven
+ * rails passing (a 0.2% background on all): rail 3 is ranked first, as a
+ * rail, with its device and its evidence, and no node or cable is a
+ * suspect; with and without the topology.
+ */
+static void test_fabric_bad_rail_switch_ranked_first(void **state)
+{
+	struct fleet s = {3, 0.3, -1, -1, 0.002};
+	struct ibp_topology ft;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(ibp_topology_parse_conf(&ft, fleet_topo_text, strlen(fleet_topo_text), "t",
+						 err, sizeof(err)),
+			 0);
+	for (int with_topo = 0; with_topo < 2; with_topo++) {
+		struct ibp_fabric *f;
+		const struct ibp_fabric_part *p;
+		size_t n, suspects;
+
+		print_message("# %s the topology\n", with_topo ? "with" : "without");
+		assert_int_equal(ibp_fabric_new(&f, with_topo ? &ft : NULL, NULL), 0);
+		fleet_gen(&s, f, NULL);
+		p = solve(f, &n, &suspects);
+		assert_true(n >= 1);
+		assert_int_equal(suspects, 1);
+		assert_int_equal(p[0].kind, IBP_PART_RAIL);
+		assert_string_equal(p[0].name, "rail 3");
+		assert_int_equal(p[0].verdict, IBP_PART_SUSPECT);
+		assert_int_equal(p[0].rail, 3);
+		assert_string_equal(p[0].device, "mlx5_3");
+		assert_int_equal(p[0].port, 1);
+		/* the fit: the rate of its healthiest ports */
+		assert_true(p[0].p_fail > 0.1 && p[0].p_fail < 0.4);
+		/* the evidence: many nodes, none of them most of it; the other rails pass */
+		assert_true(p[0].peers_fail >= 48);
+		assert_true(p[0].node_fail < 0.1 * p[0].links_fail);
+		assert_true(p[0].links_fail > 0.2 * (p[0].links_fail + p[0].links_pass));
+		assert_true(p[0].others_pass > 6 * p[0].links_pass);
+		assert_true(p[0].others_fail < 0.01 * (p[0].others_fail + p[0].others_pass));
+		assert_true(p[0].jobs_fail >= 30);
+		assert_int_equal(p[0].days_fail, 3);
+		ibp_fabric_free(f);
+	}
+	ibp_topology_release(&ft);
+}
+
+/*
+ * One node's port on rail 3 failing every link (the rest of the fleet
+ * healthy but for the background): that node's port, never the rail's
+ * switch; and a healthy fleet: nothing, and no rail listed.
+ */
+static void test_fabric_one_port_not_a_rail_switch(void **state)
+{
+	struct fleet cable = {-1, 0, 17, 3, 0.002}, healthy = {-1, 0, -1, -1, 0.002};
+	struct ibp_fabric *f;
+	const struct ibp_fabric_part *p;
+	size_t n, suspects;
+
+	(void)state;
+	assert_int_equal(ibp_fabric_new(&f, NULL, NULL), 0);
+	fleet_gen(&cable, f, NULL);
+	p = solve(f, &n, &suspects);
+	assert_int_equal(suspects, 1);
+	assert_string_equal(p[0].name, "g17 rail 3");
+	assert_int_equal(p[0].kind, IBP_PART_CABLE);
+	assert_string_equal(p[0].device, "mlx5_3");
+	for (size_t i = 0; i < n; i++)
+		if (p[i].kind == IBP_PART_RAIL)
+			assert_int_not_equal(p[i].verdict, IBP_PART_SUSPECT);
+	ibp_fabric_free(f);
+
+	assert_int_equal(ibp_fabric_new(&f, NULL, NULL), 0);
+	fleet_gen(&healthy, f, NULL);
+	p = solve(f, &n, &suspects);
+	assert_int_equal(suspects, 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_not_equal(p[i].kind, IBP_PART_RAIL);
+	ibp_fabric_free(f);
+}
+
+/* `ibprep fabric` names the rail's switch, its evidence and the fix, in the table and --json. */
+static void test_cmd_fabric_names_the_rail_switch(void **state)
+{
+	struct fleet s = {5, 0.3, -1, -1, 0.002};
+	struct tmp t;
+	static char out[1 << 17];
+	FILE *fp;
+
+	(void)state;
+	tmp_make(&t);
+	fp = fopen(t.log, "w");
+	assert_non_null(fp);
+	fleet_gen(&s, NULL, fp);
+	fclose(fp);
+
+	const char *argv[] = {"fabric", "--json", t.log, NULL};
+	assert_int_equal(run(&t, argv, out, sizeof(out)), 1);
+	print_message("%.2500s\n", out);
+	char *first = strstr(out, "\"part\": ");
+	assert_non_null(first);
+	assert_int_equal(strncmp(first, "\"part\": \"rail 5\"", 16), 0);
+	assert_non_null(strstr(first, "\"kind\": \"rail\""));
+	assert_non_null(strstr(first, "\"device\": \"mlx5_5\""));
+	assert_non_null(strstr(first, "\"other_rails_links_passed\": "));
+	assert_non_null(strstr(first, "\"nodes_failed\": "));
+	assert_non_null(strstr(first, "\"fix\": \"check rail 5's switch"));
+
+	const char *argv2[] = {"fabric", t.log, NULL};
+	assert_int_equal(run(&t, argv2, out, sizeof(out)), 1);
+	print_message("%s\n", out);
+	assert_non_null(strstr(out, "rail 5 (mlx5_5 port 1): "));
+	assert_non_null(strstr(out, "check rail 5's switch"));
+	tmp_clean(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -696,8 +899,11 @@ int main(void)
 	    cmocka_unit_test(test_fabric_not_enough_evidence_table),
 	    cmocka_unit_test(test_fabric_records_weighed),
 	    cmocka_unit_test(test_fabric_one_reporter_flood_no_suspect),
+	    cmocka_unit_test(test_fabric_bad_rail_switch_ranked_first),
+	    cmocka_unit_test(test_fabric_one_port_not_a_rail_switch),
 	    cmocka_unit_test(test_cmd_fabric_names_the_uplinks_from_two_logs),
 	    cmocka_unit_test(test_cmd_fabric_every_outcome_read),
+	    cmocka_unit_test(test_cmd_fabric_names_the_rail_switch),
 	    cmocka_unit_test(test_cmd_fabric_bad_input_exit_2),
 	};
 
