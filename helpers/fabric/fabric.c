@@ -1108,23 +1108,27 @@ static int count_ends(struct ibp_fabric *f, unsigned *peers, unsigned *bys)
 
 /*
  * Per rail part (by aidx): the node that is an end of most of its weighed
- * failed links (EMPTY none) into TOP, and how many into TOPF.
+ * failed links (EMPTY none) into TOP, and how many into TOPF; the same for
+ * the leaf with a node at an end (TOPL, TOPLF).
  */
-static int rail_top_nodes(struct ibp_fabric *f, uint32_t *top, double *topf)
+#define LEAF_BIT (1u << 31) /* node indices are below IBP_FABRIC_MAX_NODES */
+static int rail_top_ends(struct ibp_fabric *f, uint32_t *top, double *topf, uint32_t *topl,
+			 double *toplf)
 {
 	struct nf {
-		uint64_t key; /* aidx << 32 | node */
+		uint64_t key; /* aidx << 32 | node, or | LEAF_BIT | leaf */
 		double f;
 	} *v = NULL;
 	size_t nv = 0, cv = 0;
 	int rc = 0;
 
 	for (size_t a = 0; a < f->n_active; a++) {
-		top[a] = EMPTY;
-		topf[a] = 0;
+		top[a] = topl[a] = EMPTY;
+		topf[a] = toplf[a] = 0;
 	}
 	for (size_t i = 0; i < f->n_failed && !rc; i++) {
 		const struct fpath *p = &f->fpaths[f->failed[i]];
+		int llo = f->nodes[p->lo].leaf, lhi = f->nodes[p->hi].leaf;
 
 		for (uint32_t k = 0; k < path_len(p) && !rc; k++) {
 			const struct part *c = &f->parts[f->pcomp[p->off + k]];
@@ -1132,30 +1136,90 @@ static int rail_top_nodes(struct ibp_fabric *f, uint32_t *top, double *topf)
 
 			if (c->kind != IBP_PART_RAIL)
 				continue;
-			rc = GROW(v, cv, nv + 2);
+			rc = GROW(v, cv, nv + 4);
 			if (rc)
 				break;
 			v[nv++] = (struct nf){key | p->lo, p->f};
 			v[nv++] = (struct nf){key | p->hi, p->f};
+			if (llo >= 0)
+				v[nv++] = (struct nf){key | LEAF_BIT | (uint32_t)llo, p->f};
+			if (lhi >= 0 && lhi != llo)
+				v[nv++] = (struct nf){key | LEAF_BIT | (uint32_t)lhi, p->f};
 		}
 	}
 	if (!rc && nv)
 		qsort(v, nv, sizeof(*v), cmp_u64); /* by KEY, the first member */
 	for (size_t i = 0; !rc && i < nv;) {
-		uint32_t a = (uint32_t)(v[i].key >> 32);
+		uint32_t a = (uint32_t)(v[i].key >> 32), id = (uint32_t)v[i].key;
 		size_t j = i;
 		double sum = 0;
 
 		while (j < nv && v[j].key == v[i].key)
 			sum += v[j++].f;
-		if (sum > topf[a]) {
+		if (id & LEAF_BIT && sum > toplf[a]) {
+			toplf[a] = sum;
+			topl[a] = id & ~LEAF_BIT;
+		} else if (!(id & LEAF_BIT) && sum > topf[a]) {
 			topf[a] = sum;
-			top[a] = (uint32_t)v[i].key;
+			top[a] = id;
 		}
 		i = j;
 	}
 	free(v);
 	return rc;
+}
+
+/*
+ * A rail is judged by its own links against the other rails' (the fit
+ * shares a rail's failures with its many ports by chance, not by fault):
+ * its failed share of its links against the others' (or the background,
+ * when higher), from many nodes and more than one leaf.
+ */
+static void judge_rail(const struct ibp_fabric *f, struct ibp_fabric_part *p, const char *leaf,
+		       double leaf_fail, double min_surprise)
+{
+	double links = p->links_pass + p->links_fail, others = p->others_pass + p->others_fail;
+	double rate = links > 0 ? p->links_fail / links : 0;
+	double base = others > 0 ? p->others_fail / others : 0;
+
+	if (base < f->st.background)
+		base = f->st.background;
+	p->p_fail = rate > base ? (rate - base) / (1 - base) : 0;
+	p->surprise = -poisson_tail_log10(floor(p->links_fail + 0.5), links * base);
+	if (p->surprise < 0)
+		p->surprise = 0;
+	if (p->links_fail < 0.5 || p->p_fail < f->o.min_prob) {
+		p->verdict = IBP_PART_HEALTHY; /* the fabric's background, on every rail alike */
+	} else if (links < f->o.min_links) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "only %.1f links crossed it (at least %u needed)", links,
+			       f->o.min_links);
+	} else if (p->links_fail < f->o.min_fail) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%.1f failed links (at least %.0f needed)", p->links_fail,
+			       f->o.min_fail);
+	} else if (p->node_fail > 0.5 * p->links_fail) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%s is an end of %.1f of its %.1f failed links: that node's port on "
+			       "rail %d, not the rail's switch",
+			       p->node, p->node_fail, p->links_fail, p->rail);
+	} else if (leaf && leaf_fail > 0.5 * p->links_fail) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "%.1f of its %.1f failed links have an end under %s: that leaf's "
+			       "rail-%d switch or uplinks, not the whole rail",
+			       leaf_fail, p->links_fail, leaf, p->rail);
+	} else if (p->surprise < min_surprise) {
+		p->verdict = IBP_PART_NOT_ENOUGH;
+		ibp_format_cut(p->reason, sizeof(p->reason),
+			       "fails %.1f%% of its links, the other rails %.1f%%: within chance",
+			       100 * rate, 100 * base);
+	} else {
+		p->verdict = IBP_PART_SUSPECT;
+	}
 }
 
 static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double min_surprise)
@@ -1164,8 +1228,6 @@ static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double 
 
 	if (p->attributed < 0.5 || p->p_fail < 1e-4) {
 		p->verdict = IBP_PART_HEALTHY;
-	} else if (p->kind == IBP_PART_RAIL && p->p_fail < f->o.min_prob) {
-		p->verdict = IBP_PART_HEALTHY; /* the fabric's background, on every rail alike */
 	} else if (links < f->o.min_links) {
 		p->verdict = IBP_PART_NOT_ENOUGH;
 		ibp_format_cut(p->reason, sizeof(p->reason),
@@ -1182,12 +1244,6 @@ static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double 
 		    p->reason, sizeof(p->reason),
 		    "its failures reach %u node(s) only: the other end may be the bad one",
 		    p->peers_fail);
-	} else if (p->kind == IBP_PART_RAIL && p->node_fail > 0.5 * p->links_fail) {
-		p->verdict = IBP_PART_NOT_ENOUGH;
-		ibp_format_cut(p->reason, sizeof(p->reason),
-			       "%s is an end of %.1f of its %.1f failed links: that node's port on "
-			       "rail %d, not the rail's switch",
-			       p->node, p->node_fail, p->links_fail, p->rail);
 	} else if (p->p_fail < f->o.min_prob) {
 		p->verdict = IBP_PART_NOT_ENOUGH;
 		ibp_format_cut(p->reason, sizeof(p->reason), "fails %.2f%% of links (below %.2f%%)",
@@ -1204,9 +1260,9 @@ static void judge(const struct ibp_fabric *f, struct ibp_fabric_part *p, double 
 
 /* What solve() found, for part_fill(); indexed by the parts' aidx, RAIL_RATE by rail. */
 struct solved {
-	const double *attr, *topf;
+	const double *attr, *topf, *toplf;
 	const unsigned *peers, *bys;
-	const uint32_t *top;
+	const uint32_t *top, *topl;
 	double rail_s, rail_f; /* links through every rail part */
 	double min_surprise;
 	double *rail_rate; /* a suspect rail's failed share of its links, else 0 */
@@ -1243,6 +1299,13 @@ static void part_fill(const struct ibp_fabric *f, const struct part *c, struct i
 	p->attributed = cx->attr[c->aidx];
 	p->peers_fail = cx->peers[c->aidx];
 	p->reporters = cx->bys[c->aidx];
+	if (c->kind == IBP_PART_RAIL) {
+		uint32_t l = cx->topl[c->aidx];
+
+		judge_rail(f, p, l != EMPTY ? f->topo->sw[l].name : NULL, cx->toplf[c->aidx],
+			   cx->min_surprise);
+		return;
+	}
 	p->surprise =
 	    -poisson_tail_log10(floor(p->attributed + 0.5), (c->s + c->f) * f->st.background);
 	if (p->surprise < 0)
@@ -1275,10 +1338,10 @@ static void part_fill(const struct ibp_fabric *f, const struct part *c, struct i
 int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts, size_t *n)
 {
 	size_t na;
-	double *attr = NULL, *topf = NULL, *rail_rate = NULL, iso = 0, min_surprise;
+	double *attr = NULL, *topf = NULL, *toplf = NULL, *rail_rate = NULL, iso = 0, min_surprise;
 	double rail_s = 0, rail_f = 0;
 	unsigned *peers = NULL, *bys = NULL;
-	uint32_t *top = NULL;
+	uint32_t *top = NULL, *topl = NULL;
 	struct solved cx;
 	size_t cap;
 	int rc;
@@ -1296,8 +1359,10 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 	bys = calloc(na ? na : 1, sizeof(*bys));
 	top = calloc(na ? na : 1, sizeof(*top));
 	topf = calloc(na ? na : 1, sizeof(*topf));
+	topl = calloc(na ? na : 1, sizeof(*topl));
+	toplf = calloc(na ? na : 1, sizeof(*toplf));
 	rail_rate = calloc(f->n_rails ? f->n_rails : 1, sizeof(*rail_rate));
-	if (!attr || !peers || !bys || !top || !topf || !rail_rate) {
+	if (!attr || !peers || !bys || !top || !topf || !topl || !toplf || !rail_rate) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1315,7 +1380,7 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 	}
 	rc = count_ends(f, peers, bys);
 	if (!rc)
-		rc = rail_top_nodes(f, top, topf);
+		rc = rail_top_ends(f, top, topf, topl, toplf);
 	if (rc)
 		goto out;
 	/* isolated failures, and those a rail explains at less than min_prob: the background */
@@ -1350,7 +1415,17 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 	}
 	if (rc)
 		goto out;
-	cx = (struct solved){attr, topf, peers, bys, top, rail_s, rail_f, min_surprise, rail_rate};
+	cx = (struct solved){.attr = attr,
+			     .topf = topf,
+			     .toplf = toplf,
+			     .peers = peers,
+			     .bys = bys,
+			     .top = top,
+			     .topl = topl,
+			     .rail_s = rail_s,
+			     .rail_f = rail_f,
+			     .min_surprise = min_surprise,
+			     .rail_rate = rail_rate};
 	f->n_out = 0;
 	/* the rails first: a part on a suspect rail is judged against the rail's own rate */
 	for (uint32_t r = 0; r < f->n_rails; r++) {
@@ -1395,6 +1470,8 @@ out:
 	free(bys);
 	free(top);
 	free(topf);
+	free(topl);
+	free(toplf);
 	free(rail_rate);
 	return rc;
 }

@@ -23,11 +23,15 @@
  * Poisson tail of its failures under the background rate) of at least
  * MIN_SURPRISE + log10(number of parts): with thousands of parts judged at
  * once, a one-in-a-thousand coincidence happens to several of them.  A part with failures that misses one of these is "not
- * enough evidence", never a guess.  A rail is judged as the fabric's
- * background (healthy) while it fails fewer than MIN_PROB of its links,
- * and is not enough evidence when more than half of its failed links
- * have one node at an end (that node's port on the rail, not the rail's
- * switch).
+ * enough evidence", never a guess.  A rail is judged on its own links
+ * against the other rails' (the fit shares a rail's failures with its many
+ * ports by chance): P_FAIL is its failed share beyond theirs (or the
+ * background), SURPRISE the Poisson tail of its failures at their rate;
+ * below MIN_PROB it is the background (healthy), and it is not enough
+ * evidence when more than half of its failed links have one node at an end
+ * (that node's port), or one leaf's nodes (that leaf's switch or uplinks).
+ * A cable, leaf or uplinks of a suspect rail is judged against the rail's
+ * rate instead of the background.
  *
  * How a record is weighed (docs/fabric.md says it for the admin): a record
  * is its writer's end of a link, half of the link; a writer that is

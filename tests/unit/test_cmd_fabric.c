@@ -808,7 +808,7 @@ static void test_fabric_bad_rail_switch_ranked_first(void **state)
 		assert_int_equal(p[0].rail, 3);
 		assert_string_equal(p[0].device, "mlx5_3");
 		assert_int_equal(p[0].port, 1);
-		/* the fit: the rate of its healthiest ports */
+		/* its failed share beyond the other rails' */
 		assert_true(p[0].p_fail > 0.1 && p[0].p_fail < 0.4);
 		/* the evidence: many nodes, none of them most of it; the other rails pass */
 		assert_true(p[0].peers_fail >= 48);
