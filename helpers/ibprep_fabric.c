@@ -159,9 +159,9 @@ static const char *top_kind(const struct ibp_fabric_part *p, double *share)
 /* A rail's device and port as "mlx5_3 port 1", or "" when its nodes name it differently. */
 static const char *rail_port(const struct ibp_fabric_part *p, char *buf, size_t len)
 {
-	if (!p->device[0])
-		return "";
-	snprintf(buf, len, "%s port %u", p->device, p->port);
+	buf[0] = '\0';
+	if (p->device[0])
+		snprintf(buf, len, "%s port %u", p->device, p->port);
 	return buf;
 }
 

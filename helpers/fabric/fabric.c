@@ -593,7 +593,7 @@ static void set_device(struct ibp_fabric *f, uint32_t node, int rail, const char
 	if (!c->device[0] && !c->mixed) {
 		snprintf(c->device, sizeof(c->device), "%s", dev);
 		c->port = port;
-	} else if (!c->mixed && (strcmp(c->device, dev) || c->port != port)) {
+	} else if (!c->mixed && (strcmp(c->device, dev) != 0 || c->port != port)) {
 		c->mixed = true;
 	}
 }
