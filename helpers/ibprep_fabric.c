@@ -54,9 +54,9 @@ const struct ibprep_cmd_spec ibprep_fabric_spec = {
     .about = "Reads the per-link results logs that spank_ib.so writes (results_log=), joins\n"
 	     "them with the switch hierarchy, and ranks the nodes, node-to-leaf cables,\n"
 	     "rails (a rail's switch), leaf switches and leaf uplinks by how likely each is\n"
-	     "to be failing links, with the evidence.  Parts whose failures are not enough "
-	     "evidence are said so, not\n"
-	     "blamed.  docs/fabric.md has the method and its measured accuracy.\n",
+	     "to be failing links, with the evidence.  Parts whose failures are not enough\n"
+	     "evidence are said so, not blamed.  docs/fabric.md has the method and its\n"
+	     "measured accuracy.\n",
     .opts = fabric_opts,
     .operand = "LOG",
     .operand_help = "a results log (JSON lines); any number, rotated ones (.1) too",
