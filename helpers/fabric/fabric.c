@@ -582,11 +582,14 @@ static void set_device(struct ibp_fabric *f, uint32_t node, int rail, const char
 	if (!dev[0] || (uint32_t)rail >= n->n_cable || n->cable[rail] == EMPTY)
 		return;
 	c = &f->parts[n->cable[rail]];
-	if (!c->device[0]) {
-		snprintf(c->device, sizeof(c->device), "%s", dev);
-		c->port = port;
-	}
-	/* the rail's device: every node's port on it, when they all have the same name */
+	if (c->device[0])
+		return;
+	snprintf(c->device, sizeof(c->device), "%s", dev);
+	c->port = port;
+	/*
+	 * The rail's device: every node's port on it, when they all have the
+	 * same name (compared once per node and rail, as each cable's is set)
+	 */
 	if ((uint32_t)rail >= f->n_rails || f->rails[rail] == EMPTY)
 		return;
 	c = &f->parts[f->rails[rail]];
@@ -841,9 +844,6 @@ static double slope(double y, double passes, const uint32_t *fp, size_t n, const
 	return g;
 }
 
-static const uint8_t fit_order[] = {IBP_PART_NODE, IBP_PART_RAIL, IBP_PART_CABLE, IBP_PART_LEAF,
-				    IBP_PART_UPLINKS};
-
 static int fit(struct ibp_fabric *f)
 {
 	size_t na = f->n_active, nf = f->n_failed;
@@ -899,9 +899,12 @@ static int fit(struct ibp_fabric *f)
 				s += f->parts[f->pcomp[p->off + k]].y;
 			sumy[i] = s;
 		}
-		/* Nodes first, then rails, cables, leaves, uplinks: ties go to the bigger part. */
-		for (size_t o = 0; o < sizeof(fit_order) / sizeof(fit_order[0]); o++) {
-			int kind = fit_order[o];
+		/*
+		 * Nodes first, then cables, leaves, uplinks: ties go to the bigger
+		 * part.  Rails are not fitted (their y stays 0, nothing is put on
+		 * them): judge_rail() weighs each on its own links.
+		 */
+		for (int kind = IBP_PART_NODE; kind <= IBP_PART_UPLINKS; kind++) {
 
 			for (size_t a = 0; a < na; a++) {
 				struct part *c = &f->parts[f->active[a]];
@@ -1383,13 +1386,9 @@ int ibp_fabric_solve(struct ibp_fabric *f, const struct ibp_fabric_part **parts,
 		rc = rail_top_ends(f, top, topf, topl, toplf);
 	if (rc)
 		goto out;
-	/* isolated failures, and those a rail explains at less than min_prob: the background */
-	for (size_t a = 0; a < na; a++) {
-		const struct part *c = &f->parts[f->active[a]];
-
-		if (attr[a] < 1.5 || (c->kind == IBP_PART_RAIL && 1 - exp(c->y) < f->o.min_prob))
+	for (size_t a = 0; a < na; a++)
+		if (attr[a] < 1.5)
 			iso += attr[a];
-	}
 	for (uint32_t r = 0; r < f->n_rails; r++) {
 		if (f->rails[r] == EMPTY)
 			continue;

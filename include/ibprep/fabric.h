@@ -6,7 +6,8 @@
  * cable on its rail, A's leaf switch, and for links between leaves the
  * uplinks of every switch below the lowest common one, then the same on
  * B's side; and the rail of each end (rail k's switch, or its switches:
- * every link of the rail crosses it, a link between two rails both).  A part fails a link that crosses it with an unknown
+ * every link of the rail crosses it, a link between two rails both), which
+ * is not fitted but judged on its own links (below).  A part fails a link that crosses it with an unknown
  * probability; a link passes only when every part it crosses lets it.
  * ibp_fabric_solve() fits those per-part probabilities to all links seen
  * (maximum a posteriori, NetBouncer-style, with a prior that prefers few
@@ -24,8 +25,8 @@
  * MIN_SURPRISE + log10(number of parts): with thousands of parts judged at
  * once, a one-in-a-thousand coincidence happens to several of them.  A part with failures that misses one of these is "not
  * enough evidence", never a guess.  A rail is judged on its own links
- * against the other rails' (the fit shares a rail's failures with its many
- * ports by chance): P_FAIL is its failed share beyond theirs (or the
+ * against the other rails' (fitted, it would share its failures with its
+ * many ports by chance): P_FAIL is its failed share beyond theirs (or the
  * background), SURPRISE the Poisson tail of its failures at their rate;
  * below MIN_PROB it is the background (healthy), and it is not enough
  * evidence when more than half of its failed links have one node at an end
