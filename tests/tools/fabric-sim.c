@@ -670,6 +670,22 @@ static int write_logs(const char *dir, uint64_t target, double days, const struc
 	return rc;
 }
 
+/* The rows of the faults FROM..TO (not included), one at a time. */
+static void single_rows(const struct ibp_topology *topo, int from, int to, unsigned trials,
+			unsigned max_affected, unsigned max_jobs, bool verbose)
+{
+	for (int t = from; t < to; t++) {
+		struct result r;
+
+		memset(&r, 0, sizeof(r));
+		for (unsigned i = 0; i < trials; i++)
+			run_trial(&r, topo, (enum fault_type)t, -1, max_affected, max_jobs,
+				  verbose);
+		print_row(fault_names[t], &r, max_affected);
+		fflush(stdout);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -783,16 +799,7 @@ int main(int argc, char **argv)
 	printf("%-30s %6s %7s %7s %7s %8s %7s %7s %7s  %s\n", "fault", "trials", "top-1", "top-3",
 	       "top-1@N", "until1st", "found", "false/t", "healthy>", "naive top-1");
 	/* the bad rail switch last: the rows before it keep their random draws */
-	for (int t = 0; t < F_BAD_RAIL; t++) {
-		struct result r;
-
-		memset(&r, 0, sizeof(r));
-		for (unsigned i = 0; i < trials; i++)
-			run_trial(&r, &topo, (enum fault_type)t, -1, max_affected, max_jobs,
-				  verbose);
-		print_row(fault_names[t], &r, max_affected);
-		fflush(stdout);
-	}
+	single_rows(&topo, 0, F_BAD_RAIL, trials, max_affected, max_jobs, verbose);
 	for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++) {
 		struct result r;
 		char name[64];
@@ -806,16 +813,7 @@ int main(int argc, char **argv)
 		print_row(name, &r, max_affected);
 		fflush(stdout);
 	}
-	for (int t = F_BAD_RAIL; t < F_N; t++) {
-		struct result r;
-
-		memset(&r, 0, sizeof(r));
-		for (unsigned i = 0; i < trials; i++)
-			run_trial(&r, &topo, (enum fault_type)t, -1, max_affected, max_jobs,
-				  verbose);
-		print_row(fault_names[t], &r, max_affected);
-		fflush(stdout);
-	}
+	single_rows(&topo, F_BAD_RAIL, F_N, trials, max_affected, max_jobs, verbose);
 	printf("top-1@N: at the end (N affected jobs); found: ranked first within N; false/t: "
 	       "healthy parts called suspect per trial at %d; healthy>: trials where a healthy "
 	       "part ranked above a fault\n",
