@@ -1169,10 +1169,43 @@ static void test_pattern_detects_flip_shift_and_stale(void **state)
 	free(b);
 }
 
+/*
+ * The pattern's bytes are the wire's (builds of every version check each
+ * other's): byte 8w + b is byte b of word w, little-endian, whatever the
+ * length; seed 77's first bytes as the byte-loop writer of main at
+ * e7e627d wrote them, and a flip in every byte of a tail and of
+ * an unaligned buffer is found where it is.
+ */
+static void test_pattern_bytes_fixed_and_every_flip_found(void **state)
+{
+	static const uint8_t want[11] = {0x81, 0xf0, 0x1f, 0x7c, 0xe0, 0xcb,
+					 0x58, 0x62, 0x54, 0x9e, 0x96};
+	uint8_t buf[64 + 2], ref[64]; /* one byte before, one after */
+
+	(void)state;
+	ibp_pattern_fill(ref, sizeof(ref), 77);
+	for (size_t len = 0; len <= sizeof(ref); len++) {
+		uint8_t *p = buf + 1; /* not 8-byte aligned */
+
+		memset(buf, 0xee, sizeof(buf));
+		ibp_pattern_fill(p, len, 77);
+		assert_memory_equal(p, ref, len); /* a prefix of the longer pattern */
+		assert_int_equal(p[len], 0xee);   /* nothing past LEN */
+		assert_int_equal(ibp_pattern_check(p, len, 77), len);
+		for (size_t i = 0; i < len; i++) {
+			p[i] ^= 0x01;
+			assert_int_equal(ibp_pattern_check(p, len, 77), i);
+			p[i] ^= 0x01;
+		}
+	}
+	assert_memory_equal(ref, want, sizeof(want));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_oob_roundtrip_every_type_identical),
+	    cmocka_unit_test(test_pattern_bytes_fixed_and_every_flip_found),
 	    cmocka_unit_test(test_oob_content_without_a_place_not_decoded),
 	    cmocka_unit_test(test_oob_ring_hello_rail0_roundtrips),
 	    cmocka_unit_test(test_oob_encode_small_buffer_enospc),
