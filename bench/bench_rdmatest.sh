@@ -30,7 +30,8 @@
 # prints the ratio of each pair's times to verdict (this build / BASE): its
 # median, the median's 95% interval and the quartiles; target within
 # 0.95-1.05.  SIZES defaults to "2 256", RUNS to 61 pairs (RUNS2, five
-# times as many, at 2 nodes, where a verdict takes a few ms).
+# times as many, at 2 nodes, where a verdict takes a few ms).  BASE_RAILS=R
+# runs both with R rails (--rails R), for a change to the rails' cost.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -78,14 +79,14 @@ if [ -n "${BASE:-}" ]; then
 		local out=$tmp/o$2-$3
 		mkdir -p "$out"
 		"$1" --nodes "$2" --timeout 5 --job "$3" --step "$2" --insecure --prebind $fp \
-			--outdir "$out" >"$out.txt" 2>&1
+			${BASE_RAILS:+--rails "$BASE_RAILS"} --outdir "$out" >"$out.txt" 2>&1
 		echo "$(awk '/^node /{if ($5 > m) m = $5} END {print m + 0}' "$out.txt") $(grep -c '^node .* pass ' "$out.txt")"
 		rm -rf "$out" "$out.txt"
 	}
 	echo "cross-node test, time to verdict: this build ($(git rev-parse --short HEAD 2>/dev/null))" \
 		"against $BASE ($(git -C "$BASE" rev-parse --short HEAD 2>/dev/null)), $(nproc) cores," \
 		"load $(cut -d' ' -f1 /proc/loadavg), $RUNS pairs ($RUNS2 at 2 nodes), socket, insecure," \
-		"listeners bound before the start, ${fp:-no fingerprint}"
+		"listeners bound before the start, ${fp:-no fingerprint}${BASE_RAILS:+, $BASE_RAILS rails}"
 	printf '%6s  %10s  %10s  %6s  %12s  %12s  %s\n' nodes base_s new_s ratio ratio_ci95 ratio_q1-q3 passed
 	for n in $SIZES; do
 		: >"$tmp/a" && : >"$tmp/b"

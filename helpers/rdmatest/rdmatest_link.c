@@ -524,6 +524,8 @@ static unsigned lat_iters(size_t rail)
 	return rail ? IBP_RDMATEST_LAT_ITERS_RAIL : IBP_RDMATEST_LAT_ITERS;
 }
 
+static uint64_t burst_of(const struct chan *c, size_t k);
+
 static void step_connect(void *arg, size_t k)
 {
 	struct chan *c = arg;
@@ -554,7 +556,7 @@ static void step_burst(void *arg, size_t k)
 
 	r->ns = 0;
 	if (c->out)
-		r->rc = c->t->ops->bw_send(r->tx, c->t->burst, r->t, &r->ns);
+		r->rc = c->t->ops->bw_send(r->tx, burst_of(c, k), r->t, &r->ns);
 	else
 		r->rc = c->t->ops->bw_recv(r->tx, r->ready.a, r->t);
 }
@@ -634,12 +636,12 @@ static int say(struct chan *c, size_t k, uint8_t op)
 	uint64_t a = 0, b = 0;
 
 	if (op == IBP_CTRL_READY && c->out) {
-		a = c->t->burst;
+		a = burst_of(c, k);
 		b = lat_iters(k);
 	} else if (op == IBP_CTRL_PATTERN_RESULT && !c->out) {
 		a = r->bad;
 	} else if (op == IBP_CTRL_BW_RESULT && c->out) {
-		a = c->t->burst;
+		a = burst_of(c, k);
 		b = r->ns;
 	} else if (op == IBP_CTRL_LAT_RESULT && c->out) {
 		a = lat_iters(k);
@@ -725,6 +727,21 @@ static double floor_of(const struct chan *c, size_t k)
 	return slower * t->x->pol->test_min_bw;
 }
 
+/*
+ * Rail K's burst: the whole one where a floor judges it, and on rail 0;
+ * one buffer on the other rails where none does (the socket transport, a
+ * port of unknown rate): there the burst only measures a rate nobody
+ * judges, and the data's integrity is the pattern's, whole on every rail.
+ */
+static uint64_t burst_of(const struct chan *c, size_t k)
+{
+	const struct ibp_rt_links *t = c->t;
+
+	if (k == 0 || t->burst <= t->buf_len || floor_of(c, k) > 0)
+		return t->burst;
+	return t->buf_len;
+}
+
 static bool misses(const struct chan *c, size_t k)
 {
 	const struct ibp_rt_link *l = c->r[k].l;
@@ -791,8 +808,8 @@ static void judge(struct chan *c)
 			    l, IBP_LINK_BW_LOW, 0,
 			    "bursts of %llu bytes at %.2f Gb/s at best, floor %.2f Gb/s "
 			    "(%u measurement%s: %s)",
-			    (unsigned long long)t->burst, l->r.gbps, floor_gbps, l->r.measures,
-			    l->r.measures == 1 ? "" : "s", each);
+			    (unsigned long long)burst_of(c, k), l->r.gbps, floor_gbps,
+			    l->r.measures, l->r.measures == 1 ? "" : "s", each);
 		} else {
 			ibp_rt_link_fail(
 			    l, IBP_LINK_LAT_HIGH, 0,
@@ -879,7 +896,6 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
  */
 static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 {
-	const struct ibp_rt_links *t = c->t;
 	bool want[IBP_RDMATEST_MAX_RAILS] = {false}, in[IBP_RDMATEST_MAX_RAILS] = {false};
 	double gbps[IBP_RDMATEST_MAX_RAILS] = {0};
 	size_t off[IBP_RDMATEST_MAX_RAILS] = {0};
@@ -896,8 +912,9 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 		rails_on(c, want, in);
 		for (size_t k = 0; k < c->p; k++) {
 			if (in[k] && c->out && !c->r[k].rc)
-				gbps[k] =
-				    c->r[k].ns ? (double)t->burst * 8.0 / (double)c->r[k].ns : 0;
+				gbps[k] = c->r[k].ns
+					      ? (double)burst_of(c, k) * 8.0 / (double)c->r[k].ns
+					      : 0;
 		}
 		exchange(c, in, IBP_CTRL_BW_RESULT, "bandwidth burst", peer);
 		for (size_t k = 0; k < c->p; k++) {
