@@ -15,6 +15,9 @@
 #   nowatch  the default with watch_interval=0: no watcher for the step
 #            (the watch's own cost is default against nowatch)
 #   none     srun -N2 --ntasks-per-node=8 -O true   (plugin loaded, no flag)
+# Every configuration has the build's ibprep as test_helper=, as an
+# installed plugin has its own: NCCL_SOCKET_IFNAME's peer lookup runs in it
+# (kept for the job's later steps in cache_dir; every step for live).
 # Prints each median and its ratio to none.  Targets: default <= 1.05,
 # xml <= 1.03 (issue 28).  Then the plugin's own work per node, the plugin
 # loaded without a flag against no plugin, and --ib-test.
@@ -99,7 +102,7 @@ rounds() {
 	done
 }
 
-keys="min_memlock=0 cache_dir=$CL_DIR/nodes/%n/cache"
+keys="min_memlock=0 cache_dir=$CL_DIR/nodes/%n/cache test_helper=$PWD/build/ibprep"
 echo "bench_spank: $PAIRS rounds, srun -N2 --ntasks-per-node=8 (16 tasks), --ib-check --ib-affinity, medians"
 rounds
 
@@ -141,7 +144,7 @@ rm -f "$fa" "$fb"
 # child, the cluster's munged): the step with the test against the step
 # without, and the test's own time to verdict as the plugin reports it.
 cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 test_transport=socket \
-	"test_helper=$PWD/build/ibprep" "munge_socket=$CL_DIR/munge/munge.sock")"
+	"munge_socket=$CL_DIR/munge/munge.sock")"
 fa=$(mktemp) fb=$(mktemp) fv=$(mktemp)
 for i in $(seq 1 "$PAIRS"); do
 	step_ms --ib-test >>"$fa"

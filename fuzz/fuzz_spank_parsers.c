@@ -6,10 +6,15 @@
  *   absolute, printable, shorter than the buffer, and in the text;
  *   the verdict cache (spank_ib_cache_read), from raw bytes and from a file
  *   the plugin wrote itself (as root: spank_ib_cache_store) with the input
- *   laid over it: all or nothing, every string terminated, only node faults.
+ *   laid over it: all or nothing, every string terminated, only node faults;
+ *   the kept peer lookup (spank_ib_lookup_cache_read), from raw bytes: all
+ *   or nothing, 1 or 2 names, every name terminated and not empty, every
+ *   address numeric.
  *
- * The first byte chooses which, and for the cache where the input goes.
+ * The first byte chooses which (0xf0 and above: the lookup), and for the
+ * verdict cache where the input goes.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -128,6 +133,37 @@ static void cache(const uint8_t *data, size_t size, bool over_template)
 	close(fd);
 }
 
+static void lookup(const uint8_t *data, size_t size)
+{
+	struct spank_ib_lookup_answer a;
+	unsigned char bin[sizeof(struct in6_addr)];
+	int fd, rc;
+
+	fd = memfd_create("lookup", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET)) {
+		close(fd);
+		return;
+	}
+	rc = spank_ib_lookup_cache_read(fd, &key, UINT_MAX, &a);
+	close(fd);
+	if (rc) {
+		if (a.n)
+			abort(); /* all or nothing */
+		return;
+	}
+	if (a.n < 1 || a.n > 2)
+		abort();
+	for (size_t i = 0; i < a.n; i++)
+		if (!a.names[i][0] ||
+		    strnlen(a.names[i], sizeof(a.names[i])) == sizeof(a.names[i]) ||
+		    strnlen(a.addrs[i], sizeof(a.addrs[i])) == sizeof(a.addrs[i]) ||
+		    (inet_pton(AF_INET, a.addrs[i], bin) != 1 &&
+		     inet_pton(AF_INET6, a.addrs[i], bin) != 1))
+			abort();
+}
+
 static void authinfo(const uint8_t *data, size_t size)
 {
 	char out[320];
@@ -152,6 +188,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (tmpl_n == (size_t)-1)
 		make_template();
+	if (data[0] >= 0xf0) {
+		lookup(data + 1, size - 1);
+		return 0;
+	}
 	switch (data[0] % 3) {
 	case 0:
 		authinfo(data + 1, size - 1);

@@ -16,7 +16,15 @@
  * rebuilt slurmctld state, and a cache directory may be shared between
  * nodes) and is ignored when either differs; stale and foreign files are
  * misses, never errors.
+ *
+ * The step's peer lookup (ib_step.c: NCCL_SOCKET_IFNAME's route) is kept the
+ * same way in CACHE_DIR/lookup.<id>.<host>: the addresses the helper gave
+ * for the step's names, so that the job's later steps on the node exec no
+ * helper.  The answer is the job user's own (their helper gave it, and it
+ * steers only their steps): it is kept for that job and uid alone, only
+ * when every name resolved, re-checked as a numeric address when read.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +39,7 @@
 #include "spank_ib.h"
 
 #define CACHE_MAGIC        0x69626332u /* "ibc2" */
+#define LOOKUP_MAGIC       0x69626c31u /* "ibl1" */
 #define CACHE_MAX_FINDINGS 256
 
 struct cache_head {
@@ -70,8 +79,8 @@ int spank_ib_cache_open(const char *dir, bool create, char *why, size_t len)
 				 why, len);
 }
 
-/* "job.<id>.<host>": a host name that is not a plain name is not cached. */
-static int cache_name(const struct spank_ib_cache_key *k, char *buf, size_t len)
+/* "<kind>.<id>.<host>": a host name that is not a plain name is not cached. */
+static int record_name(const char *kind, const struct spank_ib_cache_key *k, char *buf, size_t len)
 {
 	int n;
 
@@ -79,8 +88,50 @@ static int cache_name(const struct spank_ib_cache_key *k, char *buf, size_t len)
 	    strspn(k->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
 		strlen(k->host))
 		return -EINVAL;
-	n = snprintf(buf, len, "job.%u.%s", k->job_id, k->host);
+	n = snprintf(buf, len, "%s.%u.%s", kind, k->job_id, k->host);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int cache_name(const struct spank_ib_cache_key *k, char *buf, size_t len)
+{
+	return record_name("job", k, buf, len);
+}
+
+/* The record NAME in DFD for reading: root's regular file, nothing for others.  fd or -errno. */
+static int record_open(int dfd, const char *name)
+{
+	struct stat st;
+	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* A new record: a private temporary file (TMP), renamed over NAME by record_commit. */
+static int record_create(int dfd, const char *name, char *tmp, size_t len)
+{
+	int fd;
+
+	snprintf(tmp, len, "%s.%d", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Closes FD and renames TMP over NAME when RC is 0; removes TMP otherwise.  RC or -errno. */
+static int record_commit(int dfd, int fd, const char *tmp, const char *name, int rc)
+{
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && renameat(dfd, tmp, dfd, name))
+		rc = -errno;
+	if (rc)
+		unlinkat(dfd, tmp, 0);
+	return rc;
 }
 
 int spank_ib_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
@@ -128,16 +179,14 @@ int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned tt
 			struct ibp_findings *f)
 {
 	char name[128];
-	struct stat st;
-	int fd, rc = -ENOENT;
+	int fd, rc;
 
 	if (dfd < 0 || !ttl || cache_name(k, name, sizeof(name)))
 		return -ENOENT;
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	fd = record_open(dfd, name);
 	if (fd < 0)
-		return -errno;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077))
-		rc = spank_ib_cache_read(fd, k, ttl, f);
+		return fd == -EPERM ? -ENOENT : fd;
+	rc = spank_ib_cache_read(fd, k, ttl, f);
 	close(fd);
 	return rc;
 }
@@ -165,10 +214,9 @@ int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned t
 			n++;
 	h.n = n;
 	h.written = time(NULL);
-	snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)getpid());
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = record_create(dfd, name, tmp, sizeof(tmp));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
 		rc = -EIO;
 	for (size_t i = 0, w = 0; !rc && i < f->n && w < n; i++) {
@@ -178,20 +226,133 @@ int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned t
 			rc = -EIO;
 		w++;
 	}
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && renameat(dfd, tmp, dfd, name))
-		rc = -errno;
-	if (rc)
-		unlinkat(dfd, tmp, 0);
-	return rc;
+	return record_commit(dfd, fd, tmp, name, rc);
 }
 
 int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k)
 {
 	char name[128];
+	int rc = 0;
 
-	if (dfd < 0 || cache_name(k, name, sizeof(name)))
+	for (int i = 0; i < 2; i++) {
+		if (dfd < 0 || record_name(i ? "lookup" : "job", k, name, sizeof(name)))
+			return -EINVAL;
+		if (unlinkat(dfd, name, 0) && errno != ENOENT && !rc)
+			rc = -errno;
+	}
+	return rc;
+}
+
+/* ---- the step's peer lookup ---- */
+
+struct lookup_head {
+	unsigned magic;
+	uint32_t job_id;
+	uint32_t uid;
+	char host[IBP_NODE_MAX];
+	uint32_t n;
+	int64_t written; /* CLOCK_REALTIME seconds */
+};
+
+struct lookup_entry {
+	char name[SPANK_IB_NAME_MAX];
+	char addr[SPANK_IB_ADDR_MAX];
+};
+
+static bool numeric_addr(const char *s)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+int spank_ib_lookup_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
+			       struct spank_ib_lookup_answer *a)
+{
+	struct lookup_head h;
+	struct lookup_entry e;
+	char extra;
+
+	memset(a, 0, sizeof(*a));
+	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.magic != LOOKUP_MAGIC ||
+	    h.job_id != k->job_id || h.uid != k->uid || h.n < 1 ||
+	    h.n > sizeof(a->names) / sizeof(a->names[0]))
+		return -ENOENT;
+	h.host[sizeof(h.host) - 1] = '\0';
+	if (strcmp(h.host, k->host) != 0 || h.written > time(NULL) ||
+	    time(NULL) - h.written > (int64_t)ttl)
+		return -ENOENT; /* another node's, or stale */
+	for (uint32_t i = 0; i < h.n; i++) {
+		if (read(fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+			goto refused;
+		e.name[sizeof(e.name) - 1] = e.addr[sizeof(e.addr) - 1] = '\0';
+		if (!e.name[0] || !numeric_addr(e.addr))
+			goto refused;
+		memcpy(a->names[i], e.name, sizeof(e.name));
+		memcpy(a->addrs[i], e.addr, sizeof(e.addr));
+	}
+	if (read(fd, &extra, 1) != 0)
+		goto refused; /* all of the file, or none of it */
+	a->n = h.n;
+	return 0;
+refused:
+	memset(a, 0, sizeof(*a));
+	return -EBADMSG;
+}
+
+int spank_ib_lookup_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+			       struct spank_ib_lookup_answer *a)
+{
+	char name[128];
+	int fd, rc;
+
+	memset(a, 0, sizeof(*a));
+	if (dfd < 0 || !ttl || record_name("lookup", k, name, sizeof(name)))
+		return -ENOENT;
+	fd = record_open(dfd, name);
+	if (fd < 0)
+		return fd == -EPERM ? -ENOENT : fd;
+	rc = spank_ib_lookup_cache_read(fd, k, ttl, a);
+	close(fd);
+	return rc;
+}
+
+int spank_ib_lookup_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+				const struct spank_ib_lookup_answer *a)
+{
+	char name[128], tmp[160];
+	struct lookup_head h;
+	int fd, rc = 0;
+
+	if (dfd < 0 || !ttl || geteuid() != 0)
+		return 0; /* only root writes */
+	if (record_name("lookup", k, name, sizeof(name)) || a->n < 1 ||
+	    a->n > sizeof(a->names) / sizeof(a->names[0]))
 		return -EINVAL;
-	return unlinkat(dfd, name, 0) && errno != ENOENT ? -errno : 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (!a->names[i][0] || !memchr(a->names[i], '\0', sizeof(a->names[i])) ||
+		    !memchr(a->addrs[i], '\0', sizeof(a->addrs[i])) || !numeric_addr(a->addrs[i]))
+			return -EINVAL;
+	memset(&h, 0, sizeof(h));
+	h.magic = LOOKUP_MAGIC;
+	h.job_id = k->job_id;
+	h.uid = k->uid;
+	snprintf(h.host, sizeof(h.host), "%s", k->host);
+	h.n = (uint32_t)a->n;
+	h.written = time(NULL);
+	fd = record_create(dfd, name, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
+		rc = -EIO;
+	for (size_t i = 0; !rc && i < a->n; i++) {
+		struct lookup_entry e;
+
+		memset(&e, 0, sizeof(e));
+		memcpy(e.name, a->names[i], sizeof(e.name));
+		memcpy(e.addr, a->addrs[i], sizeof(e.addr));
+		if (write(fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+			rc = -EIO;
+	}
+	return record_commit(dfd, fd, tmp, name, rc);
 }

@@ -377,28 +377,70 @@ static bool want_ifname(const struct spank_ib_state *st)
 	       !st->conf.policy.socket_ifname[0];
 }
 
+/* The peer lookup's record in cache_dir (ib_cache.c): -1 when none may be kept. */
+static int lookup_cache_open(const struct spank_ib_state *st, const char *cache_dir, bool create)
+{
+	char why[PATH_MAX + 512];
+
+	return st->conf.cache_ttl ? spank_ib_cache_open(cache_dir, create, why, sizeof(why)) : -1;
+}
+
 /*
  * The peer's name is looked up in the helper as the job's user, never in
  * slurmstepd (ib_step.c), started here so that it runs while the node is
- * checked; find_ifname collects it.
+ * checked; find_ifname collects it.  A later step of the job on this node
+ * takes the answer the first one got (cache_ttl=): no helper.
  */
 static void ifname_lookup_start(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
-				struct spank_ib_job_env *je)
+				struct spank_ib_job_env *je, const char *cache_dir)
 {
 	char nodelist[8192], launch[128], names[2][SPANK_IB_NAME_MAX];
 	const char *np[2] = {names[0], names[1]};
 	struct spank_ib_child_spec resolver = {
 	    .helper = st->conf.test_helper[0] ? st->conf.test_helper : spank_ib_helper_default(),
 	    .uid = n->uid};
+	struct spank_ib_cache_key key = {.host = st->host, .job_id = n->job_id, .uid = n->uid};
+	struct spank_ib_lookup_answer ans;
 	size_t k;
+	int cfd;
 
 	if (!want_ifname(st))
 		return;
 	spank_get_item(sp, S_JOB_GID, &resolver.gid);
 	ifname_inputs(je, nodelist, sizeof(nodelist), launch, sizeof(launch));
 	k = spank_ib_bootstrap_names(nodelist, n->nodeid, st->host, launch, names);
-	if (k)
-		spank_ib_lookup_start(&n->lookup, &resolver, np, k, IFNAME_LOOKUP_MS);
+	if (!k)
+		return;
+	cfd = lookup_cache_open(st, cache_dir, false);
+	if (cfd >= 0) {
+		bool same =
+		    !spank_ib_lookup_cache_load(cfd, &key, st->conf.cache_ttl, &ans) && ans.n == k;
+
+		close(cfd);
+		for (size_t i = 0; same && i < k; i++)
+			same = !strcmp(ans.names[i], names[i]);
+		if (same) {
+			spank_ib_lookup_cached(&n->lookup, &ans);
+			return;
+		}
+	}
+	spank_ib_lookup_start(&n->lookup, &resolver, np, k, IFNAME_LOOKUP_MS);
+}
+
+/* A lookup that found every name, kept for the job's later steps (root, init_post_opt). */
+static void ifname_lookup_keep(const struct spank_ib_state *st, const struct spank_ib_node *n,
+			       const char *cache_dir)
+{
+	struct spank_ib_cache_key key = {.host = st->host, .job_id = n->job_id, .uid = n->uid};
+	int cfd;
+
+	if (!n->lookup.answered || n->lookup.cached)
+		return;
+	cfd = lookup_cache_open(st, cache_dir, geteuid() == 0);
+	if (cfd < 0)
+		return; /* not kept: the verdict's cache says why in slurmd's log */
+	(void)spank_ib_lookup_cache_store(cfd, &key, st->conf.cache_ttl, &n->lookup.ans);
+	close(cfd);
 }
 
 /* NCCL_SOCKET_IFNAME unless the policy names it: the route to another node of the step. */
@@ -756,12 +798,14 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 		    n, IBP_SEV_FAIL, "a path in plugstack.conf is too long for host %s", st->host);
 	} else {
 		have_root = true;
-		ifname_lookup_start(sp, st, n, &je);
+		ifname_lookup_start(sp, st, n, &je, cache_dir);
 		if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
 			spank_ib_lw_start(sp, st, root, n->job_id, n->step_id);
 		spank_ib_load_health(st, n, &je, root, cache_dir);
-		if (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF)
+		if (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF) {
 			find_ifname(st, n, &je);
+			ifname_lookup_keep(st, n, cache_dir);
+		}
 		spank_ib_lookup_abandon(&n->lookup); /* nothing left running past init_post_opt */
 		if (want_placement(&st->eff))
 			load_placement(st, n, sp, topo, cache_dir);

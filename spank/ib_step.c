@@ -232,6 +232,14 @@ int spank_ib_lookup_collect(void *ctx, const char *const *names, size_t n, unsig
 		say(why, whylen, "%s", lk->why);
 		return lk->rc;
 	}
+	if (lk->cached) {
+		for (size_t i = 0; i < n; i++) {
+			memcpy(addrs[i], lk->ans.addrs[i], SPANK_IB_ADDR_MAX);
+			rcs[i] = 0;
+		}
+		lk->rc = -EALREADY;
+		return 0;
+	}
 	rc = spank_ib_helper_finish(&lk->hp, (uint8_t *)out, sizeof(out), &got, lk->why,
 				    sizeof(lk->why));
 	lk->rc = rc ? rc : -EALREADY; /* collected: once */
@@ -262,7 +270,25 @@ int spank_ib_lookup_collect(void *ctx, const char *const *names, size_t n, unsig
 			rcs[i] = -EBADMSG;
 		return -EBADMSG;
 	}
+	/* Every name found: the answer the job's later steps may reuse (ib_cache.c). */
+	lk->answered = true;
+	for (size_t i = 0; i < n; i++) {
+		lk->answered &= rcs[i] == 0;
+		memcpy(lk->ans.names[i], lk->names[i], SPANK_IB_NAME_MAX);
+		memcpy(lk->ans.addrs[i], addrs[i], SPANK_IB_ADDR_MAX);
+	}
+	lk->ans.n = n;
 	return 0;
+}
+
+void spank_ib_lookup_cached(struct spank_ib_lookup *lk, const struct spank_ib_lookup_answer *ans)
+{
+	memset(lk, 0, sizeof(*lk));
+	lk->started = true;
+	lk->cached = true;
+	lk->n = ans->n;
+	memcpy(lk->names, ans->names, sizeof(lk->names));
+	lk->ans = *ans;
 }
 
 void spank_ib_lookup_abandon(struct spank_ib_lookup *lk)

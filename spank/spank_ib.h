@@ -128,7 +128,24 @@ int spank_ib_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl
 /* Keeps F's node-class findings only.  Root only (a no-op otherwise).  0 or -errno. */
 int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			 const struct ibp_findings *f);
+/* Removes K's verdict and its peer lookup (the job's end).  0 or -errno. */
 int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k);
+
+struct spank_ib_lookup_answer;
+/*
+ * The step's peer lookup kept for the job's later steps on the node (the
+ * same directory, key and TTL as the verdict; ib_cache.c): load 0 or
+ * -ENOENT (miss), -EBADMSG (a record refused); a record holds 1 or 2 names,
+ * each with a numeric address.  Store: root only (a no-op otherwise), 0 or
+ * -errno.  spank_ib_lookup_cache_read is the loader past its checks of the
+ * file's owner and mode (the fuzz target's way in).
+ */
+int spank_ib_lookup_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+			       struct spank_ib_lookup_answer *a);
+int spank_ib_lookup_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
+			       struct spank_ib_lookup_answer *a);
+int spank_ib_lookup_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
+				const struct spank_ib_lookup_answer *a);
 
 /* ---- the Slurm API, looked up in the process (ib_slurmapi.c; no spank_* calls) ---- */
 
@@ -432,6 +449,13 @@ int spank_ib_helper_finish(struct spank_ib_helper_proc *hp, uint8_t *out, size_t
  * spank_ib_lookup_abandon kills and reaps a lookup nobody collected.
  */
 #define SPANK_IB_NAME_MAX 256
+/* The step's names and the numeric address of each: a lookup that found them all. */
+struct spank_ib_lookup_answer {
+	size_t n;
+	char names[2][SPANK_IB_NAME_MAX];
+	char addrs[2][SPANK_IB_ADDR_MAX];
+};
+
 struct spank_ib_lookup {
 	bool started;
 	int rc; /* the start's: 0 running, -errno (WHY); -EALREADY once collected */
@@ -439,7 +463,15 @@ struct spank_ib_lookup {
 	size_t n;
 	char why[512];
 	struct spank_ib_helper_proc hp;
+	bool cached;   /* ANS from the job's earlier step (no helper runs) */
+	bool answered; /* ANS from this step's helper: every name found */
+	struct spank_ib_lookup_answer ans;
 };
+/*
+ * A lookup whose answer is ANS (the job's earlier step, ib_cache.c): no
+ * helper; spank_ib_lookup_collect gives ANS for the same names.
+ */
+void spank_ib_lookup_cached(struct spank_ib_lookup *lk, const struct spank_ib_lookup_answer *ans);
 void spank_ib_lookup_start(struct spank_ib_lookup *lk, const struct spank_ib_child_spec *spec,
 			   const char *const *names, size_t n, unsigned timeout_ms);
 int spank_ib_lookup_collect(void *ctx, const char *const *names, size_t n, unsigned timeout_ms,

@@ -6,6 +6,7 @@
  * spank_* (the plugstack arguments' parser is conf.h's: test_conf.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -622,6 +623,119 @@ static void test_cache_planted_symlink_not_followed(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* ---- the peer lookup, kept for the job's later steps ---- */
+
+static void answer(struct spank_ib_lookup_answer *a, const char *n0, const char *a0, const char *n1,
+		   const char *a1)
+{
+	memset(a, 0, sizeof(*a));
+	a->n = n1 ? 2 : 1;
+	snprintf(a->names[0], sizeof(a->names[0]), "%s", n0);
+	snprintf(a->addrs[0], sizeof(a->addrs[0]), "%s", a0);
+	if (n1) {
+		snprintf(a->names[1], sizeof(a->names[1]), "%s", n1);
+		snprintf(a->addrs[1], sizeof(a->addrs[1]), "%s", a1);
+	}
+}
+
+static void test_lookup_cache_roundtrip_per_job_refuses_bad_records(void **state)
+{
+	char dir[] = "/tmp/test_spank_cache.XXXXXX", path[PATH_MAX], buf[4096];
+	struct spank_ib_cache_key k = {.host = "n1", .job_id = 7, .uid = 1000}, other = k;
+	struct spank_ib_lookup_answer a, got;
+	ssize_t len;
+	char *at;
+	int dfd, fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root writes */
+	dfd = cache_tmpdir(dir);
+	answer(&a, "n2", "10.0.0.12", "login1", "fd00::1");
+	assert_int_equal(spank_ib_lookup_cache_store(dfd, &k, 60, &a), 0);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 60, &got), 0);
+	assert_int_equal(got.n, 2);
+	assert_string_equal(got.names[0], "n2");
+	assert_string_equal(got.addrs[0], "10.0.0.12");
+	assert_string_equal(got.names[1], "login1");
+	assert_string_equal(got.addrs[1], "fd00::1");
+	/* Another job, another user with the same job id, another host, no TTL: a miss. */
+	other.job_id = 8;
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &other, 60, &got), -ENOENT);
+	other = k;
+	other.uid = 1001;
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &other, 60, &got), -ENOENT);
+	other = k;
+	other.host = "n2";
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &other, 60, &got), -ENOENT);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 0, &got), -ENOENT);
+	assert_int_equal(got.n, 0);
+	/* What the helper would say wrong is never written: a name, not an address. */
+	answer(&a, "n2", "n2.example", NULL, NULL);
+	assert_int_equal(spank_ib_lookup_cache_store(dfd, &k, 60, &a), -EINVAL);
+	answer(&a, "", "10.0.0.12", NULL, NULL);
+	assert_int_equal(spank_ib_lookup_cache_store(dfd, &k, 60, &a), -EINVAL);
+	/* ... nor believed when the file says it: the whole record is refused. */
+	snprintf(path, sizeof(path), "%s/lookup.7.n1", dir);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	len = read(fd, buf, sizeof(buf));
+	assert_true(len > 0);
+	at = memmem(buf, (size_t)len, "10.0.0.12", 9);
+	assert_non_null(at);
+	memcpy(at, "10.0.0.x2", 9);
+	assert_int_equal(pwrite(fd, buf, (size_t)len, 0), len);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 60, &got), -EBADMSG);
+	assert_int_equal(got.n, 0);
+	/* cut short, or with bytes after: refused */
+	memcpy(at, "10.0.0.12", 9);
+	assert_int_equal(pwrite(fd, buf, (size_t)len, 0), len);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 60, &got), 0);
+	assert_int_equal(ftruncate(fd, len - 1), 0);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 60, &got), -EBADMSG);
+	assert_int_equal(pwrite(fd, buf, (size_t)len, 0), len);
+	assert_int_equal(pwrite(fd, "x", 1, len), 1);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 60, &got), -EBADMSG);
+	close(fd);
+	/* A file others could have written is not trusted. */
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(spank_ib_lookup_cache_load(dfd, &k, 60, &got), -ENOENT);
+	/* The job's end drops the verdict and the lookup alike. */
+	answer(&a, "n2", "10.0.0.12", NULL, NULL);
+	assert_int_equal(spank_ib_lookup_cache_store(dfd, &k, 60, &a), 0);
+	assert_int_equal(spank_ib_cache_drop(dfd, &k), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	close(dfd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A kept answer serves the same names once, as a helper's would; no helper runs. */
+static void test_lookup_cached_answers_same_names_once(void **state)
+{
+	struct spank_ib_lookup lk;
+	struct spank_ib_lookup_answer a;
+	const char *names[2] = {"n2", "login1"}, *wrong[1] = {"n3"};
+	char addrs[2][SPANK_IB_ADDR_MAX], why[256] = "";
+	int rcs[2];
+
+	(void)state;
+	answer(&a, "n2", "10.0.0.12", "login1", "10.0.0.1");
+	spank_ib_lookup_cached(&lk, &a);
+	assert_int_equal(spank_ib_lookup_collect(&lk, wrong, 1, 2000, addrs, rcs, why, sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(spank_ib_lookup_collect(&lk, names, 2, 2000, addrs, rcs, why, sizeof(why)),
+			 0);
+	assert_int_equal(rcs[0], 0);
+	assert_int_equal(rcs[1], 0);
+	assert_string_equal(addrs[0], "10.0.0.12");
+	assert_string_equal(addrs[1], "10.0.0.1");
+	assert_int_equal(lk.hp.pid, 0);
+	assert_false(lk.answered); /* nothing new to keep */
+	assert_int_not_equal(
+	    spank_ib_lookup_collect(&lk, names, 2, 2000, addrs, rcs, why, sizeof(why)), 0);
+	spank_ib_lookup_abandon(&lk); /* nothing to end */
+}
+
 /* ---- dispatch ---- */
 
 /* The options of the table (the plugin registers each one). */
@@ -796,6 +910,8 @@ int main(void)
 	    cmocka_unit_test(test_authinfo_socket_table),
 	    cmocka_unit_test(test_authinfo_socket_file_checks),
 	    cmocka_unit_test(test_cache_roundtrip_per_host_and_job_only),
+	    cmocka_unit_test(test_lookup_cache_roundtrip_per_job_refuses_bad_records),
+	    cmocka_unit_test(test_lookup_cached_answers_same_names_once),
 	    cmocka_unit_test(test_cache_dir_not_root_private_refused),
 	    cmocka_unit_test(test_cache_planted_symlink_not_followed),
 	    cmocka_unit_test_setup_teardown(test_init_registers_options_in_each_context, setup,
