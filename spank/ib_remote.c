@@ -867,7 +867,8 @@ static void requeue_blamed(struct spank_ib_state *st, struct spank_ib_node *n)
 
 	if (!n || !n->blamed[0])
 		return;
-	o = spank_ib_requeue_blamed(n->job_id, &st->conf, st->host, n->blamed, what, sizeof(what));
+	o = spank_ib_requeue_blamed(n->job_id, &st->conf, st->host, n->blamed, NULL, NULL, what,
+				    sizeof(what));
 	n->blamed[0] = '\0';
 	(o == SPANK_IB_REQUEUE_DONE || o == SPANK_IB_REQUEUE_ALREADY ? slurm_info : slurm_error)(
 	    "spank-ib: %s: job %u.%u: after the cross-node test: %s", st->host, n->job_id,

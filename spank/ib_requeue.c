@@ -210,6 +210,8 @@ enum spank_ib_test_blame spank_ib_test_blame(const struct ibp_findings *tf, cons
 struct blamed_news {
 	uint32_t job;
 	const char *host;
+	void (*intent)(void *arg);
+	void *intent_arg;
 	bool told;
 	char err[256];
 };
@@ -221,13 +223,17 @@ static void tell_blamed(void *arg, const char *text)
 
 	ibp_format_cut(msg, sizeof(msg), "spank-ib: %s: %s", bn->host, text);
 	bn->told = !spank_ib_job_notify(bn->job, msg, bn->err, sizeof(bn->err));
+	if (bn->intent)
+		bn->intent(bn->intent_arg);
 }
 
 enum spank_ib_requeue_outcome spank_ib_requeue_blamed(uint32_t job, const struct ibp_conf *conf,
 						      const char *host, const char *node,
+						      void (*intent)(void *arg), void *intent_arg,
 						      char *what, size_t len)
 {
-	struct blamed_news bn = {.job = job, .host = host};
+	struct blamed_news bn = {
+	    .job = job, .host = host, .intent = intent, .intent_arg = intent_arg};
 	enum spank_ib_requeue_outcome o;
 	char msg[768];
 	size_t w;

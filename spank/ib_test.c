@@ -24,8 +24,10 @@
  * the step (unless the user chose --ib-check=warn and the admin did not
  * enforce the test); they never drain: blame across nodes is a suspicion.
  * With requeue=, the node the test suspects itself (every one of its links
- * failed) marks the step for a requeue without it, made as root in
- * slurm_spank_exit (ib_remote.c): no Slurm API here (spank_ib.h).
+ * failed) requeues the job without it: no Slurm API here (spank_ib.h), so
+ * through the watcher run once as root (spank_ib_requeue_now, ib_watch.c)
+ * while the job still waits for this step, else as root in
+ * slurm_spank_exit (ib_remote.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -641,7 +643,8 @@ void spank_ib_run_test(spank_t sp, struct spank_ib_state *st, struct spank_ib_no
 		 * side), and only when the test failed the step: a step that
 		 * failed at its start was requeued or refused there.
 		 */
-		if (st->eff.requeue && !start_failed && blame == SPANK_IB_BLAME_SELF)
+		if (st->eff.requeue && !start_failed && blame == SPANK_IB_BLAME_SELF &&
+		    !spank_ib_requeue_now(st, n, self))
 			snprintf(n->blamed, sizeof(n->blamed), "%s", self);
 		else if (st->eff.requeue && !start_failed && blame == SPANK_IB_BLAME_JOB_FAULT)
 			slurm_error("spank-ib: %s: not requeued: the step also has a job fault, "

@@ -10,6 +10,10 @@
  *                         (spank/watcher/, SPANK_IB_WATCHER or the admin's
  *                         root-owned watch_helper=) as root with the step's
  *                         ports, the policy and two pipes
+ *   user_init (the job's  spank_ib_requeue_now: the node the cross-node test
+ *   user)                 suspects runs the watcher once (--requeue-now) as
+ *                         uid 0 without capabilities, bounded, to tell the
+ *                         job and requeue it without this node
  *   exit (root)           spank_ib_watch_stop: close the lifeline, give the
  *                         watcher a moment to finish an action it began,
  *                         SIGKILL it past that, reap it (bounded), and read
@@ -537,6 +541,83 @@ void spank_ib_watch_stop(struct spank_ib_state *st)
 	if (st->watch_requeue)
 		requeue_backstop(st, w);
 	spank_ib_watch_free(st);
+}
+
+/* The one-shot's whole run (its RPCs are bounded by MessageTimeout each); its say. */
+#define REQUEUE_NOW_BUDGET_S 10.0
+#define REQUEUE_NOW_OUT      8192
+
+bool spank_ib_requeue_now(struct spank_ib_state *st, const struct spank_ib_node *n,
+			  const char *node)
+{
+	struct spank_ib_child_spec spec = {.uid = 0,
+					   .gid = 0,
+					   .budget_s = REQUEUE_NOW_BUDGET_S,
+					   .what = "the requeue after the cross-node test"};
+	char helper[PATH_MAX], lib[PATH_MAX], err[PATH_MAX + 256] = "", *out = NULL, *line, *save;
+	struct argv_buf *a = NULL;
+	bool said = false, intent = false;
+	size_t got = 0;
+	int rc = 0;
+
+	snprintf(helper, sizeof(helper), "%s",
+		 st->conf.watch_helper[0] ? st->conf.watch_helper : spank_ib_watcher_default());
+	if (spank_ib_helper_check(helper, err, sizeof(err)) ||
+	    spank_ib_slurm_library(lib, sizeof(lib))) {
+		slurm_info("spank-ib: %s: job %u.%u: the requeue is left to the step's end: "
+			   "watcher %s",
+			   st->host, n->job_id, n->step_id,
+			   err[0] ? err : "(the Slurm library of this slurmstepd is not found)");
+		return false;
+	}
+	a = calloc(1, sizeof(*a));
+	out = malloc(REQUEUE_NOW_OUT);
+	if (!a || !out)
+		goto done;
+	rc |= arg(a, "%s", helper);
+	rc |= arg(a, "--requeue-now=yes");
+	rc |= arg(a, "--job=%" PRIu32, n->job_id);
+	rc |= arg(a, "--step=%" PRIu32, n->step_id);
+	rc |= arg(a, "--host=%s", st->host);
+	rc |= arg(a, "--node=%s", node);
+	rc |= arg(a, "--requeue-max=%u", st->conf.requeue_max);
+	rc |= arg(a, "--requeue-begin=%d", st->conf.requeue_begin_s);
+	rc |= arg(a, "--slurm-library=%s", lib);
+	rc |= arg(a, "--slurm-conf=%s", spank_ib_slurm_conf_path());
+	rc |= arg(a, "--parent=%d", (int)getpid());
+	if (rc)
+		goto done;
+	spec.helper = helper;
+	/* uid 0 without any capability, bounded, reaped (ib_child.c) */
+	rc = spank_ib_helper_run(&spec, a->v, NULL, 0, (uint8_t *)out, REQUEUE_NOW_OUT, &got, err,
+				 sizeof(err));
+	if (rc) {
+		slurm_info("spank-ib: %s: job %u.%u: the requeue is left to the step's end: %s",
+			   st->host, n->job_id, n->step_id, err);
+		goto done;
+	}
+	out[got] = '\0';
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[3], safe[1024];
+		size_t nf = split_tabs(line, f, 3);
+
+		if (nf == 3 && !strcmp(f[0], "R")) {
+			intent = true;
+		} else if (nf == 3 && (!strcmp(f[0], "Q") || !strcmp(f[0], "X"))) {
+			ibp_text_escape(f[2], safe, sizeof(safe));
+			slurm_info("spank-ib: %s: job %u.%u: after the cross-node test: %s",
+				   st->host, n->job_id, n->step_id, safe);
+			said |= f[0][0] == 'Q';
+		}
+	}
+	if (intent && !said)
+		slurm_info("spank-ib: %s: job %u.%u: the requeue after the cross-node test did not "
+			   "say how it went: the step's end sees to it",
+			   st->host, n->job_id, n->step_id);
+done:
+	free(a);
+	free(out);
+	return said;
 }
 
 void spank_ib_watch_free(struct spank_ib_state *st)

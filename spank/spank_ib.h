@@ -253,15 +253,19 @@ enum spank_ib_test_blame spank_ib_test_blame(const struct ibp_findings *tf, cons
 					     const char *host);
 /*
  * The requeue the test's blame asked for (spank_ib_requeue_here of JOB
- * without NODE), in slurm_spank_exit as root: from Slurm 24.11 the API
- * called in user_init, where the test runs, deadlocks slurmstepd.  The job
- * is told before it is requeued ("spank-ib: HOST: requeueing job J without
- * N ..."), and told why when it is not (the bound, --no-requeue), as long
- * as it still runs; WHAT says what happened for slurmd's log, with
- * "(the job could not be told: ...)" when the announcement failed.  Root.
+ * without NODE), made by the watcher's one-shot run from user_init
+ * (spank_ib_requeue_now) or, when that did not say how it went, in
+ * slurm_spank_exit: from Slurm 24.11 the API called in user_init itself
+ * deadlocks slurmstepd.  The job is told before it is requeued
+ * ("spank-ib: HOST: requeueing job J without N ..."), then INTENT (may be
+ * NULL) is called, then the requeue is made; told why when it is not (the
+ * bound, --no-requeue), as long as it still runs.  WHAT says what happened
+ * for slurmd's log, with "(the job could not be told: ...)" when the
+ * announcement failed.  Root (uid 0; no capability is needed).
  */
 enum spank_ib_requeue_outcome spank_ib_requeue_blamed(uint32_t job, const struct ibp_conf *conf,
 						      const char *host, const char *node,
+						      void (*intent)(void *arg), void *intent_arg,
 						      char *what, size_t len);
 /*
  * Drains this host's node (its NodeName into NODE) for F's drainable
@@ -758,6 +762,17 @@ const char *spank_ib_watcher_default(void);
  */
 void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib_node *n,
 			  const char *root);
+/*
+ * user_init, the node the cross-node test suspects (NODE, its NodeName):
+ * the watcher run once with --requeue-now as uid 0 without capabilities,
+ * bounded (10 s) and reaped, tells the job and requeues it without NODE
+ * while its batch script still waits for this step (the Slurm API cannot
+ * be called in user_init itself from 24.11 on).  True when it said how it
+ * went (slurmd's log has it); false: the caller leaves the requeue to
+ * slurm_spank_exit (a requeue already made is then found in the queue).
+ */
+bool spank_ib_requeue_now(struct spank_ib_state *st, const struct spank_ib_node *n,
+			  const char *node);
 /* slurm_spank_exit (root): stops the watcher (bounded), logs what it did, keeps its events. */
 void spank_ib_watch_stop(struct spank_ib_state *st);
 void spank_ib_watch_free(struct spank_ib_state *st);

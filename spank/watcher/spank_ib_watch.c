@@ -28,6 +28,12 @@
  * stops when its standard input ends (the plugin closed the lifeline, or
  * slurmstepd is gone), when its parent is no longer --parent, or on
  * SIGKILL from PR_SET_PDEATHSIG.
+ *
+ * With --requeue-now=yes it watches nothing: it is the one requeue of the
+ * node the cross-node test suspects, started by the plugin in user_init
+ * (where the Slurm API cannot be called from 24.11 on) as uid 0 without
+ * capabilities and bounded by the plugin's deadline: the job told, "R",
+ * the requeue without --node, "Q" with its outcome, exit.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -76,6 +82,8 @@ struct cfg {
 	char results_log[PATH_MAX];
 	uint64_t results_log_max;
 	char slurm_library[PATH_MAX];
+	char slurm_conf[PATH_MAX]; /* "" SLURM_CONF of its environment */
+	bool requeue_now;
 	pid_t parent;
 };
 
@@ -255,6 +263,10 @@ static int parse_arg(struct cfg *c, const char *key, const char *v)
 		rc = parse_u64(v, UINT64_MAX, &c->results_log_max);
 	} else if (!strcmp(key, "--slurm-library")) {
 		rc = copy(c->slurm_library, sizeof(c->slurm_library), v, true);
+	} else if (!strcmp(key, "--slurm-conf")) {
+		rc = *v == '/' ? copy(c->slurm_conf, sizeof(c->slurm_conf), v, true) : -EINVAL;
+	} else if (!strcmp(key, "--requeue-now")) {
+		rc = yes_no(v, &c->requeue_now);
 	} else if (!strcmp(key, "--parent")) {
 		rc = parse_u64(v, 1u << 30, &u);
 		c->parent = (pid_t)u;
@@ -290,7 +302,11 @@ static int parse_args(int argc, char **argv, struct cfg *c, char *err, size_t er
 			return rc;
 		}
 	}
-	if (!c->host[0] || !c->root[0] || !c->n_ports || !c->parent) {
+	if (c->requeue_now && (!c->host[0] || !c->job || !c->parent)) {
+		snprintf(err, errlen, "--requeue-now needs --job, --host and --parent");
+		return -EINVAL;
+	}
+	if (!c->requeue_now && (!c->host[0] || !c->root[0] || !c->n_ports || !c->parent)) {
 		snprintf(err, errlen, "--host, --root, --ports and --parent are needed");
 		return -EINVAL;
 	}
@@ -306,8 +322,13 @@ static int drop_capabilities(void)
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2];
 
+	/*
+	 * EPERM: started without CAP_SETPCAP (the plugin's helper runner drops
+	 * every capability before exec, --requeue-now): its bounding set is
+	 * already empty, and no_new_privs below keeps exec from adding any.
+	 */
 	for (int c = 0; c < 64; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno != EINVAL && errno != EPERM)
 			return -errno;
 	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	memset(data, 0, sizeof(data));
@@ -349,7 +370,8 @@ static bool slurm_ready(struct state *st)
 			 st->c.slurm_library);
 		return false;
 	}
-	init(NULL); /* slurm.conf from SLURM_CONF, as slurmstepd's */
+	/* slurmstepd's slurm.conf: --slurm-conf, else SLURM_CONF as slurmstepd's */
+	init(st->c.slurm_conf[0] ? st->c.slurm_conf : NULL);
 	st->slurm_ok = true;
 	return true;
 }
@@ -537,6 +559,39 @@ static void act(struct state *st, const struct ibp_watch_event *e)
 	}
 }
 
+/* ---- --requeue-now: the requeue after the cross-node test ---- */
+
+static void said_intent(void *arg)
+{
+	struct state *st = arg;
+
+	say(st, "R\t%" PRId64 "\t%u", now_ns(CLOCK_REALTIME), st->c.job);
+}
+
+/*
+ * The job is told, "R" says the requeue is being made (a missing "Q" after
+ * it: the plugin's exit finds the job back in the queue), "Q" its outcome.
+ */
+static int requeue_now(struct state *st)
+{
+	struct ibp_conf conf;
+	char what[768];
+
+	if (!slurm_ready(st)) {
+		trouble(st, "not requeued: %s", st->slurm_err);
+		return 2;
+	}
+	ibp_conf_init(&conf);
+	conf.requeue_max = st->c.requeue_max;
+	conf.requeue_begin_s = st->c.requeue_begin_s;
+	(void)spank_ib_requeue_blamed(st->c.job, &conf, st->c.host,
+				      st->c.node[0] ? st->c.node : st->c.host, said_intent, st,
+				      what, sizeof(what));
+	flat(what);
+	say(st, "Q\t%" PRId64 "\t%s", now_ns(CLOCK_REALTIME), what);
+	return 0;
+}
+
 /* ---- the loop ---- */
 
 /* false when the step is over: the lifeline ended, or the parent is gone */
@@ -599,6 +654,8 @@ int main(int argc, char **argv)
 		trouble(&st, "not started: cannot drop capabilities: %s", strerror(-rc));
 		return 2;
 	}
+	if (st.c.requeue_now)
+		return requeue_now(&st);
 	rc = ibp_sysfs_open(&fs, st.c.root);
 	if (!rc)
 		rc = ibp_watch_init(&watch, st.c.flap_s, st.c.ports, st.c.n_ports, NULL);

@@ -411,6 +411,17 @@ static void test_blame_who_acts(void **state)
  * the job hears why; already back in the queue, silence; a job that cannot
  * be told is still requeued, and slurmd's log says it was not told.
  */
+/* The one-shot's "R": after the job was told, before the requeue. */
+static int intents, requeues_at_intent, notifies_at_intent;
+
+static void intent(void *arg)
+{
+	(void)arg;
+	intents++;
+	requeues_at_intent = fk.requeues;
+	notifies_at_intent = fk.notifies;
+}
+
 static void test_blame_requeue_told(void **state)
 {
 	struct ibp_conf conf;
@@ -424,8 +435,9 @@ static void test_blame_requeue_told(void **state)
 	memset(&fk, 0, sizeof(fk));
 	fk.batch = fk.requeue = 1;
 	fk.state = JOB_RUNNING;
-	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
-			 SPANK_IB_REQUEUE_DONE);
+	assert_int_equal(
+	    spank_ib_requeue_blamed(42, &conf, "n3", "n3", intent, NULL, what, sizeof(what)),
+	    SPANK_IB_REQUEUE_DONE);
 	assert_int_equal(fk.requeues, 1);
 	assert_int_equal(fk.notifies, 1);
 	assert_int_equal(fk.requeues_at_notify, 0);
@@ -437,25 +449,32 @@ static void test_blame_requeue_told(void **state)
 		fail_msg("told '%s'", fk.notified);
 	assert_string_equal(fk.got_exc, "n3");
 	assert_null(strstr(what, "could not be told"));
+	assert_int_equal(intents, 1);
+	assert_int_equal(notifies_at_intent, 1);
+	assert_int_equal(requeues_at_intent, 0);
+	intents = 0;
 
 	/* the bound: not requeued, and the job hears why */
 	memset(&fk, 0, sizeof(fk));
 	fk.batch = fk.requeue = 1;
 	fk.restarts = 1;
 	fk.state = JOB_RUNNING;
-	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
-			 SPANK_IB_REQUEUE_BOUND);
+	assert_int_equal(
+	    spank_ib_requeue_blamed(42, &conf, "n3", "n3", intent, NULL, what, sizeof(what)),
+	    SPANK_IB_REQUEUE_BOUND);
 	assert_int_equal(fk.requeues, 0);
 	assert_int_equal(fk.notifies, 1);
 	assert_string_equal(fk.notified, "spank-ib: n3: not requeued: the requeue bound was "
 					 "reached (job 42 ran 2 times, requeue_max=1)");
+	assert_int_equal(intents, 0); /* nothing to be made */
 
 	/* --no-requeue: the same, in its own words */
 	memset(&fk, 0, sizeof(fk));
 	fk.batch = 1;
 	fk.state = JOB_RUNNING;
-	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
-			 SPANK_IB_REQUEUE_NOT_ALLOWED);
+	assert_int_equal(
+	    spank_ib_requeue_blamed(42, &conf, "n3", "n3", intent, NULL, what, sizeof(what)),
+	    SPANK_IB_REQUEUE_NOT_ALLOWED);
 	assert_int_equal(fk.requeues, 0);
 	assert_non_null(strstr(fk.notified, "not requeued: job 42 does not allow it"));
 
@@ -463,8 +482,9 @@ static void test_blame_requeue_told(void **state)
 	memset(&fk, 0, sizeof(fk));
 	fk.batch = fk.requeue = 1;
 	fk.state = JOB_PENDING;
-	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
-			 SPANK_IB_REQUEUE_ALREADY);
+	assert_int_equal(
+	    spank_ib_requeue_blamed(42, &conf, "n3", "n3", intent, NULL, what, sizeof(what)),
+	    SPANK_IB_REQUEUE_ALREADY);
 	assert_int_equal(fk.requeues, 0);
 	assert_int_equal(fk.notifies, 0);
 
@@ -474,8 +494,9 @@ static void test_blame_requeue_told(void **state)
 	fk.state = JOB_COMPLETE;
 	fk.notify_rc = -1;
 	fk.err = ESLURM_ACCESS_DENIED;
-	assert_int_equal(spank_ib_requeue_blamed(42, &conf, "n3", "n3", what, sizeof(what)),
-			 SPANK_IB_REQUEUE_DONE);
+	assert_int_equal(
+	    spank_ib_requeue_blamed(42, &conf, "n3", "n3", intent, NULL, what, sizeof(what)),
+	    SPANK_IB_REQUEUE_DONE);
 	assert_int_equal(fk.requeues, 1);
 	assert_non_null(strstr(what, "requeued job 42 (run 2 of at most 2), without n3"));
 	assert_non_null(strstr(what, "(the job could not be told: telling the job: "
