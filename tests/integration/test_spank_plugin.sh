@@ -274,8 +274,9 @@ r4=$(cluster_node_reason n4)
 cl_scancel "$job" 2>/dev/null
 job=$(cl_sbatch --parsable -N1 -w n1 -o "$OUT/prolog1.out" --wrap 'echo ran')
 cluster_wait_job "$job" 30 >/dev/null
-# Slurm 24.11 and 26.05 leave their own "Prolog error" as the reason (seen in
-# the release matrix; docs/slurm-releases.md); 22.05 keeps spank-ib's.
+# Slurm 24.11 and 26.05 leave their own "Prolog error" as the reason: the
+# SPANK prolog's process there cannot use Slurm's API (docs/slurm-releases.md);
+# 22.05 keeps spank-ib's.
 rel=$(cl_scontrol --version 2>/dev/null | awk '{print $2}')
 reason_ok=0
 [[ "$r4" == "spank-ib: mlx5_4 port 1: SM LID 0"* ]] && reason_ok=1
@@ -284,7 +285,7 @@ if drained n4 && [ "$reason_ok" = 1 ] && ! drained n1 &&
 	grep -q ran "$OUT/prolog1.out" 2>/dev/null; then
 	tap_ok "prolog_check=yes: the bad node is drained at allocation, the fault as the reason ($r4); a healthy node runs the job"
 else
-	tap_fail "prolog check" "slurm $rel: n4=$(cluster_node_state n4) reason=$r4 n1=$(cluster_node_state n1); $(cat "$OUT/prolog1.out" 2>&1)"
+	tap_fail "prolog check" "slurm $rel: n4=$(cluster_node_state n4) reason=$r4 n1=$(cluster_node_state n1); $(cat "$OUT/prolog1.out" 2>&1); n4's slurmd: $(grep -E 'spank-ib|prolog' "$CL_LOG/slurmd.n4.log" | tail -n 8)"
 fi
 cluster_resume_all >/dev/null
 
