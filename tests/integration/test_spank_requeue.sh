@@ -54,10 +54,13 @@ submit() {
 	JOB=$(cl_sbatch --parsable -N3 --requeue --open-mode=append -o "$OUT/$name.out" "$@" "$OUT/job.sh" 2>&1)
 	[[ "$JOB" =~ ^[0-9]+$ ]] || { tap_fail "$name: sbatch" "$JOB"; JOB=; }
 }
-# wait_end JOB: until the job has ended for good (not pending again), at most 150 s
+# wait_end JOB: until the job has ended for good (not pending again), at most
+# 300 s: a requeue that completes after the begin time spank-ib set (the run's
+# nodes slow to end it, on a loaded machine) waits Slurm's own 121 s before
+# the second run (ib_requeue.c); how soon a job comes back is the bench's.
 wait_end() {
 	local i st
-	for i in $(seq 1 1500); do
+	for i in $(seq 1 3000); do
 		st=$(jobfield "$1" JobState)
 		case "$st" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) echo "$st"; return 0 ;; esac
 		sleep 0.1
@@ -119,7 +122,7 @@ if [ -n "$JOB" ]; then
 		grep -q "spank-ib: n2: mlx5_3 port 1: link went down at .*; ending the step (SIGTERM); draining n2; requeueing job $JOB without n2 (run 2 of at most 2)$" "$OUT/mid.out"; then
 		tap_ok "down mid-step: the step ended, the job requeued once, n2 drained, the second run on n1 n3 n4 completes"
 	else
-		tap_fail "down mid-step" "state=$state restarts=$restarts n2=$(cluster_node_state n2) second='$second'
+		tap_fail "down mid-step" "state=$state restarts=$restarts n2=$(cluster_node_state n2) second='$second' $(cl_scontrol show job "$JOB" 2>&1 | grep -oE '(EligibleTime|StartTime|SubmitTime)=[^ ]*' | tr '\n' ' ')
 $(cat "$OUT/runs.$JOB" "$OUT/mid.out" 2>&1; grep "job $JOB" "$CL_LOG/slurmd.n2.log")"
 	fi
 	# The watcher signals the step, then requeues: when the batch script ends
