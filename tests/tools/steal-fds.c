@@ -285,9 +285,14 @@ static void cycle(unsigned lo, unsigned hi, struct counts *c)
 			set_bit(nodump, pid);
 			c->child_nondumpable++;
 		}
+		/*
+		 * Counted only if still slurmstepd's after the check: Slurm's fork
+		 * of a task classified just before its setuid to the owner is the
+		 * owner's by the time kill(2) is asked (seen once in 180,000 looks).
+		 */
 		if (k == K_STEPD && !bit(signalled, pid)) {
 			set_bit(signalled, pid);
-			c->stepd_signalable += kill((pid_t)pid, 0) == 0;
+			c->stepd_signalable += kill((pid_t)pid, 0) == 0 && classify(pid) == K_STEPD;
 		}
 		taken = take_fds(pid, k == K_OWN, lo, hi, c);
 		if (k == K_CHILD)
