@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ibprep/atomic_write.h"
 #include "ibprep/rootpath.h"
 
 #include "spank_ib.h"
@@ -112,28 +113,6 @@ static int record_open(int dfd, const char *name)
 	return fd;
 }
 
-/* A new record: a private temporary file (TMP), renamed over NAME by record_commit. */
-static int record_create(int dfd, const char *name, char *tmp, size_t len)
-{
-	int fd;
-
-	snprintf(tmp, len, "%s.%d", name, (int)getpid());
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	return fd < 0 ? -errno : fd;
-}
-
-/* Closes FD and renames TMP over NAME when RC is 0; removes TMP otherwise.  RC or -errno. */
-static int record_commit(int dfd, int fd, const char *tmp, const char *name, int rc)
-{
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && renameat(dfd, tmp, dfd, name))
-		rc = -errno;
-	if (rc)
-		unlinkat(dfd, tmp, 0);
-	return rc;
-}
-
 int spank_ib_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
 			struct ibp_findings *f)
 {
@@ -194,10 +173,12 @@ int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned tt
 int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			 const struct ibp_findings *f)
 {
-	char name[128], tmp[160];
+	char name[128];
 	struct cache_head h;
-	int fd, rc = 0;
+	struct ibp_finding *v;
+	unsigned char *buf;
 	uint32_t n = 0;
+	int rc;
 
 	if (dfd < 0 || !ttl || geteuid() != 0)
 		return 0; /* only root writes verdicts */
@@ -214,19 +195,18 @@ int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned t
 			n++;
 	h.n = n;
 	h.written = time(NULL);
-	fd = record_create(dfd, name, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
-		rc = -EIO;
-	for (size_t i = 0, w = 0; !rc && i < f->n && w < n; i++) {
-		if (f->v[i].fclass != IBP_CLASS_NODE)
-			continue; /* a job fault is the step's, not the node's */
-		if (write(fd, &f->v[i], sizeof(f->v[i])) != (ssize_t)sizeof(f->v[i]))
-			rc = -EIO;
-		w++;
-	}
-	return record_commit(dfd, fd, tmp, name, rc);
+	buf = malloc(sizeof(h) + (size_t)n * sizeof(*v));
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	v = (struct ibp_finding *)(buf + sizeof(h));
+	for (size_t i = 0, w = 0; i < f->n && w < n; i++)
+		if (f->v[i].fclass ==
+		    IBP_CLASS_NODE) /* a job fault is the step's, not the node's */
+			memcpy(&v[w++], &f->v[i], sizeof(*v));
+	rc = ibp_atomic_write_at(dfd, name, buf, sizeof(h) + (size_t)n * sizeof(*v), 0600);
+	free(buf);
+	return rc;
 }
 
 int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k)
@@ -320,9 +300,11 @@ int spank_ib_lookup_cache_load(int dfd, const struct spank_ib_cache_key *k, unsi
 int spank_ib_lookup_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 				const struct spank_ib_lookup_answer *a)
 {
-	char name[128], tmp[160];
-	struct lookup_head h;
-	int fd, rc = 0;
+	char name[128];
+	struct {
+		struct lookup_head h;
+		struct lookup_entry e[sizeof(a->names) / sizeof(a->names[0])];
+	} r;
 
 	if (dfd < 0 || !ttl || geteuid() != 0)
 		return 0; /* only root writes */
@@ -333,26 +315,17 @@ int spank_ib_lookup_cache_store(int dfd, const struct spank_ib_cache_key *k, uns
 		if (!a->names[i][0] || !memchr(a->names[i], '\0', sizeof(a->names[i])) ||
 		    !memchr(a->addrs[i], '\0', sizeof(a->addrs[i])) || !numeric_addr(a->addrs[i]))
 			return -EINVAL;
-	memset(&h, 0, sizeof(h));
-	h.magic = LOOKUP_MAGIC;
-	h.job_id = k->job_id;
-	h.uid = k->uid;
-	snprintf(h.host, sizeof(h.host), "%s", k->host);
-	h.n = (uint32_t)a->n;
-	h.written = time(NULL);
-	fd = record_create(dfd, name, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	if (write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
-		rc = -EIO;
-	for (size_t i = 0; !rc && i < a->n; i++) {
-		struct lookup_entry e;
-
-		memset(&e, 0, sizeof(e));
-		memcpy(e.name, a->names[i], sizeof(e.name));
-		memcpy(e.addr, a->addrs[i], sizeof(e.addr));
-		if (write(fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
-			rc = -EIO;
+	memset(&r, 0, sizeof(r));
+	r.h.magic = LOOKUP_MAGIC;
+	r.h.job_id = k->job_id;
+	r.h.uid = k->uid;
+	snprintf(r.h.host, sizeof(r.h.host), "%s", k->host);
+	r.h.n = (uint32_t)a->n;
+	r.h.written = time(NULL);
+	for (size_t i = 0; i < a->n; i++) {
+		memcpy(r.e[i].name, a->names[i], sizeof(r.e[i].name));
+		memcpy(r.e[i].addr, a->addrs[i], sizeof(r.e[i].addr));
 	}
-	return record_commit(dfd, fd, tmp, name, rc);
+	/* the entries follow the head without a gap (the loader reads them so) */
+	return ibp_atomic_write_at(dfd, name, &r, sizeof(r.h) + a->n * sizeof(r.e[0]), 0600);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ibprep/atomic_write.h"
 #include "ibprep/hca.h"
 #include "ibprep/prom.h"
 
@@ -406,64 +407,15 @@ int ibp_prom_write_check(FILE *out, const struct ibp_prom_check *c)
 
 int ibp_prom_write_file(const char *dir, const char *name, const void *data, size_t len)
 {
-	char tmp[64];
-	int dfd, fd = -1, rc = 0;
+	int dfd, rc;
 
-	if (!dir || !*dir || !name || !*name || strchr(name, '/') || !strcmp(name, ".") ||
-	    !strcmp(name, ".."))
-		return -EINVAL;
+	if (!dir || !*dir)
+		return -EINVAL; /* NAME: checked by ibp_atomic_write_at */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	/* Dot-named: the textfile collector reads *.prom only, so it never sees it. */
-	for (int tries = 0; tries < 100 && fd < 0; tries++) {
-		snprintf(tmp, sizeof(tmp), ".%s.%ld.%d", name, (long)getpid(), tries);
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd < 0 && errno != EEXIST) {
-			rc = -errno;
-			goto out;
-		}
-	}
-	if (fd < 0) {
-		rc = -EEXIST;
-		goto out;
-	}
-	/* the mode the collector needs, whatever the umask */
-	if (fchmod(fd, 0644) < 0) {
-		rc = -errno;
-		goto unlink;
-	}
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, (const char *)data + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			goto unlink;
-		}
-		off += (size_t)n;
-	}
-	if (fsync(fd) < 0) {
-		rc = -errno;
-		goto unlink;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		rc = -errno;
-		goto unlink;
-	}
-	fd = -1;
-	if (renameat(dfd, tmp, dfd, name) < 0) {
-		rc = -errno;
-		goto unlink;
-	}
-	fsync(dfd); /* the rename itself; a failure here leaves a complete file */
-	goto out;
-unlink:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-out:
+	/* 0644: the collector's mode; the dot-named temporary file is never a *.prom */
+	rc = ibp_atomic_write_at(dfd, name, data, len, 0644);
 	close(dfd);
 	return rc;
 }

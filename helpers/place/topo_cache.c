@@ -12,6 +12,7 @@
 
 #include <hwloc.h>
 
+#include "ibprep/atomic_write.h"
 #include "ibprep/text.h"
 #include "ibprep/topo_cache.h"
 
@@ -130,45 +131,20 @@ static void drop_others(int dfd, const char *host, const char *keep)
 	closedir(d);
 }
 
-/* TOPO's export as NAME in DFD: a private temporary file renamed over it. */
+/* TOPO's export as NAME in DFD: root's private file, replaced in one step. */
 static int store(const struct ibp_topo *topo, int dfd, const char *host, const char *name)
 {
-	char tmp[240], *xml = NULL;
-	int len = 0, fd, rc = 0;
-	size_t off = 0;
+	char *xml = NULL;
+	int len = 0, rc;
 
 	if (geteuid() != 0)
 		return -EPERM;
 	if (hwloc_topology_export_xmlbuffer(topo->t, &xml, &len, 0) < 0 || len <= 0)
 		return -EIO;
-	if (snprintf(tmp, sizeof(tmp), ".%.200s.%ld", name, (long)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	unlinkat(dfd, tmp, 0); /* our own pid's leftover */
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = -errno;
-		hwloc_free_xmlbuffer(topo->t, xml);
-		return rc;
-	}
 	/* the buffer's length counts its NUL: the file holds the text only */
-	while (!rc && off < (size_t)len - 1) {
-		ssize_t w = write(fd, xml + off, (size_t)len - 1 - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			rc = w < 0 ? -errno : -EIO;
-		else
-			off += (size_t)w;
-	}
+	rc = ibp_atomic_write_at(dfd, name, xml, (size_t)len - 1, 0600);
 	hwloc_free_xmlbuffer(topo->t, xml);
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && renameat(dfd, tmp, dfd, name))
-		rc = -errno;
-	if (rc)
-		unlinkat(dfd, tmp, 0);
-	else
+	if (!rc)
 		drop_others(dfd, host, name);
 	return rc;
 }

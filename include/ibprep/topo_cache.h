@@ -44,7 +44,8 @@ int ibp_topo_cache_key(const struct ibp_sysfs *fs, char *key, size_t len);
  * Loads this machine's topology into TOPO: from DFD's file for HOST and KEY
  * when it is there and sound (returns 1), else by live discovery of the
  * whole machine (returns
- * 0), then, with STORE, written to DFD (a temporary file renamed in place;
+ * 0), then, with STORE, written to DFD (root's, 0600, replaced in one step:
+ * ibp_atomic_write_at;
  * HOST's files of other keys removed).  A store that fails leaves the
  * discovery in TOPO and says why in WHY (may be NULL; "" when stored).
  * -errno when live discovery fails (TOPO released).  HOST must be a plain

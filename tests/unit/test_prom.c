@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the Prometheus exposition writer and the atomic textfile (helpers/node/prom.c). */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -298,19 +297,6 @@ static void test_prom_check_metrics_escaped_no_duplicates(void **state)
 	ibp_health_input_release(&in);
 }
 
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
-
 static char *slurp(const char *path)
 {
 	static char buf[256];
@@ -338,21 +324,21 @@ static void test_prom_write_file_atomic_and_failures(void **state)
 	assert_int_equal(st.st_mode & 0777, 0644);
 	assert_int_equal(ibp_prom_write_file(dir, IBP_PROM_TEXTFILE, "a 2\n", 4), 0);
 	assert_string_equal(slurp(path), "a 2\n");
-	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(ibp_fixture_count_entries(dir), 1);
 
 	/* a failure half way leaves the old file and no temporary one */
 	fail_fsync = 1;
 	assert_int_equal(ibp_prom_write_file(dir, IBP_PROM_TEXTFILE, "a 3\n", 4), -EIO);
 	fail_fsync = 0;
 	assert_string_equal(slurp(path), "a 2\n");
-	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(ibp_fixture_count_entries(dir), 1);
 
 	snprintf(missing, sizeof(missing), "%s/nope", dir);
 	assert_int_equal(ibp_prom_write_file(missing, IBP_PROM_TEXTFILE, "x", 1), -ENOENT);
 	assert_int_equal(ibp_prom_write_file(path, IBP_PROM_TEXTFILE, "x", 1), -ENOTDIR);
 	assert_int_equal(ibp_prom_write_file(dir, "../escape.prom", "x", 1), -EINVAL);
 	assert_int_equal(ibp_prom_write_file(dir, "", "x", 1), -EINVAL);
-	assert_int_equal(count_entries(dir), 1);
+	assert_int_equal(ibp_fixture_count_entries(dir), 1);
 	ibp_fixture_destroy(dir);
 }
 

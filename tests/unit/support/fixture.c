@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fixture.c: fake sysfs roots for the unit tests (see fixture.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -197,6 +198,21 @@ static int make_writable(const char *path, const struct stat *st, int type, stru
 	if (type == FTW_D)
 		chmod(path, (st->st_mode & 07777) | 0700);
 	return 0;
+}
+
+int ibp_fixture_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
 }
 
 int ibp_fixture_rmrf(const char *path)

@@ -33,6 +33,8 @@ int ibp_fixture_symlink(const char *root, const char *rel, const char *target);
 int ibp_fixture_mkdir(const char *root, const char *rel);
 /* Removes ROOT/REL, a file, a link or a whole directory tree. */
 int ibp_fixture_remove(const char *root, const char *rel);
+/* How many entries DIR holds ("." and ".." not counted), or -errno. */
+int ibp_fixture_count_entries(const char *dir);
 /* rm -rf PATH (makes directories writable first: captures are read-only). */
 int ibp_fixture_rmrf(const char *path);
 /* Copies the tree SRC to DST (DST must not exist); links are copied as links. */
