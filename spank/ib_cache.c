@@ -40,18 +40,44 @@
 #include "spank_ib.h"
 
 #define CACHE_MAGIC        0x69626332u /* "ibc2" */
-#define LOOKUP_MAGIC       0x69626c31u /* "ibl1" */
+#define LOOKUP_MAGIC       0x69626c32u /* "ibl2": the record head of the verdict's layout */
 #define CACHE_MAX_FINDINGS 256
 
-struct cache_head {
-	unsigned magic;
-	unsigned size_of_finding; /* a build with another layout is a miss */
+/*
+ * One record file, for the verdict and the peer lookup alike: a head naming
+ * its kind, the job (id and uid), the host and when it was written, then N
+ * entries of the kind's one size.  A head that does not match (another kind
+ * or layout, another job, user or node, stale) is a miss; a body cut short,
+ * longer than N entries or with an entry the kind refuses is refused whole.
+ */
+struct record_head {
+	uint32_t magic;
+	uint32_t entry_size; /* a build with another layout is a miss */
 	uint32_t job_id;
 	uint32_t uid;
 	char host[IBP_NODE_MAX];
 	uint32_t n;
 	uint32_t pad;
 	int64_t written; /* CLOCK_REALTIME seconds */
+};
+
+struct lookup_entry {
+	char name[SPANK_IB_NAME_MAX];
+	char addr[SPANK_IB_ADDR_MAX];
+};
+
+union record_entry {
+	struct ibp_finding finding;
+	struct lookup_entry lookup;
+};
+
+struct record_kind {
+	const char *prefix; /* the file: "<prefix>.<job id>.<host>" */
+	uint32_t magic, entry_size, min_n, max_n;
+	/* Load: entry I read from the file (its strings unterminated): 0, or -errno refusing the record. */
+	int (*take)(void *ctx, uint32_t i, union record_entry *e);
+	/* Store: entry I (zeroed) from CTX: 0, or -errno writing nothing. */
+	int (*give)(void *ctx, uint32_t i, union record_entry *e);
 };
 
 int spank_ib_cache_open(const char *dir, bool create, char *why, size_t len)
@@ -93,11 +119,6 @@ static int record_name(const char *kind, const struct spank_ib_cache_key *k, cha
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int cache_name(const struct spank_ib_cache_key *k, char *buf, size_t len)
-{
-	return record_name("job", k, buf, len);
-}
-
 /* The record NAME in DFD for reading: root's regular file, nothing for others.  fd or -errno. */
 static int record_open(int dfd, const char *name)
 {
@@ -113,42 +134,136 @@ static int record_open(int dfd, const char *name)
 	return fd;
 }
 
+/* KIND's record for K in the open file FD, entry by entry into CTX.  0, -ENOENT (miss) or -errno. */
+static int record_read(int fd, const struct record_kind *kind, const struct spank_ib_cache_key *k,
+		       unsigned ttl, void *ctx)
+{
+	struct record_head h;
+	union record_entry e;
+	char extra;
+	int rc;
+
+	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.magic != kind->magic ||
+	    h.entry_size != kind->entry_size || h.job_id != k->job_id || h.uid != k->uid ||
+	    h.n < kind->min_n || h.n > kind->max_n)
+		return -ENOENT;
+	h.host[sizeof(h.host) - 1] = '\0';
+	if (strcmp(h.host, k->host) != 0 || h.written > time(NULL) ||
+	    time(NULL) - h.written > (int64_t)ttl)
+		return -ENOENT; /* another node's (a shared directory), or stale */
+	for (uint32_t i = 0; i < h.n; i++) {
+		if (read(fd, &e, kind->entry_size) != (ssize_t)kind->entry_size)
+			return -EBADMSG;
+		rc = kind->take(ctx, i, &e);
+		if (rc)
+			return rc;
+	}
+	if (read(fd, &extra, 1) != 0)
+		return -EBADMSG; /* all of the file, or none of it */
+	return 0;
+}
+
+static int record_load(int dfd, const struct record_kind *kind, const struct spank_ib_cache_key *k,
+		       unsigned ttl, void *ctx)
+{
+	char name[128];
+	int fd, rc;
+
+	if (dfd < 0 || !ttl || record_name(kind->prefix, k, name, sizeof(name)))
+		return -ENOENT;
+	fd = record_open(dfd, name);
+	if (fd < 0)
+		return fd == -EPERM ? -ENOENT : fd;
+	rc = record_read(fd, kind, k, ttl, ctx);
+	close(fd);
+	return rc;
+}
+
+/* KIND's record for K with N entries from CTX: root's file (0600), replaced in one step. */
+static int record_store(int dfd, const struct record_kind *kind, const struct spank_ib_cache_key *k,
+			unsigned ttl, uint32_t n, void *ctx)
+{
+	char name[128];
+	struct record_head *h;
+	union record_entry *e;
+	size_t len = sizeof(*h) + (size_t)n * kind->entry_size;
+	int rc = 0;
+
+	if (dfd < 0 || !ttl || geteuid() != 0)
+		return 0; /* only root writes */
+	if (record_name(kind->prefix, k, name, sizeof(name)) || n < kind->min_n || n > kind->max_n)
+		return -EINVAL;
+	h = calloc(1, len + sizeof(*e)); /* room for the last entry's union */
+	if (!h)
+		return -ENOMEM;
+	h->magic = kind->magic;
+	h->entry_size = kind->entry_size;
+	h->job_id = k->job_id;
+	h->uid = k->uid;
+	snprintf(h->host, sizeof(h->host), "%s", k->host);
+	h->n = n;
+	h->written = time(NULL);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		e = (union record_entry *)((char *)(h + 1) + (size_t)i * kind->entry_size);
+		rc = kind->give(ctx, i, e);
+	}
+	if (!rc)
+		rc = ibp_atomic_write_at(dfd, name, h, len, 0600);
+	free(h);
+	return rc;
+}
+
+/* ---- the verdict: the node's findings ---- */
+
+struct verdict_ctx {
+	const struct ibp_findings *f; /* store: the step's findings */
+	struct ibp_findings *out;     /* load: appended to */
+	size_t next;                  /* store: the next of F to look at */
+};
+
+static int verdict_take(void *ctx, uint32_t i, union record_entry *e)
+{
+	struct verdict_ctx *c = ctx;
+	struct ibp_finding *x = &e->finding;
+
+	(void)i;
+	/* Strings from the file are NUL-terminated before use. */
+	x->code[sizeof(x->code) - 1] = x->node[sizeof(x->node) - 1] = '\0';
+	x->device[sizeof(x->device) - 1] = x->observed[sizeof(x->observed) - 1] = '\0';
+	x->expected[sizeof(x->expected) - 1] = x->fix[sizeof(x->fix) - 1] = '\0';
+	if (x->fclass != IBP_CLASS_NODE)
+		return 0; /* never written; never believed either */
+	return ibp_findings_add(c->out, x) ? -ENOMEM : 0;
+}
+
+static int verdict_give(void *ctx, uint32_t i, union record_entry *e)
+{
+	struct verdict_ctx *c = ctx;
+
+	(void)i;
+	while (c->f->v[c->next].fclass != IBP_CLASS_NODE)
+		c->next++; /* a job fault is the step's, not the node's (counted: one is there) */
+	memcpy(&e->finding, &c->f->v[c->next++], sizeof(e->finding));
+	return 0;
+}
+
+static const struct record_kind verdict_kind = {
+    .prefix = "job",
+    .magic = CACHE_MAGIC,
+    .entry_size = sizeof(struct ibp_finding),
+    .min_n = 0,
+    .max_n = CACHE_MAX_FINDINGS,
+    .take = verdict_take,
+    .give = verdict_give,
+};
+
 int spank_ib_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
 			struct ibp_findings *f)
 {
-	struct cache_head h;
+	struct verdict_ctx c = {.out = f};
 	size_t before = f->n;
-	int rc = -ENOENT;
+	int rc = record_read(fd, &verdict_kind, k, ttl, &c);
 
-	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.magic != CACHE_MAGIC ||
-	    h.size_of_finding != sizeof(struct ibp_finding) || h.job_id != k->job_id ||
-	    h.uid != k->uid || h.n > CACHE_MAX_FINDINGS)
-		goto out;
-	h.host[sizeof(h.host) - 1] = '\0';
-	if (strcmp(h.host, k->host) != 0)
-		goto out; /* another node's verdict (a shared directory) */
-	if (h.written > time(NULL) || time(NULL) - h.written > (int64_t)ttl)
-		goto out; /* stale */
-	for (uint32_t i = 0; i < h.n; i++) {
-		struct ibp_finding x;
-
-		if (read(fd, &x, sizeof(x)) != (ssize_t)sizeof(x)) {
-			rc = -EIO;
-			goto out;
-		}
-		/* Strings from the file are NUL-terminated before use. */
-		x.code[sizeof(x.code) - 1] = x.node[sizeof(x.node) - 1] = '\0';
-		x.device[sizeof(x.device) - 1] = x.observed[sizeof(x.observed) - 1] = '\0';
-		x.expected[sizeof(x.expected) - 1] = x.fix[sizeof(x.fix) - 1] = '\0';
-		if (x.fclass != IBP_CLASS_NODE)
-			continue; /* never written; never believed either */
-		if (ibp_findings_add(f, &x)) {
-			rc = -ENOMEM;
-			goto out;
-		}
-	}
-	rc = 0;
-out:
 	if (rc)
 		f->n = before; /* all or nothing */
 	return rc;
@@ -157,56 +272,25 @@ out:
 int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			struct ibp_findings *f)
 {
-	char name[128];
-	int fd, rc;
+	struct verdict_ctx c = {.out = f};
+	size_t before = f->n;
+	int rc = record_load(dfd, &verdict_kind, k, ttl, &c);
 
-	if (dfd < 0 || !ttl || cache_name(k, name, sizeof(name)))
-		return -ENOENT;
-	fd = record_open(dfd, name);
-	if (fd < 0)
-		return fd == -EPERM ? -ENOENT : fd;
-	rc = spank_ib_cache_read(fd, k, ttl, f);
-	close(fd);
+	if (rc)
+		f->n = before;
 	return rc;
 }
 
 int spank_ib_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			 const struct ibp_findings *f)
 {
-	char name[128];
-	struct cache_head h;
-	struct ibp_finding *v;
-	unsigned char *buf;
+	struct verdict_ctx c = {.f = f};
 	uint32_t n = 0;
-	int rc;
 
-	if (dfd < 0 || !ttl || geteuid() != 0)
-		return 0; /* only root writes verdicts */
-	if (cache_name(k, name, sizeof(name)))
-		return -EINVAL;
-	memset(&h, 0, sizeof(h));
-	h.magic = CACHE_MAGIC;
-	h.size_of_finding = sizeof(struct ibp_finding);
-	h.job_id = k->job_id;
-	h.uid = k->uid;
-	snprintf(h.host, sizeof(h.host), "%s", k->host);
 	for (size_t i = 0; i < f->n; i++)
 		if (f->v[i].fclass == IBP_CLASS_NODE && n < CACHE_MAX_FINDINGS)
 			n++;
-	h.n = n;
-	h.written = time(NULL);
-	buf = malloc(sizeof(h) + (size_t)n * sizeof(*v));
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, &h, sizeof(h));
-	v = (struct ibp_finding *)(buf + sizeof(h));
-	for (size_t i = 0, w = 0; i < f->n && w < n; i++)
-		if (f->v[i].fclass ==
-		    IBP_CLASS_NODE) /* a job fault is the step's, not the node's */
-			memcpy(&v[w++], &f->v[i], sizeof(*v));
-	rc = ibp_atomic_write_at(dfd, name, buf, sizeof(h) + (size_t)n * sizeof(*v), 0600);
-	free(buf);
-	return rc;
+	return record_store(dfd, &verdict_kind, k, ttl, n, &c);
 }
 
 int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k)
@@ -225,20 +309,6 @@ int spank_ib_cache_drop(int dfd, const struct spank_ib_cache_key *k)
 
 /* ---- the step's peer lookup ---- */
 
-struct lookup_head {
-	unsigned magic;
-	uint32_t job_id;
-	uint32_t uid;
-	char host[IBP_NODE_MAX];
-	uint32_t n;
-	int64_t written; /* CLOCK_REALTIME seconds */
-};
-
-struct lookup_entry {
-	char name[SPANK_IB_NAME_MAX];
-	char addr[SPANK_IB_ADDR_MAX];
-};
-
 static bool numeric_addr(const char *s)
 {
 	unsigned char a[sizeof(struct in6_addr)];
@@ -246,86 +316,72 @@ static bool numeric_addr(const char *s)
 	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
+static int lookup_take(void *ctx, uint32_t i, union record_entry *e)
+{
+	struct spank_ib_lookup_answer *a = ctx;
+	struct lookup_entry *x = &e->lookup;
+
+	x->name[sizeof(x->name) - 1] = x->addr[sizeof(x->addr) - 1] = '\0';
+	if (!x->name[0] || !numeric_addr(x->addr))
+		return -EBADMSG;
+	memcpy(a->names[i], x->name, sizeof(x->name));
+	memcpy(a->addrs[i], x->addr, sizeof(x->addr));
+	a->n = i + 1;
+	return 0;
+}
+
+/* What the helper would say wrong is never written: a name, not an address. */
+static int lookup_give(void *ctx, uint32_t i, union record_entry *e)
+{
+	const struct spank_ib_lookup_answer *a = ctx;
+
+	if (!a->names[i][0] || !memchr(a->names[i], '\0', sizeof(a->names[i])) ||
+	    !memchr(a->addrs[i], '\0', sizeof(a->addrs[i])) || !numeric_addr(a->addrs[i]))
+		return -EINVAL;
+	memcpy(e->lookup.name, a->names[i], sizeof(e->lookup.name));
+	memcpy(e->lookup.addr, a->addrs[i], sizeof(e->lookup.addr));
+	return 0;
+}
+
+static const struct record_kind lookup_kind = {
+    .prefix = "lookup",
+    .magic = LOOKUP_MAGIC,
+    .entry_size = sizeof(struct lookup_entry),
+    .min_n = 1,
+    .max_n = sizeof(((struct spank_ib_lookup_answer *)0)->names) /
+	     sizeof(((struct spank_ib_lookup_answer *)0)->names[0]),
+    .take = lookup_take,
+    .give = lookup_give,
+};
+
 int spank_ib_lookup_cache_read(int fd, const struct spank_ib_cache_key *k, unsigned ttl,
 			       struct spank_ib_lookup_answer *a)
 {
-	struct lookup_head h;
-	struct lookup_entry e;
-	char extra;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
-	if (read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) || h.magic != LOOKUP_MAGIC ||
-	    h.job_id != k->job_id || h.uid != k->uid || h.n < 1 ||
-	    h.n > sizeof(a->names) / sizeof(a->names[0]))
-		return -ENOENT;
-	h.host[sizeof(h.host) - 1] = '\0';
-	if (strcmp(h.host, k->host) != 0 || h.written > time(NULL) ||
-	    time(NULL) - h.written > (int64_t)ttl)
-		return -ENOENT; /* another node's, or stale */
-	for (uint32_t i = 0; i < h.n; i++) {
-		if (read(fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
-			goto refused;
-		e.name[sizeof(e.name) - 1] = e.addr[sizeof(e.addr) - 1] = '\0';
-		if (!e.name[0] || !numeric_addr(e.addr))
-			goto refused;
-		memcpy(a->names[i], e.name, sizeof(e.name));
-		memcpy(a->addrs[i], e.addr, sizeof(e.addr));
-	}
-	if (read(fd, &extra, 1) != 0)
-		goto refused; /* all of the file, or none of it */
-	a->n = h.n;
-	return 0;
-refused:
-	memset(a, 0, sizeof(*a));
-	return -EBADMSG;
+	rc = record_read(fd, &lookup_kind, k, ttl, a);
+	if (rc)
+		memset(a, 0, sizeof(*a)); /* all or nothing */
+	return rc;
 }
 
 int spank_ib_lookup_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			       struct spank_ib_lookup_answer *a)
 {
-	char name[128];
-	int fd, rc;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
-	if (dfd < 0 || !ttl || record_name("lookup", k, name, sizeof(name)))
-		return -ENOENT;
-	fd = record_open(dfd, name);
-	if (fd < 0)
-		return fd == -EPERM ? -ENOENT : fd;
-	rc = spank_ib_lookup_cache_read(fd, k, ttl, a);
-	close(fd);
+	rc = record_load(dfd, &lookup_kind, k, ttl, a);
+	if (rc)
+		memset(a, 0, sizeof(*a));
 	return rc;
 }
 
 int spank_ib_lookup_cache_store(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 				const struct spank_ib_lookup_answer *a)
 {
-	char name[128];
-	struct {
-		struct lookup_head h;
-		struct lookup_entry e[sizeof(a->names) / sizeof(a->names[0])];
-	} r;
+	uint32_t n = a->n > lookup_kind.max_n ? UINT32_MAX : (uint32_t)a->n; /* refused there */
 
-	if (dfd < 0 || !ttl || geteuid() != 0)
-		return 0; /* only root writes */
-	if (record_name("lookup", k, name, sizeof(name)) || a->n < 1 ||
-	    a->n > sizeof(a->names) / sizeof(a->names[0]))
-		return -EINVAL;
-	for (size_t i = 0; i < a->n; i++)
-		if (!a->names[i][0] || !memchr(a->names[i], '\0', sizeof(a->names[i])) ||
-		    !memchr(a->addrs[i], '\0', sizeof(a->addrs[i])) || !numeric_addr(a->addrs[i]))
-			return -EINVAL;
-	memset(&r, 0, sizeof(r));
-	r.h.magic = LOOKUP_MAGIC;
-	r.h.job_id = k->job_id;
-	r.h.uid = k->uid;
-	snprintf(r.h.host, sizeof(r.h.host), "%s", k->host);
-	r.h.n = (uint32_t)a->n;
-	r.h.written = time(NULL);
-	for (size_t i = 0; i < a->n; i++) {
-		memcpy(r.e[i].name, a->names[i], sizeof(r.e[i].name));
-		memcpy(r.e[i].addr, a->addrs[i], sizeof(r.e[i].addr));
-	}
-	/* the entries follow the head without a gap (the loader reads them so) */
-	return ibp_atomic_write_at(dfd, name, &r, sizeof(r.h) + a->n * sizeof(r.e[0]), 0600);
+	return record_store(dfd, &lookup_kind, k, ttl, n, (void *)a); /* lookup_give only reads A */
 }

@@ -115,7 +115,12 @@ struct spank_ib_cache_key {
  * with WHY naming what is wrong (then: no caching for this step).
  */
 int spank_ib_cache_open(const char *dir, bool create, char *why, size_t len);
-/* Appends the cached node findings of K when younger than TTL s.  0, -ENOENT (miss). */
+/*
+ * Appends the cached node findings of K when younger than TTL s.  0, -ENOENT
+ * (miss), -EBADMSG (a record refused: cut short, or bytes after it) or
+ * -ENOMEM.  The verdict and the peer lookup below share one record format
+ * and its loader and writer (ib_cache.c).
+ */
 int spank_ib_cache_load(int dfd, const struct spank_ib_cache_key *k, unsigned ttl,
 			struct ibp_findings *f);
 /*
