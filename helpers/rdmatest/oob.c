@@ -767,15 +767,20 @@ int ibp_oob_write_full(int fd, const void *buf, size_t len, int64_t deadline)
 
 	while (len) {
 		ssize_t n;
-		int rc = ibp_oob_wait_fd(fd, POLLOUT, deadline);
+		int rc;
 
-		if (rc)
-			return rc;
+		if (ibp_deadline_expired(deadline, ibp_now_ns()))
+			return -ETIMEDOUT;
 		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EINTR)
 				continue;
-			return errno == EPIPE ? -ECONNRESET : -errno;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return errno == EPIPE ? -ECONNRESET : -errno;
+			rc = ibp_oob_wait_fd(fd, POLLOUT, deadline);
+			if (rc)
+				return rc;
+			continue;
 		}
 		p += n;
 		len -= (size_t)n;
@@ -789,15 +794,20 @@ int ibp_oob_read_full(int fd, void *buf, size_t len, int64_t deadline)
 
 	while (len) {
 		ssize_t n;
-		int rc = ibp_oob_wait_fd(fd, POLLIN, deadline);
+		int rc;
 
-		if (rc)
-			return rc;
+		if (ibp_deadline_expired(deadline, ibp_now_ns()))
+			return -ETIMEDOUT;
 		n = recv(fd, p, len, MSG_DONTWAIT);
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EINTR)
 				continue;
-			return -errno;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return -errno;
+			rc = ibp_oob_wait_fd(fd, POLLIN, deadline);
+			if (rc)
+				return rc;
+			continue;
 		}
 		if (n == 0)
 			return -ECONNRESET;

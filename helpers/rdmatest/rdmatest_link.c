@@ -203,7 +203,49 @@ struct chan {
 	int broken; /* the connection failed: -errno, every rail still on fails with it */
 	struct rail r[IBP_RDMATEST_MAX_RAILS];
 	struct crew *crew;
+	/*
+	 * Frames held while every rail's word of a step is sealed, written in
+	 * one go (chan_hold, chan_flush): the same bytes in the same order as
+	 * a write each, without a system call and a loopback or network
+	 * segment per rail and frame.
+	 */
+	bool held;
+	size_t held_len;
+	uint8_t held_buf[4096];
 };
+
+static void chan_broken(struct chan *c, int rc, const char *what);
+
+/* The frames sealed from now on wait for chan_flush. */
+static void chan_hold(struct chan *c)
+{
+	c->held = true;
+	c->held_len = 0;
+}
+
+/* Writes the held frames; stops holding.  0 or -errno (the connection broke). */
+static int chan_write_held(struct chan *c, int64_t deadline)
+{
+	int rc = c->held_len ? ibp_oob_write_full(c->fd, c->held_buf, c->held_len, deadline) : 0;
+
+	c->held_len = 0;
+	return rc;
+}
+
+static int chan_flush(struct chan *c)
+{
+	int rc;
+
+	c->held = false;
+	if (c->broken) {
+		c->held_len = 0;
+		return c->broken;
+	}
+	rc = chan_write_held(c, c->deadline);
+	if (rc)
+		chan_broken(c, rc, "control");
+	return rc;
+}
 
 /* Every rail still on fails with the connection's error. */
 static void chan_broken(struct chan *c, int rc, const char *what)
@@ -217,6 +259,7 @@ static void chan_broken(struct chan *c, int rc, const char *what)
 				  : NULL;
 
 	c->broken = rc;
+	c->held = false;
 	for (size_t k = 0; k < c->p; k++) {
 		if (!c->r[k].on)
 			continue;
@@ -231,7 +274,11 @@ static void chan_broken(struct chan *c, int rc, const char *what)
 	 * waiting out its deadline or reading the summary as a link frame.
 	 * Extra ones are skipped where the peer reads no more link frames.
 	 */
-	if (rc == -ECONNRESET || rc == -EPIPE || !strcmp(what, "control"))
+	if (rc == -ECONNRESET || rc == -EPIPE || !strcmp(what, "control")) {
+		c->held_len = 0;
+		return;
+	}
+	if (chan_write_held(c, until)) /* the frames before, in their order */
 		return;
 	ibp_oob_msg_clear(&m, IBP_OOB_CTRL);
 	m.u.ctrl.op = IBP_CTRL_ABORT;
@@ -248,6 +295,31 @@ static int chan_send(struct chan *c, const struct ibp_oob_msg *m)
 
 	if (c->broken)
 		return c->broken;
+	if (c->held) {
+		size_t max = ibp_seal_frame_max(m->type);
+
+		if (max && max <= sizeof(c->held_buf)) {
+			if (sizeof(c->held_buf) - c->held_len < max) {
+				rc = chan_write_held(c, c->deadline);
+				if (rc) {
+					chan_broken(c, rc, "control");
+					return rc;
+				}
+			}
+			rc = ibp_seal_encode(&c->l0->seal, m, c->held_buf + c->held_len, max);
+			if (rc < 0) {
+				chan_broken(c, rc, "control");
+				return rc;
+			}
+			c->held_len += (size_t)rc;
+			return 0;
+		}
+		rc = chan_write_held(c, c->deadline);
+		if (rc) {
+			chan_broken(c, rc, "control");
+			return rc;
+		}
+	}
 	rc = ibp_seal_send(c->fd, &c->l0->seal, m, c->deadline);
 	if (rc)
 		chan_broken(c, rc, "control");
@@ -331,7 +403,8 @@ static int tx_open(struct chan *c, size_t k)
 {
 	struct ibp_rt_links *t = c->t;
 	struct rail *r = &c->r[k];
-	struct ibp_tx_opts opts = {.buf_len = t->buf_len, .err = r->err, .errlen = sizeof(r->err)};
+	struct ibp_tx_opts opts = {
+	    .buf_len = t->buf_len, .err = r->err, .errlen = sizeof(r->err), .sender = c->out};
 	int rc = t->ops->open(&t->rails[k], &opts, &r->tx);
 
 	if (rc)
@@ -473,8 +546,12 @@ static int endpoints(struct chan *c, bool *fp_here)
 		*fp_here = true;
 		rc = ibp_seal_send(c->fd, &l->seal, fp, c->deadline);
 	}
+	chan_hold(c);
 	for (size_t k = 0; !rc && k < c->p; k++)
 		rc = send_endpoint(c, k);
+	if (!rc)
+		rc = chan_flush(c);
+	c->held = false;
 	if (!rc)
 		rc = recv_before_endpoint(t, l, c->fd, &theirs, c->deadline);
 	/*
@@ -525,6 +602,7 @@ static unsigned lat_iters(size_t rail)
 }
 
 static uint64_t burst_of(const struct chan *c, size_t k);
+static size_t pattern_of(const struct chan *c, size_t k);
 
 static void step_connect(void *arg, size_t k)
 {
@@ -544,7 +622,7 @@ static void step_pattern(void *arg, size_t k)
 
 	r->bad = 0;
 	if (c->out)
-		r->rc = c->t->ops->send_pattern(r->tx, r->seed, c->t->buf_len, r->t);
+		r->rc = c->t->ops->send_pattern(r->tx, r->seed, pattern_of(c, k), r->t);
 	else
 		r->rc = c->t->ops->recv_pattern(r->tx, r->pat.a, (size_t)r->pat.b, r->t, &r->bad);
 }
@@ -621,7 +699,7 @@ static void peer_fail(struct chan *c, size_t k, uint8_t op, const char *what,
 	if (op == IBP_CTRL_PATTERN_RESULT && c->out && m->status == -EBADMSG)
 		ibp_rt_link_fail(r->l, IBP_LINK_CORRUPT, -EBADMSG,
 				 "pattern arrived corrupted at byte %llu of %zu",
-				 (unsigned long long)m->a, c->t->buf_len);
+				 (unsigned long long)m->a, pattern_of(c, k));
 	else
 		ibp_rt_link_fail(r->l, status_of(m->status), m->status, "%s: the peer's side: %s",
 				 what, errtext(m->status));
@@ -651,7 +729,7 @@ static int say(struct chan *c, size_t k, uint8_t op)
 		return -1;
 	if (op == IBP_CTRL_READY && c->out && !st) {
 		r->seed = ibp_rt_random64();
-		return chan_ctrl(c, IBP_CTRL_PATTERN_SENT, 0, r->seed, c->t->buf_len) ? -1 : 0;
+		return chan_ctrl(c, IBP_CTRL_PATTERN_SENT, 0, r->seed, pattern_of(c, k)) ? -1 : 0;
 	}
 	return 0;
 }
@@ -665,9 +743,12 @@ static int say(struct chan *c, size_t k, uint8_t op)
 static void exchange(struct chan *c, const bool *in, uint8_t op, const char *what,
 		     struct ibp_oob_ctrl *peer)
 {
+	chan_hold(c);
 	for (size_t k = 0; k < c->p && !c->broken; k++)
 		if (in[k] && say(c, k, op))
-			return;
+			break;
+	if (chan_flush(c))
+		return;
 	for (size_t k = 0; k < c->p && !c->broken; k++) {
 		struct rail *r = &c->r[k];
 		bool was_on = r->on;
@@ -728,18 +809,35 @@ static double floor_of(const struct chan *c, size_t k)
 }
 
 /*
+ * Rail K's pattern: the whole buffer on rail 0 and where a floor judges
+ * the rail; at most IBP_RDMATEST_RAIL_PATTERN on the other rails (the
+ * socket transport, a port of unknown rate), where it proves that the
+ * rail's full-size segments cross intact: a bigger one proves no more and
+ * cost every rail of every link its fill, copies and check (the plugin's
+ * buffer is 1 MiB).  The receiver checks what PATTERN_SENT says.
+ */
+static size_t pattern_of(const struct chan *c, size_t k)
+{
+	const struct ibp_rt_links *t = c->t;
+
+	if (k == 0 || t->buf_len <= IBP_RDMATEST_RAIL_PATTERN || floor_of(c, k) > 0)
+		return t->buf_len;
+	return IBP_RDMATEST_RAIL_PATTERN;
+}
+
+/*
  * Rail K's burst: the whole one where a floor judges it, and on rail 0;
- * one buffer on the other rails where none does (the socket transport, a
- * port of unknown rate): there the burst only measures a rate nobody
- * judges, and the data's integrity is the pattern's, whole on every rail.
+ * one pattern's length on the other rails where none does (the socket
+ * transport, a port of unknown rate): there the burst only measures a
+ * rate nobody judges, and the data's integrity is the pattern's.
  */
 static uint64_t burst_of(const struct chan *c, size_t k)
 {
 	const struct ibp_rt_links *t = c->t;
 
-	if (k == 0 || t->burst <= t->buf_len || floor_of(c, k) > 0)
+	if (k == 0 || t->burst <= pattern_of(c, k) || floor_of(c, k) > 0)
 		return t->burst;
-	return t->buf_len;
+	return pattern_of(c, k);
 }
 
 static bool misses(const struct chan *c, size_t k)
@@ -825,16 +923,20 @@ static void verdicts(struct chan *c, const bool *on1)
 {
 	struct ibp_oob_ctrl v;
 
+	if (c->out) {
+		chan_hold(c);
+		for (size_t k = 0; k < c->p && !c->broken; k++)
+			if (on1[k] &&
+			    chan_ctrl(c, IBP_CTRL_VERDICT, 0, (uint64_t)c->r[k].l->r.status, 0))
+				break;
+		chan_flush(c);
+		return;
+	}
 	for (size_t k = 0; k < c->p && !c->broken; k++) {
 		struct ibp_rt_link *l = c->r[k].l;
 
 		if (!on1[k])
 			continue;
-		if (c->out) {
-			if (chan_ctrl(c, IBP_CTRL_VERDICT, 0, (uint64_t)l->r.status, 0))
-				return;
-			continue;
-		}
 		if (chan_recv(c, k, IBP_CTRL_VERDICT, &v) || !c->r[k].on)
 			continue; /* this side's own failure stands */
 		if (v.a == IBP_LINK_PASS)
@@ -865,6 +967,8 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 	struct ibp_oob_ctrl m;
 
 	rails_on(c, want, in);
+	if (c->out)
+		chan_hold(c);
 	for (size_t k = 0; k < c->p && !c->broken; k++) {
 		want[k] = false;
 		if (!in[k])
@@ -873,7 +977,7 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 			want[k] = misses(c, k) && n < IBP_RDMATEST_MEASURES &&
 				  now + 2 * (now - t0) < c->deadline;
 			if (chan_ctrl(c, IBP_CTRL_MEASURE_AGAIN, 0, want[k], n + 1))
-				return false;
+				break;
 		} else if (chan_recv(c, k, IBP_CTRL_MEASURE_AGAIN, &m) == 0) {
 			if (m.a > 1 || m.b != n + 1 || (m.a && n >= IBP_RDMATEST_MEASURES)) {
 				chan_broken(
@@ -885,6 +989,8 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 		}
 		any |= want[k];
 	}
+	if (c->out && chan_flush(c))
+		return false;
 	return any && !c->broken;
 }
 

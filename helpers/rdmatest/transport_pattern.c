@@ -23,45 +23,62 @@ static uint64_t pattern_word(uint64_t seed, size_t word)
 	return mix64(seed + 0x9e3779b97f4a7c15ull * (word + 1));
 }
 
+static uint8_t pattern_byte(uint64_t seed, size_t pos)
+{
+	return (uint8_t)(pattern_word(seed, pos / 8) >> (8 * (pos % 8)));
+}
+
 /*
  * Byte 8w + b of the pattern is byte b (little-endian) of word w: whole
  * words are stored and compared 8 bytes at a time (the pattern is judged on
  * every rail of every link, and a byte loop cost the socket transport a
- * sixth of its CPU), the tail byte by byte.
+ * sixth of its CPU), the bytes before the first whole word and after the
+ * last one by one.  OFF is where BUF starts in the pattern: a stream
+ * writes and checks it a piece at a time.
  */
-void ibp_pattern_fill(void *buf, size_t len, uint64_t seed)
+void ibp_pattern_fill_at(void *buf, size_t off, size_t len, uint64_t seed)
 {
 	uint8_t *p = buf;
-	size_t w = 0;
+	size_t i = 0;
 
-	for (; w * 8 + 8 <= len; w++) {
-		uint64_t v = htole64(pattern_word(seed, w));
+	for (; i < len && (off + i) % 8; i++)
+		p[i] = pattern_byte(seed, off + i);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = htole64(pattern_word(seed, (off + i) / 8));
 
-		memcpy(p + w * 8, &v, 8);
+		memcpy(p + i, &v, 8);
 	}
-	if (w * 8 < len) {
-		uint64_t v = pattern_word(seed, w);
+	for (; i < len; i++)
+		p[i] = pattern_byte(seed, off + i);
+}
 
-		for (size_t b = 0; w * 8 + b < len; b++)
-			p[w * 8 + b] = (uint8_t)(v >> (8 * b));
+size_t ibp_pattern_check_at(const void *buf, size_t off, size_t len, uint64_t seed)
+{
+	const uint8_t *p = buf;
+	size_t i = 0;
+
+	for (; i < len && (off + i) % 8; i++)
+		if (p[i] != pattern_byte(seed, off + i))
+			return i;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t got;
+
+		memcpy(&got, p + i, 8);
+		if (got != htole64(pattern_word(seed, (off + i) / 8)))
+			break; /* the wrong byte, found below */
 	}
+	for (; i < len; i++)
+		if (p[i] != pattern_byte(seed, off + i))
+			return i;
+	return len;
+}
+
+void ibp_pattern_fill(void *buf, size_t len, uint64_t seed)
+{
+	ibp_pattern_fill_at(buf, 0, len, seed);
 }
 
 size_t ibp_pattern_check(const void *buf, size_t len, uint64_t seed)
 {
-	const uint8_t *p = buf;
-
-	for (size_t w = 0; w * 8 < len; w++) {
-		uint64_t v = pattern_word(seed, w), got;
-
-		if (w * 8 + 8 <= len) {
-			memcpy(&got, p + w * 8, 8);
-			if (got == htole64(v))
-				continue;
-		}
-		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
-			if (p[w * 8 + b] != (uint8_t)(v >> (8 * b)))
-				return w * 8 + b;
-	}
-	return len;
+	return ibp_pattern_check_at(buf, 0, len, seed);
 }

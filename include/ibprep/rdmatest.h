@@ -108,7 +108,14 @@
 #define IBP_RDMATEST_PORT_CANDIDATES 4
 #define IBP_RDMATEST_MAX_LISTEN      8
 #define IBP_RDMATEST_LAT_ITERS       16
-#define IBP_RDMATEST_LAT_ITERS_RAIL  4 /* on rails beyond rail 0 */
+#define IBP_RDMATEST_LAT_ITERS_RAIL  1 /* on rails beyond rail 0 */
+/*
+ * The pattern and the burst of a rail beyond rail 0 that no bandwidth
+ * floor judges (the socket transport): at most this many bytes, more than
+ * any netdev's MTU (IPoIB connected mode: 65520), so its full-size segments
+ * cross the rail with the pattern (rdmatest_link.c).
+ */
+#define IBP_RDMATEST_RAIL_PATTERN (64u << 10)
 /*
  * A link's burst and round trips, measured once and again when the
  * figures miss a limit: at most this many times, and only while the time

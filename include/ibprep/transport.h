@@ -93,6 +93,7 @@ struct ibp_tx_opts {
 	size_t buf_len; /* registered/target buffer: pattern and burst unit */
 	char *err;      /* out: last failure reason (may be NULL) */
 	size_t errlen;
+	bool sender; /* this end will connect as IBP_TX_SENDER (socket: no listener) */
 };
 
 #define IBP_TX_GID_LEN 16
@@ -178,5 +179,12 @@ const struct ibp_transport_ops *ibp_transport_find(const char *name);
  */
 void ibp_pattern_fill(void *buf, size_t len, uint64_t seed);
 size_t ibp_pattern_check(const void *buf, size_t len, uint64_t seed);
+/*
+ * The same for the piece of LEN bytes at offset OFF of the pattern (a
+ * stream's): check returns the piece's first wrong offset (from BUF), or
+ * LEN.
+ */
+void ibp_pattern_fill_at(void *buf, size_t off, size_t len, uint64_t seed);
+size_t ibp_pattern_check_at(const void *buf, size_t off, size_t len, uint64_t seed);
 
 #endif

@@ -1201,11 +1201,46 @@ static void test_pattern_bytes_fixed_and_every_flip_found(void **state)
 	assert_memory_equal(ref, want, sizeof(want));
 }
 
+/*
+ * A stream's pieces (the socket transport writes and checks the pattern a
+ * piece at a time, cut wherever a short write or read ends): every piece
+ * at every offset is that part of the whole pattern, and a flip in it is
+ * found where it is, relative to the piece.
+ */
+static void test_pattern_pieces_at_any_offset(void **state)
+{
+	uint8_t ref[80], buf[40 + 2];
+
+	(void)state;
+	ibp_pattern_fill(ref, sizeof(ref), 91);
+	for (size_t off = 0; off < 40; off++) {
+		for (size_t len = 0; len <= 40; len++) {
+			uint8_t *p = buf + 1; /* not 8-byte aligned */
+
+			memset(buf, 0xee, sizeof(buf));
+			ibp_pattern_fill_at(p, off, len, 91);
+			assert_memory_equal(p, ref + off, len);
+			assert_int_equal(p[len], 0xee);
+			assert_int_equal(ibp_pattern_check_at(p, off, len, 91), len);
+			assert_int_equal(ibp_pattern_check_at(ref + off, off, len, 91), len);
+			for (size_t i = 0; i < len; i++) {
+				p[i] ^= 0x80;
+				assert_int_equal(ibp_pattern_check_at(p, off, len, 91), i);
+				p[i] ^= 0x80;
+			}
+			/* the right bytes at the wrong offset: stale or shifted */
+			if (len >= 8)
+				assert_true(ibp_pattern_check_at(p, off + 1, len, 91) < len);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_oob_roundtrip_every_type_identical),
 	    cmocka_unit_test(test_pattern_bytes_fixed_and_every_flip_found),
+	    cmocka_unit_test(test_pattern_pieces_at_any_offset),
 	    cmocka_unit_test(test_oob_content_without_a_place_not_decoded),
 	    cmocka_unit_test(test_oob_ring_hello_rail0_roundtrips),
 	    cmocka_unit_test(test_oob_encode_small_buffer_enospc),

@@ -188,8 +188,19 @@ static int w_connect(struct ibp_tx *t, const struct ibp_endpoint *e, enum ibp_tx
 	return ibp_transport_socket.connect(inner(t), e, r, d);
 }
 
+/* The longest pattern each rail's sender sent (any node). */
+static _Atomic size_t pattern_seen[RAILS];
+
 static int w_send_pattern(struct ibp_tx *t, uint64_t s, size_t l, int64_t d)
 {
+	struct wrapped *w = (struct wrapped *)t;
+
+	if (w->rail >= 0) {
+		size_t seen = atomic_load(&pattern_seen[w->rail]);
+
+		while (l > seen && !atomic_compare_exchange_weak(&pattern_seen[w->rail], &seen, l))
+			;
+	}
 	return ibp_transport_socket.send_pattern(inner(t), s, l, d);
 }
 
@@ -295,6 +306,10 @@ static bool swap_addrs;
  * transport.  NOADDR_NODE's rail NOADDR_RAIL has a netdev without an
  * address (-1: none).
  */
+/* The nodes' buffer and burst (the plugin's are 1 MiB and 8 MiB). */
+static size_t run_buf = 4096;
+static uint64_t run_burst = 16384;
+
 static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int noaddr_rail)
 {
 	static struct ibp_hostlist hl;
@@ -334,8 +349,8 @@ static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int no
 		n->cfg.addrs = node_addrs;
 		n->cfg.ports = n->ports;
 		n->cfg.n_ports = RAILS;
-		n->cfg.buf_len = 4096;
-		n->cfg.burst_bytes = 16384;
+		n->cfg.buf_len = run_buf;
+		n->cfg.burst_bytes = run_burst;
 		assert_int_equal(pthread_create(&n->th, NULL, node_main, n), 0);
 	}
 	for (int i = 0; i < NODES; i++)
@@ -404,6 +419,42 @@ static void test_run_every_rail_by_default_note_isolated(void **state)
 		assert_non_null(strstr(note->fix, "NCCL_CROSS_NIC=0"));
 		assert_int_equal(count(&nr[i].out, "rdmatest_rails_joined"), 0);
 		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 0);
+	}
+	release(nr);
+}
+
+/*
+ * A buffer bigger than IBP_RDMATEST_RAIL_PATTERN: rail 0 sends its whole
+ * pattern and burst; the other socket rails (no floor) a pattern and a
+ * burst of IBP_RDMATEST_RAIL_PATTERN each, checked, and they pass.
+ */
+static void test_run_rails_beyond_0_lighter(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	for (int k = 0; k < RAILS; k++) {
+		atomic_store(&burst_seen[k], 0);
+		atomic_store(&pattern_seen[k], 0);
+	}
+	run_buf = 2 * IBP_RDMATEST_RAIL_PATTERN;
+	run_burst = 4 * (uint64_t)run_buf;
+	run_rails(nr, 309, -1, -1);
+	run_buf = 4096;
+	run_burst = 16384;
+	assert_int_equal(pattern_seen[0], 2 * IBP_RDMATEST_RAIL_PATTERN);
+	assert_int_equal(burst_seen[0], 8 * IBP_RDMATEST_RAIL_PATTERN);
+	for (int k = 1; k < RAILS; k++) {
+		assert_int_equal(pattern_seen[k], IBP_RDMATEST_RAIL_PATTERN);
+		assert_int_equal(burst_seen[k], IBP_RDMATEST_RAIL_PATTERN);
+	}
+	for (int i = 0; i < NODES; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		assert_int_equal(nr[i].res.n_links, RAILS * 2 * 2);
+		for (size_t l = 0; l < nr[i].res.n_links; l++)
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
 	}
 	release(nr);
 }
@@ -524,6 +575,7 @@ int main(void)
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
+	    cmocka_unit_test(test_run_rails_beyond_0_lighter),
 	    cmocka_unit_test(test_run_joined_rails_note),
 	    cmocka_unit_test(test_run_one_rail_down_named_on_that_rail_only),
 	    cmocka_unit_test(test_run_crossed_rails_named_by_every_node),
