@@ -127,19 +127,9 @@ unsigned ibp_oob_wire_version(void) { return %u; }
 }
 other_build
 
-if ! command -v nft >/dev/null; then
-	tap_skip "one node cut off" "nft not installed (contrib/install-deps.sh)"
-	tap_done
-	exit
-fi
 # n3 drops the test's ports only, in its own namespace: Slurm still reaches it.
-if ! ip netns exec "$CL_TAG-n3" nft -f - <<'EOF' 2>"$OUT/nft"; then
-table inet ibp_cut {
-	chain input { type filter hook input priority 0; tcp dport 230-299 drop; }
-	chain output { type filter hook output priority 0; tcp dport 230-299 drop; }
-}
-EOF
-	tap_skip "one node cut off" "nftables does not work here: $(head -2 "$OUT/nft")"
+if ! why=$(cluster_cut n3); then
+	tap_skip "one node cut off" "$why"
 	tap_done
 	exit
 fi
@@ -167,7 +157,7 @@ else
 	tap_fail "enforce=test cannot be lowered" "rc=$rc1/$RC; $(show enf_warn; show enf_env)"
 fi
 plug
-ip netns exec "$CL_TAG-n3" nft delete table inet ibp_cut 2>/dev/null
+cluster_uncut n3
 run again cl_srun -N4 --ib-test true
 if [ $RC -eq 0 ]; then tap_ok "with the rule removed the test passes again"; else tap_fail "test passes again" "$(show again)"; fi
 tap_done

@@ -181,19 +181,9 @@ cluster_hw n2
 cluster_hw n4
 
 # ---- the cross-node test blames a node ----
-if ! command -v nft >/dev/null; then
-	tap_skip "the cross-node test blames n3" "nft not installed (contrib/install-deps.sh)"
-	tap_done
-	exit
-fi
 # n3 drops the test's ports only, in its own namespace: Slurm still reaches it
-if ! ip netns exec "$CL_TAG-n3" nft -f - <<'NFT' 2>"$OUT/nft"; then
-table inet ibp_cut {
-	chain input { type filter hook input priority 0; tcp dport 230-299 drop; }
-	chain output { type filter hook output priority 0; tcp dport 230-299 drop; }
-}
-NFT
-	tap_skip "the cross-node test blames n3" "nftables does not work here: $(head -2 "$OUT/nft")"
+if ! why=$(cluster_cut n3); then
+	tap_skip "the cross-node test blames n3" "$why"
 	tap_done
 	exit
 fi
@@ -222,6 +212,6 @@ if [ -n "$JOB" ]; then
 $(cat "$OUT/runs.$JOB" "$OUT/blame.out" 2>&1; grep "job $JOB" "$CL_LOG/slurmd.n3.log")"
 	fi
 fi
-ip netns exec "$CL_TAG-n3" nft delete table inet ibp_cut 2>/dev/null
+cluster_uncut n3
 cluster_resume_all >/dev/null
 tap_done

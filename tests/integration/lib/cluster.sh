@@ -713,6 +713,31 @@ cluster_stop() {
 	return 0
 }
 
+# cluster_cut NODE: NODE cut off from the cross-node test: an nftables table
+# in NODE's own network namespace drops the test's TCP ports (test_ports=,
+# default 230-299) in and out, so Slurm itself still reaches NODE.  0, or 1
+# with why on stdout (nft missing, or not working here: the caller skips).
+# cluster_uncut NODE removes the table (none is fine; a stopped cluster's
+# namespaces take theirs with them).
+cluster_cut() {
+	local err
+	if ! command -v nft >/dev/null; then
+		echo "nft not installed (contrib/install-deps.sh)"
+		return 1
+	fi
+	if ! err=$(ip netns exec "$CL_TAG-$1" nft -f - 2>&1 <<'NFT'
+table inet ibp_cut {
+	chain input { type filter hook input priority 0; tcp dport 230-299 drop; }
+	chain output { type filter hook output priority 0; tcp dport 230-299 drop; }
+}
+NFT
+	); then
+		echo "nftables does not work here: $(head -2 <<<"$err")"
+		return 1
+	fi
+}
+cluster_uncut() { ip netns exec "$CL_TAG-$1" nft delete table inet ibp_cut 2>/dev/null; }
+
 # plugstack.conf: each argument is one line.
 cluster_plugstack() {
 	printf '%s\n' "$@" >"$CL_PLUGSTACK"
