@@ -12,7 +12,9 @@
 
 #include <slurm/spank.h>
 
+#include "ibprep/deadline.h"
 #include "ibprep/finding.h"
+#include "ibprep/nodestate.h"
 #include "ibprep/sysfs.h"
 
 #include "spank_ib.h"
@@ -47,6 +49,67 @@ static uint32_t prolog_job_uid(spank_t sp)
 	return 0;
 }
 
+/*
+ * This node's Slurm NodeName in the job prolog: SLURMD_NODENAME, which
+ * slurmd itself sets in the prolog's environment (prep_script_slurmd.c
+ * _build_env: after the job's SPANK_* variables, the only ones a user can
+ * put there), so it is slurmd's own name even with several slurmds on one
+ * host; else slurm.conf's for this host as this process reads it (22.05;
+ * from 24.11 there is none here); else "": the one-shot looks it up in
+ * slurm.conf itself.  A name that is not [A-Za-z0-9._-] is not used: Slurm
+ * would read "n[1-4]" or "n1,n2" as several nodes.
+ */
+static const char *prolog_node_name(const struct spank_ib_state *st, char *node, size_t len)
+{
+	const char *v = getenv("SLURMD_NODENAME");
+
+	if (v && *v && strlen(v) < len &&
+	    strspn(v, "abcdefghijklmnopqrstuvwxyz"
+		      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		      "0123456789._-") == strlen(v)) {
+		strcpy(node, v);
+		return "SLURMD_NODENAME";
+	}
+	if (!spank_ib_node_name(st->host, node, len) &&
+	    strspn(node, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		strlen(node))
+		return "slurm.conf";
+	node[0] = '\0';
+	return "the watcher's slurm.conf";
+}
+
+/*
+ * The node drained with the fault as the reason before the prolog fails
+ * (Slurm keeps a reason already set, so the node does not end with its
+ * bare "Prolog error"), through the watcher run once (spank_ib_drain_now),
+ * on every release: from Slurm 24.11 the API called here ends the prolog
+ * ("fatal: No hash plugins loaded" on 24.11, a segmentation fault on
+ * 26.05).  When that fails, slurmd's log says why and the node keeps
+ * Slurm's "Prolog error".
+ */
+static void prolog_drain(struct spank_ib_state *st, struct spank_ib_node *n)
+{
+	char reason[IBP_DRAIN_REASON_MAX], node[IBP_NODE_MAX], what[PATH_MAX + 320];
+	const char *from;
+	int64_t t0 = ibp_now_ns();
+
+	if (!ibp_drain_reason(&n->findings, IBP_DRAIN_PREFIX, reason, sizeof(reason)))
+		return;
+	from = prolog_node_name(st, node, sizeof(node));
+	if (spank_ib_drain_now(st, node, reason, n->nodename, sizeof(n->nodename), what,
+			       sizeof(what))) {
+		slurm_error(
+		    "spank-ib: %s: not draining %s with the fault as the reason (%s, after "
+		    "%.0f ms): the failed prolog leaves Slurm's own reason \"Prolog error\"",
+		    st->host, node[0] ? node : "this node", what,
+		    (double)(ibp_now_ns() - t0) / 1e6);
+		return;
+	}
+	n->drained = true;
+	slurm_info("spank-ib: %s: drained %s (NodeName from %s) in %.0f ms: %s", st->host,
+		   n->nodename, from, (double)(ibp_now_ns() - t0) / 1e6, reason);
+}
+
 int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 {
 	struct spank_ib_node *n;
@@ -74,14 +137,14 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 	else
 		spank_ib_load_health(st, n, &je, root, cache_dir);
 	/*
-	 * prolog_check= implies draining (Slurm drains a node whose prolog
-	 * fails): drain first, with the fault as the reason, so that the node
-	 * is not left with Slurm's bare "Prolog error".
+	 * The verdict and the node's lines (slurmd's log).  The drain is not
+	 * the in-process one of spank_ib_judge: from Slurm 24.11 this process
+	 * cannot call Slurm (prolog_drain).
 	 */
 	{
 		bool drain = st->conf.drain;
 
-		st->conf.drain = true;
+		st->conf.drain = false;
 		spank_ib_judge(st, n);
 		st->conf.drain = drain;
 	}
@@ -97,6 +160,9 @@ int spank_ib_job_prolog(spank_t sp, struct spank_ib_state *st)
 	for (size_t i = 0; i < n->findings.n; i++)
 		if (ibp_finding_drainable(&n->findings.v[i]))
 			verdict = n->verdict;
+	/* prolog_check= implies draining, with the fault as the reason */
+	if (verdict)
+		prolog_drain(st, n);
 	spank_ib_node_free(n);
 	return verdict;
 }

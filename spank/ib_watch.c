@@ -14,6 +14,10 @@
  *   user)                 suspects runs the watcher once (--requeue-now) as
  *                         uid 0 without capabilities, bounded, to tell the
  *                         job and requeue it without this node
+ *   job prolog (root, in  spank_ib_drain_now: a node fault found at
+ *   slurmd's prolog       allocation (prolog_check=yes) drains the node
+ *   process)              through the watcher run once (--drain-now), the
+ *                         same way, with the fault as the reason
  *   exit (root)           spank_ib_watch_stop: close the lifeline, give the
  *                         watcher a moment to finish an action it began,
  *                         SIGKILL it past that, reap it (bounded), and read
@@ -618,6 +622,84 @@ done:
 	free(a);
 	free(out);
 	return said;
+}
+
+/*
+ * The job prolog's drain (ib_prolog.c): the one-shot's whole run, bounded
+ * well below the prolog's own time (slurmctld down: Slurm's client retries
+ * its connection for up to MessageTimeout), and what it may say.
+ */
+#define DRAIN_NOW_BUDGET_S 5.0
+#define DRAIN_NOW_OUT      4096
+
+int spank_ib_drain_now(const struct spank_ib_state *st, const char *node, const char *reason,
+		       char *drained, size_t drainedlen, char *what, size_t whatlen)
+{
+	struct spank_ib_child_spec spec = {
+	    .uid = 0, .gid = 0, .budget_s = DRAIN_NOW_BUDGET_S, .what = "the prolog's drain"};
+	char helper[PATH_MAX], lib[PATH_MAX], err[PATH_MAX + 256] = "", *out = NULL, *line, *save;
+	struct argv_buf *a = NULL;
+	size_t got = 0;
+	int rc = 0;
+
+	drained[0] = what[0] = '\0';
+	snprintf(helper, sizeof(helper), "%s",
+		 st->conf.watch_helper[0] ? st->conf.watch_helper : spank_ib_watcher_default());
+	if (spank_ib_helper_check(helper, err, sizeof(err))) {
+		ibp_format_cut(what, whatlen, "watcher %s", err);
+		return -ENOENT;
+	}
+	if (spank_ib_slurm_library(lib, sizeof(lib))) {
+		snprintf(what, whatlen, "the Slurm library of this process is not found (dladdr)");
+		return -ENOENT;
+	}
+	a = calloc(1, sizeof(*a));
+	out = malloc(DRAIN_NOW_OUT);
+	if (!a || !out) {
+		rc = -ENOMEM;
+		snprintf(what, whatlen, "out of memory");
+		goto done;
+	}
+	rc |= arg(a, "%s", helper);
+	rc |= arg(a, "--drain-now=yes");
+	rc |= arg(a, "--host=%s", st->host);
+	rc |= arg(a, "--node=%s", node);
+	rc |= arg(a, "--reason=%s", reason);
+	rc |= arg(a, "--slurm-library=%s", lib);
+	rc |= arg(a, "--slurm-conf=%s", spank_ib_slurm_conf_path());
+	rc |= arg(a, "--parent=%d", (int)getpid());
+	if (rc) {
+		snprintf(what, whatlen, "arguments too long");
+		goto done;
+	}
+	spec.helper = helper;
+	/* uid 0 without any capability, clean environment, cwd /, bounded, reaped (ib_child.c) */
+	rc = spank_ib_helper_run(&spec, a->v, NULL, 0, (uint8_t *)out, DRAIN_NOW_OUT, &got, err,
+				 sizeof(err));
+	if (rc) {
+		ibp_format_cut(what, whatlen, "%s", err);
+		goto done;
+	}
+	out[got] = '\0';
+	rc = -EIO;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[3], safe[1024];
+		size_t nf = split_tabs(line, f, 3);
+
+		if (nf == 3 && !strcmp(f[0], "D") && f[2][0]) {
+			ibp_text_escape(f[2], drained, drainedlen);
+			rc = 0;
+		} else if (nf == 3 && !strcmp(f[0], "X") && !what[0]) {
+			ibp_text_escape(f[2], safe, sizeof(safe));
+			ibp_format_cut(what, whatlen, "%s", safe);
+		}
+	}
+	if (rc && !what[0])
+		snprintf(what, whatlen, "the watcher (%s) did not say it drained", helper);
+done:
+	free(a);
+	free(out);
+	return rc;
 }
 
 void spank_ib_watch_free(struct spank_ib_state *st)

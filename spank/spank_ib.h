@@ -282,6 +282,19 @@ enum spank_ib_requeue_outcome spank_ib_requeue_blamed(uint32_t job, const struct
 bool spank_ib_drain_node(const char *host, const struct ibp_findings *f, char *node, size_t nodelen,
 			 char *what, size_t whatlen);
 
+/*
+ * Drains NODE (its Slurm NodeName; "": the one-shot finds it in slurm.conf
+ * for this host) with REASON (ibp_drain_reason's) through the step's
+ * watcher run once (--drain-now=yes, ib_watch.c) from a process of its own,
+ * as uid 0 without capabilities, with a clean environment and no argument
+ * but the plugin's, bounded (5 s) and reaped: the job prolog's process
+ * cannot use Slurm's API from Slurm 24.11 on.  0 with DRAINED the node
+ * drained; -errno with WHAT saying why not.  Root (the job prolog).
+ */
+struct spank_ib_state;
+int spank_ib_drain_now(const struct spank_ib_state *st, const char *node, const char *reason,
+		       char *drained, size_t drainedlen, char *what, size_t whatlen);
+
 /* ---- the step's GPUs and bootstrap interface (ib_step.c) ---- */
 
 /* How a CUDA_VISIBLE_DEVICES list relates to the step's gres indices. */

@@ -154,6 +154,37 @@ bool ibp_drain_reason(const struct ibp_findings *f, const char *prefix, char *bu
 	return true;
 }
 
+int ibp_drain_reason_clean(const char *in, char *out, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t pl = strlen(IBP_DRAIN_PREFIX), n;
+
+	if (!out || !len)
+		return -EINVAL;
+	out[0] = '\0';
+	if (!in)
+		return -EINVAL;
+	n = strlen(in);
+	if (n <= pl || n >= IBP_DRAIN_REASON_MAX || n >= len || strncmp(in, IBP_DRAIN_PREFIX, pl))
+		return -EINVAL;
+	for (size_t i = 0; i < n;) {
+		size_t adv = 1;
+
+		if (s[i] >= 0x20 && s[i] < 0x7f) {
+			out[i] = (char)s[i];
+		} else if (s[i] >= 0x80 && (adv = ibp_utf8_len(s + i, n - i)) &&
+			   !(s[i] == 0xc2 && s[i + 1] < 0xa0)) {
+			memcpy(out + i, s + i, adv); /* well-formed, not a C1 control */
+		} else {
+			adv = 1;
+			out[i] = '?';
+		}
+		i += adv;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 const char *ibp_drain_action_name(enum ibp_drain_action a)
 {
 	switch (a) {

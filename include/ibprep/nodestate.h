@@ -82,6 +82,19 @@ enum ibp_drain_action ibp_drain_decide(const struct ibp_node_state *st, bool nod
  */
 bool ibp_drain_reason(const struct ibp_findings *f, const char *prefix, char *buf, size_t len);
 
+/*
+ * A drain reason that came from another process (the plugin's argument to
+ * `spank-ib-watch --drain-now`), checked and made safe before it goes to
+ * slurmctld: it must start with IBP_DRAIN_PREFIX, say something after it
+ * and be shorter than IBP_DRAIN_REASON_MAX.  Into OUT (LEN bytes) with
+ * every byte that is neither printable ASCII nor part of well-formed UTF-8
+ * (control bytes, newline, DEL, C1 controls, a sequence cut short by
+ * ibp_format_cut's "...") as '?': one line that scontrol, sinfo and a
+ * terminal show as text.  Text that is clean (ibp_drain_reason's, escaped)
+ * is kept byte for byte.  0, or -EINVAL (OUT "").
+ */
+int ibp_drain_reason_clean(const char *in, char *out, size_t len);
+
 const char *ibp_drain_action_name(enum ibp_drain_action a); /* "nothing", "drain" ... */
 
 #endif

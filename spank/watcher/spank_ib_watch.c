@@ -34,6 +34,12 @@
  * (where the Slurm API cannot be called from 24.11 on) as uid 0 without
  * capabilities and bounded by the plugin's deadline: the job told, "R",
  * the requeue without --node, "Q" with its outcome, exit.
+ *
+ * With --drain-now=yes it watches nothing either: it is the one drain of
+ * the job prolog (prolog_check=yes, ib_prolog.c), where from Slurm 24.11
+ * the prolog's own process cannot call Slurm, run the same way on every
+ * release: this node (--node, else slurm.conf's NodeName for --host)
+ * drained with --reason, "D" when it is, "X" with why not, exit.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,35 +66,14 @@
 #include "ibprep/watch.h"
 
 #include "../spank_ib.h"
+#include "watch_args.h"
 
 #define NOTIFY_MAX  8   /* lines told to the job per step */
 #define COMMENT_MAX 4   /* events added to the AdminComment per step */
 #define LINES_MAX   200 /* lines to the plugin per step */
 
-struct cfg {
-	uint32_t job, step;
-	char host[IBP_NODE_MAX];
-	char node[IBP_NODE_MAX]; /* Slurm NodeName, "" unknown: no drain */
-	char root[PATH_MAX];
-	struct ibp_lw_port_id ports[IBP_LW_MAX_PORTS];
-	size_t n_ports;
-	double interval_s, flap_s;
-	bool end;
-	int sig;
-	char sig_name[32];
-	bool drain, requeue;
-	unsigned requeue_max;
-	int requeue_begin_s;
-	char results_log[PATH_MAX];
-	uint64_t results_log_max;
-	char slurm_library[PATH_MAX];
-	char slurm_conf[PATH_MAX]; /* "" SLURM_CONF of its environment */
-	bool requeue_now;
-	pid_t parent;
-};
-
 struct state {
-	struct cfg c;
+	struct spank_ib_watch_cfg c;
 	bool slurm_tried, slurm_ok;
 	char slurm_err[PATH_MAX + 128];
 	bool drained, ended;
@@ -152,167 +137,6 @@ __attribute__((format(printf, 2, 3))) static void trouble(struct state *st, cons
 	va_end(ap);
 	flat(text);
 	say(st, "X\t%" PRId64 "\t%s", now_ns(CLOCK_REALTIME), text);
-}
-
-/* ---- arguments: the plugin's, checked anyway ---- */
-
-static bool printable(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
-			return false;
-	return true;
-}
-
-static int parse_u64(const char *v, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long n;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || *end || n > max)
-		return -EINVAL;
-	*out = n;
-	return 0;
-}
-
-static int parse_seconds(const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	double d;
-
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || *end || !(d >= lo && d <= hi))
-		return -EINVAL;
-	*out = d;
-	return 0;
-}
-
-static int copy(char *dst, size_t len, const char *v, bool path)
-{
-	if (strlen(v) >= len || !printable(v) || (path && *v && *v != '/'))
-		return -EINVAL;
-	strcpy(dst, v);
-	return 0;
-}
-
-static int yes_no(const char *v, bool *out)
-{
-	if (!strcmp(v, "yes") || !strcmp(v, "no")) {
-		*out = v[0] == 'y';
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* One --KEY=VALUE into C.  0, -EINVAL (bad value), -ENOENT (unknown key). */
-static int parse_arg(struct cfg *c, const char *key, const char *v)
-{
-	uint64_t u = 0;
-	int rc = 0;
-
-	if (!strcmp(key, "--job") || !strcmp(key, "--step")) {
-		rc = parse_u64(v, UINT32_MAX, &u);
-		if (key[2] == 'j')
-			c->job = (uint32_t)u;
-		else
-			c->step = (uint32_t)u;
-	} else if (!strcmp(key, "--host")) {
-		rc = *v ? copy(c->host, sizeof(c->host), v, false) : -EINVAL;
-	} else if (!strcmp(key, "--node")) {
-		rc = copy(c->node, sizeof(c->node), v, false);
-	} else if (!strcmp(key, "--root")) {
-		rc = *v ? copy(c->root, sizeof(c->root), v, true) : -EINVAL;
-	} else if (!strcmp(key, "--ports")) {
-		rc = ibp_lw_port_ids_parse(v, c->ports, IBP_LW_MAX_PORTS, &c->n_ports);
-	} else if (!strcmp(key, "--interval")) {
-		rc = parse_seconds(v, 0.05, 3600, &c->interval_s);
-	} else if (!strcmp(key, "--flap")) {
-		rc = parse_seconds(v, 0, 600, &c->flap_s);
-	} else if (!strcmp(key, "--action")) {
-		c->end = !strcmp(v, "end");
-		rc = c->end || !strcmp(v, "report") ? 0 : -EINVAL;
-	} else if (!strcmp(key, "--signal")) {
-		rc = parse_u64(v, 64, &u);
-		c->sig = (int)u;
-		if (!rc && !u)
-			rc = -EINVAL;
-	} else if (!strcmp(key, "--signal-name")) {
-		rc = copy(c->sig_name, sizeof(c->sig_name), v, false);
-	} else if (!strcmp(key, "--drain")) {
-		rc = yes_no(v, &c->drain);
-	} else if (!strcmp(key, "--requeue")) {
-		rc = yes_no(v, &c->requeue);
-	} else if (!strcmp(key, "--requeue-max")) {
-		rc = parse_u64(v, 100, &u);
-		c->requeue_max = (unsigned)u;
-	} else if (!strcmp(key, "--requeue-begin")) {
-		if (strcmp(v, "-1") != 0) {
-			rc = parse_u64(v, 3600, &u);
-			c->requeue_begin_s = (int)u;
-		}
-	} else if (!strcmp(key, "--results-log")) {
-		rc = copy(c->results_log, sizeof(c->results_log), v, true);
-	} else if (!strcmp(key, "--results-log-max")) {
-		rc = parse_u64(v, UINT64_MAX, &c->results_log_max);
-	} else if (!strcmp(key, "--slurm-library")) {
-		rc = copy(c->slurm_library, sizeof(c->slurm_library), v, true);
-	} else if (!strcmp(key, "--slurm-conf")) {
-		rc = *v == '/' ? copy(c->slurm_conf, sizeof(c->slurm_conf), v, true) : -EINVAL;
-	} else if (!strcmp(key, "--requeue-now")) {
-		rc = yes_no(v, &c->requeue_now);
-	} else if (!strcmp(key, "--parent")) {
-		rc = parse_u64(v, 1u << 30, &u);
-		c->parent = (pid_t)u;
-		if (!rc && u < 2)
-			rc = -EINVAL;
-	} else {
-		rc = -ENOENT;
-	}
-	return rc;
-}
-
-static int parse_args(int argc, char **argv, struct cfg *c, char *err, size_t errlen)
-{
-	memset(c, 0, sizeof(*c));
-	c->interval_s = 1;
-	c->sig = SIGTERM;
-	c->requeue_begin_s = -1;
-	for (int i = 1; i < argc; i++) {
-		char key[32];
-		const char *eq = strchr(argv[i], '=');
-		size_t klen = eq ? (size_t)(eq - argv[i]) : 0;
-		int rc = -ENOENT;
-
-		if (eq && klen < sizeof(key)) {
-			memcpy(key, argv[i], klen);
-			key[klen] = '\0';
-			rc = parse_arg(c, key, eq + 1);
-		}
-		if (rc) {
-			snprintf(err, errlen, "%s: %s",
-				 rc == -ENOENT ? "unknown argument" : "bad value",
-				 printable(argv[i]) ? argv[i] : "(not printable)");
-			return rc;
-		}
-	}
-	if (c->requeue_now && (!c->host[0] || !c->job || !c->parent)) {
-		snprintf(err, errlen, "--requeue-now needs --job, --host and --parent");
-		return -EINVAL;
-	}
-	if (!c->requeue_now && (!c->host[0] || !c->root[0] || !c->n_ports || !c->parent)) {
-		snprintf(err, errlen, "--host, --root, --ports and --parent are needed");
-		return -EINVAL;
-	}
-	if (!c->sig_name[0])
-		snprintf(c->sig_name, sizeof(c->sig_name), "signal %d", c->sig);
-	return 0;
 }
 
 /* ---- privilege: uid 0 (munge vouches for root to slurmctld), no capability ---- */
@@ -592,6 +416,42 @@ static int requeue_now(struct state *st)
 	return 0;
 }
 
+/* ---- --drain-now: the job prolog's drain ---- */
+
+/*
+ * One slurm_update_node (one RPC, bounded by MessageTimeout; the plugin
+ * kills this process past its own, shorter deadline).  "D\tNS\tNODE" when
+ * drained; "X" lines say why not.
+ */
+static int drain_now(struct state *st)
+{
+	char node[IBP_NODE_MAX], err[512];
+	int rc;
+
+	if (!slurm_ready(st)) {
+		trouble(st, "not drained: %s", st->slurm_err);
+		return 2;
+	}
+	if (st->c.node[0]) {
+		snprintf(node, sizeof(node), "%s", st->c.node);
+	} else {
+		/* this process's own slurm.conf (slurm_init above), never an environment's */
+		rc = spank_ib_node_name(st->c.host, node, sizeof(node));
+		if (rc) {
+			trouble(st, "not drained: no NodeName for host %s in slurm.conf (%s)",
+				st->c.host, strerror(-rc));
+			return 2;
+		}
+	}
+	if (spank_ib_drain(node, st->c.reason, err, sizeof(err))) {
+		flat(err);
+		trouble(st, "draining %s failed: %s", node, err);
+		return 2;
+	}
+	say(st, "D\t%" PRId64 "\t%s", now_ns(CLOCK_REALTIME), node);
+	return 0;
+}
+
 /* ---- the loop ---- */
 
 /* false when the step is over: the lifeline ended, or the parent is gone */
@@ -640,7 +500,7 @@ int main(int argc, char **argv)
 		    sig != SIGFPE && sig != SIGILL && sig != SIGTRAP && sig != SIGSYS &&
 		    sig != SIGABRT)
 			(void)signal(sig, SIG_IGN);
-	if (parse_args(argc, argv, &st.c, err, sizeof(err))) {
+	if (spank_ib_watch_parse_args(argc, argv, &st.c, err, sizeof(err))) {
 		trouble(&st, "not started: %s", err);
 		return 2;
 	}
@@ -656,6 +516,8 @@ int main(int argc, char **argv)
 	}
 	if (st.c.requeue_now)
 		return requeue_now(&st);
+	if (st.c.drain_now)
+		return drain_now(&st);
 	rc = ibp_sysfs_open(&fs, st.c.root);
 	if (!rc)
 		rc = ibp_watch_init(&watch, st.c.flap_s, st.c.ports, st.c.n_ports, NULL);

@@ -234,6 +234,100 @@ static void test_drain_reason_first_node_failure(void **state)
 	ibp_findings_release(&f);
 }
 
+/*
+ * The one-shot drain's reason (spank-ib-watch --drain-now): what it takes
+ * from its argument.  Clean text byte for byte; control bytes, DEL, C1
+ * controls and broken UTF-8 as '?'; well-formed UTF-8 kept; no prefix,
+ * nothing after it, too long: refused.
+ */
+static void test_drain_reason_clean_table(void **state)
+{
+	static const struct {
+		const char *in;
+		int rc;
+		const char *out;
+	} cases[] = {
+	    {"spank-ib: mlx5_4 port 1: SM LID 0 (no subnet manager)", 0,
+	     "spank-ib: mlx5_4 port 1: SM LID 0 (no subnet manager)"},
+	    /* what ibp_text_escape made of a control byte stays as it is */
+	    {"spank-ib: mlx5_0 port 1: fw \\x1b[2J", 0, "spank-ib: mlx5_0 port 1: fw \\x1b[2J"},
+	    {"spank-ib: a\nb\rc\td", 0, "spank-ib: a?b?c?d"},
+	    {"spank-ib: \x1b[2Jx\x7f", 0, "spank-ib: ?[2Jx?"},
+	    {"spank-ib: caf\xc3\xa9 \xe2\x82\xac", 0, "spank-ib: caf\xc3\xa9 \xe2\x82\xac"},
+	    /* C1 control (U+0085), a lone continuation byte, an overlong form */
+	    {"spank-ib: \xc2\x85|\x80|\xc0\xaf", 0, "spank-ib: ??|?|??"},
+	    /* a sequence cut short by ibp_format_cut's "..." */
+	    {"spank-ib: x \xe2\x82...", 0, "spank-ib: x ??..."},
+	    {"spank-ib: ", -EINVAL, ""},
+	    {"spank-ib check: mlx5_0 port 1: down", -EINVAL, ""},
+	    {"Prolog error", -EINVAL, ""},
+	    {"", -EINVAL, ""},
+	    {" spank-ib: x", -EINVAL, ""},
+	};
+	char out[IBP_DRAIN_REASON_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(out, 'Z', sizeof(out));
+		assert_int_equal(ibp_drain_reason_clean(cases[i].in, out, sizeof(out)),
+				 cases[i].rc);
+		assert_string_equal(out, cases[i].out);
+	}
+	assert_int_equal(ibp_drain_reason_clean(NULL, out, sizeof(out)), -EINVAL);
+	assert_string_equal(out, "");
+	assert_int_equal(ibp_drain_reason_clean("spank-ib: x", NULL, 0), -EINVAL);
+}
+
+static void test_drain_reason_clean_length(void **state)
+{
+	char in[IBP_DRAIN_REASON_MAX + 8], out[IBP_DRAIN_REASON_MAX], small[16];
+
+	(void)state;
+	/* the longest reason spank-ib writes passes; one byte more does not */
+	memset(in, 'x', sizeof(in));
+	memcpy(in, IBP_DRAIN_PREFIX, strlen(IBP_DRAIN_PREFIX));
+	in[IBP_DRAIN_REASON_MAX - 1] = '\0';
+	assert_int_equal(ibp_drain_reason_clean(in, out, sizeof(out)), 0);
+	assert_string_equal(out, in);
+	in[IBP_DRAIN_REASON_MAX - 1] = 'x';
+	in[IBP_DRAIN_REASON_MAX] = '\0';
+	assert_int_equal(ibp_drain_reason_clean(in, out, sizeof(out)), -EINVAL);
+	assert_string_equal(out, "");
+	/* never past OUT */
+	assert_int_equal(ibp_drain_reason_clean("spank-ib: 0123456789", small, sizeof(small)),
+			 -EINVAL);
+	assert_string_equal(small, "");
+}
+
+/* Whatever ibp_drain_reason writes (cut inside a UTF-8 character too) passes. */
+static void test_drain_reason_clean_takes_every_reason(void **state)
+{
+	char text[600], reason[IBP_DRAIN_REASON_MAX], out[IBP_DRAIN_REASON_MAX];
+
+	(void)state;
+	for (size_t shift = 0; shift < 3; shift++) {
+		struct ibp_findings f;
+		size_t o = 0;
+
+		ibp_findings_init(&f);
+		for (size_t i = 0; i < shift; i++)
+			text[o++] = 'a';
+		while (o + 3 < sizeof(text)) {
+			memcpy(text + o, "\xe2\x82\xac", 3); /* the euro sign, 3 bytes */
+			o += 3;
+		}
+		text[o] = '\0';
+		assert_int_equal(ibp_findings_addf(&f, "port_down", IBP_SEV_FAIL, IBP_CLASS_NODE,
+						   "mlx5_3", 1, "", "", "%s", text),
+				 0);
+		assert_true(ibp_drain_reason(&f, IBP_DRAIN_PREFIX, reason, sizeof(reason)));
+		assert_int_equal(ibp_drain_reason_clean(reason, out, sizeof(out)), 0);
+		assert_int_equal(strlen(out), strlen(reason));
+		assert_memory_equal(out, reason, strlen(IBP_DRAIN_PREFIX) + 10);
+		ibp_findings_release(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +336,9 @@ int main(void)
 	    cmocka_unit_test(test_drain_reason_ours_needs_the_node),
 	    cmocka_unit_test(test_drain_reason_table),
 	    cmocka_unit_test(test_drain_reason_first_node_failure),
+	    cmocka_unit_test(test_drain_reason_clean_table),
+	    cmocka_unit_test(test_drain_reason_clean_length),
+	    cmocka_unit_test(test_drain_reason_clean_takes_every_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
