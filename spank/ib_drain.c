@@ -4,7 +4,9 @@
  * the finding as the reason.
  *
  * Runs in slurmstepd's init_post_opt (root on every release: user_init and
- * task_init already run as the job's user) or in the job prolog (root).
+ * task_init already run as the job's user).  Not in the job prolog, whose
+ * process cannot use Slurm's API from 24.11 on: it drains through the
+ * watcher run once (spank_ib_drain_now, ib_watch.c).
  * The node's Slurm NodeName comes from slurmstepd's own slurm.conf for this
  * host's name (slurm_conf_get_nodename(gethostname())), never from the job's
  * environment, which the user controls (SLURMD_NODENAME is not even set yet

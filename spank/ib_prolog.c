@@ -54,28 +54,23 @@ static uint32_t prolog_job_uid(spank_t sp)
  * slurmd itself sets in the prolog's environment (prep_script_slurmd.c
  * _build_env: after the job's SPANK_* variables, the only ones a user can
  * put there), so it is slurmd's own name even with several slurmds on one
- * host; else slurm.conf's for this host as this process reads it (22.05;
- * from 24.11 there is none here); else "": the one-shot looks it up in
- * slurm.conf itself.  A name that is not [A-Za-z0-9._-] is not used: Slurm
- * would read "n[1-4]" or "n1,n2" as several nodes.
+ * host.  Else "": the one-shot looks this host up in slurm.conf itself (a
+ * fresh process; this one has no NodeName from 24.11 on).  A name that is
+ * not [A-Za-z0-9._-] is not used: Slurm would read "n[1-4]" or "n1,n2" as
+ * several nodes.
  */
-static const char *prolog_node_name(const struct spank_ib_state *st, char *node, size_t len)
+static const char *prolog_node_name(char *node, size_t len)
 {
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789._-";
 	const char *v = getenv("SLURMD_NODENAME");
 
-	if (v && *v && strlen(v) < len &&
-	    strspn(v, "abcdefghijklmnopqrstuvwxyz"
-		      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		      "0123456789._-") == strlen(v)) {
+	if (v && *v && strlen(v) < len && strspn(v, plain) == strlen(v)) {
 		strcpy(node, v);
 		return "SLURMD_NODENAME";
 	}
-	if (!spank_ib_node_name(st->host, node, len) &&
-	    strspn(node, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
-		strlen(node))
-		return "slurm.conf";
 	node[0] = '\0';
-	return "the watcher's slurm.conf";
+	return "slurm.conf";
 }
 
 /*
@@ -95,7 +90,7 @@ static void prolog_drain(struct spank_ib_state *st, struct spank_ib_node *n)
 
 	if (!ibp_drain_reason(&n->findings, IBP_DRAIN_PREFIX, reason, sizeof(reason)))
 		return;
-	from = prolog_node_name(st, node, sizeof(node));
+	from = prolog_node_name(node, sizeof(node));
 	if (spank_ib_drain_now(st, node, reason, n->nodename, sizeof(n->nodename), what,
 			       sizeof(what))) {
 		slurm_error(

@@ -264,10 +264,10 @@ else
 fi
 
 # ---- the prolog check (PrologFlags=Alloc) ----
-# prolog_wait_drain NODE: wait (bounded) until NODE is drained.
+# prolog_wait_drain NODE [TRIES]: wait (bounded) until NODE is drained.
 prolog_wait_drain() {
 	local i
-	for i in $(seq 1 50); do
+	for i in $(seq 1 "${2:-50}"); do
 		case "$(cluster_node_state "$1")" in *DRAIN*) return 0 ;; esac
 		sleep 0.2
 	done
@@ -308,6 +308,34 @@ if drained n4 && [ "$r4" = "Prolog error" ] && [ -n "$said" ]; then
 	tap_ok "prolog_check=yes, the drain cannot run: Slurm's \"Prolog error\", slurmd's log says why (${said:0:160})"
 else
 	tap_fail "prolog check, no watcher" "slurm $rel: n4=$(cluster_node_state n4) reason=$r4; n4's slurmd: $(tail -n +"$l4" "$CL_LOG/slurmd.n4.log" | grep -E 'spank-ib|prolog' | tail -n 8)"
+fi
+cluster_resume_all >/dev/null
+
+# A drain that never answers (slurmctld unreachable: Slurm's client retries
+# for up to MessageTimeout; here a watcher that hangs) is killed at the
+# plugin's bound (5 s): the prolog goes on, Slurm's "Prolog error" stays.
+hung="60.$RANDOM$RANDOM" # a duration no other sleep on this machine has
+printf '#!/bin/sh\nexec sleep %s\n' "$hung" >"$CL_DIR/hung-watcher"
+chmod 0755 "$CL_DIR/hung-watcher"
+cluster_plugstack "$(cluster_spank_line "cache_dir=$CL_DIR/nodes/%n/cache" $BASE_KEYS prolog_check=yes |
+	sed "s|watch_helper=[^ ]*|watch_helper=$CL_DIR/hung-watcher|")"
+l4=$(($(wc -l <"$CL_LOG/slurmd.n4.log") + 1))
+t0=$SECONDS
+job=$(cl_sbatch --parsable -N1 -w n4 -o /dev/null --wrap true)
+prolog_wait_drain n4 100
+took=$((SECONDS - t0))
+r4=$(cluster_node_reason n4)
+cl_scancel "$job" 2>/dev/null
+said=$(tail -n +"$l4" "$CL_LOG/slurmd.n4.log" | grep -o "spank-ib: n4: not draining n4 with the fault as the reason (the prolog's drain did not finish in 5.0 s.*" | head -1)
+if drained n4 && [ "$r4" = "Prolog error" ] && [ -n "$said" ] && [ "$took" -le 15 ]; then
+	tap_ok "prolog_check=yes, a drain that hangs: killed at 5 s, the node drained $took s after sbatch with Slurm's \"Prolog error\" ($said)"
+else
+	tap_fail "prolog check, hung drain bounded" "slurm $rel: $took s; n4=$(cluster_node_state n4) reason=$r4; n4's slurmd: $(tail -n +"$l4" "$CL_LOG/slurmd.n4.log" | grep -E 'spank-ib|prolog' | tail -n 8)"
+fi
+if pgrep -fx "sleep $hung" >/dev/null; then
+	tap_fail "the hung drain was killed" "$(pgrep -afx "sleep $hung")"
+else
+	tap_ok "the hung drain was killed (no sleep $hung left)"
 fi
 cluster_resume_all >/dev/null
 
