@@ -165,7 +165,8 @@ int ibp_drain_reason_clean(const char *in, char *out, size_t len)
 	if (!in)
 		return -EINVAL;
 	n = strlen(in);
-	if (n <= pl || n >= IBP_DRAIN_REASON_MAX || n >= len || strncmp(in, IBP_DRAIN_PREFIX, pl))
+	if (n <= pl || n >= IBP_DRAIN_REASON_MAX || n >= len ||
+	    strncmp(in, IBP_DRAIN_PREFIX, pl) != 0)
 		return -EINVAL;
 	for (size_t i = 0; i < n;) {
 		size_t adv = 1;
