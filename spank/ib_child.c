@@ -38,11 +38,13 @@
 #include <poll.h>
 #include <pwd.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -176,6 +178,42 @@ static int drop_root_caps(void)
 			return -1;
 	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	return capset_none();
+}
+
+/*
+ * A child of slurmstepd that only sets up and execs, started without
+ * copying slurmstepd: clone(CLONE_VM | CLONE_VFORK), as posix_spawn does.
+ * A fork copies the page tables of a process with many threads and maps,
+ * and every page slurmstepd writes until the child's exec is copied again;
+ * here the child runs FN on its own stack in slurmstepd's memory while the
+ * calling thread waits for its execve or _exit.  FN must not return into
+ * the caller's frames, allocate, take a lock or call a libc function that
+ * keeps state for the process (setuid() and friends signal every thread:
+ * raw syscalls only); it ends in execve or _exit.  Every signal is blocked
+ * across the clone, so that none of slurmstepd's handlers runs in the
+ * child before FN sets them to SIG_DFL (spank_ib_child_default_signals).
+ * The child's PID, or -1 with errno.
+ */
+pid_t spank_ib_child_spawn(int (*fn)(void *), void *arg)
+{
+	enum { STACK = 64 * 1024 };
+	sigset_t all, old;
+	char *stack;
+	pid_t pid;
+	int err;
+
+	stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		     -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	sigfillset(&all);
+	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(fn, stack + STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+	err = errno;
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	(void)munmap(stack, STACK); /* the child has exec'd or exited: its stack is free */
+	errno = err;
+	return pid;
 }
 
 /* Between fork and exec (async-signal-safe): every fd from FIRST on closed. */

@@ -6,7 +6,7 @@
  *   init_post_opt (root)  spank_ib_watch_start: for a normal step whose
  *                         health is checked (--ib-check or enforce=check,
  *                         link_watch=yes, watch_interval= > 0) and whose
- *                         start checks passed: fork, exec the watcher
+ *                         start checks passed: start the watcher
  *                         (spank/watcher/, SPANK_IB_WATCHER or the admin's
  *                         root-owned watch_helper=) as root with the step's
  *                         ports, the policy and two pipes
@@ -33,8 +33,9 @@
  * at every poll.  It is killed through a pidfd, so a PID reused after
  * slurmstepd's own wait reaped it is never hit.
  *
- * Between fork and exec the child calls only async-signal-safe functions:
- * slurmstepd has threads.  Everything it needs is built before the fork.
+ * Between its start and exec the child calls only async-signal-safe functions:
+ * slurmstepd has threads, and the child runs in its memory (spank_ib_child_spawn).
+ * Everything it needs is built before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,26 +87,34 @@ const char *spank_ib_watcher_default(void)
 	return SPANK_IB_WATCHER;
 }
 
-/* ---- the child, between fork and exec: async-signal-safe only ---- */
+/* ---- the child, between its start and exec: async-signal-safe only ---- */
 
-__attribute__((noreturn)) static void child_exec(const char *path, pid_t parent, int life_rd,
-						 int out_wr, char *const argv[], char *const envp[])
+struct child_args {
+	const char *path;
+	pid_t parent;
+	int life_rd, out_wr;
+	char *const *argv, *const *envp;
+};
+
+/* Runs in slurmstepd's memory (spank_ib_child_spawn): never returns. */
+static int child_exec(void *arg)
 {
+	const struct child_args *c = arg;
 	int null_fd;
 
 	spank_ib_child_default_signals();
 	/* gone with slurmstepd; already gone: stop here */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != parent)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() != c->parent)
 		_exit(120);
 	(void)setsid(); /* out of slurmstepd's process group and session */
 	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || life_rd < 3 || out_wr < 3 || dup2(life_rd, 0) != 0 ||
-	    dup2(out_wr, 1) != 1 || dup2(out_wr, 2) != 2)
+	if (null_fd < 0 || c->life_rd < 3 || c->out_wr < 3 || dup2(c->life_rd, 0) != 0 ||
+	    dup2(c->out_wr, 1) != 1 || dup2(c->out_wr, 2) != 2)
 		_exit(121);
 	spank_ib_child_close_from(3);
 	if (chdir("/"))
 		_exit(122);
-	execve(path, argv, envp);
+	execve(c->path, c->argv, c->envp);
 	_exit(127);
 }
 
@@ -323,11 +332,18 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	envp[3] = NULL;
 	if (pipe2(life, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		goto fail;
-	pid = fork();
+	{
+		struct child_args c = {.path = helper,
+				       .parent = self,
+				       .life_rd = life[0],
+				       .out_wr = out[1],
+				       .argv = a->v,
+				       .envp = envp};
+
+		pid = spank_ib_child_spawn(child_exec, &c);
+	}
 	if (pid < 0)
 		goto fail;
-	if (pid == 0)
-		child_exec(helper, self, life[0], out[1], a->v, envp);
 	close(life[0]);
 	close(out[1]);
 	(void)fcntl(out[0], F_SETFL, O_NONBLOCK);

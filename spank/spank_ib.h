@@ -390,6 +390,8 @@ int spank_ib_ctld_step_nodes(uint32_t job, uint32_t step, char *out, size_t len,
 /* Between fork and exec, async-signal-safe (every child of slurmstepd's). */
 void spank_ib_child_close_from(int first); /* every fd from FIRST on closed */
 void spank_ib_child_default_signals(void); /* every signal SIG_DFL, none blocked */
+/* A child that runs FN (set up, execve or _exit) without copying slurmstepd. */
+pid_t spank_ib_child_spawn(int (*fn)(void *), void *arg);
 
 struct ibp_pipe_plan;
 struct ibp_rdmatest_result;

@@ -14,42 +14,6 @@
 #include "ibprep/oob.h"
 #include "ibprep/text.h"
 
-static const char *const link_status_names[IBP_LINK_STATUS_COUNT] = {
-    [IBP_LINK_UNTESTED] = "untested",
-    [IBP_LINK_PASS] = "pass",
-    [IBP_LINK_UNREACHABLE] = "unreachable",
-    [IBP_LINK_AUTH] = "failed authentication",
-    [IBP_LINK_PROTOCOL] = "protocol error",
-    [IBP_LINK_TIMEOUT] = "timed out",
-    [IBP_LINK_TRANSPORT] = "data path down",
-    [IBP_LINK_CORRUPT] = "data corrupted",
-    [IBP_LINK_BW_LOW] = "bandwidth low",
-    [IBP_LINK_LAT_HIGH] = "latency high",
-    [IBP_LINK_GONE] = "peer went away",
-    [IBP_LINK_LOCAL] = "local failure",
-    [IBP_LINK_VERSION] = "other protocol version",
-};
-
-const char *ibp_link_status_name(enum ibp_link_status s)
-{
-	if ((unsigned)s >= IBP_LINK_STATUS_COUNT)
-		return "unknown";
-	return link_status_names[s];
-}
-
-int ibp_link_status_parse(const char *name, size_t len, enum ibp_link_status *out)
-{
-	for (unsigned i = 0; i < IBP_LINK_STATUS_COUNT; i++) {
-		const char *n = link_status_names[i];
-
-		if (len && n[0] == name[0] && strlen(n) == len && !memcmp(n, name, len)) {
-			*out = (enum ibp_link_status)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 _Static_assert(sizeof(struct ibp_oob_msg) < 1024, "the common message stays small");
 
 size_t ibp_oob_payload_max(unsigned type)
