@@ -111,6 +111,11 @@ size_t spank_ib_lw_ports(const struct spank_ib_state *st, struct ibp_lw_port_id 
 	return n;
 }
 
+const struct ibp_linkwatch *spank_ib_lw_before(const struct spank_ib_state *st)
+{
+	return st->lw ? &st->lw->before : NULL;
+}
+
 void spank_ib_lw_free(struct spank_ib_state *st)
 {
 	free(st->lw);

@@ -184,13 +184,12 @@ static void sleep_ms(long ms)
  * the step's start (ib_linkwatch.c: all but ignore_hcas=; a verdict from
  * the cache loads no inventory).
  */
-static size_t step_ports(const struct spank_ib_state *st, const struct spank_ib_node *n, char *buf,
-			 size_t len)
+static size_t step_ports(const struct spank_ib_state *st, const struct spank_ib_node *n,
+			 struct ibp_lw_port_id *ids, char *buf, size_t len)
 {
-	struct ibp_lw_port_id ids[IBP_LW_MAX_PORTS];
 	size_t count = 0, o = 0;
 
-	memset(ids, 0, sizeof(ids));
+	memset(ids, 0, IBP_LW_MAX_PORTS * sizeof(*ids));
 	if (n->have_pl && n->pl.n_fabric) {
 		for (size_t i = 0; i < n->pl.n_fabric && count < IBP_LW_MAX_PORTS; i++) {
 			const struct ibp_place_nic *nic = &n->pl.fabric[i];
@@ -221,6 +220,8 @@ struct argv_buf {
 	char *v[WATCH_ARGS + 1];
 	char s[WATCH_ARGS][WATCH_ARG_MAX];
 	char ports[WATCH_PORTS];
+	struct ibp_lw_port_id ids[IBP_LW_MAX_PORTS];
+	char baseline[sizeof("--baseline=") + IBP_LW_TEXT_MAX];
 	size_t n;
 };
 
@@ -252,6 +253,7 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	char *envp[4];
 	struct spank_ib_watcher *w = NULL;
 	struct argv_buf *a = NULL;
+	const struct ibp_linkwatch *base;
 	int life[2] = {-1, -1}, out[2] = {-1, -1}, rc = 0;
 	size_t n_ports;
 	pid_t pid, self = getpid();
@@ -291,7 +293,7 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	w = calloc(1, sizeof(*w));
 	if (!a || !w)
 		goto fail;
-	n_ports = step_ports(st, n, a->ports, sizeof(a->ports));
+	n_ports = step_ports(st, n, a->ids, a->ports, sizeof(a->ports));
 	if (!n_ports) {
 		free(a);
 		free(w);
@@ -322,6 +324,20 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		rc |= arg(a, "--results-log-max=%" PRIu64, st->conf.results_log_max);
 		rc |= arg(a, "--slurm-library=%s", lib);
 		rc |= arg(a, "--parent=%d", (int)self);
+		/*
+		 * The ports as the plugin read them at the step's start: the
+		 * watcher compares its first read with this one instead of reading
+		 * once more while the step's tasks start (none: it reads its own).
+		 */
+		base = spank_ib_lw_before(st);
+		memcpy(a->baseline, "--baseline=", sizeof("--baseline="));
+		if (!rc && base && a->n < WATCH_ARGS &&
+		    !ibp_linkwatch_to_text(base, a->ids, n_ports,
+					   a->baseline + sizeof("--baseline=") - 1,
+					   sizeof(a->baseline) - sizeof("--baseline=") + 1)) {
+			a->v[a->n++] = a->baseline;
+			a->v[a->n] = NULL;
+		}
 	}
 	if (rc)
 		goto fail;

@@ -770,6 +770,8 @@ void spank_ib_lw_free(struct spank_ib_state *st);
 /* The ports read at step start (every port but ignore_hcas=), at most MAX. */
 struct ibp_lw_port_id;
 size_t spank_ib_lw_ports(const struct spank_ib_state *st, struct ibp_lw_port_id *ids, size_t max);
+/* The ports as read at the step's start (spank_ib_lw_start), or NULL. */
+const struct ibp_linkwatch *spank_ib_lw_before(const struct spank_ib_state *st);
 
 /* ---- the watch while the step runs (ib_watch.c; the process: spank/watcher/) ---- */
 

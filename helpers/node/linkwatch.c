@@ -2,6 +2,8 @@
 /* linkwatch.c: two reads of the node's ports and what changed between them (linkwatch.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -248,6 +250,136 @@ double ibp_linkwatch_elapsed(const struct ibp_linkwatch *before, const struct ib
 	if (before->real_ns > 0 && after->real_ns >= before->real_ns)
 		return (double)(after->real_ns - before->real_ns) / 1e9;
 	return -1;
+}
+
+/* ---- one read as text, for the watcher to start from ---- */
+
+static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *o, len - *o, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= len - *o)
+		return -ENAMETOOLONG;
+	*o += (size_t)w;
+	return 0;
+}
+
+int ibp_linkwatch_to_text(const struct ibp_linkwatch *lw, const struct ibp_lw_port_id *ids,
+			  size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+	int rc;
+
+	if (!len)
+		return -ENAMETOOLONG;
+	buf[0] = '\0';
+	rc = put(buf, len, &o, "%" PRId64 " %" PRId64, lw->mono_ns > 0 ? lw->mono_ns : 0,
+		 lw->real_ns > 0 ? lw->real_ns : 0);
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct ibp_lw_port *p = ibp_linkwatch_find(lw, ids[i].device, ids[i].port);
+
+		if (!p)
+			continue;
+		rc = put(buf, len, &o, " %s:%u", p->device, p->port);
+		if (!rc)
+			rc = p->state == IBP_PORT_STATE_UNKNOWN
+				 ? put(buf, len, &o, " -")
+				 : put(buf, len, &o, " %d", (int)p->state);
+		if (!rc)
+			rc = p->phys_state == IBP_PHYS_UNKNOWN
+				 ? put(buf, len, &o, " -")
+				 : put(buf, len, &o, " %d", (int)p->phys_state);
+		for (unsigned c = 0; !rc && c < IBP_LW_N_COUNTERS; c++)
+			rc = p->c[c].known ? put(buf, len, &o, " %" PRIu64, p->c[c].value)
+					   : put(buf, len, &o, " -");
+	}
+	if (rc)
+		buf[0] = '\0';
+	return rc;
+}
+
+/* One token: "-" (false) or a decimal u64 no greater than MAX (true); -EINVAL. */
+static int token_u64(const char *t, uint64_t max, bool *known, uint64_t *v)
+{
+	*known = false;
+	*v = 0;
+	if (!strcmp(t, "-"))
+		return 0;
+	if (ibp_parse_u64(t, v) || *v > max)
+		return -EINVAL;
+	*known = true;
+	return 0;
+}
+
+static int from_tokens(char *s, struct ibp_linkwatch *lw)
+{
+	char *save = NULL, *t;
+	uint64_t v;
+	bool known;
+
+	t = strtok_r(s, " ", &save);
+	if (!t || token_u64(t, INT64_MAX, &known, &v) || !known)
+		return -EINVAL;
+	lw->mono_ns = (int64_t)v;
+	t = strtok_r(NULL, " ", &save);
+	if (!t || token_u64(t, INT64_MAX, &known, &v) || !known)
+		return -EINVAL;
+	lw->real_ns = (int64_t)v;
+	while ((t = strtok_r(NULL, " ", &save))) {
+		struct ibp_lw_port_id id;
+		struct ibp_lw_port *p;
+		size_t one;
+
+		if (lw->n_ports == IBP_LW_MAX_PORTS || ibp_lw_port_ids_parse(t, &id, 1, &one) ||
+		    ibp_linkwatch_find(lw, id.device, id.port))
+			return -EINVAL; /* too many, a bad name or port, a port twice */
+		p = &lw->ports[lw->n_ports++];
+		memset(p, 0, sizeof(*p));
+		memcpy(p->device, id.device, sizeof(p->device));
+		p->port = id.port;
+		t = strtok_r(NULL, " ", &save);
+		if (!t || token_u64(t, IBP_PORT_ACTIVE_DEFER, &known, &v))
+			return -EINVAL;
+		p->state = known ? (enum ibp_port_state)v : IBP_PORT_STATE_UNKNOWN;
+		t = strtok_r(NULL, " ", &save);
+		if (!t || token_u64(t, IBP_PHYS_PHY_TEST, &known, &v))
+			return -EINVAL;
+		p->phys_state = known ? (enum ibp_phys_state)v : IBP_PHYS_UNKNOWN;
+		for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+			struct ibp_lw_value *x = &p->c[c];
+
+			t = strtok_r(NULL, " ", &save);
+			if (!t || token_u64(t, UINT64_MAX, &x->known, &x->value))
+				return -EINVAL;
+			if (x->known)
+				x->bits =
+				    x->value > max_of(counters[c].bits) ? 64 : counters[c].bits;
+		}
+	}
+	return 0;
+}
+
+int ibp_linkwatch_from_text(const char *s, struct ibp_linkwatch *lw)
+{
+	char copy[IBP_LW_TEXT_MAX];
+	size_t len = s ? strnlen(s, sizeof(copy)) : sizeof(copy);
+	int rc;
+
+	memset(lw, 0, sizeof(*lw));
+	if (!len || len == sizeof(copy))
+		return -EINVAL;
+	memcpy(copy, s, len + 1);
+	rc = from_tokens(copy, lw);
+	if (rc)
+		memset(lw, 0, sizeof(*lw));
+	return rc;
 }
 
 const struct ibp_lw_port *ibp_linkwatch_find(const struct ibp_linkwatch *lw, const char *dev,

@@ -125,6 +125,26 @@ int ibp_linkwatch_read_ports(struct ibp_linkwatch *lw, const struct ibp_sysfs *f
  */
 int ibp_lw_port_ids_parse(const char *s, struct ibp_lw_port_id *ids, size_t max, size_t *n);
 
+/*
+ * The ports of LW named by IDS (N of them; a port LW does not hold is left
+ * out) as one line, so that another process (the step's watcher) starts
+ * from the same read instead of reading again:
+ *   "MONO REAL" then per port "DEV:PORT STATE PHYS C0 ... C5"
+ * space-separated, decimal, "-" for an unknown value (state, phys state, a
+ * counter); the counters in enum ibp_lw_counter's order.  0, or
+ * -ENAMETOOLONG when LEN is too short.  IBP_LW_TEXT_MAX holds any LW.
+ */
+#define IBP_LW_TEXT_MAX (48 + IBP_LW_MAX_PORTS * (IBP_DEV_MAX + 5 + 2 * 3 + IBP_LW_N_COUNTERS * 21))
+int ibp_linkwatch_to_text(const struct ibp_linkwatch *lw, const struct ibp_lw_port_id *ids,
+			  size_t n, char *buf, size_t len);
+
+/*
+ * The inverse of ibp_linkwatch_to_text: LW from S, every token checked
+ * (a plain device name, port 1-255, no port twice, states within their
+ * enums, counters as u64, at most IBP_LW_MAX_PORTS ports).  0 or -EINVAL (LW then empty).
+ */
+int ibp_linkwatch_from_text(const char *s, struct ibp_linkwatch *lw);
+
 /* The port DEV/PORT of LW, or NULL. */
 const struct ibp_lw_port *ibp_linkwatch_find(const struct ibp_linkwatch *lw, const char *dev,
 					     unsigned port);

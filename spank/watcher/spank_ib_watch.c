@@ -521,8 +521,16 @@ int main(int argc, char **argv)
 	rc = ibp_sysfs_open(&fs, st.c.root);
 	if (!rc)
 		rc = ibp_watch_init(&watch, st.c.flap_s, st.c.ports, st.c.n_ports, NULL);
+	/*
+	 * The first comparison's "before": the plugin's own read of the ports at
+	 * the step's start when it passed one (no second read while the tasks
+	 * start, and nothing missed between its read and this one), else a read
+	 * now.
+	 */
 	if (!rc)
-		rc = ibp_watch_poll(&watch, &fs, events, IBP_WATCH_MAX_EVENTS, &n);
+		rc = st.c.have_base
+			 ? ibp_watch_update(&watch, &st.c.base, events, IBP_WATCH_MAX_EVENTS, &n)
+			 : ibp_watch_poll(&watch, &fs, events, IBP_WATCH_MAX_EVENTS, &n);
 	if (rc) {
 		trouble(&st, "not started: %s: %s", st.c.root, strerror(-rc));
 		return 2;

@@ -111,6 +111,9 @@ static int parse_arg(struct spank_ib_watch_cfg *c, const char *key, const char *
 		rc = *v ? copy(c->root, sizeof(c->root), v, true) : -EINVAL;
 	} else if (!strcmp(key, "--ports")) {
 		rc = ibp_lw_port_ids_parse(v, c->ports, IBP_LW_MAX_PORTS, &c->n_ports);
+	} else if (!strcmp(key, "--baseline")) {
+		c->have_base = *v != '\0'; /* "": none, the watcher reads its own */
+		rc = c->have_base ? ibp_linkwatch_from_text(v, &c->base) : 0;
 	} else if (!strcmp(key, "--interval")) {
 		rc = parse_seconds(v, 0.05, 3600, &c->interval_s);
 	} else if (!strcmp(key, "--flap")) {

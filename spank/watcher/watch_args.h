@@ -28,6 +28,8 @@ struct spank_ib_watch_cfg {
 	char root[PATH_MAX];
 	struct ibp_lw_port_id ports[IBP_LW_MAX_PORTS];
 	size_t n_ports;
+	struct ibp_linkwatch base; /* the plugin's read at the step's start (--baseline) */
+	bool have_base;
 	double interval_s, flap_s;
 	bool end;
 	int sig;

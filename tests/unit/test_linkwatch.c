@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -322,6 +323,93 @@ static void test_lw_read_generated_tree_then_bump(void **state)
 	ibp_fixture_destroy(root);
 }
 
+/* Removes ROOT/REL (a file of a generated tree). */
+static int unlink_under(const char *root, const char *rel)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return unlink(path);
+}
+
+/* The plugin's read handed to the watcher as text: read back as read, bad text refused. */
+static void test_lw_text_round_trip(void **state)
+{
+	char *root = ibp_fixture_make("--preset", "ndr", "--hcas", "3", NULL);
+	struct ibp_linkwatch *b = calloc(2, sizeof(*b)), *a = b + 1;
+	struct ibp_lw_port_id ids[3] = {{"mlx5_2", 1}, {"mlx5_0", 1}, {"mlx5_9", 1}};
+	struct ibp_sysfs fs;
+	char text[IBP_LW_TEXT_MAX], small[64];
+	static const char *const bad[] = {
+	    "",
+	    "1",
+	    "x 2",
+	    "1 2 mlx5_0:1 4 5 0 0 0 0 0",                      /* a counter short */
+	    "1 2 mlx5_0:1 4 5 0 0 0 0 0 0 0",                  /* one too many: a port "0" */
+	    "1 2 mlx5_0:0 4 5 0 0 0 0 0 0",                    /* port 0 */
+	    "1 2 mlx5_0:256 4 5 0 0 0 0 0 0",                  /* port past 255 */
+	    "1 2 ../x:1 4 5 0 0 0 0 0 0",                      /* not a plain name */
+	    "1 2 mlx5_0:1 6 5 0 0 0 0 0 0",                    /* no such state */
+	    "1 2 mlx5_0:1 4 8 0 0 0 0 0 0",                    /* no such phys state */
+	    "1 2 mlx5_0:1 4 5 0 0 -1 0 0 0",                   /* a negative counter */
+	    "1 2 mlx5_0:1 4 5 0 0 18446744073709551616 0 0 0", /* past u64 */
+	    "9223372036854775808 2",                           /* a clock past int64 */
+	};
+	(void)state;
+
+	assert_non_null(root);
+	assert_non_null(b);
+	assert_int_equal(ibp_fixture_write(root,
+					   "sys/class/infiniband/mlx5_2/ports/1/counters/"
+					   "symbol_error",
+					   "70000\n"),
+			 0); /* wider than its 16 bits */
+	assert_int_equal(
+	    ibp_fixture_write(root, "sys/class/infiniband/mlx5_0/ports/1/state", "1: DOWN\n"), 0);
+	assert_int_equal(unlink_under(root, "sys/class/infiniband/mlx5_0/ports/1/counters/"
+					    "port_xmit_wait"),
+			 0); /* unknown */
+	assert_int_equal(ibp_sysfs_open(&fs, root), 0);
+	assert_int_equal(ibp_linkwatch_read(b, &fs, NULL), 0);
+	assert_int_equal(ibp_linkwatch_to_text(b, ids, 3, text, sizeof(text)), 0);
+	assert_int_equal(ibp_linkwatch_from_text(text, a), 0);
+	/* mlx5_9 is not in the read: left out; the order is IDS' */
+	assert_int_equal(a->n_ports, 2);
+	assert_int_equal(a->mono_ns, b->mono_ns);
+	assert_int_equal(a->real_ns, b->real_ns);
+	for (size_t i = 0; i < 2; i++) {
+		const struct ibp_lw_port *x = &a->ports[i];
+		const struct ibp_lw_port *y = ibp_linkwatch_find(b, ids[i].device, ids[i].port);
+
+		assert_non_null(y);
+		assert_string_equal(x->device, ids[i].device);
+		assert_int_equal(x->port, y->port);
+		assert_int_equal(x->state, y->state);
+		assert_int_equal(x->phys_state, y->phys_state);
+		for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+			assert_int_equal(x->c[c].known, y->c[c].known);
+			assert_int_equal(x->c[c].value, y->c[c].value);
+			if (y->c[c].known)
+				assert_int_equal(x->c[c].bits, y->c[c].bits);
+		}
+	}
+	assert_int_equal(a->ports[0].c[IBP_LW_SYMBOL_ERROR].bits, 64);
+	assert_int_equal(a->ports[1].state, IBP_PORT_DOWN);
+	assert_false(a->ports[1].c[IBP_LW_PORT_XMIT_WAIT].known);
+	assert_int_equal(ibp_linkwatch_to_text(b, ids, 3, small, sizeof(small)), -ENAMETOOLONG);
+	assert_string_equal(small, "");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a->n_ports = 7;
+		assert_int_equal(ibp_linkwatch_from_text(bad[i], a), -EINVAL);
+		assert_int_equal(a->n_ports, 0);
+	}
+	assert_int_equal(ibp_linkwatch_from_text(NULL, a), -EINVAL);
+	ibp_sysfs_close(&fs);
+	free(b);
+	ibp_fixture_destroy(root);
+}
+
 static void test_lw_read_no_rdma_is_empty(void **state)
 {
 	char *root = ibp_fixture_tmpdir();
@@ -352,6 +440,7 @@ int main(void)
 	    cmocka_unit_test(test_lw_elapsed_prefers_monotonic),
 	    cmocka_unit_test(test_lw_read_generated_tree_then_bump),
 	    cmocka_unit_test(test_lw_read_no_rdma_is_empty),
+	    cmocka_unit_test(test_lw_text_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

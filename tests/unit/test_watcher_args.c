@@ -169,6 +169,30 @@ static void test_watch_and_requeue_now(void **state)
 	assert_int_equal(parse(ARGV("--slurm-conf=etc/slurm.conf")), -EINVAL);
 }
 
+/* --baseline: the plugin's read of the ports, checked token by token; "" is none. */
+static void test_watch_baseline(void **state)
+{
+	(void)state;
+	assert_int_equal(
+	    parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1,mlx5_3:1", "--parent=77",
+		       "--baseline=100 200 mlx5_0:1 4 5 0 0 0 0 0 9 mlx5_3:1 1 2 1 - - - - -")),
+	    0);
+	assert_true(c.have_base);
+	assert_int_equal(c.base.n_ports, 2);
+	assert_int_equal(c.base.mono_ns, 100);
+	assert_int_equal(c.base.ports[1].state, 1);
+	assert_int_equal(c.base.ports[0].c[5].value, 9);
+	assert_false(c.base.ports[1].c[1].known);
+	assert_int_equal(
+	    parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1", "--parent=77", "--baseline=")),
+	    0);
+	assert_false(c.have_base);
+	assert_int_equal(parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1", "--parent=77",
+				    "--baseline=100 200 mlx5_0:1 9 5 0 0 0 0 0 0")),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--baseline"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +201,7 @@ int main(void)
 	    cmocka_unit_test(test_drain_now_reason),
 	    cmocka_unit_test(test_node_is_one_name),
 	    cmocka_unit_test(test_watch_and_requeue_now),
+	    cmocka_unit_test(test_watch_baseline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
