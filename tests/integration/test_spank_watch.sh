@@ -248,6 +248,19 @@ if [ -n "$w" ] && [ "$comm" = slurmstepd ] && [ "$caps" = 0000000000000000 ] && 
 else
 	tap_fail "watcher's privileges" "w=$w parent=$stepd ($comm) CapEff=$caps NoNewPrivs=$nnp uid=$wuid"
 fi
+# The watcher starts from the plugin's read of the step's ports (--baseline), each port once.
+wargs=$({ tr '\0' '\n' <"/proc/$w/cmdline"; } 2>/dev/null)
+wports=$(sed -n 's/^--ports=//p' <<<"$wargs")
+wbase=$(sed -n 's/^--baseline=//p' <<<"$wargs")
+based=1
+for p in ${wports//,/ }; do
+	[ "$(tr ' ' '\n' <<<"$wbase" | grep -cx "$p")" = 1 ] || based=0
+done
+if [ -n "$wports" ] && [ "$based" = 1 ]; then
+	tap_ok "the watcher is given the plugin's read of the step's ports ($wports) as its first 'before'"
+else
+	tap_fail "the watcher's baseline" "ports '$wports' baseline '$wbase'"
+fi
 kjob=$({ tr '\0' '\n' <"/proc/$w/cmdline"; } 2>/dev/null | sed -n 's/^--job=//p')
 [ -n "$stepd" ] && [ "$comm" = slurmstepd ] && kill -KILL "$stepd"
 if [ -n "$w" ] && wait_gone "$w"; then
