@@ -22,6 +22,11 @@
 # xml <= 1.03 (issue 28).  Then the plugin's own work per node, the plugin
 # loaded without a flag against no plugin, and --ib-test.
 #   SPANK_IB_SO (default build/spank_ib.so), BENCH_PAIRS (default 25 rounds)
+# BASE=DIR adds a sixth configuration, "base": the default setup with the
+# plugin, watcher and ibprep of another build (a checkout built there:
+# `git worktree add DIR COMMIT && make -C DIR`), rotated with the others,
+# so that a change's cost or gain is read from one run (this build's
+# default against base's) on the same machine at the same load.
 set -u
 cd "$(dirname "$0")/.."
 . tests/integration/lib/cluster.sh
@@ -44,6 +49,16 @@ rm -f /tmp/bench_spank.err.$$
 # A private copy: a rebuild during the run must not change what is measured.
 cp "$SPANK_IB_SO" "$CL_DIR/spank_ib.so"
 SPANK_IB_SO=$CL_DIR/spank_ib.so
+if [ -n "${BASE:-}" ]; then
+	for f in spank_ib.so spank-ib-watch ibprep; do
+		[ -f "$BASE/build/$f" ] || {
+			echo "bench_spank: BASE=$BASE has no build/$f (make -C $BASE)" >&2
+			exit 1
+		}
+		mkdir -p "$CL_DIR/base"
+		cp "$BASE/build/$f" "$CL_DIR/base/$f"
+	done
+fi
 if [ "$CL_HW" != 1 ]; then
 	echo "bench_spank: no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py): skipped" >&2
 	exit 0
@@ -71,11 +86,13 @@ rounds() {
 	local i k c f line
 	local -a cfgs=(default xml live nowatch none)
 	declare -A lines
+	[ -n "${BASE:-}" ] && cfgs+=(base)
 	lines[default]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||")"
 	lines[xml]="$(cluster_spank_line $keys)"
 	lines[live]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||; s|cache_dir=[^ ]*|cache_dir=$CL_DIR/open-cache|")"
 	lines[nowatch]="$(cluster_spank_line $keys watch_interval=0 | sed "s| topology=[^ ]*||")"
 	lines[none]="${lines[default]}"
+	lines[base]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||; s|$SPANK_IB_SO|$CL_DIR/base/spank_ib.so|; s|watch_helper=[^ ]*|watch_helper=$CL_DIR/base/spank-ib-watch|; s|test_helper=[^ ]*|test_helper=$CL_DIR/base/ibprep|")"
 	mkdir -p "$CL_DIR/open-cache"
 	chmod 0777 "$CL_DIR/open-cache" # refused: not root's alone
 	for c in "${cfgs[@]}"; do
@@ -84,8 +101,8 @@ rounds() {
 		if [ "$c" = none ]; then step_ms >/dev/null; else step_ms --ib-check --ib-affinity >/dev/null; fi
 	done
 	for i in $(seq 1 "$PAIRS"); do
-		for k in 0 1 2 3 4; do
-			c=${cfgs[$(((i + k) % 5))]}
+		for k in "${!cfgs[@]}"; do
+			c=${cfgs[$(((i + k) % ${#cfgs[@]}))]}
 			cluster_plugstack "${lines[$c]}"
 			if [ "$c" = none ]; then
 				step_ms >>"$CL_DIR/t.$c"
@@ -100,6 +117,11 @@ rounds() {
 		printf '%-10s %7s ms   ratio to none %s\n' "$c" "$f" \
 			"$(awk -v a="$f" -v b="$none" 'BEGIN {printf "%.3f", a / b}')"
 	done
+	if [ -n "${BASE:-}" ]; then
+		printf 'default / base %s (this build %s against %s)\n' \
+			"$(awk -v a="$(median <"$CL_DIR/t.default")" -v b="$(median <"$CL_DIR/t.base")" 'BEGIN {printf "%.3f", a / b}')" \
+			"$(git rev-parse --short HEAD 2>/dev/null)" "$(git -C "$BASE" rev-parse --short HEAD 2>/dev/null)"
+	fi
 }
 
 keys="min_memlock=0 cache_dir=$CL_DIR/nodes/%n/cache test_helper=$PWD/build/ibprep"
