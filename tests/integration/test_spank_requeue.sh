@@ -58,10 +58,15 @@ submit() {
 # 300 s: a requeue that completes after the begin time spank-ib set (the run's
 # nodes slow to end it, on a loaded machine) waits Slurm's own 121 s before
 # the second run (ib_requeue.c); how soon a job comes back is the bench's.
+# A job slurmctld no longer knows (MinJobAge=2) has ended: its state is the
+# completion log's last line (never a transient scontrol failure's guess).
 wait_end() {
 	local i st
 	for i in $(seq 1 3000); do
 		st=$(jobfield "$1" JobState)
+		if [ -z "$st" ] && cl_scontrol show job "$1" 2>&1 | grep -q "Invalid job id"; then
+			st=$(cl_sacct --completion -n -P -j "$1" -o state 2>/dev/null | tail -1)
+		fi
 		case "$st" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) echo "$st"; return 0 ;; esac
 		sleep 0.1
 	done
@@ -72,6 +77,12 @@ wait_end() {
 runs_on() { awk -v r="$2" '$1 == "task" && $2 == r { print $3 }' "$OUT/tasks.$1" 2>/dev/null | sort | tr '\n' ' '; }
 # sacct's runs of JOB from the job completion log: "STATE NODES" lines
 runs_in_sacct() { cl_sacct --completion -n -P -j "$1" -o state,nodelist 2>&1 | sort; }
+# requeues_of JOB: how many times slurmctld requeued JOB, from the completion
+# log (a requeue logs the run it ends as PENDING on 22.05, 24.11 and 26.05;
+# REQUEUED counts too), which outlives the job's record: MinJobAge=2 lets
+# slurmctld forget the job 2 s after its end, and `scontrol show job` then
+# says nothing (Restarts read empty once on 26.05 under load).
+requeues_of() { runs_in_sacct "$1" | grep -cE '^(PENDING|REQUEUED)\|'; }
 
 # ---- a node broken at the start ----
 plug drain=yes requeue=yes
@@ -79,7 +90,7 @@ cluster_hw n2 "mlx5_3/1:down"
 submit start
 if [ -n "$JOB" ]; then
 	state=$(wait_end "$JOB")
-	restarts=$(jobfield "$JOB" Restarts)
+	restarts=$(requeues_of "$JOB")
 	first=$(runs_on "$JOB" 0)
 	second=$(runs_on "$JOB" 1)
 	if [ "$state" = COMPLETED ] && [ "$restarts" = 1 ] && drained n2 &&
@@ -116,7 +127,7 @@ if [ -n "$JOB" ]; then
 	echo "1: DOWN" >"$p/state"
 	echo 1 >"$p/counters/link_downed"
 	state=$(wait_end "$JOB")
-	restarts=$(jobfield "$JOB" Restarts)
+	restarts=$(requeues_of "$JOB")
 	second=$(runs_on "$JOB" 1)
 	if [ "$state" = COMPLETED ] && [ "$restarts" = 1 ] && drained n2 && [ "$second" = "n1 n3 n4 " ] &&
 		grep -q "spank-ib: n2: mlx5_3 port 1: link went down at .*; ending the step (SIGTERM); draining n2; requeueing job $JOB without n2 (run 2 of at most 2)$" "$OUT/mid.out"; then
@@ -147,7 +158,7 @@ plug drain=yes requeue=yes
 JOB=$(bash -c 'ulimit -l 1024 && . tests/integration/lib/cluster.sh && CL_CONF='"$CL_CONF"' cl_sbatch --parsable -N3 --requeue -o '"$OUT/memlock.out"' '"$OUT/job.sh" 2>&1)
 if [[ "$JOB" =~ ^[0-9]+$ ]]; then
 	state=$(wait_end "$JOB")
-	restarts=$(jobfield "$JOB" Restarts)
+	restarts=$(requeues_of "$JOB")
 	if [ "$restarts" = 0 ] && [ "$state" = FAILED ] && ! drained n1 && ! drained n2 && ! drained n3 &&
 		grep -q "locked-memory limit 1024 KiB" "$OUT/memlock.out" && ! grep -q "requeue" "$OUT/memlock.out"; then
 		tap_ok "a job fault (memlock 1024 KiB): the step fails, never requeued (Restarts=0), nothing drained"
@@ -166,13 +177,15 @@ cluster_hw n4 "mlx5_0/1:down"
 submit bound --export=ALL,RESET=1
 if [ -n "$JOB" ]; then
 	state=$(wait_end "$JOB")
-	restarts=$(jobfield "$JOB" Restarts)
+	restarts=$(requeues_of "$JOB")
 	if [ "$restarts" = 1 ] && [ "$state" = FAILED ] && drained n2 && drained n4 &&
 		[ "$(grep -c "spank-ib: n2: requeueing job $JOB without n2 (run 2 of at most 2); it may start again at " "$OUT/bound.out")" = 1 ] &&
 		grep -q "spank-ib: n4: not requeued: the requeue bound was reached (job $JOB ran 2 times, requeue_max=1)" "$OUT/bound.out"; then
 		tap_ok "requeue_max=1, a second broken node: the job ends after 2 runs saying the bound was reached"
 	else
 		tap_fail "the bound" "state=$state restarts=$restarts n2=$(cluster_node_state n2) n4=$(cluster_node_state n4)
+sacct --completion: $(runs_in_sacct "$JOB" | tr '\n' ' ')
+scontrol: $(cl_scontrol show job "$JOB" -o 2>&1 | grep -oE '(JobState|Restarts|Requeue|Reason|NodeList)=[^ ]*' | tr '\n' ' ')
 $(cat "$OUT/runs.$JOB" "$OUT/bound.out" 2>&1)"
 	fi
 fi
@@ -192,7 +205,7 @@ plug drain=yes requeue=yes test_transport=socket test_timeout=4 test_max_lat_us=
 submit blame --export=ALL,IBFLAGS=--ib-test
 if [ -n "$JOB" ]; then
 	state=$(wait_end "$JOB")
-	restarts=$(jobfield "$JOB" Restarts)
+	restarts=$(requeues_of "$JOB")
 	second=$(runs_on "$JOB" 1)
 	# slurmd's log: n3 requeued; n1, n2 and n4 did nothing
 	n3line=$(grep "spank-ib: n3: job $JOB\.[0-9]*: after the cross-node test: requeued job $JOB (run 2 of at most 2), without n3; it may start again at " "$CL_LOG/slurmd.n3.log")
