@@ -658,6 +658,76 @@ static void rails_on(const struct chan *c, const bool *want, bool *in)
 		in[k] = c->r[k].on && (!want || want[k]);
 }
 
+/* A rail's step ended (the transport's steps op): a connect is told the probes at once. */
+static void step_told(const struct ibp_tx_step *s)
+{
+	struct chan *c = s->arg;
+
+	if (s->kind == IBP_TX_STEP_CONNECT && c->out && c->t->probes)
+		ibp_rt_probe_path(c->t->probes, c->round, s->index, !s->rc);
+}
+
+/*
+ * STEP on the rails of ON through the transport's steps op (the socket
+ * transport: all of them in this thread, one poll loop, instead of a
+ * thread per rail): the same arguments and results as the step functions
+ * above.  False when the transport has none.
+ */
+static bool phase_steps(struct chan *c, void (*step)(void *, size_t), const bool *on)
+{
+	struct ibp_tx_step v[IBP_RDMATEST_MAX_RAILS];
+	enum ibp_tx_step_kind kind;
+	size_t n = 0;
+
+	if (!c->t->ops->steps)
+		return false;
+	if (step == step_connect)
+		kind = IBP_TX_STEP_CONNECT;
+	else if (step == step_pattern)
+		kind = IBP_TX_STEP_PATTERN;
+	else if (step == step_burst)
+		kind = IBP_TX_STEP_BURST;
+	else
+		kind = IBP_TX_STEP_RTT;
+	for (size_t k = 0; k < c->p; k++) {
+		struct rail *r = &c->r[k];
+		struct ibp_tx_step *s = &v[n];
+
+		if (!on[k])
+			continue;
+		memset(s, 0, sizeof(*s));
+		s->tx = r->tx;
+		s->kind = kind;
+		s->role = c->out ? IBP_TX_SENDER : IBP_TX_RECEIVER;
+		s->deadline = r->t;
+		s->done = step_told;
+		s->arg = c;
+		s->index = k;
+		r->bad = 0;
+		r->ns = 0;
+		if (kind == IBP_TX_STEP_CONNECT) {
+			s->peer = &r->peer;
+		} else if (kind == IBP_TX_STEP_PATTERN) {
+			s->seed = c->out ? r->seed : r->pat.a;
+			s->len = c->out ? pattern_of(c, k) : (size_t)r->pat.b;
+		} else if (kind == IBP_TX_STEP_BURST) {
+			s->bytes = c->out ? burst_of(c, k) : r->ready.a;
+		} else {
+			s->iters = c->out ? lat_iters(k) : (unsigned)r->ready.b;
+		}
+		n++;
+	}
+	c->t->ops->steps(v, n);
+	for (size_t i = 0; i < n; i++) {
+		struct rail *r = &c->r[v[i].index];
+
+		r->rc = v[i].rc;
+		r->bad = v[i].bad;
+		r->ns = v[i].ns;
+	}
+	return true;
+}
+
 /* Runs STEP at once on every rail still on (and in WANT, when given). */
 static void phase(struct chan *c, void (*step)(void *, size_t), const bool *want)
 {
@@ -669,7 +739,8 @@ static void phase(struct chan *c, void (*step)(void *, size_t), const bool *want
 		c->r[k].rc = 0;
 		c->r[k].err[0] = '\0';
 	}
-	crew_run(c->crew, step, c, on);
+	if (!phase_steps(c, step, on))
+		crew_run(c->crew, step, c, on);
 }
 
 /* A rail's step failed here: its own reason (a damaged pattern is the data's). */
@@ -1191,7 +1262,7 @@ static void *out_worker(void *arg)
 	struct ibp_rt_links *t = w->t;
 	struct crew crew;
 
-	crew_start(&crew, t->x->n_rails);
+	crew_start(&crew, t->ops->steps ? 1 : t->x->n_rails); /* steps: no thread per rail */
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(t->x); r++) {
 		struct ibp_rt_link *l = ibp_rt_link_at(t->x, 0, r, true);
 		int64_t deadline = round_deadline(t, r);
@@ -1290,7 +1361,7 @@ static void *in_worker(void *arg)
 	struct ibp_rt_links *t = w->t;
 	struct crew crew;
 
-	crew_start(&crew, t->x->n_rails);
+	crew_start(&crew, t->ops->steps ? 1 : t->x->n_rails); /* steps: no thread per rail */
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(t->x); r++) {
 		struct ibp_rt_link *l = ibp_rt_link_at(t->x, 0, r, false);
 

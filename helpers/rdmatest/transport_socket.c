@@ -46,6 +46,9 @@
  */
 #define CHUNK (16 << 10)
 
+/* The burst's bytes: zeros, never a stack's leftovers. */
+static const uint8_t zeros[CHUNK];
+
 struct ibp_tx {
 	int listen_fd, data_fd;
 	int bound_fd;             /* a sender's data socket, bound at open, not connected yet */
@@ -258,17 +261,30 @@ static void set_nodelay(int fd)
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, int64_t deadline)
+/* The token the sender presents: the receiver's, from its endpoint (rkey, qpn). */
+static void token_of(const struct ibp_endpoint *peer, uint8_t token[8])
+{
+	for (int i = 0; i < 4; i++) {
+		token[i] = (uint8_t)(peer->rkey >> (24 - 8 * i));
+		token[4 + i] = (uint8_t)(peer->qpn >> (24 - 8 * i));
+	}
+}
+
+/*
+ * The sender's data socket (bound at open, or here) with its connect to
+ * PEER started: *FDP, and 0 when the connect is under way or done; or
+ * -errno with the reason said (nothing left open).
+ */
+static int sender_start(struct ibp_tx *tx, const struct ibp_endpoint *peer, char *where,
+			size_t wlen, int *fdp)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	char where[80];
-	uint8_t token[8];
-	int fd, rc, soerr = 0;
-	socklen_t sl = sizeof(soerr);
+	int fd, rc;
 
+	*fdp = -1;
 	ep_addr(peer, &ss, &len);
-	addr_text(&ss, where, sizeof(where));
+	addr_text(&ss, where, wlen);
 	fd = tx->bound_fd; /* bound at open to the rail's netdev and address */
 	tx->bound_fd = -1;
 	if (fd >= 0 && ss.ss_family != tx->local.ss_family) { /* the peer's is another family */
@@ -306,6 +322,20 @@ static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, in
 		close(fd);
 		return rc;
 	}
+	*fdp = fd;
+	return 0;
+}
+
+static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, int64_t deadline)
+{
+	char where[80];
+	uint8_t token[8];
+	int fd, rc, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	rc = sender_start(tx, peer, where, sizeof(where), &fd);
+	if (rc)
+		return rc;
 	rc = ibp_oob_wait_fd(fd, POLLOUT, deadline);
 	if (!rc && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
 		soerr = errno;
@@ -316,10 +346,7 @@ static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, in
 		close(fd);
 		return rc;
 	}
-	for (int i = 0; i < 4; i++) {
-		token[i] = (uint8_t)(peer->rkey >> (24 - 8 * i));
-		token[4 + i] = (uint8_t)(peer->qpn >> (24 - 8 * i));
-	}
+	token_of(peer, token);
 	rc = ibp_oob_write_full(fd, token, sizeof(token), deadline);
 	if (rc) {
 		tx_fail(tx, rc, "data connection %s: %s", where, strerror(-rc));
@@ -329,6 +356,15 @@ static int connect_sender(struct ibp_tx *tx, const struct ibp_endpoint *peer, in
 	set_nodelay(fd);
 	tx->data_fd = fd;
 	return 0;
+}
+
+/* The token this receiver wants from its sender. */
+static void own_token(const struct ibp_tx *tx, uint8_t want[8])
+{
+	for (int i = 0; i < 4; i++) {
+		want[i] = (uint8_t)(tx->token_hi >> (24 - 8 * i));
+		want[4 + i] = (uint8_t)(tx->token_lo >> (24 - 8 * i));
+	}
 }
 
 /*
@@ -341,10 +377,7 @@ static int connect_receiver(struct ibp_tx *tx, int64_t deadline)
 {
 	uint8_t want[8], got[8];
 
-	for (int i = 0; i < 4; i++) {
-		want[i] = (uint8_t)(tx->token_hi >> (24 - 8 * i));
-		want[4 + i] = (uint8_t)(tx->token_lo >> (24 - 8 * i));
-	}
+	own_token(tx, want);
 	for (;;) {
 		int rc = ibp_oob_wait_fd(tx->listen_fd, POLLIN, deadline);
 		int fd;
@@ -432,20 +465,16 @@ static int socket_recv_pattern(struct ibp_tx *tx, uint64_t seed, size_t len, int
 	return 0;
 }
 
-/* The burst's bytes: zeros (never the stack's leftovers), CHUNK a write. */
 static int socket_bw_send(struct ibp_tx *tx, uint64_t bytes, int64_t deadline, uint64_t *ns)
 {
-	uint8_t chunk[CHUNK];
-	int64_t t0;
+	int64_t t0 = ibp_now_ns();
 	uint8_t ack;
 	int rc;
 
-	memset(chunk, 0, sizeof(chunk));
-	t0 = ibp_now_ns();
 	for (uint64_t left = bytes; left;) {
-		size_t n = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
+		size_t n = left < CHUNK ? (size_t)left : CHUNK;
 
-		rc = ibp_oob_write_full(tx->data_fd, chunk, n, deadline);
+		rc = ibp_oob_write_full(tx->data_fd, zeros, n, deadline);
 		if (rc)
 			return io_fail(tx, rc, "bandwidth burst");
 		left -= n;
@@ -554,6 +583,431 @@ static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoin
 	return 0;
 }
 
+/* ---- every rail's step of a phase at once: one poll loop (ops->steps) ---- */
+
+enum {
+	S_START,
+	S_CONNECTING, /* sender: the connect under way (POLLOUT) */
+	S_TOKEN_OUT,  /* sender: the token */
+	S_ACCEPT,     /* receiver: the listener (POLLIN) */
+	S_TOKEN_IN,   /* receiver: a candidate's token, a quarter of a second at most */
+	S_OUT,        /* pattern, burst: the bytes out */
+	S_IN,         /* pattern, burst: the bytes in */
+	S_ACK_IN,     /* burst sender: the acknowledgement */
+	S_ACK_OUT,    /* burst receiver: the acknowledgement */
+	S_PING_OUT,   /* round trips: this one's message out */
+	S_PING_IN,    /* round trips: this one's message in */
+	S_DONE,
+};
+
+static void step_end(struct ibp_tx_step *s, int rc)
+{
+	if (s->priv.fd >= 0 && s->priv.fd != s->tx->data_fd) /* a connection not taken */
+		close(s->priv.fd);
+	s->priv.fd = -1;
+	s->rc = rc;
+	s->priv.state = S_DONE;
+	if (s->done)
+		s->done(s);
+}
+
+/* The step failed (RC): the reason its op gives for that stage. */
+static void step_fail(struct ibp_tx_step *s, int rc)
+{
+	struct ibp_tx *tx = s->tx;
+	bool out = s->role == IBP_TX_SENDER;
+
+	switch (s->priv.state) {
+	case S_CONNECTING:
+		tx_fail(tx, rc, "connect %s: %s", s->priv.where, strerror(-rc));
+		break;
+	case S_TOKEN_OUT:
+		tx_fail(tx, rc, "data connection %s: %s", s->priv.where, strerror(-rc));
+		break;
+	case S_ACCEPT:
+	case S_TOKEN_IN:
+		tx_fail(tx, rc, "no data connection from the sender: %s", strerror(-rc));
+		break;
+	case S_OUT:
+	case S_IN:
+		io_fail(tx, rc,
+			s->kind == IBP_TX_STEP_BURST ? "bandwidth burst"
+			: out                        ? "sending the pattern"
+						     : "receiving the pattern");
+		break;
+	case S_ACK_IN:
+	case S_ACK_OUT:
+		io_fail(tx, rc, "bandwidth acknowledgement");
+		break;
+	default:
+		io_fail(tx, rc, out ? "latency ping" : "latency pong");
+		break;
+	}
+	step_end(s, rc);
+}
+
+/* -errno of a send or recv that did not move bytes, 0 when it would block. */
+static int io_errno(ssize_t n)
+{
+	if (n == 0)
+		return -ECONNRESET;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return 0;
+	return errno == EPIPE ? -ECONNRESET : -errno;
+}
+
+#define STEP_SEND(fd, p, n) send((fd), (p), (n), MSG_NOSIGNAL | MSG_DONTWAIT)
+#define STEP_RECV(fd, p, n) recv((fd), (p), (n), MSG_DONTWAIT)
+
+static void step_start(struct ibp_tx_step *s)
+{
+	struct ibp_tx *tx = s->tx;
+	bool out = s->role == IBP_TX_SENDER;
+	int rc;
+
+	s->rc = 0;
+	s->ns = 0;
+	s->bad = 0;
+	memset(&s->priv, 0, sizeof(s->priv));
+	s->priv.fd = -1;
+	s->priv.until = s->deadline;
+	if (tx->err && tx->errlen)
+		tx->err[0] = '\0';
+	switch (s->kind) {
+	case IBP_TX_STEP_CONNECT:
+		if (s->peer->kind != IBP_TX_SOCKET) {
+			step_end(s, tx_fail(tx, -EPROTO,
+					    "peer endpoint is not a socket endpoint (kind %u)",
+					    s->peer->kind));
+			return;
+		}
+		if (tx->data_fd >= 0) {
+			step_end(s, tx_fail(tx, -EISCONN, "already connected"));
+			return;
+		}
+		if (!out) {
+			own_token(tx, s->priv.msg);
+			s->priv.state = S_ACCEPT;
+			return;
+		}
+		rc = sender_start(tx, s->peer, s->priv.where, sizeof(s->priv.where), &s->priv.fd);
+		if (rc) {
+			step_end(s, rc);
+			return;
+		}
+		token_of(s->peer, s->priv.msg);
+		s->priv.state = S_CONNECTING;
+		return;
+	case IBP_TX_STEP_PATTERN:
+		if (s->len > tx->buf_len) {
+			step_end(s, tx_fail(tx, -EINVAL, "pattern of %zu bytes, buffer %zu", s->len,
+					    tx->buf_len));
+			return;
+		}
+		s->priv.fd = tx->data_fd;
+		s->priv.state = out ? S_OUT : S_IN;
+		return;
+	case IBP_TX_STEP_BURST:
+		s->priv.fd = tx->data_fd;
+		s->priv.t0 = ibp_now_ns();
+		s->priv.state = out ? S_OUT : S_IN;
+		return;
+	case IBP_TX_STEP_RTT:
+		s->priv.fd = tx->data_fd;
+		s->iters = s->iters > 64 ? 64 : (s->iters ? s->iters : 1);
+		s->priv.t0 = ibp_now_ns();
+		memset(s->priv.msg, 0, sizeof(s->priv.msg));
+		s->priv.state = out ? S_PING_OUT : S_PING_IN;
+		return;
+	}
+	step_end(s, -EINVAL);
+}
+
+/* The bytes of a pattern or a burst, out or in, as far as the socket takes them now. */
+static void step_data(struct ibp_tx_step *s, uint8_t *chunk)
+{
+	bool pattern = s->kind == IBP_TX_STEP_PATTERN;
+	uint64_t total = pattern ? s->len : s->bytes;
+
+	while (s->priv.off < total) {
+		uint64_t left = total - s->priv.off;
+		size_t n = left < CHUNK ? (size_t)left : CHUNK;
+		ssize_t m;
+		int rc;
+
+		if (s->priv.state == S_OUT) {
+			if (pattern)
+				ibp_pattern_fill_at(chunk, s->priv.off, n, s->seed);
+			m = STEP_SEND(s->priv.fd, pattern ? chunk : zeros, n);
+		} else {
+			m = STEP_RECV(s->priv.fd, chunk, n);
+		}
+		if (m <= 0) {
+			rc = io_errno(m);
+			if (rc)
+				step_fail(s, rc);
+			return;
+		}
+		if (pattern && s->priv.state == S_IN) {
+			size_t bad = ibp_pattern_check_at(chunk, s->priv.off, (size_t)m, s->seed);
+
+			if (bad < (size_t)m) {
+				s->bad = s->priv.off + bad;
+				step_end(s, tx_fail(s->tx, -EBADMSG,
+						    "pattern differs at byte %zu of %zu", s->bad,
+						    s->len));
+				return;
+			}
+		}
+		s->priv.off += (uint64_t)m;
+	}
+	if (pattern) {
+		step_end(s, 0);
+		return;
+	}
+	s->priv.state = s->priv.state == S_OUT ? S_ACK_IN : S_ACK_OUT;
+}
+
+/* Does what the step's sockets take now, stage after stage, until one would block or it ends. */
+static void step_advance(struct ibp_tx_step *s, uint8_t *chunk)
+{
+	for (;;) {
+		int state = s->priv.state, rc, soerr = 0;
+		socklen_t sl = sizeof(soerr);
+		ssize_t m;
+		uint8_t b = 1, back[8];
+
+		switch (state) {
+		case S_CONNECTING:
+			if (poll(&(struct pollfd){.fd = s->priv.fd, .events = POLLOUT}, 1, 0) <= 0)
+				return;
+			if (getsockopt(s->priv.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+				soerr = errno;
+			if (soerr) {
+				step_fail(s, -soerr);
+				return;
+			}
+			s->priv.state = S_TOKEN_OUT;
+			break;
+		case S_TOKEN_OUT:
+			m = STEP_SEND(s->priv.fd, s->priv.msg + s->priv.off, 8 - s->priv.off);
+			if (m <= 0) {
+				if ((rc = io_errno(m)))
+					step_fail(s, rc);
+				return;
+			}
+			s->priv.off += (uint64_t)m;
+			if (s->priv.off < 8)
+				break;
+			set_nodelay(s->priv.fd);
+			s->tx->data_fd = s->priv.fd;
+			step_end(s, 0);
+			return;
+		case S_ACCEPT:
+			s->priv.fd =
+			    accept4(s->tx->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			if (s->priv.fd < 0) {
+				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+				    errno == ECONNABORTED)
+					return;
+				step_end(s, tx_fail(s->tx, -errno, "accept: %s", strerror(errno)));
+				return;
+			}
+			s->priv.off = 0;
+			s->priv.until =
+			    ibp_deadline_min(s->deadline, ibp_now_ns() + 250 * IBP_NS_PER_MS);
+			s->priv.state = S_TOKEN_IN;
+			break;
+		case S_TOKEN_IN:
+			m = STEP_RECV(s->priv.fd, back, 8 - s->priv.off);
+			if (m > 0 && !memcmp(back, s->priv.msg + s->priv.off, (size_t)m)) {
+				s->priv.off += (uint64_t)m;
+				if (s->priv.off < 8)
+					break;
+				set_nodelay(s->priv.fd);
+				s->tx->data_fd = s->priv.fd;
+				step_end(s, 0);
+				return;
+			}
+			if (m < 0 && !io_errno(m))
+				return;
+			close(s->priv.fd); /* a stranger: the next one */
+			s->priv.fd = -1;
+			s->priv.until = s->deadline;
+			s->priv.state = S_ACCEPT;
+			break;
+		case S_OUT:
+		case S_IN:
+			step_data(s, chunk);
+			if (s->priv.state == state)
+				return; /* would block, or ended */
+			break;
+		case S_ACK_IN:
+		case S_ACK_OUT:
+			m = state == S_ACK_IN ? STEP_RECV(s->priv.fd, &b, 1)
+					      : STEP_SEND(s->priv.fd, &b, 1);
+			if (m <= 0) {
+				if ((rc = io_errno(m)))
+					step_fail(s, rc);
+				return;
+			}
+			if (state == S_ACK_IN)
+				s->ns = (uint64_t)(ibp_now_ns() - s->priv.t0);
+			step_end(s, 0);
+			return;
+		case S_PING_OUT:
+			m = STEP_SEND(s->priv.fd, s->priv.msg + s->priv.off, 8 - s->priv.off);
+			if (m <= 0) {
+				if ((rc = io_errno(m)))
+					step_fail(s, rc);
+				return;
+			}
+			s->priv.off += (uint64_t)m;
+			if (s->priv.off < 8)
+				break;
+			s->priv.off = 0;
+			if (s->role == IBP_TX_SENDER) {
+				s->priv.state = S_PING_IN;
+				break;
+			}
+			if (++s->priv.i == s->iters) { /* the last pong */
+				step_end(s, 0);
+				return;
+			}
+			s->priv.state = S_PING_IN;
+			break;
+		case S_PING_IN:
+			if (s->role == IBP_TX_SENDER) { /* the ping's echo, checked as it comes */
+				m = STEP_RECV(s->priv.fd, back, 8 - s->priv.off);
+				if (m > 0 &&
+				    memcmp(back, s->priv.msg + s->priv.off, (size_t)m) != 0) {
+					step_end(s, tx_fail(s->tx, -EBADMSG,
+							    "latency ping %u came back altered",
+							    s->priv.i));
+					return;
+				}
+			} else {
+				m = STEP_RECV(s->priv.fd, s->priv.msg + s->priv.off,
+					      8 - s->priv.off);
+			}
+			if (m <= 0) {
+				if ((rc = io_errno(m)))
+					step_fail(s, rc);
+				return;
+			}
+			s->priv.off += (uint64_t)m;
+			if (s->priv.off < 8)
+				break;
+			s->priv.off = 0;
+			s->priv.state = S_PING_OUT;
+			if (s->role != IBP_TX_SENDER)
+				break;
+			s->priv.rt[s->priv.i] = (uint64_t)(ibp_now_ns() - s->priv.t0);
+			if (++s->priv.i == s->iters) {
+				s->ns = ibp_median_ns(s->priv.rt, s->iters);
+				step_end(s, 0);
+				return;
+			}
+			memset(s->priv.msg, (int)s->priv.i, sizeof(s->priv.msg));
+			s->priv.t0 = ibp_now_ns();
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+/* What the step waits for: its socket and events. */
+static short step_events(const struct ibp_tx_step *s, int *fd)
+{
+	*fd = s->priv.fd;
+	switch (s->priv.state) {
+	case S_CONNECTING:
+	case S_TOKEN_OUT:
+	case S_OUT:
+	case S_ACK_OUT:
+	case S_PING_OUT:
+		return POLLOUT;
+	case S_ACCEPT:
+		*fd = s->tx->listen_fd;
+		return POLLIN;
+	default:
+		return POLLIN;
+	}
+}
+
+static void socket_steps(struct ibp_tx_step *v, size_t n)
+{
+	uint8_t chunk[CHUNK];
+	struct pollfd small[32], *pfd = small;
+	size_t sidx[32], *idx = sidx;
+
+	if (n > 32) {
+		pfd = calloc(n, sizeof(*pfd));
+		idx = calloc(n, sizeof(*idx));
+		if (!pfd || !idx) {
+			free(pfd);
+			free(idx);
+			for (size_t i = 0; i < n; i++) {
+				v[i].priv.fd = -1;
+				step_end(&v[i], tx_fail(v[i].tx, -ENOMEM, "out of memory"));
+			}
+			return;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		step_start(&v[i]);
+		if (v[i].priv.state != S_DONE)
+			step_advance(&v[i], chunk);
+	}
+	for (;;) {
+		int64_t now = ibp_now_ns(), first = INT64_MAX;
+		size_t np = 0;
+		int got;
+
+		for (size_t i = 0; i < n; i++) {
+			struct ibp_tx_step *s = &v[i];
+			int fd;
+
+			if (s->priv.state == S_DONE)
+				continue;
+			if (now >= s->priv.until) {
+				if (s->priv.state == S_TOKEN_IN && now < s->deadline) {
+					close(s->priv.fd); /* a silent candidate: the next one */
+					s->priv.fd = -1;
+					s->priv.until = s->deadline;
+					s->priv.state = S_ACCEPT;
+				} else {
+					step_fail(s, -ETIMEDOUT);
+					continue;
+				}
+			}
+			pfd[np] = (struct pollfd){.events = step_events(s, &fd)};
+			pfd[np].fd = fd;
+			idx[np++] = i;
+			if (s->priv.until < first)
+				first = s->priv.until;
+		}
+		if (!np)
+			break;
+		got = poll(pfd, np, ibp_deadline_poll_ms(first, now));
+		if (got < 0 && errno != EINTR) {
+			int rc = -errno;
+
+			for (size_t p = 0; p < np; p++)
+				step_fail(&v[idx[p]], rc);
+			break;
+		}
+		for (size_t p = 0; got > 0 && p < np; p++)
+			if (pfd[p].revents)
+				step_advance(&v[idx[p]], chunk);
+	}
+	if (pfd != small) {
+		free(pfd);
+		free(idx);
+	}
+}
+
 const struct ibp_transport_ops ibp_transport_socket = {
     .name = "socket",
     .kind = IBP_TX_SOCKET,
@@ -568,4 +1022,5 @@ const struct ibp_transport_ops ibp_transport_socket = {
     .lat_pong = socket_lat_pong,
     .close = socket_close,
     .probe = socket_probe,
+    .steps = socket_steps,
 };

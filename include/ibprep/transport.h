@@ -121,6 +121,43 @@ struct ibp_endpoint {
 
 struct ibp_tx; /* opaque, one per transport instance */
 
+/* One tx's step of a phase, for a transport's steps op (below). */
+enum ibp_tx_step_kind {
+	IBP_TX_STEP_CONNECT, /* connect(PEER, ROLE) */
+	IBP_TX_STEP_PATTERN, /* sender: send_pattern(SEED, LEN); receiver: recv_pattern */
+	IBP_TX_STEP_BURST,   /* sender: bw_send(BYTES) -> NS; receiver: bw_recv(BYTES) */
+	IBP_TX_STEP_RTT,     /* sender: lat_ping(ITERS) -> NS; receiver: lat_pong(ITERS) */
+};
+
+struct ibp_tx_step {
+	struct ibp_tx *tx;
+	enum ibp_tx_step_kind kind;
+	enum ibp_tx_role role;
+	const struct ibp_endpoint *peer; /* CONNECT */
+	uint64_t seed;                   /* PATTERN */
+	size_t len;                      /* PATTERN */
+	uint64_t bytes;                  /* BURST */
+	unsigned iters;                  /* RTT */
+	int64_t deadline;
+	/* called the moment this step ends (RC set), in the caller's thread; may be NULL */
+	void (*done)(const struct ibp_tx_step *s);
+	void *arg;
+	size_t index;
+	int rc;      /* out: as the op's return */
+	uint64_t ns; /* out: BURST, RTT (sender) */
+	size_t bad;  /* out: PATTERN (receiver), the first wrong byte */
+	/* the transport's own, while the steps run */
+	struct {
+		int state, fd;
+		uint64_t off;
+		unsigned i;
+		int64_t t0, until;
+		uint8_t msg[8];
+		char where[80];
+		uint64_t rt[64];
+	} priv;
+};
+
 struct ibp_transport_ops {
 	const char *name; /* "socket", "verbs" */
 	enum ibp_tx_kind kind;
@@ -158,6 +195,13 @@ struct ibp_transport_ops {
 	 * connection as a stranger's (it presents no token).  0, -errno.
 	 */
 	int (*probe)(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd);
+	/*
+	 * Optional (socket; NULL: verbs): the N steps of one phase at once in
+	 * the caller's thread, one poll loop over their sockets: each step
+	 * does and ends as its op would (the same bytes, checks, deadlines and
+	 * reasons), without a thread per tx.  The steps' txs are distinct.
+	 */
+	void (*steps)(struct ibp_tx_step *v, size_t n);
 };
 
 extern const struct ibp_transport_ops ibp_transport_socket;

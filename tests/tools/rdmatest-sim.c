@@ -181,6 +181,26 @@ static int f_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to
 	return ibp_transport_socket.probe(from, to, fd);
 }
 
+/* Every rail's step at once (the socket transport's poll loop), with the same faults. */
+static void f_steps(struct ibp_tx_step *v, size_t n)
+{
+	bool connect = false, send_pattern = false;
+
+	for (size_t i = 0; i < n; i++) {
+		connect |= v[i].kind == IBP_TX_STEP_CONNECT;
+		if (v[i].kind == IBP_TX_STEP_PATTERN && v[i].role == IBP_TX_SENDER) {
+			send_pattern = true;
+			if (my_fault == F_CORRUPT)
+				v[i].seed ^= 1;
+		}
+	}
+	if (connect && my_fault == F_SLOW)
+		poll(NULL, 0, (int)(my_timeout * 1000));
+	if (send_pattern && my_fault == F_DIE)
+		_exit(3);
+	ibp_transport_socket.steps(v, n);
+}
+
 static const struct ibp_transport_ops faulty = {
     .name = "socket",
     .kind = IBP_TX_SOCKET,
@@ -195,6 +215,7 @@ static const struct ibp_transport_ops faulty = {
     .lat_pong = f_lat_pong,
     .close = f_close,
     .probe = f_probe,
+    .steps = f_steps,
 };
 
 /*

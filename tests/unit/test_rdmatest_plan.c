@@ -1162,6 +1162,7 @@ static void run_slow(struct node_run *nr, bool every, double (*wakeup)(void), ui
 	slow_socket = ibp_transport_socket;
 	slow_socket.lat_ping = slow_lat_ping;
 	slow_socket.connect = slow_connect;
+	slow_socket.steps = NULL; /* the ops one by one (the crew), where the overrides are */
 	slow_every = every;
 	run_slow_socket(nr, "3", NULL, wakeup, job);
 }
@@ -1258,6 +1259,7 @@ static void test_run_slow_rail_measured_again_alone(void **state)
 	(void)state;
 	slow_socket = ibp_transport_socket;
 	slow_socket.lat_ping = rail1_slow_lat_ping;
+	slow_socket.steps = NULL; /* the ops one by one (the crew), where the override is */
 	for (size_t i = 0; i < 6; i++)
 		loopback_port(&ports[i], i / 2, i % 2, 0);
 	run_slow_socket(nr, "4", ports, wakeup_idle, 24);

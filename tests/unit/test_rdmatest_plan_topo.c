@@ -568,6 +568,7 @@ static void test_run_addr_leaves_name_cut_uplinks(void **state)
 	(void)state;
 	cut_ops = ibp_transport_socket;
 	cut_ops.connect = cut_connect;
+	cut_ops.steps = NULL; /* the ops one by one, where the override is */
 	run_n(nr, 9, NULL, leaves, &cut_ops, 143);
 	for (size_t i = 0; i < 9; i++) {
 		assert_int_equal(nr[i].rc, 0);

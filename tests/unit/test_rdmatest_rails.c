@@ -7,7 +7,8 @@
  * network are named crossed; the rails' reach for NCCL_CROSS_NIC is a
  * note.  The crossing comes from a transport that wraps the socket one
  * and plays a fabric of rail networks: a probe reaches a port on the
- * same network, a link's data path between two networks fails.
+ * same network, a link's data path between two networks fails.  And the
+ * socket transport's steps op (every rail's step in one poll loop) alone.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,10 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "ibprep/deadline.h"
 
 #include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_rails.h"
@@ -568,10 +572,173 @@ static void test_run_rails_crossed_by_addresses_warned(void **state)
 	release(nr);
 }
 
+/* ---- the socket transport's steps: every rail's step in one poll loop ---- */
+
+enum { SR = 3 };
+
+struct steps_side {
+	struct ibp_tx *tx[SR];
+	const struct ibp_endpoint *peer; /* the receivers' endpoints (the sender's side) */
+	enum ibp_tx_role role;
+	uint64_t seed[SR];
+	struct ibp_tx_step conn[SR], pat[SR], burst[SR], rtt[SR];
+	_Atomic unsigned done;
+};
+
+static void steps_done(const struct ibp_tx_step *s)
+{
+	struct steps_side *d = s->arg;
+
+	atomic_fetch_add(&d->done, 1);
+}
+
+static void steps_fill(struct steps_side *d, struct ibp_tx_step *v, enum ibp_tx_step_kind kind,
+		       size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		memset(&v[k], 0, sizeof(v[k]));
+		v[k].tx = d->tx[k];
+		v[k].kind = kind;
+		v[k].role = d->role;
+		v[k].peer = &d->peer[k];
+		v[k].seed = d->seed[k];
+		v[k].len = 40000; /* three pieces of the transport's 16 KiB */
+		v[k].bytes = 300000;
+		v[k].iters = 5;
+		v[k].deadline = ibp_deadline_after_s(ibp_now_ns(), 5);
+		v[k].done = steps_done;
+		v[k].arg = d;
+		v[k].index = k;
+	}
+}
+
+/* Connect, pattern, then the burst and round trips on the rails whose pattern passed (0, 1). */
+static void *steps_main(void *arg)
+{
+	struct steps_side *d = arg;
+
+	steps_fill(d, d->conn, IBP_TX_STEP_CONNECT, SR);
+	ibp_transport_socket.steps(d->conn, SR);
+	steps_fill(d, d->pat, IBP_TX_STEP_PATTERN, SR);
+	ibp_transport_socket.steps(d->pat, SR);
+	steps_fill(d, d->burst, IBP_TX_STEP_BURST, SR - 1);
+	ibp_transport_socket.steps(d->burst, SR - 1);
+	steps_fill(d, d->rtt, IBP_TX_STEP_RTT, SR - 1);
+	ibp_transport_socket.steps(d->rtt, SR - 1);
+	return NULL;
+}
+
+static void test_socket_steps_every_stage(void **state)
+{
+	struct steps_side snd = {.role = IBP_TX_SENDER}, rcv = {.role = IBP_TX_RECEIVER};
+	struct ibp_endpoint eps[SR];
+	struct ibp_tx_port port = {0};
+	char err_s[SR][256], err_r[SR][256];
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	pthread_t ts, tr;
+	int stranger;
+
+	(void)state;
+	snprintf(port.addr, sizeof(port.addr), "127.0.0.1");
+	for (size_t k = 0; k < SR; k++) {
+		struct ibp_tx_opts os = {
+		    .buf_len = 1 << 17, .err = err_s[k], .errlen = 256, .sender = true};
+		struct ibp_tx_opts orx = {.buf_len = 1 << 17, .err = err_r[k], .errlen = 256};
+
+		assert_int_equal(ibp_transport_socket.open(&port, &os, &snd.tx[k]), 0);
+		assert_int_equal(ibp_transport_socket.open(&port, &orx, &rcv.tx[k]), 0);
+		assert_int_equal(ibp_transport_socket.endpoint(rcv.tx[k], &eps[k]), 0);
+		snd.seed[k] = rcv.seed[k] = 1000 + k;
+	}
+	rcv.seed[2] ^= 1; /* rail 2's receiver expects another pattern: corrupt */
+	snd.peer = rcv.peer = eps;
+	/* a stranger first on rail 0: connected, a wrong token; the receiver goes on to the sender */
+	stranger = socket(AF_INET, SOCK_STREAM, 0);
+	a.sin_port = htons(eps[0].tcp_port);
+	assert_int_equal(connect(stranger, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(write(stranger, "12345678", 8), 8);
+	assert_int_equal(pthread_create(&tr, NULL, steps_main, &rcv), 0);
+	assert_int_equal(pthread_create(&ts, NULL, steps_main, &snd), 0);
+	pthread_join(ts, NULL);
+	pthread_join(tr, NULL);
+	close(stranger);
+	for (size_t k = 0; k < SR; k++) {
+		assert_int_equal(snd.conn[k].rc, 0);
+		assert_int_equal(rcv.conn[k].rc, 0);
+		assert_int_equal(snd.pat[k].rc, 0);
+	}
+	assert_int_equal(rcv.pat[0].rc, 0);
+	assert_int_equal(rcv.pat[1].rc, 0);
+	assert_int_equal(rcv.pat[2].rc, -EBADMSG);
+	assert_true(rcv.pat[2].bad < 8);
+	assert_non_null(strstr(err_r[2], "pattern differs at byte"));
+	for (size_t k = 0; k < SR - 1; k++) {
+		assert_int_equal(snd.burst[k].rc, 0);
+		assert_int_equal(rcv.burst[k].rc, 0);
+		assert_true(snd.burst[k].ns > 0);
+		assert_int_equal(snd.rtt[k].rc, 0);
+		assert_int_equal(rcv.rtt[k].rc, 0);
+		assert_true(snd.rtt[k].ns > 0);
+	}
+	/* every step told its end once: connect and pattern on 3 rails, burst and rtt on 2 */
+	assert_int_equal(atomic_load(&snd.done), 2 * SR + 2 * (SR - 1));
+	assert_int_equal(atomic_load(&rcv.done), 2 * SR + 2 * (SR - 1));
+	for (size_t k = 0; k < SR; k++) {
+		ibp_transport_socket.close(snd.tx[k]);
+		ibp_transport_socket.close(rcv.tx[k]);
+	}
+}
+
+/* A receiver whose sender never comes, and a sender whose receiver does not listen: by the deadline, said. */
+static void test_socket_steps_deadline_and_refused(void **state)
+{
+	struct ibp_tx *rx, *tx, *gone;
+	struct ibp_endpoint ep, ep_gone;
+	struct ibp_tx_port port = {0};
+	char err_r[256], err_s[256], err_g[256];
+	struct ibp_tx_opts orx = {.buf_len = 4096, .err = err_r, .errlen = sizeof(err_r)};
+	struct ibp_tx_opts ogone = {.buf_len = 4096, .err = err_g, .errlen = sizeof(err_g)};
+	struct ibp_tx_opts os = {
+	    .buf_len = 4096, .err = err_s, .errlen = sizeof(err_s), .sender = true};
+	struct ibp_tx_step v[2];
+	int64_t t0 = ibp_now_ns();
+
+	(void)state;
+	snprintf(port.addr, sizeof(port.addr), "127.0.0.1");
+	assert_int_equal(ibp_transport_socket.open(&port, &orx, &rx), 0);
+	assert_int_equal(ibp_transport_socket.open(&port, &os, &tx), 0);
+	assert_int_equal(ibp_transport_socket.open(&port, &ogone, &gone), 0);
+	assert_int_equal(ibp_transport_socket.endpoint(rx, &ep), 0);
+	assert_int_equal(ibp_transport_socket.endpoint(gone, &ep_gone), 0);
+	ibp_transport_socket.close(gone); /* its port: nobody listens there now */
+	memset(v, 0, sizeof(v));
+	v[0] = (struct ibp_tx_step){.tx = rx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_RECEIVER,
+				    .peer = &ep,
+				    .deadline = t0 + 300 * IBP_NS_PER_MS};
+	v[1] = (struct ibp_tx_step){.tx = tx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_SENDER,
+				    .peer = &ep_gone,
+				    .deadline = t0 + 300 * IBP_NS_PER_MS};
+	ibp_transport_socket.steps(v, 2);
+	assert_int_equal(v[0].rc, -ETIMEDOUT);
+	assert_true(ibp_now_ns() - t0 >= 300 * IBP_NS_PER_MS);
+	assert_string_equal(err_r, "no data connection from the sender: Connection timed out");
+	assert_int_equal(v[1].rc, -ECONNREFUSED);
+	assert_non_null(strstr(err_s, "connect 127.0.0.1:"));
+	assert_non_null(strstr(err_s, "Connection refused"));
+	ibp_transport_socket.close(rx);
+	ibp_transport_socket.close(tx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rails_netdev_addr_lo_and_missing),
+	    cmocka_unit_test(test_socket_steps_every_stage),
+	    cmocka_unit_test(test_socket_steps_deadline_and_refused),
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
