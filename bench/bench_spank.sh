@@ -30,50 +30,33 @@
 set -u
 cd "$(dirname "$0")/.."
 . tests/integration/lib/cluster.sh
+. bench/lib/spank_cluster.sh
 PAIRS=${BENCH_PAIRS:-25}
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench_spank: needs root (the cluster runs in namespaces): skipped" >&2
-	exit 0
-fi
+bench_need_root bench_spank
 if [ ! -f "$SPANK_IB_SO" ]; then
 	echo "bench_spank: $SPANK_IB_SO missing: run make first" >&2
 	exit 1
 fi
-cluster_start 2 2>/tmp/bench_spank.err.$$ || {
-	cat /tmp/bench_spank.err.$$ >&2
-	rm -f /tmp/bench_spank.err.$$
-	exit 1
-}
-rm -f /tmp/bench_spank.err.$$
-# A private copy: a rebuild during the run must not change what is measured.
-cp "$SPANK_IB_SO" "$CL_DIR/spank_ib.so"
-SPANK_IB_SO=$CL_DIR/spank_ib.so
 if [ -n "${BASE:-}" ]; then
 	for f in spank_ib.so spank-ib-watch ibprep; do
 		[ -f "$BASE/build/$f" ] || {
 			echo "bench_spank: BASE=$BASE has no build/$f (make -C $BASE)" >&2
 			exit 1
 		}
-		mkdir -p "$CL_DIR/base"
-		cp "$BASE/build/$f" "$CL_DIR/base/$f"
 	done
 fi
-if [ "$CL_HW" != 1 ]; then
-	echo "bench_spank: no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py): skipped" >&2
-	exit 0
-fi
-job=$(cl_salloc --no-shell -N2 --ntasks-per-node=8 2>&1 | grep -Eo 'allocation [0-9]+' | grep -Eo '[0-9]+' | head -1)
-if [ -z "$job" ]; then
-	echo "bench_spank: salloc failed" >&2
-	exit 1
+bench_spank_cluster bench_spank
+if [ -n "${BASE:-}" ]; then
+	mkdir -p "$CL_DIR/base"
+	for f in spank_ib.so spank-ib-watch ibprep; do cp "$BASE/build/$f" "$CL_DIR/base/$f"; done
 fi
 
 # One step's wall time in ms.
 step_ms() {
 	local t0 t1
 	t0=$(date +%s%N)
-	cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=8 -O "$@" true >"$CL_DIR/step.out" 2>&1 ||
+	cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=8 -O "$@" true >"$CL_DIR/step.out" 2>&1 ||
 		echo "bench_spank: step failed: $*: $(tail -2 "$CL_DIR/step.out")" >&2
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000))
@@ -134,7 +117,7 @@ work() {
 	local label=$1 i f
 	f=$(mktemp)
 	for i in $(seq 1 "$PAIRS"); do
-		cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=8 -O --ib-check --ib-affinity \
+		cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=8 -O --ib-check --ib-affinity \
 			--ib-report true 2>&1 | grep -Eo 'pass \([0-9.]+ ms' | grep -Eo '[0-9.]+' |
 			awk '{printf "%d\n", $1 * 1000}' >>"$f"
 	done
@@ -171,7 +154,7 @@ fa=$(mktemp) fb=$(mktemp) fv=$(mktemp)
 for i in $(seq 1 "$PAIRS"); do
 	step_ms --ib-test >>"$fa"
 	step_ms >>"$fb"
-	cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=1 -O --ib-test --ib-report true 2>&1 |
+	cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=1 -O --ib-test --ib-report true 2>&1 |
 		grep -Eo 'cross-node test: pass with 2 nodes in [0-9.]+ s' | grep -Eo '[0-9.]+ s' |
 		awk '{printf "%d\n", $1 * 1000000}' >>"$fv"
 done
@@ -180,5 +163,5 @@ printf '%-10s --ib-test %7s ms   none    %7s ms   ratio %s   verdict %s ms (medi
 	"ib-test" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", a / b}')" \
 	"$(median <"$fv")" "$(wc -l <"$fv")"
 rm -f "$fa" "$fb" "$fv"
-cl_scancel "$job" 2>/dev/null
+cl_scancel "$JOB" 2>/dev/null
 exit 0

@@ -15,11 +15,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 STEPS=${BENCH_STEPS:-25}
+. bench/lib/spank_cluster.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "bench_spank_hooks: needs root (the cluster runs in namespaces): skipped" >&2
-	exit 0
-fi
+bench_need_root bench_spank_hooks
 if ! git rev-parse --verify -q HEAD >/dev/null; then
 	echo "bench_spank_hooks: not a git checkout: skipped" >&2
 	exit 0
@@ -84,20 +82,8 @@ if ! make -s -C "$SRC" -j2 build/spank_ib.so >"$SRC/build.log" 2>&1; then
 fi
 export SPANK_IB_SO=$SRC/build/spank_ib.so # cluster.sh's plugin
 . tests/integration/lib/cluster.sh
-cluster_start 2 2>"$SRC/cluster.err" || {
-	cat "$SRC/cluster.err" >&2
-	exit 1
-}
-trap 'cluster_stop; rm -rf "$SRC"' EXIT # cluster_start set its own
-if [ "$CL_HW" != 1 ]; then
-	echo "bench_spank_hooks: no simulated hardware (tests/fixtures/mksysfs.py, mktopo.py): skipped" >&2
-	exit 0
-fi
-job=$(cl_salloc --no-shell -N2 --ntasks-per-node=8 2>&1 | grep -Eo 'allocation [0-9]+' | grep -Eo '[0-9]+' | head -1)
-if [ -z "$job" ]; then
-	echo "bench_spank_hooks: salloc failed" >&2
-	exit 1
-fi
+bench_cleanup() { rm -rf "$SRC"; }
+bench_spank_cluster bench_spank_hooks
 cluster_plugstack "$(cluster_spank_line min_memlock=0 "cache_dir=$CL_DIR/nodes/%n/cache" \
 	"test_helper=$PWD/build/ibprep" | sed "s| topology=[^ ]*||")"
 
@@ -105,12 +91,12 @@ cluster_plugstack "$(cluster_spank_line min_memlock=0 "cache_dir=$CL_DIR/nodes/%
 run() {
 	local label=$1 t0 t1
 	shift
-	cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=8 -O "$@" true >/dev/null 2>&1 # warm
+	cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=8 -O "$@" true >/dev/null 2>&1 # warm
 	: >"$LOG"
 	chmod 0666 "$LOG"
 	for _ in $(seq 1 "$STEPS"); do
 		t0=$(date +%s%N)
-		cl_srun --jobid="$job" --overlap -N2 --ntasks-per-node=8 -O "$@" true >/dev/null 2>&1 ||
+		cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=8 -O "$@" true >/dev/null 2>&1 ||
 			echo "bench_spank_hooks: step failed: $*" >&2
 		t1=$(date +%s%N)
 		echo "STEP $(((t1 - t0) / 1000))" >>"$LOG"
@@ -138,5 +124,5 @@ for path, label in zip(sys.argv[1:], ['--ib-check --ib-affinity', 'no flag']):
             ctx, hook, len(v) / len(steps), statistics.median(v),
             sorted(v)[int(len(v) * 0.9)]))
 EOF
-cl_scancel "$job" 2>/dev/null
+cl_scancel "$JOB" 2>/dev/null
 exit 0
