@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * tcp_floor.c: the CPU floor of one rail of the socket transport on this
+ * machine, both ends in this process over loopback (issue 30):
+ *   per connection  a listener (socket, bind, listen, getsockname), a bound
+ *                   nonblocking connect, accept, an 8-byte token,
+ *                   TCP_NODELAY on both ends, three closes
+ *   per 64 KiB      moved over one connection in 16 KiB sends and recvs
+ * cc -O2 -o /tmp/tcp_floor bench/tcp_floor.c && /tmp/tcp_floor [N]
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static double cpu_ms(void)
+{
+	struct rusage r;
+
+	getrusage(RUSAGE_SELF, &r);
+	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 +
+	       (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e3;
+}
+
+static int listener(struct sockaddr_in *at, int flags)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(*at);
+	int l = socket(AF_INET, SOCK_STREAM | flags, 0);
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 32) ||
+	    getsockname(l, (struct sockaddr *)at, &len)) {
+		perror("listener");
+		exit(1);
+	}
+	return l;
+}
+
+int main(int argc, char **argv)
+{
+	static char buf[64 << 10];
+	int n = argc > 1 ? atoi(argv[1]) : 2000, one = 1, l, c, s;
+	struct sockaddr_in at,
+	    src = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	char tok[8] = "abcdefgh";
+	double t0, t1;
+
+	t0 = cpu_ms();
+	for (int i = 0; i < n; i++) {
+		struct pollfd p;
+
+		l = listener(&at, SOCK_NONBLOCK);
+		c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (c < 0 || bind(c, (struct sockaddr *)&src, sizeof(src)) ||
+		    (connect(c, (struct sockaddr *)&at, sizeof(at)) && errno != EINPROGRESS))
+			return 1;
+		p = (struct pollfd){.fd = c, .events = POLLOUT};
+		poll(&p, 1, 1000);
+		if (send(c, tok, sizeof(tok), MSG_NOSIGNAL) != (ssize_t)sizeof(tok))
+			return 1;
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		p = (struct pollfd){.fd = l, .events = POLLIN};
+		poll(&p, 1, 1000);
+		s = accept4(l, NULL, NULL, SOCK_NONBLOCK);
+		if (s < 0 || recv(s, tok, sizeof(tok), MSG_WAITALL) != (ssize_t)sizeof(tok))
+			return 1;
+		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		close(c);
+		close(s);
+		close(l);
+	}
+	t1 = cpu_ms();
+	printf("per connection (both ends): %.1f us CPU\n", (t1 - t0) * 1e3 / n);
+
+	l = listener(&at, 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&at, sizeof(at)))
+		return 1;
+	s = accept(l, NULL, NULL);
+	t0 = cpu_ms();
+	for (int i = 0; i < n; i++)
+		for (size_t off = 0; off < sizeof(buf); off += 16 << 10) {
+			size_t got = 0;
+
+			if (send(c, buf + off, 16 << 10, 0) != 16 << 10)
+				return 1;
+			while (got < 16 << 10) {
+				ssize_t r = recv(s, buf + off + got, (16 << 10) - got, 0);
+
+				if (r <= 0)
+					return 1;
+				got += (size_t)r;
+			}
+		}
+	t1 = cpu_ms();
+	printf("per 64 KiB moved (both ends): %.1f us CPU\n", (t1 - t0) * 1e3 / n);
+	return 0;
+}
