@@ -724,6 +724,7 @@ static void requeue_at_start(struct spank_ib_state *st, struct spank_ib_node *n)
 	}
 	o = spank_ib_requeue_here(n->job_id, &st->conf, st->host, n->nodename, tell_job, &rn, what,
 				  sizeof(what));
+	st->requeue_settle |= o == SPANK_IB_REQUEUE_DONE || o == SPANK_IB_REQUEUE_ALREADY;
 	if (o == SPANK_IB_REQUEUE_DONE)
 		slurm_info("spank-ib: %s: job %u.%u: %s", st->host, n->job_id, n->step_id, what);
 	else if (o != SPANK_IB_REQUEUE_ALREADY)
@@ -870,13 +871,35 @@ static void requeue_blamed(struct spank_ib_state *st, struct spank_ib_node *n)
 	o = spank_ib_requeue_blamed(n->job_id, &st->conf, st->host, n->blamed, NULL, NULL, what,
 				    sizeof(what));
 	n->blamed[0] = '\0';
+	st->requeue_settle |= o == SPANK_IB_REQUEUE_DONE || o == SPANK_IB_REQUEUE_ALREADY;
 	(o == SPANK_IB_REQUEUE_DONE || o == SPANK_IB_REQUEUE_ALREADY ? slurm_info : slurm_error)(
 	    "spank-ib: %s: job %u.%u: after the cross-node test: %s", st->host, n->job_id,
 	    n->step_id, what);
 }
 
+/*
+ * The step requeued the job (or began to, or saw another node do it): its
+ * tasks are gone here, the rest of the run ends soon; the begin time is
+ * pushed past that when it is near, so that Slurm does not add its own
+ * 121 s (ib_requeue.c).  Last in exit: as late as this step can.
+ */
+static void requeue_settle(struct spank_ib_state *st, uint32_t job, uint32_t step)
+{
+	char what[512];
+	int rc;
+
+	if (!st->requeue_settle)
+		return;
+	st->requeue_settle = false;
+	rc = spank_ib_requeue_settle(job, what, sizeof(what));
+	if (rc)
+		slurm_info("spank-ib: %s: job %u.%u: %s", st->host, job, step, what);
+}
+
 int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 {
+	uint32_t job = st->node ? st->node->job_id : 0, step = st->node ? st->node->step_id : 0;
+
 	requeue_blamed(st, st->node);
 	/* the watcher first: what it saw goes into the step end's report */
 	spank_ib_watch_stop(st);
@@ -886,5 +909,7 @@ int spank_ib_remote_exit(spank_t sp, struct spank_ib_state *st)
 	spank_ib_write_results(st, st->node);
 	spank_ib_node_free(st->node);
 	st->node = NULL;
+	if (job)
+		requeue_settle(st, job, step);
 	return 0;
 }

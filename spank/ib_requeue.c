@@ -18,17 +18,33 @@
  * job, whatever follows it.
  *
  * Why the job starts again in seconds, and why that is safe: Slurm makes a
- * requeued batch job eligible cred_expire+1 seconds (121 s) after the
- * requeue is complete (batch_requeue_fini in slurmctld's job_mgr.c), so
- * that the next run's launch credential is newer than the revoke of the
- * previous one and the previous run's sockets and credential are purged
- * by then.  Its own delay applies only when the job's begin time has
- * passed at that moment: spank-ib sets the begin time right after the
- * requeue to BEGIN_S seconds later (requeue_begin=; auto: KillWait + 10 s,
- * the time the nodes take to end the run).  Either the requeue completes
- * before that time (the job waits for it, and its new credential is
- * created after the revoke), or it completes later and Slurm's own delay
- * applies: never earlier than Slurm would allow, at worst as late.
+ * requeued batch job eligible cred_expire+1 seconds (121 s; 26.05:
+ * SchedulerParameters=requeue_delay=) after the requeue is complete
+ * (batch_requeue_fini in slurmctld's job_mgr.c, the same in 22.05, 24.11
+ * and 26.05), so that the next run's launch credential is newer than the
+ * revoke of the previous one and the previous run's sockets and
+ * credential are purged by then.  The requeue is complete when the last
+ * of the run's nodes has ended it (its steps, its epilog): until then the
+ * job is PENDING and COMPLETING, and slurm_update_job may set its begin
+ * time (root may set any time not in the past).  Slurm's own delay applies
+ * only when the job's begin time has passed at that moment
+ * ("begin_time <= now").  So spank-ib sets the begin time twice:
+ *
+ *   - right after the requeue, to BEGIN_S seconds later (requeue_begin=;
+ *     auto: KillWait + 10 s, the time the nodes take to end the run);
+ *   - in slurm_spank_exit of the step that requeued it (or began to),
+ *     once that step's tasks are gone on this node, to at least
+ *     SPANK_IB_REQUEUE_SETTLE_S seconds later, when the job is still
+ *     completing (spank_ib_requeue_settle): a run slow to end (tasks that
+ *     ignore SIGTERM until KillWait's SIGKILL, a loaded node) would
+ *     otherwise end after the first begin time and wait Slurm's 121 s.
+ *
+ * The job cannot start before the requeue completes, and then after the
+ * revoke (the kill of the previous run, which came first), so its new
+ * credential is newer, as Slurm requires.  Slurm's own delay still applies
+ * when the rest of the run (another node, the epilog) ends more than
+ * SPANK_IB_REQUEUE_SETTLE_S after this step: never earlier than Slurm
+ * would allow, at worst as late.
  *
  * No spank_* call: the watcher links this file.
  */
@@ -132,7 +148,8 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 	if (o != SPANK_IB_REQUEUE_DONE)
 		return o;
 	/* the begin time is chosen now, so that the announcement can name it */
-	begin_s = r->begin_s >= 0 ? (unsigned)r->begin_s : spank_ib_kill_wait() + 10;
+	begin_s = r->begin_s >= 0 ? (unsigned)r->begin_s
+				  : spank_ib_kill_wait() + SPANK_IB_REQUEUE_SETTLE_S;
 	begin = time(NULL) + (time_t)begin_s;
 	if (!localtime_r(&begin, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
 		snprintf(when, sizeof(when), "+%u s", begin_s);
@@ -163,6 +180,50 @@ enum spank_ib_requeue_outcome spank_ib_requeue(const struct spank_ib_requeue_req
 			       "again at %s",
 			       r->job, j.restarts + 2, r->max + 1, r->node, when);
 	return SPANK_IB_REQUEUE_DONE;
+}
+
+time_t spank_ib_requeue_settle_begin(const struct spank_ib_job *j, time_t now)
+{
+	time_t want = now + SPANK_IB_REQUEUE_SETTLE_S;
+
+	/* not completing: slurmctld has finished the requeue and chose itself */
+	if (!spank_ib_job_pending(j) || !spank_ib_job_completing(j) || j->begin >= want)
+		return 0;
+	return want;
+}
+
+int spank_ib_requeue_settle(uint32_t job, char *what, size_t len)
+{
+	struct spank_ib_job j;
+	char err[512], when[32];
+	time_t begin;
+	struct tm tm;
+	int rc;
+
+	what[0] = '\0';
+	rc = spank_ib_job_load(job, &j, err, sizeof(err));
+	if (rc) {
+		ibp_format_cut(what, len, "the requeued job's begin time is not settled: %s", err);
+		return rc;
+	}
+	begin = spank_ib_requeue_settle_begin(&j, time(NULL));
+	if (!begin)
+		return 0;
+	rc = spank_ib_job_update(job, begin, NULL, NULL, err, sizeof(err));
+	if (rc) {
+		ibp_format_cut(what, len,
+			       "the requeued job's begin time is not settled (%s): it starts again "
+			       "after Slurm's own delay when its run ends after the begin time",
+			       err);
+		return rc;
+	}
+	if (!localtime_r(&begin, &tm) || !strftime(when, sizeof(when), "%H:%M:%S", &tm))
+		snprintf(when, sizeof(when), "+%d s", SPANK_IB_REQUEUE_SETTLE_S);
+	ibp_format_cut(what, len,
+		       "the requeued job may start again at %s, %d s after its run ended here "
+		       "(its nodes end the run; Slurm's own delay would apply past its begin time)",
+		       when, SPANK_IB_REQUEUE_SETTLE_S);
+	return 1;
 }
 
 enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct ibp_conf *conf,

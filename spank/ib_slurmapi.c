@@ -164,6 +164,7 @@ int spank_ib_job_load(uint32_t job, struct spank_ib_job *out, char *err, size_t 
 	out->batch = j->batch_flag != 0;
 	out->requeue = j->requeue != 0;
 	out->restarts = j->restart_cnt;
+	out->begin = j->eligible_time;
 	snprintf(out->admin_comment, sizeof(out->admin_comment), "%s",
 		 j->admin_comment ? j->admin_comment : "");
 	snprintf(out->exc_nodes, sizeof(out->exc_nodes), "%s", j->exc_nodes ? j->exc_nodes : "");
@@ -174,6 +175,11 @@ int spank_ib_job_load(uint32_t job, struct spank_ib_job *out, char *err, size_t 
 bool spank_ib_job_pending(const struct spank_ib_job *j)
 {
 	return (j->state & JOB_STATE_BASE) == JOB_PENDING;
+}
+
+bool spank_ib_job_completing(const struct spank_ib_job *j)
+{
+	return (j->state & JOB_COMPLETING) != 0;
 }
 
 int spank_ib_job_notify(uint32_t job, const char *text, char *err, size_t errlen)

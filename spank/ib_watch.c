@@ -455,6 +455,7 @@ static void take_line(struct spank_ib_state *st, const struct spank_ib_watcher *
 	}
 	if (nf == 3 && !strcmp(f[0], "R")) {
 		st->watch_requeue = true; /* its outcome ("Q") should follow */
+		st->requeue_settle = true;
 		return;
 	}
 	if (nf == 3 && !strcmp(f[0], "Q")) {
@@ -536,6 +537,7 @@ static void requeue_backstop(struct spank_ib_state *st, const struct spank_ib_wa
 
 	o = spank_ib_requeue_here(w->job, &st->conf, st->host, NULL, NULL, NULL, what,
 				  sizeof(what));
+	st->requeue_settle |= o == SPANK_IB_REQUEUE_DONE || o == SPANK_IB_REQUEUE_ALREADY;
 	slurm_info("spank-ib: %s: job %u.%u watch (at the step's end): %s", st->host, w->job,
 		   w->step, what);
 	if (st->watch_n)
@@ -646,6 +648,7 @@ bool spank_ib_requeue_now(struct spank_ib_state *st, const struct spank_ib_node 
 			said |= f[0][0] == 'Q';
 		}
 	}
+	st->requeue_settle |= intent || said;
 	if (intent && !said)
 		slurm_info("spank-ib: %s: job %u.%u: the requeue after the cross-node test did not "
 			   "say how it went: the step's end sees to it",

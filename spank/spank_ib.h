@@ -165,6 +165,7 @@ struct spank_ib_job {
 	bool batch;        /* a batch job (only those can be requeued) */
 	bool requeue;      /* the job allows requeue (--requeue, JobRequeue=1) */
 	unsigned restarts; /* restart_cnt: how often it was requeued */
+	time_t begin;      /* eligible_time: the begin time (0: none) */
 	char admin_comment[512];
 	char exc_nodes[512];
 };
@@ -173,6 +174,8 @@ struct spank_ib_job {
 int spank_ib_job_load(uint32_t job, struct spank_ib_job *out, char *err, size_t errlen);
 /* The job is pending (already requeued, or not started). */
 bool spank_ib_job_pending(const struct spank_ib_job *j);
+/* The job's nodes are still ending its last run (JOB_COMPLETING). */
+bool spank_ib_job_completing(const struct spank_ib_job *j);
 /* slurm_notify_job: TEXT on srun's (salloc's) stderr or the batch job's. 0 or -errno, ERR. */
 int spank_ib_job_notify(uint32_t job, const char *text, char *err, size_t errlen);
 /* slurm_kill_job_step: SIG to every task of the step on every node.  0 or -errno, ERR. */
@@ -239,6 +242,27 @@ enum spank_ib_requeue_outcome spank_ib_requeue_here(uint32_t job, const struct i
 						    const char *host, const char *node,
 						    void (*announce)(void *arg, const char *text),
 						    void *announce_arg, char *what, size_t len);
+/*
+ * Seconds between the end of the requeued run's step on the node that
+ * requeued it and the job's begin time: what the job's nodes take to end
+ * the rest of the run (other steps, epilog, the messages to slurmctld).
+ */
+#define SPANK_IB_REQUEUE_SETTLE_S 10
+/*
+ * The begin time a requeued job J needs at NOW, once the step that
+ * requeued it has ended on this node: NOW + SPANK_IB_REQUEUE_SETTLE_S when
+ * J is pending and still completing (slurmctld has not finished the
+ * requeue) and its begin time is earlier; 0 when nothing is to be done.
+ */
+time_t spank_ib_requeue_settle_begin(const struct spank_ib_job *j, time_t now);
+/*
+ * Applies spank_ib_requeue_settle_begin to JOB (slurm_load_job, then
+ * slurm_update_job of the begin time): 1 when set (WHAT says to when), 0
+ * when nothing was to be done, -errno (WHAT: why).  Root; slurm_spank_exit
+ * of a step that requeued the job, or saw it requeued (ib_requeue.c: why).
+ */
+int spank_ib_requeue_settle(uint32_t job, char *what, size_t len);
+
 /*
  * What the cross-node test's findings TF (as the child's decoder gave
  * them, before they are reworded as this node's) ask of this node, SELF
@@ -582,6 +606,7 @@ struct spank_ib_state {
 	size_t watch_n;
 	bool watch_drained;      /* the watcher drained the node (the step end does not again) */
 	bool watch_requeue;      /* the watcher began a requeue and did not say how it went */
+	bool requeue_settle;     /* this step requeued the job or began to: settled at exit */
 	char watch_summary[256]; /* "8 ports every 1 s" */
 };
 

@@ -7,6 +7,11 @@
 #     drained, the second run lands on the 3 healthy nodes and completes,
 #     sacct shows both runs;
 #   * the same with n2's link going down mid-step (the watch, watch_action=end);
+#   * the same with tasks that ignore SIGTERM (the run ends at KillWait) and
+#     requeue_begin=1: the requeue completes after the begin time set at the
+#     requeue, and the second run still starts less than 120 s after the
+#     fault, which Slurm's own delay (121 s after the end) never allows (the
+#     begin time settled at the step's end);
 #   * a job fault (the user's locked-memory limit) is never requeued;
 #   * requeue_max=1 with a second broken node: the second run fails and the
 #     job ends, saying the bound was reached;
@@ -35,7 +40,8 @@ drained() { [[ "$(cluster_node_state "$1")" == *DRAIN* ]]; }
 jobfield() { cl_scontrol show job "$1" -o 2>/dev/null | grep -o "$2=[^ ]*" | cut -d= -f2; }
 
 # The batch script: each run says where it runs; the step's tasks say where
-# they run, and the first run's tasks wait $FIRST s (a mid-step fault has time).
+# they run, and the first run's tasks wait $FIRST s (a mid-step fault has
+# time), ignoring SIGTERM with SLOW=1 (its end waits KillWait's SIGKILL).
 cat >"$OUT/job.sh" <<EOF
 #!/bin/sh
 export RUN=\${SLURM_RESTART_COUNT:-0}
@@ -43,6 +49,7 @@ echo "run \$RUN \$SLURM_JOB_NODELIST" >>$OUT/runs.\$SLURM_JOB_ID
 # a hostile job: its steps see a restart count of 0, whatever slurmctld counts
 [ -z "\${RESET:-}" ] || export SLURM_RESTART_COUNT=0
 srun \${IBFLAGS:---ib-check} sh -c 'echo "task \$RUN \$(hostname)" >>$OUT/tasks.\$SLURM_JOB_ID
+[ -z "\${SLOW:-}" ] || [ "\$RUN" -gt 0 ] || trap "" TERM
 touch $OUT/started.\$SLURM_JOB_ID.\$RUN.\$SLURM_PROCID; [ "\$RUN" -gt 0 ] || sleep \${FIRST:-0}'
 EOF
 chmod 0755 "$OUT/job.sh"
@@ -148,6 +155,44 @@ $(cat "$OUT/runs.$JOB" "$OUT/mid.out" 2>&1; grep "job $JOB" "$CL_LOG/slurmd.n2.l
 		tap_ok "sacct shows both runs (mid-step): $(tr '\n' ' ' <<<"$sacct")"
 	else
 		tap_fail "sacct shows both runs (mid-step)" "$sacct"
+	fi
+fi
+cluster_resume_all >/dev/null
+cluster_hw n2
+
+# ---- a slow end: the requeue completes after the begin time it set ----
+# requeue_begin=1 and tasks that ignore SIGTERM: the run ends at KillWait's
+# SIGKILL, after the begin time set at the requeue; without the begin time
+# settled at the step's end Slurm adds its own 121 s (ib_requeue.c): the
+# second run 174 s after the fault without it, 55-57 s with it (most of it
+# waiting for the scheduler's pass after the begin time), at load 4-200.
+# Less than 120 s is what only the settled begin time allows.
+plug drain=yes requeue=yes watch_action=end requeue_begin=1
+submit slow --export=ALL,FIRST=120,SLOW=1
+if [ -n "$JOB" ]; then
+	for i in $(seq 1 300); do
+		[ "$(ls "$OUT"/started."$JOB".0.* 2>/dev/null | wc -l)" -eq 3 ] &&
+			cluster_watchers_ready "$JOB" n1 n2 n3 && break
+		sleep 0.1
+	done
+	p=$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_3/ports/1
+	t0=$(date +%s)
+	echo "1: DOWN" >"$p/state"
+	echo 1 >"$p/counters/link_downed"
+	for i in $(seq 1 2000); do
+		ls "$OUT"/started."$JOB".1.* >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	t1=$(stat -c %Y "$OUT"/started."$JOB".1.* 2>/dev/null | sort -n | head -1)
+	state=$(wait_end "$JOB")
+	restarts=$(jobfield "$JOB" Restarts)
+	settled=$(grep -c "spank-ib: n2: job $JOB\.[0-9]*: the requeued job may start again at [0-9:]*, 10 s after its run ended here" "$CL_LOG/slurmd.n2.log")
+	if [ -n "$t1" ] && [ $((t1 - t0)) -lt 120 ] && [ "$state" = COMPLETED ] && [ "$restarts" = 1 ] &&
+		[ "$(runs_on "$JOB" 1)" = "n1 n3 n4 " ] && [ "$settled" = 1 ]; then
+		tap_ok "a slow end (SIGTERM ignored, requeue_begin=1): the second run started $((t1 - t0)) s after the link went down (Slurm's own delay: 121 s after the end), the begin time settled once at n2's step end"
+	else
+		tap_fail "a slow end" "state=$state restarts=$restarts second run at +$((${t1:-0} - t0)) s settled=$settled $(cl_scontrol show job "$JOB" 2>&1 | grep -oE '(EligibleTime|StartTime|SubmitTime)=[^ ]*' | tr '\n' ' ')
+$(cat "$OUT/runs.$JOB" "$OUT/slow.out" 2>&1; grep "job $JOB" "$CL_LOG/slurmd.n2.log" "$CL_LOG/slurmctld.log")"
 	fi
 fi
 cluster_resume_all >/dev/null

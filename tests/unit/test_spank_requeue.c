@@ -12,9 +12,13 @@
  * check before the job is told, which does nothing.  After the cross-node
  * test: who acts (spank_ib_test_blame: the suspected node itself, never its
  * neighbours, never with a job fault) and what the job hears from the
- * requeue made at the step's end (spank_ib_requeue_blamed).
+ * requeue made at the step's end (spank_ib_requeue_blamed).  The begin
+ * time settled at the step's end (spank_ib_requeue_settle): pushed past the
+ * rest of the run's end only while slurmctld has not finished the requeue
+ * and the begin time is near or past, never otherwise.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +40,7 @@ static struct {
 	int load_rc, requeue_rc, update_rc, err;
 	uint16_t batch, requeue, restarts;
 	uint32_t state;
+	time_t eligible;
 	char exc[128];
 	/* seen */
 	int loads, requeues, updates;
@@ -82,6 +87,7 @@ int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags)
 	m->job_array[0].requeue = fk.requeue;
 	m->job_array[0].restart_cnt = fk.restarts;
 	m->job_array[0].job_state = fk.state;
+	m->job_array[0].eligible_time = fk.eligible;
 	m->job_array[0].exc_nodes = fk.exc[0] ? strdup(fk.exc) : NULL;
 	*resp = m;
 	return 0;
@@ -503,6 +509,88 @@ static void test_blame_requeue_told(void **state)
 				     "Access/permission denied)"));
 }
 
+/*
+ * The begin time at the step's end: only a job still completing its
+ * requeue (slurmctld applies its own delay at the end of it when the begin
+ * time has passed), only to make it later.
+ */
+static void test_requeue_settle_begin(void **state)
+{
+	static const struct {
+		const char *what;
+		uint32_t state;
+		long begin_from_now; /* LONG_MIN: none (0) */
+		bool moved;
+	} cases[] = {
+	    {"completing, begin passed", JOB_PENDING | JOB_COMPLETING, -5, true},
+	    {"completing, no begin time", JOB_PENDING | JOB_COMPLETING, LONG_MIN, true},
+	    {"completing, begin in 3 s", JOB_PENDING | JOB_COMPLETING, 3, true},
+	    {"completing, begin exactly settled", JOB_PENDING | JOB_COMPLETING,
+	     SPANK_IB_REQUEUE_SETTLE_S, false},
+	    {"completing, begin later", JOB_PENDING | JOB_COMPLETING, 40, false},
+	    {"requeue complete (Slurm chose)", JOB_PENDING, -5, false},
+	    {"running again", JOB_RUNNING, -5, false},
+	    {"cancelled while completing", JOB_CANCELLED | JOB_COMPLETING, -5, false},
+	};
+	const time_t now = 1700000000;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct spank_ib_job j = {.state = cases[i].state, .batch = true, .requeue = true};
+		time_t got;
+
+		j.begin = cases[i].begin_from_now == LONG_MIN ? 0 : now + cases[i].begin_from_now;
+		got = spank_ib_requeue_settle_begin(&j, now);
+		if (cases[i].moved ? got != now + SPANK_IB_REQUEUE_SETTLE_S : got != 0)
+			fail_msg("%s: %ld, expected %s", cases[i].what, (long)(got ? got - now : 0),
+				 cases[i].moved ? "+SETTLE_S" : "nothing");
+	}
+}
+
+/* The settle against slurmctld: loaded, updated once, said; its failures said. */
+static void test_requeue_settle(void **state)
+{
+	char what[512];
+	time_t before;
+	(void)state;
+
+	memset(&fk, 0, sizeof(fk));
+	fk.state = JOB_PENDING | JOB_COMPLETING;
+	before = time(NULL);
+	fk.eligible = before - 3;
+	assert_int_equal(spank_ib_requeue_settle(42, what, sizeof(what)), 1);
+	assert_int_equal(fk.updates, 1);
+	assert_false(fk.exc_set);
+	assert_true(fk.begin >= before + SPANK_IB_REQUEUE_SETTLE_S &&
+		    fk.begin <= time(NULL) + SPANK_IB_REQUEUE_SETTLE_S);
+	assert_non_null(strstr(what, "the requeued job may start again at "));
+	assert_non_null(strstr(what, ", 10 s after its run ended here"));
+
+	/* slurmctld finished the requeue: its begin time stands */
+	memset(&fk, 0, sizeof(fk));
+	fk.state = JOB_PENDING;
+	fk.eligible = time(NULL) + 121;
+	assert_int_equal(spank_ib_requeue_settle(42, what, sizeof(what)), 0);
+	assert_int_equal(fk.updates, 0);
+
+	memset(&fk, 0, sizeof(fk));
+	fk.state = JOB_PENDING | JOB_COMPLETING;
+	fk.update_rc = -1;
+	fk.err = ESLURM_ACCESS_DENIED;
+	assert_true(spank_ib_requeue_settle(42, what, sizeof(what)) < 0);
+	assert_string_equal(what, "the requeued job's begin time is not settled (updating the "
+				  "job: Access/permission denied): it starts again after Slurm's "
+				  "own delay when its run ends after the begin time");
+
+	memset(&fk, 0, sizeof(fk));
+	fk.load_rc = -1;
+	fk.err = ESLURM_ACCESS_DENIED;
+	assert_true(spank_ib_requeue_settle(42, what, sizeof(what)) < 0);
+	assert_string_equal(what, "the requeued job's begin time is not settled: loading the job: "
+				  "Access/permission denied");
+	assert_int_equal(fk.updates, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +600,8 @@ int main(void)
 	    cmocka_unit_test(test_requeue_announced_before),
 	    cmocka_unit_test(test_blame_who_acts),
 	    cmocka_unit_test(test_blame_requeue_told),
+	    cmocka_unit_test(test_requeue_settle_begin),
+	    cmocka_unit_test(test_requeue_settle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
