@@ -3,7 +3,7 @@
  * steal-fds.c: what a job's owner can take from the processes of their own
  * steps (tests/integration/test_spank_rdmatest_hostile.sh, (g)).
  *
- *   steal-fds STATUS STOPFILE LO HI [TEST_UID]
+ *   [STEAL_CHILD=PATTERN] steal-fds STATUS STOPFILE LO HI [TEST_UID]
  *
  * Run as the job's owner.  Until STOPFILE exists it polls /proc and tries,
  * on every process it can see, pidfd_getfd on each of its descriptors and
@@ -17,7 +17,10 @@
  *        child_nondumpable D stepd_fds G stepd_ptraced Q stepd_signalable S2
  *        listeners L port_sockets T
  *
- * children: processes whose command line is "... rdmatest --child" and
+ * children: processes whose command line holds PATTERN (default
+ * "rdmatest --child"; "--requeue-now=yes" for the plugin's one-shot watcher,
+ * TEST_UID 0: test_spank_requeue_hostile.sh; from the environment, so that
+ * the poller's own command line does not hold it) and
  * that run as the poller's uid or TEST_UID (other clusters' children on
  * the same machine are left out of the count, not out of the tries);
  * child_as_owner: those of them that ran as the poller's uid;
@@ -130,6 +133,7 @@ static int nondumpable(long pid)
 }
 
 static long test_uid = -1;
+static const char *child_pattern = "rdmatest --child";
 
 static enum kind classify(long pid)
 {
@@ -149,7 +153,7 @@ static enum kind classify(long pid)
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
-	if (strstr(buf, "rdmatest --child")) {
+	if (strstr(buf, child_pattern)) {
 		long ruid = real_uid(pid);
 
 		return ruid == (long)getuid() || ruid == test_uid ? K_CHILD : K_OTHER;
@@ -325,6 +329,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (argc == 6)
 		test_uid = strtol(argv[5], NULL, 10);
+	if (getenv("STEAL_CHILD") && getenv("STEAL_CHILD")[0])
+		child_pattern = getenv("STEAL_CHILD");
 	lo = (unsigned)strtoul(argv[3], NULL, 10);
 	hi = (unsigned)strtoul(argv[4], NULL, 10);
 	if (!lo || hi < lo || hi > 65535)
