@@ -11,7 +11,8 @@
 #
 #   PID<TAB>UIDS<TAB>CAPEFF<TAB>EXE<TAB>ARGV (\x1f-separated)<TAB>ENV (\x1f-separated)
 #
-# UIDS is the Uid: line of /proc/PID/status (real, effective, saved, fs).
+# UIDS is the Uid: line of /proc/PID/status (real, effective, saved, fs);
+# EXE the executable's DEV:INODE (the same seen from a release's chroot).
 # A process that is gone before all was read is left out of that sweep.
 import os
 import sys
@@ -37,7 +38,8 @@ def main():
                     if pattern not in cmd:
                         continue
                     env = read("/proc/%s/environ" % pid)
-                    exe = os.readlink("/proc/%s/exe" % pid)
+                    st = os.stat("/proc/%s/exe" % pid)
+                    exe = "%d:%d" % (st.st_dev, st.st_ino)
                     status = read("/proc/%s/status" % pid).decode(errors="replace")
                 except OSError:
                     continue
