@@ -84,20 +84,20 @@ const char *spank_ib_helper_default(void)
 	return SPANK_IB_HELPER;
 }
 
-int spank_ib_helper_check(const char *path, char *err, size_t errlen)
+int spank_ib_helper_check(const char *what, const char *path, char *err, size_t errlen)
 {
 	char why[PATH_MAX + 256] = "";
 	struct stat st;
 	int fd, rc = 0;
 
 	if (!path || path[0] != '/') {
-		snprintf(err, errlen, "test helper '%s': not an absolute path", path ? path : "");
+		snprintf(err, errlen, "%s '%s': not an absolute path", what, path ? path : "");
 		return -EINVAL;
 	}
 	/* root's, every directory on the way too (rootpath.h), not even the job user's */
 	fd = ibp_rootpath_open(path, O_PATH, IBP_ROOTPATH_ROOT, why, sizeof(why));
 	if (fd < 0) {
-		ibp_format_cut(err, errlen, "test helper %s", why);
+		ibp_format_cut(err, errlen, "%s %s", what, why);
 		return fd == -EINVAL && path[0] == '/' ? -EACCES : fd;
 	}
 	if (fstat(fd, &st))
@@ -106,10 +106,9 @@ int spank_ib_helper_check(const char *path, char *err, size_t errlen)
 		rc = -EACCES;
 	close(fd);
 	if (rc == -EACCES)
-		snprintf(err, errlen, "test helper %s: not a regular file every user may run",
-			 path);
+		snprintf(err, errlen, "%s %s: not a regular file every user may run", what, path);
 	else if (rc)
-		snprintf(err, errlen, "test helper %s: %s", path, strerror(-rc));
+		snprintf(err, errlen, "%s %s: %s", what, path, strerror(-rc));
 	return rc;
 }
 

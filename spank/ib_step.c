@@ -194,7 +194,7 @@ void spank_ib_lookup_start(struct spank_ib_lookup *lk, const struct spank_ib_chi
 		in[off++] = '\n';
 	}
 	lk->n = n;
-	lk->rc = spank_ib_helper_check(spec.helper, lk->why, sizeof(lk->why));
+	lk->rc = spank_ib_helper_check("test helper", spec.helper, lk->why, sizeof(lk->why));
 	if (lk->rc)
 		return;
 	spec.budget_s = timeout_ms / 1000.0;

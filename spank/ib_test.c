@@ -174,7 +174,7 @@ int spank_ib_test_prepare(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	spank_get_item(sp, S_JOB_GID, &t->gid);
 	snprintf(t->helper, sizeof(t->helper), "%s",
 		 st->conf.test_helper[0] ? st->conf.test_helper : spank_ib_helper_default());
-	if (spank_ib_helper_check(t->helper, err, sizeof(err)))
+	if (spank_ib_helper_check("test helper", t->helper, err, sizeof(err)))
 		setup_fail(t, "rdmatest_no_helper",
 			   "install ibprep from the same build as spank_ib.so, root-owned, or set "
 			   "test_helper= in plugstack.conf",

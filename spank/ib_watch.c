@@ -273,9 +273,9 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	 * error in the user's step.  A fault it saw ("E", fail) stays an error:
 	 * the job was told by the watcher itself (scontrol notify).
 	 */
-	if (spank_ib_helper_check(helper, err, sizeof(err))) {
-		slurm_info("spank-ib: %s: job %u.%u: no link watch: watcher %s", st->host,
-			   n->job_id, n->step_id, err);
+	if (spank_ib_helper_check("watcher", helper, err, sizeof(err))) {
+		slurm_info("spank-ib: %s: job %u.%u: no link watch: %s", st->host, n->job_id,
+			   n->step_id, err);
 		return;
 	}
 	if (spank_ib_slurm_library(lib, sizeof(lib))) {
@@ -600,12 +600,11 @@ bool spank_ib_requeue_now(struct spank_ib_state *st, const struct spank_ib_node 
 
 	snprintf(helper, sizeof(helper), "%s",
 		 st->conf.watch_helper[0] ? st->conf.watch_helper : spank_ib_watcher_default());
-	if (spank_ib_helper_check(helper, err, sizeof(err)) ||
+	if (spank_ib_helper_check("watcher", helper, err, sizeof(err)) ||
 	    spank_ib_slurm_library(lib, sizeof(lib))) {
-		slurm_info("spank-ib: %s: job %u.%u: the requeue is left to the step's end: "
-			   "watcher %s",
+		slurm_info("spank-ib: %s: job %u.%u: the requeue is left to the step's end: %s",
 			   st->host, n->job_id, n->step_id,
-			   err[0] ? err : "(the Slurm library of this slurmstepd is not found)");
+			   err[0] ? err : "the Slurm library of this slurmstepd is not found");
 		return false;
 	}
 	a = calloc(1, sizeof(*a));
@@ -680,8 +679,8 @@ int spank_ib_drain_now(const struct spank_ib_state *st, const char *node, const 
 	drained[0] = what[0] = '\0';
 	snprintf(helper, sizeof(helper), "%s",
 		 st->conf.watch_helper[0] ? st->conf.watch_helper : spank_ib_watcher_default());
-	if (spank_ib_helper_check(helper, err, sizeof(err))) {
-		ibp_format_cut(what, whatlen, "watcher %s", err);
+	if (spank_ib_helper_check("watcher", helper, err, sizeof(err))) {
+		ibp_format_cut(what, whatlen, "%s", err);
 		return -ENOENT;
 	}
 	if (spank_ib_slurm_library(lib, sizeof(lib))) {

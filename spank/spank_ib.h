@@ -454,9 +454,10 @@ int spank_ib_test_user(const char *name, uint32_t job_uid, uint32_t *uid, uint32
 /*
  * PATH may be exec'ed as root's child: absolute, a regular file, owned by
  * root, not writable by group or others, in a root-owned directory that
- * only root can write.  0 or -errno with ERR.
+ * only root can write.  0 or -errno with ERR, which names the helper by
+ * WHAT ("test helper", "watcher"): "WHAT PATH: why".
  */
-int spank_ib_helper_check(const char *path, char *err, size_t errlen);
+int spank_ib_helper_check(const char *what, const char *path, char *err, size_t errlen);
 
 /*
  * Forks, drops to SPEC's UID/GID for good (as below), execs HELPER with

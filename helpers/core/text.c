@@ -6,6 +6,28 @@
 
 #include "ibprep/text.h"
 
+/*
+ * Where to cut BUF[0..P) so that no UTF-8 character is split: P, or the
+ * start of the character that P would split.  Bytes that are not UTF-8
+ * are cut anywhere (ibp_text_escape shows them as \xNN).
+ */
+static size_t char_boundary(const char *buf, size_t p)
+{
+	size_t k = p, start, need;
+	unsigned char lead;
+
+	while (k > 0 && p - k < 3 && ((unsigned char)buf[k - 1] & 0xc0) == 0x80)
+		k--;
+	if (!k)
+		return p;
+	start = k - 1;
+	lead = (unsigned char)buf[start];
+	if (lead < 0xc2 || lead > 0xf4)
+		return p;
+	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	return start + need > p ? start : p;
+}
+
 int ibp_vformat_cut(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	int n;
@@ -14,7 +36,7 @@ int ibp_vformat_cut(char *buf, size_t len, const char *fmt, va_list ap)
 		return vsnprintf(NULL, 0, fmt, ap);
 	n = vsnprintf(buf, len, fmt, ap);
 	if (n >= (int)len && len > 4)
-		memcpy(buf + len - 4, "...", 4);
+		memcpy(buf + char_boundary(buf, len - 4), "...", 4);
 	return n;
 }
 

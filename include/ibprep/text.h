@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 /*
- * vsnprintf into BUF (LEN bytes, may be 0); a cut text ends in "...".
- * Returns what vsnprintf returned.
+ * vsnprintf into BUF (LEN bytes, may be 0); a cut text ends in "...", cut
+ * at a UTF-8 character's boundary.  Returns what vsnprintf returned.
  */
 int ibp_vformat_cut(char *buf, size_t len, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));

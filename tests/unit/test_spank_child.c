@@ -454,31 +454,34 @@ static void test_helper_check_ownership(void **state)
 	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX + 16], err[512];
 
 	(void)state;
-	assert_int_equal(spank_ib_helper_check("ibprep", err, sizeof(err)), -EINVAL);
-	assert_int_equal(spank_ib_helper_check("/nonexistent/ibprep", err, sizeof(err)), -ENOENT);
+	assert_int_equal(spank_ib_helper_check("test helper", "ibprep", err, sizeof(err)), -EINVAL);
+	assert_int_equal(
+	    spank_ib_helper_check("test helper", "/nonexistent/ibprep", err, sizeof(err)), -ENOENT);
 	assert_non_null(dir);
 	snprintf(path, sizeof(path), "%s/helper", dir);
 	assert_int_equal(ibp_fixture_write(dir, "helper", "#!/bin/sh\n"), 0);
 	assert_int_equal(chmod(path, 0757), 0);
-	assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EPERM);
+	assert_int_equal(spank_ib_helper_check("test helper", path, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "with mode 0757"));
 	assert_non_null(strstr(err, "not writable by group or others"));
 	assert_int_equal(chmod(path, 0644), 0);
-	assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EACCES);
+	assert_int_equal(spank_ib_helper_check("test helper", path, err, sizeof(err)), -EACCES);
 	if (geteuid() == 0) {
 		assert_int_equal(chmod(path, 0755), 0);
 		assert_int_equal(chmod(dir, 0777), 0);
-		assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EPERM);
+		assert_int_equal(spank_ib_helper_check("test helper", path, err, sizeof(err)),
+				 -EPERM);
 		assert_non_null(strstr(err, "the directory"));
 		assert_non_null(strstr(err, "with mode 0777"));
 		assert_int_equal(chmod(dir, 0755), 0);
 		/* root's only: not the caller's (a job user's) own helper */
 		assert_int_equal(chown(path, 65534, 65534), 0);
-		assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), -EPERM);
+		assert_int_equal(spank_ib_helper_check("test helper", path, err, sizeof(err)),
+				 -EPERM);
 		assert_non_null(strstr(err, "(uid 65534) with mode 0755"));
 		assert_int_equal(chown(path, 0, 0), 0);
 		assert_int_equal(chmod(dir, 0755), 0);
-		assert_int_equal(spank_ib_helper_check(path, err, sizeof(err)), 0);
+		assert_int_equal(spank_ib_helper_check("test helper", path, err, sizeof(err)), 0);
 	}
 	ibp_fixture_destroy(dir);
 }

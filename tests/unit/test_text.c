@@ -70,6 +70,39 @@ static void test_finding_format_escapes_user_text(void **state)
 }
 
 /* The message set as ibp_format_cut sets it, the code returned, no buffer no write. */
+/* A cut text keeps whole UTF-8 characters before its "..." (and its length). */
+static void test_format_cut_at_a_character_boundary(void **state)
+{
+	static const struct {
+		size_t len;
+		const char *in, *out;
+	} cut[] = {
+	    {10, "abcdefghijkl", "abcdef..."},                       /* ASCII */
+	    {10, "abcde\xe2\x82\xacxyz", "abcde..."},                /* 3 bytes, 1 kept */
+	    {10, "abcd\xe2\x82\xacxyz", "abcd..."},                  /* 3 bytes, 2 kept */
+	    {10, "abc\xe2\x82\xacwxyz", "abc\xe2\x82\xac..."},       /* ends at the cut */
+	    {10, "abcde\xc3\xa9xyz", "abcde..."},                    /* 2 bytes, 1 kept */
+	    {10, "abcd\xc3\xa9wxyz", "abcd\xc3\xa9..."},             /* ends at the cut */
+	    {10, "abc\xf0\x9f\x98\x80xyz", "abc..."},                /* 4 bytes, 3 kept */
+	    {10, "ab\xf0\x9f\x98\x80wxyz", "ab\xf0\x9f\x98\x80..."}, /* ends at the cut */
+	    {10, "abcde\xff\xfexyz", "abcde\xff..."},                /* not UTF-8: bytes */
+	    {10, "\x82\x82\x82\x82\x82\x82\x82xyz", "\x82\x82\x82\x82\x82\x82..."}, /* stray */
+	    {5, "\xe2\x82\xacxy", "..."},
+	    {4, "\xe2\x82\xacxy", "\xe2\x82\xac"}, /* too short for "...": vsnprintf's cut */
+	    {10, "caf\xc3\xa9", "caf\xc3\xa9"},    /* not cut */
+	};
+	char buf[16];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+		int n = ibp_format_cut(buf, cut[i].len, "%s", cut[i].in);
+
+		assert_int_equal(n, (int)strlen(cut[i].in));
+		if (strcmp(buf, cut[i].out))
+			fail_msg("case %zu: '%s', expected '%s'", i, buf, cut[i].out);
+	}
+}
+
 static void test_errf_returns_the_code_with_the_message(void **state)
 {
 	char err[16] = "unchanged";
@@ -91,6 +124,7 @@ int main(void)
 	    cmocka_unit_test(test_text_escape_cut_is_marked_and_terminated),
 	    cmocka_unit_test(test_finding_format_escapes_user_text),
 	    cmocka_unit_test(test_errf_returns_the_code_with_the_message),
+	    cmocka_unit_test(test_format_cut_at_a_character_boundary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
