@@ -162,22 +162,6 @@ static void signal_watcher(const struct spank_ib_watcher *w, int sig)
 }
 
 /* Reaped, or no longer ours (slurmstepd's own wait may have reaped it): true. */
-static bool reaped(const struct spank_ib_watcher *w)
-{
-	int status;
-	pid_t r = waitpid(w->pid, &status, WNOHANG);
-
-	return r == w->pid || (r < 0 && errno == ECHILD);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /*
  * "mlx5_0:1,mlx5_3:1": the step's ports.  The placement's fabric ports when
  * there is a placement (what NCCL_IB_HCA names), else every port read at
@@ -554,6 +538,7 @@ void spank_ib_watch_stop(struct spank_ib_state *st)
 	struct spank_ib_watcher *w = st->watcher;
 	int64_t deadline;
 	bool gone = false;
+	int status;
 
 	if (!w)
 		return;
@@ -561,13 +546,11 @@ void spank_ib_watch_stop(struct spank_ib_state *st)
 	close(w->life_wr);
 	w->life_wr = -1;
 	deadline = ibp_now_ns() + (int64_t)STOP_GRACE_MS * 1000000;
-	while (!(gone = reaped(w)) && ibp_now_ns() < deadline)
-		sleep_ms(5);
+	gone = spank_ib_reap_until(w->pid, deadline, &status);
 	if (!gone) {
 		signal_watcher(w, SIGKILL);
 		deadline = ibp_now_ns() + 2 * IBP_NS_PER_S;
-		while (!(gone = reaped(w)) && ibp_now_ns() < deadline)
-			sleep_ms(5);
+		gone = spank_ib_reap_until(w->pid, deadline, &status);
 		if (!gone)
 			slurm_info(
 			    "spank-ib: %s: job %u.%u watch: watcher %d not reaped within 2 s "
