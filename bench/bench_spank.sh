@@ -3,8 +3,9 @@
 #
 # Steps inside one allocation (salloc --no-shell, then srun --jobid: new jobs
 # would add the scheduler's outliers), in the project's cluster of two
-# DGX-H100-like simulated nodes, interleaved in one run (the order rotates
-# every round, so the machine's load falls on each alike):
+# DGX-H100-like simulated nodes, interleaved in one run (a new random order
+# every round, so the machine's load and the previous step's end fall on
+# each alike):
 #   default  srun -N2 --ntasks-per-node=8 -O --ib-check --ib-affinity true
 #            with the default configuration: no topology=, so this
 #            machine's own topology, discovered once per boot and kept in
@@ -24,7 +25,7 @@
 #   SPANK_IB_SO (default build/spank_ib.so), BENCH_PAIRS (default 25 rounds)
 # BASE=DIR adds a sixth configuration, "base": the default setup with the
 # plugin, watcher and ibprep of another build (a checkout built there:
-# `git worktree add DIR COMMIT && make -C DIR`), rotated with the others,
+# `git worktree add DIR COMMIT && make -C DIR`), shuffled with the others,
 # so that a change's cost or gain is read from one run (this build's
 # default against base's) on the same machine at the same load.
 set -u
@@ -64,7 +65,7 @@ step_ms() {
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f", m/1000}'; }
 
-# rounds: BENCH_PAIRS rounds of one step of each configuration, rotated.
+# rounds: BENCH_PAIRS rounds of one step of each configuration, shuffled.
 rounds() {
 	local i k c f line
 	local -a cfgs=(default xml live nowatch none)
@@ -84,8 +85,11 @@ rounds() {
 		if [ "$c" = none ]; then step_ms >/dev/null; else step_ms --ib-check --ib-affinity >/dev/null; fi
 	done
 	for i in $(seq 1 "$PAIRS"); do
-		for k in "${!cfgs[@]}"; do
-			c=${cfgs[$(((i + k) % ${#cfgs[@]}))]}
+		# A new order every round (shuf, seeded by the round): a rotation
+		# keeps each configuration behind the same one, and the end of a
+		# step (its watcher's stop, slurmd's cleanup) overlaps the start of
+		# the next, so a fixed neighbour is a fixed bias.
+		for c in $(printf '%s\n' "${cfgs[@]}" | shuf --random-source=<(yes "$i")); do
 			cluster_plugstack "${lines[$c]}"
 			if [ "$c" = none ]; then
 				step_ms >>"$CL_DIR/t.$c"
