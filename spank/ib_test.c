@@ -48,6 +48,7 @@
 #include "ibprep/rdmatest_ports.h"
 #include "ibprep/rdmatest_rails.h"
 #include "ibprep/sysfs.h"
+#include "ibprep/text.h"
 #include "ibprep/topo.h"
 
 #include "spank_ib.h"
@@ -555,22 +556,20 @@ bool spank_ib_finding_is_note(const struct ibp_finding *x)
 static void own_node(struct ibp_finding *x, const char *host, const char *self)
 {
 	char about[sizeof(x->observed)];
-	int w;
 
 	if (!x->node[0] || !strcmp(x->node, host) || !strcmp(x->node, self)) {
 		snprintf(x->node, sizeof(x->node), "%s", host);
 		return;
 	}
+	/* cut: the end says so, and no character is split */
 	if (x->device[0] && x->port > 0)
-		w = snprintf(about, sizeof(about), "about %s %s port %d: %s", x->node, x->device,
-			     x->port, x->observed);
+		ibp_format_cut(about, sizeof(about), "about %s %s port %d: %s", x->node, x->device,
+			       x->port, x->observed);
 	else if (x->device[0])
-		w = snprintf(about, sizeof(about), "about %s %s: %s", x->node, x->device,
-			     x->observed);
+		ibp_format_cut(about, sizeof(about), "about %s %s: %s", x->node, x->device,
+			       x->observed);
 	else
-		w = snprintf(about, sizeof(about), "about %s: %s", x->node, x->observed);
-	if (w >= (int)sizeof(about)) /* cut: the end says so */
-		memcpy(about + sizeof(about) - 4, "...", 4);
+		ibp_format_cut(about, sizeof(about), "about %s: %s", x->node, x->observed);
 	memcpy(x->observed, about, sizeof(x->observed));
 	snprintf(x->node, sizeof(x->node), "%s", host);
 	x->device[0] = '\0';

@@ -38,14 +38,7 @@ int ibp_findings_add(struct ibp_findings *f, const struct ibp_finding *x)
 /* Copies S into a fixed field, cutting it with "..." when it does not fit. */
 static void field_set(char *dst, size_t size, const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
-
-	if (n < size) {
-		memcpy(dst, s ? s : "", n + 1);
-		return;
-	}
-	memcpy(dst, s, size - 4);
-	memcpy(dst + size - 4, "...", 4);
+	ibp_format_cut(dst, size, "%s", s ? s : "");
 }
 
 int ibp_findings_vaddf(struct ibp_findings *f, const char *code, enum ibp_severity sev,

@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "ibprep/fingerprint.h"
+#include "ibprep/text.h"
 #include "fp_wire.h"
 
 static const struct {
@@ -540,9 +541,7 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 		snprintf(x.node, sizeof(x.node), "%s", first >= 0 ? names[first] : "");
 		snprintf(x.device, sizeof(x.device), "%s", dev);
 		x.port = port;
-		if (strlen(obs) >= sizeof(x.observed))
-			memcpy(obs + sizeof(x.observed) - 4, "...", 4);
-		memcpy(x.observed, obs, sizeof(x.observed) - 1);
+		ibp_format_cut(x.observed, sizeof(x.observed), "%s", obs);
 		snprintf(x.fix, sizeof(x.fix), "%s", fields[field].fix);
 		return ibp_findings_add(out, &x);
 	}

@@ -8,6 +8,7 @@
 
 #include "ibprep/cpulist.h"
 #include "ibprep/place.h"
+#include "ibprep/text.h"
 
 void ibp_placement_init(struct ibp_placement *pl)
 {
@@ -53,13 +54,10 @@ int ibp_place_nic_name(const struct ibp_topo *topo, const struct ibp_place_nic *
 __attribute__((format(printf, 3, 4))) static void whyf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
+	ibp_vformat_cut(buf, len, fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n >= len && len > 4)
-		memcpy(buf + len - 4, "...", 4);
 }
 
 /* The port's link layer, else what its transport implies, else unknown. */

@@ -94,6 +94,31 @@ static void test_findings_long_text_cut_with_ellipsis(void **state)
 	ibp_findings_release(&f);
 }
 
+/*
+ * A fix of two-byte characters after one ASCII byte, cut at its field's
+ * end: a cut at a fixed byte would split the last character; none is split.
+ */
+static void test_findings_cut_keeps_utf8_whole(void **state)
+{
+	struct ibp_findings f = {0};
+	char fix[2 * IBP_TEXT_MAX + 2] = "x";
+	size_t n;
+	(void)state;
+	for (size_t i = 1; i + 2 < sizeof(fix); i += 2)
+		memcpy(fix + i, "\xc3\xa9", 2); /* e acute */
+	fix[sizeof(fix) - 1] = '\0';
+	assert_int_equal(
+	    ibp_findings_addf(&f, "c", IBP_SEV_FAIL, IBP_CLASS_NODE, NULL, 0, NULL, fix, "seen"),
+	    0);
+	n = strlen(f.v[0].fix);
+	assert_true(n >= IBP_TEXT_MAX - 5 && n <= IBP_TEXT_MAX - 1);
+	assert_string_equal(f.v[0].fix + n - 3, "...");
+	assert_int_equal((n - 3 - 1) % 2, 0);
+	for (size_t i = 1; i < n - 3; i += 2)
+		assert_memory_equal(f.v[0].fix + i, "\xc3\xa9", 2);
+	ibp_findings_release(&f);
+}
+
 static void test_findings_worst_count_and_names(void **state)
 {
 	struct ibp_findings f;
@@ -154,6 +179,7 @@ int main(void)
 	    cmocka_unit_test(test_findings_addf_fields_and_format),
 	    cmocka_unit_test(test_finding_format_optional_parts),
 	    cmocka_unit_test(test_findings_long_text_cut_with_ellipsis),
+	    cmocka_unit_test(test_findings_cut_keeps_utf8_whole),
 	    cmocka_unit_test(test_findings_worst_count_and_names),
 	    cmocka_unit_test(test_finding_counts_and_drainable),
 	};
