@@ -494,6 +494,31 @@ static int load_live_topology(struct spank_ib_state *st, struct spank_ib_node *n
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * topology=, open on FD (checked: root's): its mapped form from cache_dir
+ * when the file is unchanged (topo_cache.h: keyed by its identity), else
+ * parsed and the mapped form kept for the next step.  A cache_dir it
+ * cannot use is said in slurmd's log; the XML is parsed then, every step.
+ */
+static int load_file_topology(struct spank_ib_state *st, struct spank_ib_node *n, int fd,
+			      const char *topo_path, const char *cache_dir)
+{
+	char why[PATH_MAX + 512] = "";
+	int cfd = spank_ib_cache_open(cache_dir, geteuid() == 0, why, sizeof(why)), rc;
+
+	if (cfd < 0)
+		slurm_info("spank-ib: warning: %s: not caching topology %s: cache_dir %s", st->host,
+			   topo_path, why);
+	rc = ibp_topo_load_file_cached(&n->topo, fd, cfd, st->host, geteuid() == 0, why,
+				       sizeof(why));
+	if (rc >= 0 && cfd >= 0 && why[0])
+		slurm_info("spank-ib: warning: %s: topology %s in cache %s: %s", st->host,
+			   topo_path, cache_dir, why);
+	if (cfd >= 0)
+		close(cfd);
+	return rc < 0 ? rc : 0;
+}
+
 static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
 			   const char *topo_path, const char *cache_dir)
 {
@@ -511,11 +536,12 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 			spank_ib_setup_finding(n, IBP_SEV_WARN, "topology: %s; no placement", why);
 			return;
 		}
+		rc = fd < 0 ? fd : load_file_topology(st, n, fd, topo_path, cache_dir);
 		if (fd >= 0)
 			close(fd);
+	} else {
+		rc = load_live_topology(st, n, cache_dir);
 	}
-	rc = topo_path[0] ? ibp_topo_load_xml(&n->topo, topo_path)
-			  : load_live_topology(st, n, cache_dir);
 	if (rc) {
 		spank_ib_setup_finding(n, IBP_SEV_WARN,
 				       "topology %s: cannot load: %s; no placement",

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topo.c: GPUs, RDMA NICs and localities from hwloc; see include/ibprep/topo.h. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <hwloc/shmem.h>
 
 #include "ibprep/topo.h"
 
@@ -713,6 +718,83 @@ int ibp_topo_load_xml_buffer(struct ibp_topo *topo, const char *buf, size_t len)
 	}
 	rc = topo_finish(topo, t0); /* hwloc reads the buffer during the load */
 	free(copy);
+	return rc;
+}
+
+/*
+ * The mapped form's fixed address: 32 TiB, in the hole between a 64-bit
+ * process's heap and its libraries on x86_64 and 48-bit arm64 (and in ASan's
+ * application range).  A kernel that puts the mapping elsewhere (the range
+ * taken, a 39-bit address space) makes the load -EBUSY: the caller's XML.
+ */
+#define MAP_ADDR ((uintptr_t)1 << 45)
+
+int ibp_topo_load_mapped(struct ibp_topo *topo, int fd, size_t len)
+{
+	double t0 = now_ms();
+	int rc;
+
+	ibp_topo_init(topo);
+	if (sizeof(void *) < 8)
+		return -ENOTSUP;
+	if (fd < 0 || !len || len > (size_t)1 << 30)
+		return -EINVAL;
+	errno = 0;
+	if (hwloc_shmem_topology_adopt(&topo->t, fd, 0, (void *)MAP_ADDR, len, 0) < 0) {
+		rc = errno ? -errno : -EINVAL;
+		topo->t = NULL;
+		return rc;
+	}
+	topo->from_file = true;
+	rc = collect(topo);
+	if (rc) {
+		ibp_topo_release(topo);
+		return rc;
+	}
+	topo->load_ms = now_ms() - t0;
+	return 0;
+}
+
+int ibp_topo_export_mapped(const struct ibp_topo *topo, char **buf, size_t *len)
+{
+	size_t n = 0, got = 0;
+	ssize_t r;
+	int fd, rc;
+
+	*buf = NULL;
+	*len = 0;
+	if (sizeof(void *) < 8)
+		return -ENOTSUP;
+	if (!topo->t)
+		return -EINVAL;
+	if (hwloc_shmem_topology_get_length(topo->t, &n, 0) < 0 || !n)
+		return -ENOMEM;
+	/* hwloc writes the form through a shared mapping of a file: an anonymous one */
+	fd = memfd_create("spank-ib-topology", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	errno = 0;
+	if (hwloc_shmem_topology_write(topo->t, fd, 0, (void *)MAP_ADDR, n, 0) < 0) {
+		rc = errno ? -errno : -EIO;
+		goto out;
+	}
+	*buf = malloc(n);
+	rc = -ENOMEM;
+	if (!*buf)
+		goto out;
+	while (got < n &&
+	       ((r = pread(fd, *buf + got, n - got, (off_t)got)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			got += (size_t)r;
+	rc = got == n ? 0 : -EIO;
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+	} else {
+		*len = n;
+	}
+out:
+	close(fd);
 	return rc;
 }
 

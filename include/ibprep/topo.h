@@ -151,6 +151,25 @@ int ibp_topo_load_live(struct ibp_topo *topo);
  */
 int ibp_topo_load_live_machine(struct ibp_topo *topo);
 
+/*
+ * The mapped form (hwloc's shmem export, hwloc/shmem.h): the loaded
+ * topology as hwloc holds it in memory, at a fixed address, so that a later
+ * process maps it instead of parsing an XML (topo_cache.h keeps it).  It
+ * holds pointers: it is read only by the same libhwloc build that wrote it,
+ * and only from a file nobody but root can have written.
+ *
+ * ibp_topo_export_mapped: *BUF (malloc'ed, the caller's) of *LEN bytes.
+ * 0, -EBUSY (the fixed address is taken in this process), -ENOTSUP (a
+ * 32-bit build), -errno.
+ * ibp_topo_load_mapped: maps LEN bytes of FD (read-only, shared; the
+ * topology is read-only, ibp_topo_release() unmaps it) and reads the GPUs
+ * and NICs as the other loaders do; from_file is set.  0, -EBUSY (the
+ * address is taken here), -EINVAL (not a mapped form of this length and
+ * address), -errno.
+ */
+int ibp_topo_export_mapped(const struct ibp_topo *topo, char **buf, size_t *len);
+int ibp_topo_load_mapped(struct ibp_topo *topo, int fd, size_t len);
+
 /* Distance class between two devices of the same topology. */
 enum ibp_dist ibp_topo_distance(const struct ibp_topo *topo, const struct ibp_topo_dev *a,
 				const struct ibp_topo_dev *b);

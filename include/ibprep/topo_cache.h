@@ -41,12 +41,11 @@
 int ibp_topo_cache_key(const struct ibp_sysfs *fs, char *key, size_t len);
 
 /*
- * Loads this machine's topology into TOPO: from DFD's file for HOST and KEY
- * when it is there and sound (returns 1), else by live discovery of the
- * whole machine (returns
- * 0), then, with STORE, written to DFD (root's, 0600, replaced in one step:
- * ibp_atomic_write_at;
- * HOST's files of other keys removed).  A store that fails leaves the
+ * Loads this machine's topology into TOPO: from DFD's files for HOST and KEY
+ * when one is there and sound (the mapped form first; returns 1), else by
+ * live discovery of the whole machine (returns 0), then, with STORE, both
+ * written to DFD (root's, 0600, each replaced in one step:
+ * ibp_atomic_write_at; HOST's files of other keys removed).  A store that fails leaves the
  * discovery in TOPO and says why in WHY (may be NULL; "" when stored).
  * -errno when live discovery fails (TOPO released).  HOST must be a plain
  * name ([A-Za-z0-9._-], not starting with '.'): otherwise nothing is read
@@ -54,5 +53,27 @@ int ibp_topo_cache_key(const struct ibp_sysfs *fs, char *key, size_t len);
  */
 int ibp_topo_load_cached(struct ibp_topo *topo, int dfd, const char *host, const char *key,
 			 bool store, char *why, size_t whylen);
+
+/*
+ * An admin's topology= file, cached the same way: its mapped form
+ * (topo.h), so that a step maps what a parse of the XML would give.  KEY
+ * is a hash of the open file FD's identity (device, inode, size, mtime and
+ * ctime to the nanosecond, owner and mode: an edited, replaced, chmod'ed or
+ * chown'ed file has another key), the libhwloc build and this file's
+ * format.  0 or -errno (-ENOENT: the libhwloc build is unknown, no key).
+ */
+int ibp_topo_file_key(int fd, char *key, size_t len);
+
+/*
+ * Loads the XML open on FD (the caller checked who may write it:
+ * ibp_rootpath_open) into TOPO: from DFD's "topofile.<HOST>.<KEY>.map" when
+ * it is there and sound (returns 1), else by reading FD and parsing it
+ * (returns 0), then, with STORE and root, its mapped form written to DFD
+ * (HOST's files of other keys removed; a store that fails is said in WHY,
+ * "" otherwise).  DFD < 0 or an odd HOST: no cache, the XML parsed.
+ * -errno when FD is not a regular file hwloc can load (TOPO released).
+ */
+int ibp_topo_load_file_cached(struct ibp_topo *topo, int fd, int dfd, const char *host, bool store,
+			      char *why, size_t whylen);
 
 #endif

@@ -215,25 +215,51 @@ if [ "$HAVE_USER" = 1 ]; then
 	cluster_plugstack "$(cluster_spank_line "cache_dir=$RC_DIR" "$BASE_KEYS" | sed "s| topology=[^ ]*||")"
 	run tc0 cl_srun -N1 -w n1 --ib-check --ib-affinity true
 	tname=$(cd "$RC_DIR" 2>/dev/null && ls topology.n1.*.xml 2>/dev/null | head -1)
-	tmode=$(stat -c '%U %a' "$RC_DIR/$tname" 2>/dev/null)
+	mname=${tname%.xml}.map
+	tmode=$(stat -c '%U %a' "$RC_DIR/$tname" "$RC_DIR/$mname" 2>/dev/null | tr '\n' ' ')
 	if [ -n "$tname" ]; then
 		rm -f "$UC"/job.*
 		ln -sf "$victim" "$UC/$tname"
+		ln -sf "$victim" "$UC/$mname"
 		printf '<?xml version="1.0"?>\n<topology><object type="Machine"/></topology>\n' >"$UC/poison.xml"
 		ln -sf "$victim" "$UC/.$tname.1"
-		chown -h "$TEST_UID" "$UC/$tname" "$UC/poison.xml" "$UC/.$tname.1"
+		chown -h "$TEST_UID" "$UC/$tname" "$UC/$mname" "$UC/poison.xml" "$UC/.$tname.1"
 		cluster_plugstack "$(cluster_spank_line "cache_dir=$UC" "$BASE_KEYS" | sed "s| topology=[^ ]*||")"
 		l1=$(wc -l <"$CL_LOG/slurmd.n1.log")
 		run tc1 cl_srun -N1 -w n1 --ib-check --ib-affinity true
 		said=$(tail -n +"$l1" "$CL_LOG/slurmd.n1.log" | grep -c "spank-ib: warning: n1: not caching the topology: cache_dir $UC is owned by $TEST_USER")
-		if [ "$tmode" = "root 600" ] && [ "$RC" -eq 0 ] && [ "$(cat "$victim")" = "root's file" ] &&
-			[ -L "$UC/$tname" ] && ! find "$UC" -user root | grep -q . && [ "$said" -ge 1 ] && ! has tc1 spank-ib; then
-			tap_ok "the topology cache (no topology=): root's $tname mode 0600 in root's cache_dir; in a cache_dir the user owns, their planted links and XML are never read or followed, nothing is written, slurmd's log says why"
+		if [ "$tmode" = "root 600 root 600 " ] && [ "$RC" -eq 0 ] && [ "$(cat "$victim")" = "root's file" ] &&
+			[ -L "$UC/$tname" ] && [ -L "$UC/$mname" ] && ! find "$UC" -user root | grep -q . && [ "$said" -ge 1 ] && ! has tc1 spank-ib; then
+			tap_ok "the topology cache (no topology=): root's $tname and its mapped form mode 0600 in root's cache_dir; in a cache_dir the user owns, their planted links and XML are never read or followed, nothing is written, slurmd's log says why"
 		else
 			tap_fail "topology cache in a user's cache_dir" "mode='$tmode' rc=$RC victim=$(cat "$victim"); said $said; $(ls -la "$UC"); $(show tc1)"
 		fi
 	else
 		tap_fail "topology cache written in root's cache_dir" "$(ls -la "$RC_DIR" 2>&1); $(show tc0)"
+	fi
+	# topology=: its mapped form kept in root's cache_dir, keyed by the file;
+	# in the user's cache_dir, a planted form under the name root would use is
+	# never mapped, nothing is written, slurmd's log says why
+	cluster_plugstack "$(cluster_spank_line "cache_dir=$RC_DIR" "$BASE_KEYS")"
+	run tf0 cl_srun -N1 -w n1 --ib-check --ib-affinity true
+	fname=$(cd "$RC_DIR" 2>/dev/null && ls topofile.n1.*.map 2>/dev/null | head -1)
+	fmode=$(stat -c '%U %a' "$RC_DIR/$fname" 2>/dev/null)
+	if [ -n "$fname" ]; then
+		cp "$RC_DIR/$fname" "$UC/$fname"
+		chown "$TEST_UID" "$UC/$fname"
+		chmod 0600 "$UC/$fname"
+		cluster_plugstack "$(cluster_spank_line "cache_dir=$UC" "$BASE_KEYS")"
+		l1=$(wc -l <"$CL_LOG/slurmd.n1.log")
+		run tf1 cl_srun -N1 -w n1 --ib-check --ib-affinity true
+		said=$(tail -n +"$l1" "$CL_LOG/slurmd.n1.log" | grep -c "spank-ib: warning: n1: not caching topology $CL_DIR/nodes/n1/topo.xml: cache_dir $UC is owned by $TEST_USER")
+		if [ "$fmode" = "root 600" ] && [ "$RC" -eq 0 ] && ! find "$UC" -user root | grep -q . &&
+			[ "$said" -ge 1 ] && ! has tf1 spank-ib; then
+			tap_ok "topology=: its mapped form root's $fname mode 0600 in root's cache_dir; in a cache_dir the user owns, a planted form is never mapped, nothing is written, slurmd's log says why"
+		else
+			tap_fail "topology= cache in a user's cache_dir" "mode='$fmode' rc=$RC said $said; $(ls -la "$UC"); $(show tf1)"
+		fi
+	else
+		tap_fail "topology= mapped form written in root's cache_dir" "$(ls -la "$RC_DIR" 2>&1); $(show tf0)"
 	fi
 	cleanup_user
 else
