@@ -23,11 +23,12 @@
 # xml <= 1.03 (issue 28).  Then the plugin's own work per node, the plugin
 # loaded without a flag against no plugin, and --ib-test.
 #   SPANK_IB_SO (default build/spank_ib.so), BENCH_PAIRS (default 25 rounds)
-# BASE=DIR adds a sixth configuration, "base": the default setup with the
-# plugin, watcher and ibprep of another build (a checkout built there:
-# `git worktree add DIR COMMIT && make -C DIR`), shuffled with the others,
-# so that a change's cost or gain is read from one run (this build's
-# default against base's) on the same machine at the same load.
+# BASE=DIR adds two configurations, "base" and "basexml": the default and
+# xml setups with the plugin, watcher and ibprep of another build (a
+# checkout built there: `git worktree add DIR COMMIT && make -C DIR`),
+# shuffled with the others, so that a change's cost or gain is read from
+# one run (this build's default and xml against base's) on the same machine
+# at the same load; and that build's plugin work per node.
 set -u
 cd "$(dirname "$0")/.."
 . tests/integration/lib/cluster.sh
@@ -70,13 +71,14 @@ rounds() {
 	local i k c f line
 	local -a cfgs=(default xml live nowatch none)
 	declare -A lines
-	[ -n "${BASE:-}" ] && cfgs+=(base)
+	[ -n "${BASE:-}" ] && cfgs+=(base basexml)
 	lines[default]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||")"
 	lines[xml]="$(cluster_spank_line $keys)"
 	lines[live]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||; s|cache_dir=[^ ]*|cache_dir=$CL_DIR/open-cache|")"
 	lines[nowatch]="$(cluster_spank_line $keys watch_interval=0 | sed "s| topology=[^ ]*||")"
 	lines[none]="${lines[default]}"
 	lines[base]="$(cluster_spank_line $keys | sed "s| topology=[^ ]*||; s|$SPANK_IB_SO|$CL_DIR/base/spank_ib.so|; s|watch_helper=[^ ]*|watch_helper=$CL_DIR/base/spank-ib-watch|; s|test_helper=[^ ]*|test_helper=$CL_DIR/base/ibprep|")"
+	lines[basexml]="$(cluster_spank_line $keys | sed "s|$SPANK_IB_SO|$CL_DIR/base/spank_ib.so|; s|watch_helper=[^ ]*|watch_helper=$CL_DIR/base/spank-ib-watch|; s|test_helper=[^ ]*|test_helper=$CL_DIR/base/ibprep|")"
 	mkdir -p "$CL_DIR/open-cache"
 	chmod 0777 "$CL_DIR/open-cache" # refused: not root's alone
 	for c in "${cfgs[@]}"; do
@@ -108,6 +110,8 @@ rounds() {
 		printf 'default / base %s (this build %s against %s)\n' \
 			"$(awk -v a="$(median <"$CL_DIR/t.default")" -v b="$(median <"$CL_DIR/t.base")" 'BEGIN {printf "%.3f", a / b}')" \
 			"$(git rev-parse --short HEAD 2>/dev/null)" "$(git -C "$BASE" rev-parse --short HEAD 2>/dev/null)"
+		printf 'xml / basexml %s (the same, with topology=)\n' \
+			"$(awk -v a="$(median <"$CL_DIR/t.xml")" -v b="$(median <"$CL_DIR/t.basexml")" 'BEGIN {printf "%.3f", a / b}')"
 	fi
 }
 
@@ -135,6 +139,13 @@ cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60)"
 work xml+cache
 cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 | sed "s| topology=[^ ]*||")"
 work default
+if [ -n "${BASE:-}" ]; then
+	bso="s|$SPANK_IB_SO|$CL_DIR/base/spank_ib.so|; s|watch_helper=[^ ]*|watch_helper=$CL_DIR/base/spank-ib-watch|; s|test_helper=[^ ]*|test_helper=$CL_DIR/base/ibprep|"
+	cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 | sed "$bso")"
+	work base-xml+cache
+	cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 | sed "s| topology=[^ ]*||; $bso")"
+	work base-default
+fi
 
 # No flag: the plugin loaded against no plugin at all.
 fa=$(mktemp) fb=$(mktemp)
