@@ -333,33 +333,28 @@ static void sleep_ms(long ms)
 		;
 }
 
-int spank_ib_reap_until(pid_t pid, int64_t deadline, int *status)
+int spank_ib_reap_until(pid_t pid, int pidfd, int64_t deadline, int *status)
 {
 	/*
 	 * Woken by the child's exit (its pidfd turns readable), not by a timer:
 	 * every step waits here for its watcher or test child, and a sleep of
-	 * a few ms per try was a few ms of every step.  The pidfd is opened
-	 * while the child is unreaped (ours: its PID cannot be reused yet);
-	 * without one (Linux before 5.3), short sleeps.
+	 * a few ms per try was a few ms of every step.  The pidfd is the
+	 * caller's, opened while the child was unreaped (its PID could not be
+	 * reused yet); opening one here could name a process that took a PID
+	 * slurmstepd's own wait freed.  Without one (Linux before 5.3), short
+	 * sleeps.
 	 */
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), rc;
-
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
 		int64_t now;
 
-		if (r == pid || (r < 0 && errno != EINTR)) {
-			rc =
-			    1; /* reaped, or not ours any more (ECHILD): nothing left to wait for */
-			break;
-		}
+		if (r == pid || (r < 0 && errno != EINTR))
+			return 1; /* reaped, or not ours any more (ECHILD): nothing left to wait for */
 		now = ibp_now_ns();
-		if (now >= deadline) {
-			rc = 0;
-			break;
-		}
-		if (pfd >= 0) {
-			struct pollfd p = {.fd = pfd, .events = POLLIN};
+		if (now >= deadline)
+			return 0;
+		if (pidfd >= 0) {
+			struct pollfd p = {.fd = pidfd, .events = POLLIN};
 			int64_t left_ms = (deadline - now + 999999) / 1000000;
 
 			(void)poll(&p, 1, left_ms > 100 ? 100 : (int)left_ms);
@@ -367,9 +362,11 @@ int spank_ib_reap_until(pid_t pid, int64_t deadline, int *status)
 			sleep_ms(2);
 		}
 	}
-	if (pfd >= 0)
-		close(pfd);
-	return rc;
+}
+
+int spank_ib_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 /* Writes the child's input without ever taking SIGPIPE (the child may be gone). */
@@ -480,6 +477,7 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 
 	memset(hp, 0, sizeof(*hp));
 	hp->out_fd = -1;
+	hp->pidfd = -1;
 	hp->deadline = ibp_deadline_after_s(ibp_now_ns(), spec->budget_s);
 	hp->budget_s = spec->budget_s;
 	hp->what = spec->what ? spec->what : "the helper";
@@ -511,6 +509,7 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 			   out_p[1], spec->listen_fds, spec->n_listen_fds, argv,
 			   (char *const *)env);
 	hp->pid = pid;
+	hp->pidfd = spank_ib_pidfd_open(pid); /* unreaped: still our child's */
 	close(in_p[0]);
 	close(out_p[1]);
 	in_p[0] = out_p[1] = -1;
@@ -549,13 +548,17 @@ int spank_ib_helper_finish(struct spank_ib_helper_proc *hp, uint8_t *out, size_t
 	close(hp->out_fd);
 	hp->out_fd = -1;
 	if (got >= 0)
-		reaped = spank_ib_reap_until(hp->pid, hp->deadline, &status);
+		reaped = spank_ib_reap_until(hp->pid, hp->pidfd, hp->deadline, &status);
 	if (!reaped) {
 		killed = true;
 		kill(hp->pid, SIGKILL);
 		/* SIGKILL ends it unless it sits in the kernel: give that a bound too. */
-		reaped = spank_ib_reap_until(hp->pid, ibp_now_ns() + 2 * IBP_NS_PER_S, &status);
+		reaped = spank_ib_reap_until(hp->pid, hp->pidfd, ibp_now_ns() + 2 * IBP_NS_PER_S,
+					     &status);
 	}
+	if (hp->pidfd >= 0)
+		close(hp->pidfd);
+	hp->pidfd = -1;
 	if (killed && (got >= 0 || got == -ETIMEDOUT)) {
 		snprintf(err, errlen, "%s did not finish in %.1f s%s: child %d killed%s", hp->what,
 			 hp->budget_s, hp->budget_why, (int)hp->pid,

@@ -150,7 +150,7 @@ static int write_in_child(const char *path, uid_t uid, gid_t gid, const gid_t *g
 			  size_t errlen, const char *safe)
 {
 	int64_t deadline;
-	int status = -1; /* reaped by someone else: "the writer died" */
+	int status = -1, pidfd; /* status: reaped by someone else: "the writer died" */
 	pid_t pid;
 
 	pid = fork();
@@ -166,18 +166,23 @@ static int write_in_child(const char *path, uid_t uid, gid_t gid, const gid_t *g
 
 		_exit(code ? code : write_file(path, how, data, len));
 	}
+	pidfd = spank_ib_pidfd_open(pid);
 	deadline = ibp_deadline_after_ms(ibp_now_ns(), WRITE_TIMEOUT_MS);
-	if (!spank_ib_reap_until(pid, deadline, &status)) {
+	if (!spank_ib_reap_until(pid, pidfd, deadline, &status)) {
 		bool reaped;
 
 		kill(pid, SIGKILL);
 		reaped = spank_ib_reap_until(
-		    pid, ibp_deadline_after_ms(ibp_now_ns(), REAP_TIMEOUT_MS), &status);
+		    pid, pidfd, ibp_deadline_after_ms(ibp_now_ns(), REAP_TIMEOUT_MS), &status);
+		if (pidfd >= 0)
+			close(pidfd);
 		snprintf(err, errlen, "%s: not written within %d ms (a hung file system?)%s", safe,
 			 WRITE_TIMEOUT_MS,
 			 reaped ? "" : "; the writer is stuck in the kernel and was left");
 		return -ETIMEDOUT;
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);

@@ -161,7 +161,6 @@ static void signal_watcher(const struct spank_ib_watcher *w, int sig)
 		(void)kill(w->pid, sig);
 }
 
-/* Reaped, or no longer ours (slurmstepd's own wait may have reaped it): true. */
 /*
  * "mlx5_0:1,mlx5_3:1": the step's ports.  The placement's fabric ports when
  * there is a placement (what NCCL_IB_HCA names), else every port read at
@@ -348,7 +347,7 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	close(out[1]);
 	(void)fcntl(out[0], F_SETFL, O_NONBLOCK);
 	w->pid = pid;
-	w->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	w->pidfd = spank_ib_pidfd_open(pid); /* closed by spank_ib_watch_free */
 	if (w->pidfd < 0)
 		w->start_ticks = start_ticks(pid);
 	w->life_wr = life[1];
@@ -546,11 +545,11 @@ void spank_ib_watch_stop(struct spank_ib_state *st)
 	close(w->life_wr);
 	w->life_wr = -1;
 	deadline = ibp_now_ns() + (int64_t)STOP_GRACE_MS * 1000000;
-	gone = spank_ib_reap_until(w->pid, deadline, &status);
+	gone = spank_ib_reap_until(w->pid, w->pidfd, deadline, &status);
 	if (!gone) {
 		signal_watcher(w, SIGKILL);
 		deadline = ibp_now_ns() + 2 * IBP_NS_PER_S;
-		gone = spank_ib_reap_until(w->pid, deadline, &status);
+		gone = spank_ib_reap_until(w->pid, w->pidfd, deadline, &status);
 		if (!gone)
 			slurm_info(
 			    "spank-ib: %s: job %u.%u watch: watcher %d not reaped within 2 s "

@@ -476,6 +476,7 @@ int spank_ib_helper_run(const struct spank_ib_child_spec *spec, char *const argv
 struct spank_ib_helper_proc {
 	pid_t pid; /* 0: not running (never started, or finished) */
 	int out_fd;
+	int pidfd;        /* the child's, for the reap (-1: none); closed by the finish */
 	int64_t deadline; /* CLOCK_MONOTONIC ns: the budget counts from the start */
 	double budget_s;
 	const char *what, *budget_why, *helper;
@@ -549,8 +550,16 @@ int spank_ib_child_run(const struct spank_ib_child_spec *spec, const struct ibp_
 /*
  * waitpid(PID) without blocking past DEADLINE (CLOCK_MONOTONIC ns,
  * deadline.h): 1 reaped (STATUS set) or no longer ours, 0 still there.
+ * PIDFD: the child's (spank_ib_pidfd_open), woken by its exit; the
+ * caller's, left open; -1: short sleeps.
  */
-int spank_ib_reap_until(pid_t pid, int64_t deadline, int *status);
+int spank_ib_reap_until(pid_t pid, int pidfd, int64_t deadline, int *status);
+/*
+ * pidfd_open(PID): call it while PID is our unreaped child, before any
+ * wait, so that it names that child.  The fd (O_CLOEXEC), or -1 (no
+ * pidfd_open before Linux 5.3, or the child is already gone).
+ */
+int spank_ib_pidfd_open(pid_t pid);
 
 /*
  * munged's socket from slurm.conf's AuthInfo=socket=PATH (ib_slurmconf.c),

@@ -28,10 +28,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "ibprep/deadline.h"
 #include "ibprep/rdmatest_pipe.h"
 #include "../../spank/spank_ib.h"
 #include "support/fixture.h"
@@ -546,6 +548,45 @@ static void test_resolve_in_child(void **state)
 	assert_non_null(strstr(how, "peer n2 not resolved: test helper /nonexistent/ibprep"));
 }
 
+/*
+ * The caller's pidfd: the reap is woken on it, leaves it open (the watch
+ * closes it in spank_ib_watch_free), and a child already reaped (by a
+ * first call, or slurmstepd's own wait) is "no longer ours" at once.
+ */
+static void test_reap_until_caller_pidfd_kept(void **state)
+{
+	int status = -1, pidfd;
+	int64_t t0;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	pidfd = spank_ib_pidfd_open(pid);
+	if (pidfd < 0) {
+		kill(pid, SIGKILL);
+		assert_int_equal(
+		    spank_ib_reap_until(pid, -1, ibp_now_ns() + 5 * IBP_NS_PER_S, &status), 1);
+		skip(); /* no pidfd_open (Linux before 5.3) */
+	}
+	assert_int_equal(spank_ib_reap_until(pid, pidfd, ibp_now_ns() + IBP_NS_PER_S / 10, &status),
+			 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(spank_ib_reap_until(pid, pidfd, ibp_now_ns() + 5 * IBP_NS_PER_S, &status),
+			 1);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_true(fcntl(pidfd, F_GETFD) >= 0); /* still the caller's */
+	t0 = ibp_now_ns();
+	assert_int_equal(spank_ib_reap_until(pid, pidfd, t0 + 5 * IBP_NS_PER_S, &status), 1);
+	assert_true(ibp_now_ns() - t0 < IBP_NS_PER_S);
+	assert_true(fcntl(pidfd, F_GETFD) >= 0);
+	close(pidfd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +600,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_child_exec_failure_said),
 	    cmocka_unit_test(test_helper_check_ownership),
 	    cmocka_unit_test(test_resolve_in_child),
+	    cmocka_unit_test(test_reap_until_caller_pidfd_kept),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "rdmatest") && !strcmp(argv[2], "--child"))
