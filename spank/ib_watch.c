@@ -202,10 +202,19 @@ static size_t step_ports(const struct spank_ib_state *st, const struct spank_ib_
 struct argv_buf {
 	char *v[WATCH_ARGS + 1];
 	char s[WATCH_ARGS][WATCH_ARG_MAX];
+	size_t n;
+};
+
+/*
+ * The step's watcher's argv and what only it carries: its ports and the
+ * baseline read (IBP_LW_TEXT_MAX, 13 KB), which the one-shots
+ * (spank_ib_requeue_now, spank_ib_drain_now) do not allocate.
+ */
+struct watch_argv {
+	struct argv_buf a;
 	char ports[WATCH_PORTS];
 	struct ibp_lw_port_id ids[IBP_LW_MAX_PORTS];
 	char baseline[sizeof("--baseline=") + IBP_LW_TEXT_MAX];
-	size_t n;
 };
 
 __attribute__((format(printf, 2, 3))) static int arg(struct argv_buf *a, const char *fmt, ...)
@@ -235,7 +244,8 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	static const char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin", lc_env[] = "LC_ALL=C";
 	char *envp[4];
 	struct spank_ib_watcher *w = NULL;
-	struct argv_buf *a = NULL;
+	struct watch_argv *wa = NULL;
+	struct argv_buf *a;
 	const struct ibp_linkwatch *base;
 	int life[2] = {-1, -1}, out[2] = {-1, -1}, rc = 0;
 	size_t n_ports;
@@ -272,13 +282,14 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	if (st->conf.results_log[0] &&
 	    ibp_conf_expand(st->conf.results_log, st->host, NULL, results, sizeof(results)))
 		results[0] = '\0';
-	a = calloc(1, sizeof(*a));
+	wa = calloc(1, sizeof(*wa));
 	w = calloc(1, sizeof(*w));
-	if (!a || !w)
+	if (!wa || !w)
 		goto fail;
-	n_ports = step_ports(st, n, a->ids, a->ports, sizeof(a->ports));
+	a = &wa->a;
+	n_ports = step_ports(st, n, wa->ids, wa->ports, sizeof(wa->ports));
 	if (!n_ports) {
-		free(a);
+		free(wa);
 		free(w);
 		return; /* no RDMA port: nothing to watch (the checks said what they found) */
 	}
@@ -291,7 +302,7 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		rc |= arg(a, "--host=%s", st->host);
 		rc |= arg(a, "--node=%s", node);
 		rc |= arg(a, "--root=%s", root);
-		rc |= arg(a, "--ports=%s", a->ports);
+		rc |= arg(a, "--ports=%s", wa->ports);
 		rc |= arg(a, "--interval=%g", pol->watch_interval_s);
 		rc |= arg(a, "--flap=%g", pol->watch_flap_s);
 		rc |=
@@ -313,12 +324,12 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		 * once more while the step's tasks start (none: it reads its own).
 		 */
 		base = spank_ib_lw_before(st);
-		memcpy(a->baseline, "--baseline=", sizeof("--baseline="));
+		memcpy(wa->baseline, "--baseline=", sizeof("--baseline="));
 		if (!rc && base && a->n < WATCH_ARGS &&
-		    !ibp_linkwatch_to_text(base, a->ids, n_ports,
-					   a->baseline + sizeof("--baseline=") - 1,
-					   sizeof(a->baseline) - sizeof("--baseline=") + 1)) {
-			a->v[a->n++] = a->baseline;
+		    !ibp_linkwatch_to_text(base, wa->ids, n_ports,
+					   wa->baseline + sizeof("--baseline=") - 1,
+					   sizeof(wa->baseline) - sizeof("--baseline=") + 1)) {
+			a->v[a->n++] = wa->baseline;
 			a->v[a->n] = NULL;
 		}
 	}
@@ -357,7 +368,7 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	w->interval_s = pol->watch_interval_s;
 	w->n_ports = n_ports;
 	st->watcher = w;
-	free(a);
+	free(wa);
 	return;
 fail:
 	slurm_info("spank-ib: %s: job %u.%u: no link watch: cannot start %s: %s", st->host,
@@ -368,7 +379,7 @@ fail:
 		if (out[i] >= 0)
 			close(out[i]);
 	}
-	free(a);
+	free(wa);
 	free(w);
 }
 
