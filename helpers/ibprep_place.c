@@ -22,6 +22,7 @@
 #include "ibprep/policy.h"
 #include "ibprep/report.h"
 #include "ibprep/sysfs.h"
+#include "ibprep/text.h"
 #include "ibprep/topo.h"
 #include "ibprep_cmd.h"
 
@@ -705,16 +706,16 @@ static void print_table(const struct run *r, const struct opts *o)
 {
 	const struct ibp_topo *t = &r->topo;
 	char fab[512] = "", advice[512];
+	size_t l = 0;
 
 	for (size_t i = 0; i < r->pl.n_fabric; i++) {
 		char n[96];
-		size_t l = strlen(fab);
 
 		if (t->hcas[r->pl.fabric[i].hca].kind == IBP_NIC_RDMA)
 			ibp_place_nic_name(t, &r->pl.fabric[i], n, sizeof(n));
 		else /* named as IBPREP_HCAS names them: libfabric devices have no verbs port */
 			snprintf(n, sizeof(n), "%s", t->hcas[r->pl.fabric[i].hca].name);
-		snprintf(fab + l, sizeof(fab) - l, "%s%s", l ? "," : "", n);
+		(void)ibp_appendf(fab, sizeof(fab), &l, "%s%s", l ? "," : "", n); /* cut */
 	}
 	printf("node %s (%s, loaded in %.1f ms): %zu GPU%s, ", t->hostname[0] ? t->hostname : "?",
 	       t->from_file ? o->topology : "live", t->load_ms, t->n_gpus,

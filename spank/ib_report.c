@@ -29,8 +29,9 @@ void spank_ib_view_row(const struct spank_ib_node *n, size_t r, const struct ibp
 	char gpus[128] = "", nic[80] = "-", cpus[256] = "", mems[64] = "";
 	size_t o = 0;
 
-	for (size_t g = 0; g < t->n_gpus && o < sizeof(gpus); g++)
-		o += (size_t)snprintf(gpus + o, sizeof(gpus) - o, "%s%u", g ? "," : "", t->gpus[g]);
+	for (size_t g = 0; g < t->n_gpus; g++)
+		if (ibp_appendf(gpus, sizeof(gpus), &o, "%s%u", g ? "," : "", t->gpus[g]))
+			break; /* cut: the row shows what fits */
 	if (!t->n_gpus)
 		strcpy(gpus, "-");
 	if (t->n_nics && ibp_place_nic_name(&n->topo, &t->nics[0], nic, sizeof(nic)) <= 0)

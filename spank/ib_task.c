@@ -64,14 +64,11 @@ static void apply_gpus(spank_t sp, const struct spank_ib_node *n, const struct i
 		return;
 	for (size_t g = 0; g < view->n_gpus; g++) {
 		const struct ibp_topo_gpu *gpu = &n->topo.gpus[view->gpus[g]];
-		int w;
 
 		if (gpu->d.vendor != 0x10de)
 			return; /* CUDA's variable names NVIDIA GPUs only */
-		w = snprintf(buf + o, sizeof(buf) - o, "%s%u", g ? "," : "", gpu->index);
-		if (w < 0 || (size_t)w >= sizeof(buf) - o)
+		if (ibp_appendf(buf, sizeof(buf), &o, "%s%u", g ? "," : "", gpu->index))
 			return;
-		o += (size_t)w;
 	}
 	spank_setenv(sp, "CUDA_VISIBLE_DEVICES", buf, 0);
 }

@@ -302,10 +302,8 @@ static size_t test_rails(const struct spank_ib_node *n, enum ibp_tx_kind tx,
 	skipped[0] = '\0';
 	for (size_t i = 0; i < na; i++) {
 		if (!ibp_rails_drivable(tx, kinds[i])) {
-			if (off < slen)
-				off += (size_t)snprintf(skipped + off, slen - off, "%s%s (%s)",
-							off ? ", " : "", all[i].device,
-							ibp_fabric_kind_name(kinds[i]));
+			(void)ibp_appendf(skipped, slen, &off, "%s%s (%s)", off ? ", " : "",
+					  all[i].device, ibp_fabric_kind_name(kinds[i])); /* cut */
 			continue;
 		}
 		ports[k] = all[i];

@@ -187,14 +187,9 @@ static size_t step_ports(const struct spank_ib_state *st, const struct spank_ib_
 		count = spank_ib_lw_ports(st, ids, IBP_LW_MAX_PORTS);
 	}
 	buf[0] = '\0';
-	for (size_t i = 0; i < count; i++) {
-		int w =
-		    snprintf(buf + o, len - o, "%s%s:%u", i ? "," : "", ids[i].device, ids[i].port);
-
-		if (w < 0 || (size_t)w >= len - o)
+	for (size_t i = 0; i < count; i++)
+		if (ibp_appendf(buf, len, &o, "%s%s:%u", i ? "," : "", ids[i].device, ids[i].port))
 			return 0;
-		o += (size_t)w;
-	}
 	return count;
 }
 
@@ -482,8 +477,7 @@ static void append_done(struct spank_ib_watch_line *k, const char *text)
 {
 	size_t o = strlen(k->done);
 
-	if (o + 3 < sizeof(k->done))
-		snprintf(k->done + o, sizeof(k->done) - o, "%s%s", o ? "; " : "", text);
+	(void)ibp_appendf(k->done, sizeof(k->done), &o, "%s%s", o ? "; " : "", text); /* cut */
 }
 
 /* Reads what is left in the pipe (the watcher is gone: EOF ends it), line by line. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ibprep/cpulist.h"
+#include "ibprep/text.h"
 
 /* One decimal number at *P, advancing it; no sign, no spaces, bounded. */
 static int parse_num(const char **p, unsigned *out)
@@ -100,14 +101,13 @@ int ibp_cpulist_format(hwloc_const_bitmap_t set, char *buf, size_t len)
 		while (hwloc_bitmap_isset(set, (unsigned)end + 1))
 			end++;
 		if (end == i)
-			n = snprintf(buf + used, len - used, "%s%d", used ? "," : "", i);
+			n = ibp_appendf(buf, len, &used, "%s%d", used ? "," : "", i);
 		else
-			n = snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", i, end);
-		if (n < 0 || (size_t)n >= len - used) {
+			n = ibp_appendf(buf, len, &used, "%s%d-%d", used ? "," : "", i, end);
+		if (n) {
 			buf[0] = '\0';
 			return -ENOSPC;
 		}
-		used += (size_t)n;
 		i = hwloc_bitmap_next(set, end);
 	}
 	return (int)used;

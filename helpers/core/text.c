@@ -51,6 +51,30 @@ int ibp_format_cut(char *buf, size_t len, const char *fmt, ...)
 	return n;
 }
 
+int ibp_appendf(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room;
+	int n;
+
+	if (!buf || *off >= len)
+		return -ENOSPC;
+	room = len - *off;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *off, room, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		buf[*off] = '\0'; /* an encoding error: nothing of it kept */
+		return -EINVAL;
+	}
+	if ((size_t)n >= room) {
+		*off = len - 1;
+		return -ENOSPC;
+	}
+	*off += (size_t)n;
+	return 0;
+}
+
 int ibp_errf(int rc, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

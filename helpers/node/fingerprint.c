@@ -209,19 +209,17 @@ static void rail_list(const struct ibp_fp_rail *r, size_t n, char *buf, size_t l
 	buf[0] = '\0';
 	if (!done)
 		return;
-	for (size_t i = 0; i < n && o < len; i++) {
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
 		size_t pl = strlen(r[i].device), k, nums = 0;
 		unsigned long v[IBP_FP_MAX_ENTRIES];
-		int w;
 
 		if (done[i])
 			continue;
 		while (pl && r[i].device[pl - 1] >= '0' && r[i].device[pl - 1] <= '9')
 			pl--;
 		if (pl == strlen(r[i].device) || (r[i].device[pl] == '0' && r[i].device[pl + 1])) {
-			w = snprintf(buf + o, len - o, "%s%s:%u", o ? "," : "", r[i].device,
-				     r[i].port);
-			o += w < 0 ? 0 : (size_t)w;
+			(void)ibp_appendf(buf, len, &o, "%s%s:%u", o ? "," : "", r[i].device,
+					  r[i].port);
 			done[i] = true;
 			continue;
 		}
@@ -243,24 +241,20 @@ static void rail_list(const struct ibp_fp_rail *r, size_t n, char *buf, size_t l
 				v[b] = v[b - 1];
 				v[b - 1] = t;
 			}
-		w = snprintf(buf + o, len - o, "%s%.*s%s", o ? "," : "", (int)pl, r[i].device,
-			     nums > 1 ? "[" : "");
-		o += w < 0 ? 0 : (size_t)w;
-		for (size_t a = 0; a < nums && o < len; a++) {
+		/* cut: every later append is refused, the loop ends */
+		(void)ibp_appendf(buf, len, &o, "%s%.*s%s", o ? "," : "", (int)pl, r[i].device,
+				  nums > 1 ? "[" : "");
+		for (size_t a = 0; a < nums; a++) {
 			size_t b = a;
 
 			while (b + 1 < nums && v[b + 1] == v[b] + 1)
 				b++;
-			w = b > a
-				? snprintf(buf + o, len - o, "%s%lu-%lu", a ? "," : "", v[a], v[b])
-				: snprintf(buf + o, len - o, "%s%lu", a ? "," : "", v[a]);
-			o += w < 0 ? 0 : (size_t)w;
+			(void)(b > a ? ibp_appendf(buf, len, &o, "%s%lu-%lu", a ? "," : "", v[a],
+						   v[b])
+				     : ibp_appendf(buf, len, &o, "%s%lu", a ? "," : "", v[a]));
 			a = b;
 		}
-		if (o < len) {
-			w = snprintf(buf + o, len - o, "%s:%u", nums > 1 ? "]" : "", r[i].port);
-			o += w < 0 ? 0 : (size_t)w;
-		}
+		(void)ibp_appendf(buf, len, &o, "%s:%u", nums > 1 ? "]" : "", r[i].port);
 	}
 	free(done);
 }
@@ -524,13 +518,11 @@ static int judge_groups(const struct ibp_fp *const *fps, const char *const *name
 		o = (size_t)snprintf(obs, sizeof(obs),
 				     "no majority for %s across %zu nodes:", fields[field].label,
 				     present);
-		for (size_t k = 0; k < ng && o < sizeof(obs); k++) {
-			int w;
-
+		for (size_t k = 0; k < ng; k++) {
 			group_nodes(fps, names, n, val, &g[k], nodes, sizeof(nodes));
-			w = snprintf(obs + o, sizeof(obs) - o, "%s %s %s", k ? ";" : "", nodes,
-				     g[k].value);
-			o += w < 0 ? 0 : (size_t)w;
+			if (ibp_appendf(obs, sizeof(obs), &o, "%s %s %s", k ? ";" : "", nodes,
+					g[k].value))
+				break; /* cut */
 		}
 		struct ibp_finding x;
 

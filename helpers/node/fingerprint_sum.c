@@ -438,18 +438,10 @@ static void group_list(const uint32_t *ex, uint8_t n_ex, uint32_t count, const c
 		size_t o = 0;
 		bool fits = true;
 
-		for (size_t i = 0; i < shown && fits; i++) {
-			int w = snprintf(buf + o, len - o, "%s%s", i ? "," : "", names[ex[i]]);
-
-			fits = w >= 0 && (size_t)w < len - o;
-			if (fits)
-				o += (size_t)w;
-		}
-		if (fits && count > shown) {
-			int w = snprintf(buf + o, len - o, " and %u more", count - (unsigned)shown);
-
-			fits = w >= 0 && (size_t)w < len - o;
-		}
+		for (size_t i = 0; i < shown && fits; i++)
+			fits = !ibp_appendf(buf, len, &o, "%s%s", i ? "," : "", names[ex[i]]);
+		if (fits && count > shown)
+			fits = !ibp_appendf(buf, len, &o, " and %u more", count - (unsigned)shown);
 		if (fits || shown == 1) {
 			if (!fits)
 				ibp_format_cut(buf, len, "%s and %u more", names[ex[0]], count - 1);
@@ -541,13 +533,11 @@ static int judge_key(const struct ibp_fp_sum *s, size_t k, const char *const *na
 			return 0;
 		o = (size_t)snprintf(obs, sizeof(obs), "no majority for %s across %u nodes:", label,
 				     present);
-		for (size_t i = 0; i < ng && o < sizeof(obs); i++) {
-			int w;
-
+		for (size_t i = 0; i < ng; i++) {
 			group_list(g[i].ex, g[i].n_ex, g[i].count, names, nodes, sizeof(nodes));
-			w = snprintf(obs + o, sizeof(obs) - o, "%s %s %s", i ? ";" : "", nodes,
-				     g[i].value ? g[i].value : "(values past the table)");
-			o += w < 0 ? 0 : (size_t)w;
+			if (ibp_appendf(obs, sizeof(obs), &o, "%s %s %s", i ? ";" : "", nodes,
+					g[i].value ? g[i].value : "(values past the table)"))
+				break; /* cut */
 		}
 		return add_finding(out, code, level, names[first], key->rail, obs, NULL,
 				   fix_of(key->field));

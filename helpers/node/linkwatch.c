@@ -2,7 +2,6 @@
 /* linkwatch.c: two reads of the node's ports and what changed between them (linkwatch.h). */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <time.h>
 
 #include "ibprep/linkwatch.h"
+#include "ibprep/text.h"
 
 static const struct {
 	const char *name;
@@ -254,23 +254,6 @@ double ibp_linkwatch_elapsed(const struct ibp_linkwatch *before, const struct ib
 
 /* ---- one read as text, for the watcher to start from ---- */
 
-static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int put(char *buf, size_t len, size_t *o, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	va_start(ap, fmt);
-	w = vsnprintf(buf + *o, len - *o, fmt, ap);
-	va_end(ap);
-	if (w < 0 || (size_t)w >= len - *o)
-		return -ENAMETOOLONG;
-	*o += (size_t)w;
-	return 0;
-}
-
 int ibp_linkwatch_to_text(const struct ibp_linkwatch *lw, const struct ibp_lw_port_id *ids,
 			  size_t n, char *buf, size_t len)
 {
@@ -280,29 +263,31 @@ int ibp_linkwatch_to_text(const struct ibp_linkwatch *lw, const struct ibp_lw_po
 	if (!len)
 		return -ENAMETOOLONG;
 	buf[0] = '\0';
-	rc = put(buf, len, &o, "%" PRId64 " %" PRId64, lw->mono_ns > 0 ? lw->mono_ns : 0,
-		 lw->real_ns > 0 ? lw->real_ns : 0);
+	rc = ibp_appendf(buf, len, &o, "%" PRId64 " %" PRId64, lw->mono_ns > 0 ? lw->mono_ns : 0,
+			 lw->real_ns > 0 ? lw->real_ns : 0);
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct ibp_lw_port *p = ibp_linkwatch_find(lw, ids[i].device, ids[i].port);
 
 		if (!p)
 			continue;
-		rc = put(buf, len, &o, " %s:%u", p->device, p->port);
+		rc = ibp_appendf(buf, len, &o, " %s:%u", p->device, p->port);
 		if (!rc)
 			rc = p->state == IBP_PORT_STATE_UNKNOWN
-				 ? put(buf, len, &o, " -")
-				 : put(buf, len, &o, " %d", (int)p->state);
+				 ? ibp_appendf(buf, len, &o, " -")
+				 : ibp_appendf(buf, len, &o, " %d", (int)p->state);
 		if (!rc)
 			rc = p->phys_state == IBP_PHYS_UNKNOWN
-				 ? put(buf, len, &o, " -")
-				 : put(buf, len, &o, " %d", (int)p->phys_state);
+				 ? ibp_appendf(buf, len, &o, " -")
+				 : ibp_appendf(buf, len, &o, " %d", (int)p->phys_state);
 		for (unsigned c = 0; !rc && c < IBP_LW_N_COUNTERS; c++)
-			rc = p->c[c].known ? put(buf, len, &o, " %" PRIu64, p->c[c].value)
-					   : put(buf, len, &o, " -");
+			rc = p->c[c].known ? ibp_appendf(buf, len, &o, " %" PRIu64, p->c[c].value)
+					   : ibp_appendf(buf, len, &o, " -");
 	}
-	if (rc)
+	if (rc) {
 		buf[0] = '\0';
-	return rc;
+		return -ENAMETOOLONG;
+	}
+	return 0;
 }
 
 /* One token: "-" (false) or a decimal u64 no greater than MAX (true); -EINVAL. */

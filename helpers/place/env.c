@@ -13,6 +13,7 @@
 
 #include "ibprep/cpulist.h"
 #include "ibprep/env.h"
+#include "ibprep/text.h"
 
 #define VAL_MAX 4096 /* the longest value we build (a 64-GPU map fits) */
 
@@ -222,7 +223,6 @@ static void exact_list(const char *value, const struct ibp_topo *topo, char *buf
 			const char *o = topo->hcas[i].name;
 			bool starts = strncmp(o, p, nl) == 0, same = starts && strlen(o) == nl;
 			char item[96];
-			int n;
 
 			if (topo->hcas[i].kind != IBP_NIC_RDMA || !starts ||
 			    (!same && hca_named(topo, p, nl)))
@@ -230,12 +230,10 @@ static void exact_list(const char *value, const struct ibp_topo *topo, char *buf
 			snprintf(item, sizeof(item), "%s%.*s", o, portl, port);
 			if (listed(buf, item))
 				continue;
-			n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", item);
-			if (n < 0 || (size_t)n >= len - off) {
+			if (ibp_appendf(buf, len, &off, "%s%s", off ? "," : "", item)) {
 				buf[0] = '\0';
 				return;
 			}
-			off += (size_t)n;
 		}
 		p += el;
 		if (*p == ',')

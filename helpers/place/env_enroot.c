@@ -11,6 +11,7 @@
 
 #include "ibprep/env.h"
 #include "ibprep/sysfs.h"
+#include "ibprep/text.h"
 
 bool ibp_env_pyxis_step(ibp_env_get_fn get, void *ctx, char *why, size_t whylen)
 {
@@ -136,11 +137,10 @@ static int enumerate(const struct ibp_sysfs *fs, struct hook_dev **out, size_t *
 
 static bool append(char *buf, size_t len, const char *item)
 {
-	size_t l = strlen(buf);
-	int w = snprintf(buf + l, len - l, "%s%s", l ? "," : "", item);
+	size_t l = strlen(buf), o = l;
 
-	if (w < 0 || (size_t)w >= len - l) {
-		buf[l] = '\0';
+	if (ibp_appendf(buf, len, &o, "%s%s", l ? "," : "", item)) {
+		buf[l] = '\0'; /* the whole item or nothing */
 		return false;
 	}
 	return true;

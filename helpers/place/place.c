@@ -170,17 +170,10 @@ static void hist_text(const unsigned *hist, char *buf, size_t len)
 	size_t o = 0;
 
 	buf[0] = '\0';
-	for (int d = IBP_DIST_PIX; d <= IBP_DIST_UNKNOWN && o < len; d++) {
-		int w;
-
-		if (!hist[d])
-			continue;
-		w = snprintf(buf + o, len - o, "%s%u %s", o ? " + " : "", hist[d],
-			     ibp_dist_name((enum ibp_dist)d));
-		if (w < 0)
-			return;
-		o += (size_t)w;
-	}
+	for (int d = IBP_DIST_PIX; d <= IBP_DIST_UNKNOWN; d++)
+		if (hist[d] && ibp_appendf(buf, len, &o, "%s%u %s", o ? " + " : "", hist[d],
+					   ibp_dist_name((enum ibp_dist)d)))
+			return; /* cut */
 }
 
 /*

@@ -21,6 +21,18 @@ int ibp_format_cut(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
+ * vsnprintf at *OFF into BUF (LEN bytes), for text built piece by piece:
+ * what fits is written, BUF stays NUL-terminated and *OFF moves past it.
+ * 0; -ENOSPC when the text was cut (*OFF then LEN - 1: any later non-empty
+ * append is refused too) or *OFF was already past the end (nothing written);
+ * -EINVAL when vsnprintf fails (nothing appended).
+ * A cut is raw (no "..."): the caller decides whether a cut text may
+ * be shown or must be refused.
+ */
+int ibp_appendf(char *buf, size_t len, size_t *off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/*
  * The core's error return in one call: the message into ERR as
  * ibp_format_cut writes it (nothing when ERR is NULL or ERRLEN 0), and RC
  * (-errno) returned.

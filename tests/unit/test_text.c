@@ -117,6 +117,59 @@ static void test_errf_returns_the_code_with_the_message(void **state)
 	assert_string_equal(err, "a message to...");
 }
 
+/* Pieces appended in turn into LEN bytes: each one's return, the text and offset after. */
+static const struct {
+	const char *name;
+	size_t len;
+	const char *piece[3];
+	int rc[3];
+	const char *text;
+	size_t off;
+} appends[] = {
+    {"empty into one byte", 1, {"", "", NULL}, {0, 0}, "", 0},
+    {"exact fit", 6, {"abc", "de", NULL}, {0, 0}, "abcde", 5},
+    {"exact fit, then empty", 6, {"abcde", "", NULL}, {0, 0}, "abcde", 5},
+    {"cut", 6, {"abc", "def", NULL}, {0, -ENOSPC}, "abcde", 5},
+    {"after a cut, refused", 6, {"abcdefg", "x", ""}, {-ENOSPC, -ENOSPC, 0}, "abcde", 5},
+    {"no room at all", 0, {"a", NULL, NULL}, {-ENOSPC}, "sentinel", 0},
+};
+
+static void test_appendf_cut_fit_empty(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(appends) / sizeof(appends[0]); i++) {
+		char buf[16] = "sentinel";
+		size_t off = 0;
+
+		for (size_t k = 0; k < 3 && appends[i].piece[k]; k++) {
+			int rc = ibp_appendf(buf, appends[i].len, &off, "%s", appends[i].piece[k]);
+
+			if (rc != appends[i].rc[k])
+				fail_msg("%s: piece %zu: %d, expected %d", appends[i].name, k, rc,
+					 appends[i].rc[k]);
+		}
+		assert_string_equal(buf, appends[i].text);
+		assert_int_equal(off, appends[i].off);
+		assert_int_equal(buf[appends[i].len ? appends[i].len - 1 : 0],
+				 appends[i].len ? '\0' : 's');
+	}
+}
+
+static void test_appendf_offset_past_end_refused(void **state)
+{
+	char buf[8] = "abcdefg";
+	size_t off = 9;
+
+	(void)state;
+	assert_int_equal(ibp_appendf(buf, sizeof(buf), &off, "x"), -ENOSPC);
+	assert_int_equal(off, 9);
+	assert_string_equal(buf, "abcdefg");
+	off = 2;
+	assert_int_equal(ibp_appendf(buf, sizeof(buf), &off, "%d:%s", 4, "x"), 0);
+	assert_int_equal(off, 5);
+	assert_string_equal(buf, "ab4:x");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +178,8 @@ int main(void)
 	    cmocka_unit_test(test_finding_format_escapes_user_text),
 	    cmocka_unit_test(test_errf_returns_the_code_with_the_message),
 	    cmocka_unit_test(test_format_cut_at_a_character_boundary),
+	    cmocka_unit_test(test_appendf_cut_fit_empty),
+	    cmocka_unit_test(test_appendf_offset_past_end_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
