@@ -91,6 +91,21 @@ runs_in_sacct() { cl_sacct --completion -n -P -j "$1" -o state,nodelist 2>&1 | s
 # says nothing (Restarts read empty once on 26.05 under load).
 requeues_of() { runs_in_sacct "$1" | grep -cE '^(PENDING|REQUEUED)\|'; }
 
+# down_mid_step JOB: once the first run's 3 tasks have started and the
+# watchers of n1-n3 are ready (bounded: 30 s), n2's mlx5_3 port 1 goes down;
+# DOWN_AT its time (s)
+down_mid_step() {
+	local i p=$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_3/ports/1
+	for i in $(seq 1 300); do
+		[ "$(ls "$OUT"/started."$1".0.* 2>/dev/null | wc -l)" -eq 3 ] &&
+			cluster_watchers_ready "$1" n1 n2 n3 && break
+		sleep 0.1
+	done
+	DOWN_AT=$(date +%s)
+	echo "1: DOWN" >"$p/state"
+	echo 1 >"$p/counters/link_downed"
+}
+
 # ---- a node broken at the start ----
 plug drain=yes requeue=yes
 cluster_hw n2 "mlx5_3/1:down"
@@ -125,14 +140,7 @@ cluster_hw n2
 plug drain=yes requeue=yes watch_action=end
 submit mid --export=ALL,FIRST=120
 if [ -n "$JOB" ]; then
-	for i in $(seq 1 300); do
-		[ "$(ls "$OUT"/started."$JOB".0.* 2>/dev/null | wc -l)" -eq 3 ] &&
-			cluster_watchers_ready "$JOB" n1 n2 n3 && break
-		sleep 0.1
-	done
-	p=$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_3/ports/1
-	echo "1: DOWN" >"$p/state"
-	echo 1 >"$p/counters/link_downed"
+	down_mid_step "$JOB"
 	state=$(wait_end "$JOB")
 	restarts=$(requeues_of "$JOB")
 	second=$(runs_on "$JOB" 1)
@@ -170,15 +178,8 @@ cluster_hw n2
 plug drain=yes requeue=yes watch_action=end requeue_begin=1
 submit slow --export=ALL,FIRST=120,SLOW=1
 if [ -n "$JOB" ]; then
-	for i in $(seq 1 300); do
-		[ "$(ls "$OUT"/started."$JOB".0.* 2>/dev/null | wc -l)" -eq 3 ] &&
-			cluster_watchers_ready "$JOB" n1 n2 n3 && break
-		sleep 0.1
-	done
-	p=$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_3/ports/1
-	t0=$(date +%s)
-	echo "1: DOWN" >"$p/state"
-	echo 1 >"$p/counters/link_downed"
+	down_mid_step "$JOB"
+	t0=$DOWN_AT
 	for i in $(seq 1 2000); do
 		ls "$OUT"/started."$JOB".1.* >/dev/null 2>&1 && break
 		sleep 0.1
