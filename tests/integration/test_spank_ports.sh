@@ -25,49 +25,23 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
+. tests/integration/lib/local_users.sh
 
 NAME="a job's share of the test ports"
-cluster_prereqs_or_done "$NAME"
-for b in useradd userdel setpriv ss /usr/bin/python3; do
-	if ! command -v "$b" >/dev/null; then
-		tap_skip "$NAME" "$b not installed (contrib/install-deps.sh)"
-		tap_done
-		exit
-	fi
-done
-cluster_start_or_done 3
-cluster_hw_or_done "$NAME"
+local_users_cluster_or_done "$NAME" 3 ss
 cluster_suite_out 1777
 
-UA=ibpa$$
-UB=ibpb$$
-USERS=()
-PIDS=()
 ALLOCS=()
-cleanup() {
-	local p u
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	PIDS=()
+cancel_allocs() {
+	local p
 	for p in "${ALLOCS[@]}"; do cl_scancel "$p" >/dev/null 2>&1; done
 	ALLOCS=()
-	cluster_stop
-	for u in "${USERS[@]}"; do $CL_CLIENT_PREFIX userdel "$u" 2>/dev/null; done
-	USERS=()
 }
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
-for u in "$UA" "$UB"; do
-	if $CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$u" 2>/dev/null; then
-		USERS+=("$u")
-	else
-		tap_skip "$NAME" "cannot create a user (useradd)"
-		tap_done
-		exit
-	fi
-done
-A=$($CL_CLIENT_PREFIX id -u "$UA")
-B=$($CL_CLIENT_PREFIX id -u "$UB")
+local_users_trap cancel_allocs
+UA=ibpa$$
+UB=ibpb$$
+local_user_add_or_done "$NAME" "$UA" A
+local_user_add_or_done "$NAME" "$UB" B
 mkdir -p "$CL_DIR/st"
 chmod 1777 "$CL_DIR/st"
 
@@ -102,7 +76,7 @@ stopper_start() {
 		/usr/bin/python3 "$PWD/tests/integration/lib/hostile.py" stopper "$STATUS" "$A" \
 		>"$CL_LOG/stopper.out" 2>&1 </dev/null &
 	STOPPER=$!
-	PIDS+=("$STOPPER")
+	FIXTURE_PIDS+=("$STOPPER")
 	for t in $(seq 1 100); do [ -s "$STATUS" ] && return 0; sleep 0.05; done
 	return 1
 }
@@ -129,7 +103,7 @@ else
 		as "$A" timeout 120 "$SLURM_BIN/srun" --jobid="$ALLOC" --overlap -n1 --ib-test true \
 			>"$OUT/a.$i" 2>&1 &
 		steps+=($!)
-		PIDS+=($!)
+		FIXTURE_PIDS+=($!)
 	done
 	# while A's steps start (bounded): n1's test ports, sampled
 	h1=0
@@ -164,7 +138,7 @@ else
 		as "$A" timeout 120 "$SLURM_BIN/srun" --jobid="$ALLOC" --overlap -N2 -n2 --ib-test true \
 			>"$OUT/b.$i" 2>&1 &
 		steps+=($!)
-		PIDS+=($!)
+		FIXTURE_PIDS+=($!)
 	done
 	# until 50 steps over the share have failed, or every step is over: how
 	# many go over depends on how fast the 70 start against how fast the

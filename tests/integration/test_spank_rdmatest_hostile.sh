@@ -55,49 +55,19 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
+. tests/integration/lib/local_users.sh
 
 NAME="srun --ib-test against a hostile local user"
-cluster_prereqs_or_done "$NAME"
-for b in useradd userdel nsenter setpriv /usr/bin/python3; do
-	if ! command -v "$b" >/dev/null; then
-		tap_skip "$NAME" "$b not installed (contrib/install-deps.sh)"
-		tap_done
-		exit
-	fi
-done
-cluster_start_or_done 3
-cluster_hw_or_done "$NAME"
-
-HOSTILE=ibph$$
-USER_CREATED=0 OTHER_CREATED=0
-FIXTURE_PIDS=()
-cleanup() {
-	local p
-	for p in "${FIXTURE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for p in "${FIXTURE_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	FIXTURE_PIDS=()
-	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$HOSTILE" 2>/dev/null
-	[ "$OTHER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$OTHER" 2>/dev/null
-	USER_CREATED=0 OTHER_CREATED=0
-	cluster_stop
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
+local_users_cluster_or_done "$NAME" 3 nsenter
+local_users_trap
 # Where Slurm's daemons look users up: the host, or a matrix leg's chroot
 # (the hostile processes below run on the host by that numeric uid).
-if $CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$HOSTILE" 2>/dev/null; then
-	USER_CREATED=1
-else
-	tap_skip "$NAME" "cannot create a user (useradd)"
-	tap_done
-	exit
-fi
-HUID=$($CL_CLIENT_PREFIX id -u "$HOSTILE")
+HOSTILE=ibph$$
+local_user_add_or_done "$NAME" "$HOSTILE" HUID
 # A second local user, not the owner of any step here ((g)).
 OTHER=ibpo$$
-OTHER_CREATED=0
-$CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$OTHER" 2>/dev/null && OTHER_CREATED=1
-OUID=$($CL_CLIENT_PREFIX id -u "$OTHER" 2>/dev/null)
+OUID=
+local_user_add "$OTHER" OUID
 
 cluster_suite_out
 HELPER=$(cluster_test_helper)

@@ -28,42 +28,14 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/tap.sh
 . tests/integration/lib/cluster.sh
+. tests/integration/lib/local_users.sh
 
 NAME="the requeue one-shot against the job's owner"
-cluster_prereqs_or_done "$NAME"
-for b in useradd userdel setpriv /usr/bin/python3; do
-	if ! command -v "$b" >/dev/null; then
-		tap_skip "$NAME" "$b not installed (contrib/install-deps.sh)"
-		tap_done
-		exit
-	fi
-done
-cluster_start_or_done 3
-cluster_hw_or_done "$NAME"
-
+local_users_cluster_or_done "$NAME" 3
+uncut() { cluster_uncut n3; }
+local_users_trap uncut
 HOSTILE=ibpq$$
-USER_CREATED=0
-FIXTURE_PIDS=()
-cleanup() {
-	local p
-	for p in "${FIXTURE_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for p in "${FIXTURE_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	FIXTURE_PIDS=()
-	cluster_uncut n3
-	[ "$USER_CREATED" = 1 ] && $CL_CLIENT_PREFIX userdel "$HOSTILE" 2>/dev/null
-	USER_CREATED=0
-	cluster_stop
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
-if $CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$HOSTILE" 2>/dev/null; then
-	USER_CREATED=1
-else
-	tap_skip "$NAME" "cannot create a user (useradd)"
-	tap_done
-	exit
-fi
-HUID=$($CL_CLIENT_PREFIX id -u "$HOSTILE")
+local_user_add_or_done "$NAME" "$HOSTILE" HUID
 cluster_suite_out 0777
 if ! why=$(cluster_cut n3); then
 	tap_skip "$NAME" "$why"
