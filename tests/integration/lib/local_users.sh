@@ -2,7 +2,10 @@
 # owner, another user), the processes it starts beside the cluster, and the
 # cleanup that ends both; source it after cluster.sh.  Users are created
 # where Slurm's daemons look them up ($CL_CLIENT_PREFIX: the host, or a
-# matrix leg's chroot), with no home and no shell.
+# matrix leg's chroot), with no home and no shell.  cluster.sh's
+# cluster_test_user is the one-user form (removed after cluster_stop through
+# cl_suite_cleanup); this one also ends the test's own processes before the
+# cluster stops, and takes any number of users.
 #
 #   local_users_cluster_or_done NAME NODES [CMD...]
 #       the preamble: cluster_prereqs_or_done NAME, useradd, userdel, setpriv,
