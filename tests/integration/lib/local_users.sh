@@ -15,8 +15,12 @@
 #       the EXIT, INT and TERM trap: every process in FIXTURE_PIDS killed by
 #       its PID and waited for, FN (the test's own cleanup: cancel its
 #       allocations, reconnect a node ...), cluster_stop, then every user
-#       created here removed (after the daemons: userdel refuses a user
-#       whose processes still run)
+#       created here removed: first what still runs as that user (a step's
+#       srun under `setpriv ... timeout`, whose PID the test recorded is
+#       not its own) killed by PID, since userdel refuses a user with
+#       processes and would leave it behind; the user exists only for
+#       this test, so every process of its uid is the test's (on the host
+#       only: a matrix leg's chroot numbers its users apart from the host's)
 #   local_user_add USER VAR
 #       creates USER, recorded for the cleanup, its uid in VAR; 1 when
 #       useradd fails
@@ -26,6 +30,7 @@
 #       a process of the test's for the cleanup to end
 FIXTURE_PIDS=()
 LOCAL_USERS=()
+LOCAL_UIDS=()
 LOCAL_USERS_CLEANUP=
 
 local_users_cluster_or_done() {
@@ -50,8 +55,19 @@ local_users_cleanup() {
 	FIXTURE_PIDS=()
 	[ -z "$LOCAL_USERS_CLEANUP" ] || "$LOCAL_USERS_CLEANUP"
 	cluster_stop
+	# a chroot's uid may be a host user's too: there, nothing is killed
+	[ -n "$CL_CLIENT_PREFIX" ] && LOCAL_UIDS=()
+	for u in "${LOCAL_UIDS[@]}"; do
+		for _ in $(seq 1 50); do
+			p=$(ps -o pid=,stat= -u "$u" 2>/dev/null | awk '$2 !~ /^Z/ { print $1 }')
+			[ -n "$p" ] || break
+			# shellcheck disable=SC2086
+			kill -KILL $p 2>/dev/null
+			sleep 0.1
+		done
+	done
 	for u in "${LOCAL_USERS[@]}"; do $CL_CLIENT_PREFIX userdel "$u" 2>/dev/null; done
-	LOCAL_USERS=()
+	LOCAL_USERS=() LOCAL_UIDS=()
 }
 
 local_users_trap() {
@@ -65,6 +81,7 @@ local_user_add() {
 	$CL_CLIENT_PREFIX useradd -M -s /usr/sbin/nologin "$1" 2>/dev/null || return 1
 	LOCAL_USERS+=("$1")
 	uid=$($CL_CLIENT_PREFIX id -u "$1") || return 1
+	LOCAL_UIDS+=("$uid")
 	printf -v "$2" '%s' "$uid"
 }
 
