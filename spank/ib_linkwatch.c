@@ -3,8 +3,9 @@
  * ib_linkwatch.c: what happened to the node's links while the step ran.
  *
  *   init_post_opt (root)  spank_ib_lw_start: the first read of every port
- *                         (state and six counters, linkwatch.h), kept in
- *                         the process's state
+ *                         (state and six counters, linkwatch.h), taken
+ *                         from the inventory the step has just read when
+ *                         it holds them, kept in the process's state
  *   exit (root)           spank_ib_lw_end: the second read, the findings,
  *                         one line in slurmd's log, the drain (drain=yes,
  *                         health checks on), and a step-end section in the
@@ -13,8 +14,9 @@
  *
  * Only when the plugin is active for a normal step with health checks on
  * (--ib-check, or enforce=check): otherwise start is never called and end
- * does nothing.  The cost at the end is one sysfs read per port file (eight
- * per port), no hwloc, no inventory; the fork only when a report file was
+ * does nothing.  The cost at the end is one sysfs read per file the
+ * comparison uses (seven per port of the first read, no directory listing),
+ * no hwloc, no inventory; the fork only when a report file was
  * asked for.  Paths come from plugstack.conf (sysfs_root=); the report path
  * is the user's own and root never opens it.
  */
@@ -62,8 +64,8 @@ static void ignore_list(const struct ibp_policy *p, const char **out, size_t max
 	out[k] = NULL;
 }
 
-void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, uint32_t job,
-		       uint32_t step)
+void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root,
+		       const struct ibp_inventory *inv, uint32_t job, uint32_t step)
 {
 	const char *ignore[IBP_POLICY_MAX_NAMES + 1];
 	struct ibp_sysfs fs = {.root_fd = -1};
@@ -90,6 +92,10 @@ void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, 
 		lw->n_groups = n_groups;
 	}
 	ignore_list(&st->conf.policy, ignore, sizeof(ignore) / sizeof(ignore[0]));
+	if (inv && !ibp_linkwatch_from_inventory(&lw->before, inv, ignore)) {
+		st->lw = lw;
+		return;
+	}
 	if (ibp_sysfs_open(&fs, root) || ibp_linkwatch_read(&lw->before, &fs, ignore)) {
 		ibp_sysfs_close(&fs);
 		free(lw);
@@ -244,11 +250,11 @@ static char *report_section(const struct spank_ib_state *st, const struct spank_
 
 void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 {
-	const char *ignore[IBP_POLICY_MAX_NAMES + 1];
 	struct spank_ib_lw *lw = st->lw;
 	struct ibp_sysfs fs = {.root_fd = -1};
 	struct ibp_findings f;
 	struct ibp_linkwatch_opts o;
+	struct ibp_lw_port_id ids[IBP_LW_MAX_PORTS];
 	char during[64], line[2048], drained[320] = "";
 	bool did_drain = false;
 	double elapsed_s;
@@ -258,10 +264,12 @@ void spank_ib_lw_end(spank_t sp, struct spank_ib_state *st)
 	if (!lw)
 		return;
 	ibp_findings_init(&f);
-	ignore_list(&st->conf.policy, ignore, sizeof(ignore) / sizeof(ignore[0]));
 	rc = ibp_sysfs_open(&fs, lw->root);
+	/* the ports of the first read, without listing: a port gone is port_vanished */
 	if (!rc)
-		rc = ibp_linkwatch_read(&lw->after, &fs, ignore);
+		rc = ibp_linkwatch_read_ports_opts(&lw->after, &fs, ids,
+						   spank_ib_lw_ports(st, ids, IBP_LW_MAX_PORTS),
+						   IBP_LW_NO_PHYS_STATE);
 	ibp_sysfs_close(&fs);
 	if (rc) {
 		slurm_error("spank-ib: %s: job %u.%u step end: cannot read %s: %s", st->host,

@@ -268,14 +268,23 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 	if (cfd >= 0 && !spank_ib_cache_load(cfd, &key, st->conf.cache_ttl, &n->findings)) {
 		/*
 		 * A fresh verdict of this node for this job: the inventory for the
-		 * placement, without the counters (only the checks read them, and
-		 * they are over half the files: most of a cached step's own time).
+		 * placement only (hca.h, IBP_INVENTORY_PLACEMENT: no counters, no
+		 * GID table on an InfiniBand port, none of what only the checks
+		 * judge; a third of the files), with the link watch's counters when
+		 * it starts from this read, and the fingerprint's when a test runs.
 		 */
+		unsigned flags = IBP_INVENTORY_PLACEMENT;
+
+		if (st->eff.test != SPANK_IB_TEST_OFF)
+			flags |= IBP_INVENTORY_FINGERPRINT;
+		if (st->conf.policy.link_watch)
+			flags |= IBP_INVENTORY_LINK_COUNTERS;
 		n->cached = true;
 		rc = 0;
-		if (want_placement(&st->eff))
-			rc = ibp_inventory_load_opts(&n->in.inv, &fs, IBP_INVENTORY_NO_COUNTERS,
-						     &scratch);
+		if (want_placement(&st->eff)) {
+			rc = ibp_inventory_load_opts(&n->in.inv, &fs, flags, &scratch);
+			n->in_link_counters = !rc && (flags & IBP_INVENTORY_LINK_COUNTERS);
+		}
 		/* The step's own faults (the user's memlock limit) are judged every step. */
 		memlock_from_env(n, je);
 		if (!rc)
@@ -284,6 +293,7 @@ void spank_ib_load_health(struct spank_ib_state *st, struct spank_ib_node *n,
 		size_t before = n->findings.n;
 
 		rc = ibp_health_gather(&n->in, &fs, &st->conf.policy, &n->findings);
+		n->in_link_counters = !rc; /* a full load: every counter */
 		if (!rc) {
 			snprintf(n->in.node, sizeof(n->in.node), "%s", st->host);
 			memlock_from_env(n, je);
@@ -826,9 +836,11 @@ int spank_ib_remote_post_opt(spank_t sp, struct spank_ib_state *st)
 	} else {
 		have_root = true;
 		ifname_lookup_start(sp, st, n, &je, cache_dir);
-		if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
-			spank_ib_lw_start(sp, st, root, n->job_id, n->step_id);
 		spank_ib_load_health(st, n, &je, root, cache_dir);
+		/* the link watch's first read: the inventory's when it has the counters */
+		if (st->eff.check != SPANK_IB_CHECK_OFF && st->conf.policy.link_watch)
+			spank_ib_lw_start(sp, st, root, n->in_link_counters ? &n->in.inv : NULL,
+					  n->job_id, n->step_id);
 		if (st->eff.env != SPANK_IB_ENV_OFF || st->eff.report != SPANK_IB_REPORT_OFF) {
 			find_ifname(st, n, &je);
 			ifname_lookup_keep(st, n, cache_dir);

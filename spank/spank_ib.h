@@ -669,6 +669,8 @@ struct spank_ib_node {
 	struct ibp_findings findings;
 	struct ibp_health_input in;
 	bool have_in;
+	bool
+	    in_link_counters; /* in.inv was read with the link counters: the link watch's first read */
 	struct ibp_topo topo;
 	bool have_topo;
 	struct ibp_placement pl;
@@ -788,14 +790,19 @@ void spank_ib_write_results(const struct spank_ib_state *st, struct spank_ib_nod
 /* ---- link events during the step (ib_linkwatch.c) ---- */
 
 /*
- * init_post_opt (root): reads every port under ROOT (the expanded
- * sysfs_root) and keeps it with the job's ids and user in ST->lw.  Call
- * only for a step whose health is checked; a failure leaves ST->lw NULL.
+ * init_post_opt (root): the first read of every port under ROOT (the
+ * expanded sysfs_root), kept with the job's ids and user in ST->lw: taken
+ * from INV, the inventory just read from ROOT with the link counters
+ * (IBP_INVENTORY_LINK_COUNTERS or a full load), or read here when INV is
+ * NULL or cannot give it (linkwatch.h).  Call only for a step whose health
+ * is checked; a failure leaves ST->lw NULL.
  */
-void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root, uint32_t job,
-		       uint32_t step);
+struct ibp_inventory;
+void spank_ib_lw_start(spank_t sp, struct spank_ib_state *st, const char *root,
+		       const struct ibp_inventory *inv, uint32_t job, uint32_t step);
 /*
- * slurm_spank_exit (root): reads the ports again, logs one line to slurmd's
+ * slurm_spank_exit (root): reads the ports of the first read again (what
+ * the comparison uses: state and link counters), logs one line to slurmd's
  * log, drains on a link fault (drain=yes), appends the step-end section to
  * the user's --ib-report file as the user, and frees ST->lw.  No-op when
  * nothing was kept.

@@ -26,6 +26,7 @@
 
 #include "ibprep/devid.h"
 #include "ibprep/hca.h"
+#include "ibprep/linkwatch.h"
 
 #define FIX_UNREADABLE                                                                             \
 	"check that the driver is loaded and sysfs is readable; the value is treated as unknown"
@@ -38,6 +39,18 @@ struct loader {
 	unsigned flags; /* enum ibp_inventory_flags */
 	int err;        /* first -ENOMEM while recording findings */
 };
+
+/* Only what a placement on a known verdict reads (IBP_INVENTORY_PLACEMENT). */
+static bool placement_only(const struct loader *L)
+{
+	return L->flags & IBP_INVENTORY_PLACEMENT;
+}
+
+/* What the consistency fingerprint compares: always, unless a placement-only read without it. */
+static bool want_fingerprint(const struct loader *L)
+{
+	return !placement_only(L) || (L->flags & IBP_INVENTORY_FINGERPRINT);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Parsers                                                                  */
@@ -572,10 +585,52 @@ static bool driver_read_error(int err)
 	       err == -ENOSYS || err == -EAGAIN;
 }
 
+/*
+ * Reads DIR/NAME into the next entry of P's counters (room for it is the
+ * caller's): BITS wide (0: no saturation), HW from hw_counters/; a missing
+ * file is a finding unless MISSING_OK.  The read's result: >= 0, or the
+ * -errno of the read or the parse (kept in read_errno).
+ */
+static int read_counter(struct loader *L, const char *dev, struct ibp_port *p, const char *dir,
+			const char *name, bool hw, unsigned bits, bool missing_ok)
+{
+	char path[PATH_MAX], buf[64];
+	struct ibp_counter *c = &p->counters[p->n_counters];
+	memset(c, 0, sizeof(*c));
+	copy_str(c->name, sizeof(c->name), name);
+	c->hw = hw;
+	c->bits = bits;
+	pathf(path, sizeof(path), "%s/%s", dir, name);
+	int r = ibp_sysfs_read(L->fs, path, buf, sizeof(buf));
+	int got = r;
+	if (r >= 0 && text_is(buf, "N/A (no PMA)")) {
+		/* the kernel's word for a device without a Performance
+		 * Management Agent (iWARP, some VFs): no counter, not an error */
+		r = -ENODATA;
+		p->counters_na = true;
+	} else if (r >= 0) {
+		r = ibp_parse_u64(buf, &c->value);
+		if (r < 0)
+			malformed(L, dev, p->num, path, buf, "a decimal number");
+	} else if (!(missing_ok && r == -ENOENT) && !driver_read_error(r)) {
+		unreadable(L, dev, p->num, path, r);
+	}
+	if (r < 0) {
+		c->read_errno = r;
+		c->value = 0;
+	} else if (c->bits && c->bits < 64) {
+		c->saturated = c->value == (UINT64_C(1) << c->bits) - 1;
+	} else if (c->bits == 64) {
+		c->saturated = c->value == UINT64_MAX;
+	}
+	p->n_counters++;
+	return got < 0 ? got : r;
+}
+
 static int load_counters(struct loader *L, const char *dev, struct ibp_port *p, const char *pdir,
 			 const char *sub, bool hw)
 {
-	char dir[PATH_MAX], path[PATH_MAX], buf[64];
+	char dir[PATH_MAX];
 	char **names = NULL;
 	pathf(dir, sizeof(dir), "%s/%s", pdir, sub);
 	int n = ibp_sysfs_list(L->fs, dir, &names);
@@ -599,38 +654,35 @@ static int load_counters(struct loader *L, const char *dev, struct ibp_port *p, 
 	}
 	p->counters = v;
 	for (int i = 0; i < n; i++) {
-		struct ibp_counter *c = &p->counters[p->n_counters];
-		memset(c, 0, sizeof(*c));
-		if (strlen(names[i]) >= sizeof(c->name))
+		if (strlen(names[i]) >= sizeof(p->counters[0].name))
 			continue; /* not a counter anyone knows */
-		strcpy(c->name, names[i]);
-		c->hw = hw;
-		c->bits = hw ? 0 : counter_bits(c->name, extended);
-		pathf(path, sizeof(path), "%s/%s", dir, names[i]);
-		int r = ibp_sysfs_read(L->fs, path, buf, sizeof(buf));
-		if (r >= 0 && text_is(buf, "N/A (no PMA)")) {
-			/* the kernel's word for a device without a Performance
-			 * Management Agent (iWARP, some VFs): no counter, not an error */
-			r = -ENODATA;
-			p->counters_na = true;
-		} else if (r >= 0) {
-			r = ibp_parse_u64(buf, &c->value);
-			if (r < 0)
-				malformed(L, dev, p->num, path, buf, "a decimal number");
-		} else if (!driver_read_error(r)) {
-			unreadable(L, dev, p->num, path, r);
-		}
-		if (r < 0) {
-			c->read_errno = r;
-			c->value = 0;
-		} else if (c->bits && c->bits < 64) {
-			c->saturated = c->value == (UINT64_C(1) << c->bits) - 1;
-		} else if (c->bits == 64) {
-			c->saturated = c->value == UINT64_MAX;
-		}
-		p->n_counters++;
+		read_counter(L, dev, p, dir, names[i], hw,
+			     hw ? 0 : counter_bits(names[i], extended), false);
 	}
 	ibp_sysfs_names_free(names);
+	return 0;
+}
+
+/*
+ * The link counters a step's link watch compares (linkwatch.h), by name: a
+ * missing one is left out, as ibp_linkwatch_read() leaves it unknown.
+ */
+static int load_link_counters(struct loader *L, const char *dev, struct ibp_port *p,
+			      const char *pdir)
+{
+	char dir[PATH_MAX];
+	struct ibp_counter *v =
+	    realloc(p->counters, (p->n_counters + IBP_LW_N_COUNTERS) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->counters = v;
+	pathf(dir, sizeof(dir), "%s/counters", pdir);
+	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+		const char *name = ibp_lw_counter_name((enum ibp_lw_counter)c);
+		if (read_counter(L, dev, p, dir, name, false, counter_bits(name, false), true) ==
+		    -ENOENT)
+			p->n_counters--; /* not there: unknown */
+	}
 	return 0;
 }
 
@@ -712,6 +764,22 @@ static int load_port(struct loader *L, struct ibp_hca *h, struct ibp_port *p, co
 	p->phys_state = IBP_PHYS_UNKNOWN;
 	p->lid = p->sm_lid = p->lid_mask_count = -1;
 
+	/*
+	 * Counters before the state, as ibp_linkwatch_read(): a link that goes
+	 * down between the reads shows DOWN with the old link_downed, never
+	 * ACTIVE with a new one (a step's first link read may be this one).
+	 */
+	int e = 0;
+	if (!(L->flags & (IBP_INVENTORY_NO_COUNTERS | IBP_INVENTORY_PLACEMENT))) {
+		e = load_counters(L, dev, p, pdir, "counters", false);
+		if (!e)
+			e = load_counters(L, dev, p, pdir, "hw_counters", true);
+	} else if (L->flags & IBP_INVENTORY_LINK_COUNTERS) {
+		e = load_link_counters(L, dev, p, pdir);
+	}
+	if (e)
+		return e;
+
 	/* A state past the kernel's table ("7: UNKNOWN", OPA's "9: <unknown>" for
 	 * Offline, a bare "<unknown>") is the kernel saying unknown: no finding. */
 	int ps;
@@ -747,21 +815,17 @@ static int load_port(struct loader *L, struct ibp_hca *h, struct ibp_port *p, co
 	}
 	if (rd_s64(L, dev, p->num, pdir, "lid", 0, 0xffff, &p->lid, "a 16-bit hex LID (0x1a)") < 0)
 		p->lid = -1;
+	if (placement_only(L)) {
+		/* GIDs give a RoCE port its GID index and netdev; an IB port uses neither */
+		return p->link_layer == IBP_LL_IB ? 0 : load_gids(L, dev, p, pdir);
+	}
 	if (rd_s64(L, dev, p->num, pdir, "sm_lid", 0, 0xffff, &p->sm_lid,
 		   "a 16-bit hex LID (0x1)") < 0)
 		p->sm_lid = -1;
 	if (rd_s64(L, dev, p->num, pdir, "lid_mask_count", 0, 7, &p->lid_mask_count,
 		   "a number from 0 to 7") < 0)
 		p->lid_mask_count = -1;
-
-	int e = load_gids(L, dev, p, pdir);
-	if (L->flags & IBP_INVENTORY_NO_COUNTERS)
-		return e;
-	if (!e)
-		e = load_counters(L, dev, p, pdir, "counters", false);
-	if (!e)
-		e = load_counters(L, dev, p, pdir, "hw_counters", true);
-	return e;
+	return load_gids(L, dev, p, pdir);
 }
 
 /* Reads the link files of a PCI function at DIR ("" fields stay 0). */
@@ -771,7 +835,7 @@ static void load_pcie_link(struct loader *L, const char *dev, const char *dir,
 	static const char *const files[] = {"current_link_speed", "max_link_speed"};
 	char path[PATH_MAX], buf[64];
 	double *gts[] = {&l->cur_gts, &l->max_gts};
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < (placement_only(L) ? 1 : 2); i++) {
 		if (rd(L, dev, 0, dir, files[i], buf, sizeof(buf), path, sizeof(path)) >= 0 &&
 		    ibp_parse_link_speed(buf, gts[i]) < 0) {
 			*gts[i] = 0;
@@ -781,6 +845,8 @@ static void load_pcie_link(struct loader *L, const char *dev, const char *dir,
 	int64_t w;
 	if (rd_s64(L, dev, 0, dir, "current_link_width", 0, 32, &w, "a lane count (0 to 32)") == 0)
 		l->cur_width = (unsigned)w;
+	if (placement_only(L))
+		return;
 	if (rd_s64(L, dev, 0, dir, "max_link_width", 0, 32, &w, "a lane count (0 to 32)") == 0)
 		l->max_width = (unsigned)w;
 }
@@ -800,9 +866,11 @@ static int add_netdev(struct loader *L, struct ibp_hca *h, const char *dir, cons
 	nd->dev_port = -1;
 	char ndir[PATH_MAX];
 	pathf(ndir, sizeof(ndir), "%s/%s", dir, name);
-	rd_str(L, h->name, ndir, "operstate", nd->operstate, sizeof(nd->operstate));
+	if (!placement_only(L))
+		rd_str(L, h->name, ndir, "operstate", nd->operstate, sizeof(nd->operstate));
 	int64_t v64;
-	if (rd_s64(L, h->name, 0, ndir, "mtu", 0, INT32_MAX, &v64, "an MTU in bytes") == 0)
+	if (want_fingerprint(L) &&
+	    rd_s64(L, h->name, 0, ndir, "mtu", 0, INT32_MAX, &v64, "an MTU in bytes") == 0)
 		nd->mtu = v64;
 	if (rd_s64(L, h->name, 0, ndir, "dev_port", 0, 255, &v64, "a port index (0-based)") == 0)
 		nd->dev_port = (int)v64;
@@ -868,11 +936,11 @@ static void load_pci_ids(struct loader *L, struct ibp_hca *h, const char *pci_di
 {
 	char buf[PATH_MAX];
 	uint64_t v;
-	if (ibp_sysfs_readf(L->fs, buf, 16, "%s/vendor", pci_dir) >= 0 && !ibp_parse_u64(buf, &v) &&
-	    v <= 0xffff)
+	if (!placement_only(L) && ibp_sysfs_readf(L->fs, buf, 16, "%s/vendor", pci_dir) >= 0 &&
+	    !ibp_parse_u64(buf, &v) && v <= 0xffff)
 		h->vendor = (unsigned)v;
-	if (ibp_sysfs_readf(L->fs, buf, 16, "%s/device", pci_dir) >= 0 && !ibp_parse_u64(buf, &v) &&
-	    v <= 0xffff)
+	if (!placement_only(L) && ibp_sysfs_readf(L->fs, buf, 16, "%s/device", pci_dir) >= 0 &&
+	    !ibp_parse_u64(buf, &v) && v <= 0xffff)
 		h->device = (unsigned)v;
 	char link[PATH_MAX];
 	pathf(link, sizeof(link), "%s/driver", pci_dir);
@@ -888,11 +956,17 @@ static int load_hca(struct loader *L, struct ibp_hca *h, const char *base)
 	const char *dev = h->name;
 	h->numa = -1;
 
-	rd_str(L, dev, base, "node_guid", h->node_guid, sizeof(h->node_guid));
-	rd_desc(L, dev, base, "fw_ver", h->fw_ver, sizeof(h->fw_ver), &h->desc_cut);
-	rd_desc(L, dev, base, "hca_type", h->hca_type, sizeof(h->hca_type), &h->desc_cut);
-	rd_desc(L, dev, base, "board_id", h->board_id, sizeof(h->board_id), &h->desc_cut);
-	rd_desc(L, dev, base, "node_desc", h->node_desc, sizeof(h->node_desc), &h->desc_cut);
+	if (!placement_only(L))
+		rd_str(L, dev, base, "node_guid", h->node_guid, sizeof(h->node_guid));
+	if (want_fingerprint(L))
+		rd_desc(L, dev, base, "fw_ver", h->fw_ver, sizeof(h->fw_ver), &h->desc_cut);
+	if (!placement_only(L))
+		rd_desc(L, dev, base, "hca_type", h->hca_type, sizeof(h->hca_type), &h->desc_cut);
+	if (want_fingerprint(L))
+		rd_desc(L, dev, base, "board_id", h->board_id, sizeof(h->board_id), &h->desc_cut);
+	if (!placement_only(L))
+		rd_desc(L, dev, base, "node_desc", h->node_desc, sizeof(h->node_desc),
+			&h->desc_cut);
 	h->node_type = -1;
 	{
 		char nt[64], ntpath[PATH_MAX];
@@ -928,16 +1002,18 @@ static int load_hca(struct loader *L, struct ibp_hca *h, const char *base)
 	}
 	if (h->pci[0]) {
 		int64_t numa;
-		if (rd_s64(L, dev, 0, pci_dir, "numa_node", -1, 65535, &numa,
-			   "a NUMA node or -1") == 0)
+		if (!placement_only(L) && rd_s64(L, dev, 0, pci_dir, "numa_node", -1, 65535, &numa,
+						 "a NUMA node or -1") == 0)
 			h->numa = (int)numa;
-		rd_str(L, dev, pci_dir, "local_cpulist", h->local_cpus, sizeof(h->local_cpus));
+		if (!placement_only(L))
+			rd_str(L, dev, pci_dir, "local_cpulist", h->local_cpus,
+			       sizeof(h->local_cpus));
 		load_pcie_link(L, dev, pci_dir, &h->pcie);
 		load_pci_ids(L, h, pci_dir);
 
 		/* The bridge port above: the parent directory, when it is a PCI function. */
 		copy_str(buf, sizeof(buf), pci_dir);
-		if (split_last(buf)) {
+		if (!placement_only(L) && split_last(buf)) {
 			const char *up = strrchr(buf, '/');
 			up = up ? up + 1 : buf;
 			if (is_pci_addr(up)) {
@@ -1079,6 +1155,7 @@ int ibp_inventory_load_opts(struct ibp_inventory *inv, const struct ibp_sysfs *f
 
 	int n = ibp_sysfs_list(fs, "sys/class/infiniband", &names);
 	if (n == -ENOENT) {
+		inv->from_pci = true;
 		r = load_from_pci(&L, inv, &cap);
 	} else if (n < 0) {
 		if (n == -ENOMEM || n == -EBADF)

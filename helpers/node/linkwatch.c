@@ -56,7 +56,7 @@ static bool ignored(const char *const *ignore, const char *dev)
 }
 
 static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const char *dev,
-		      unsigned num)
+		      unsigned num, unsigned flags)
 {
 	char buf[64];
 
@@ -86,6 +86,8 @@ static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const c
 			    num) < 0 ||
 	    ibp_parse_port_state(buf, &p->state))
 		p->state = IBP_PORT_STATE_UNKNOWN;
+	if (flags & IBP_LW_NO_PHYS_STATE)
+		return;
 	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/phys_state",
 			    dev, num) < 0 ||
 	    ibp_parse_phys_state(buf, &p->phys_state))
@@ -128,7 +130,7 @@ int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 				lw->truncated = true;
 				break;
 			}
-			read_port(&lw->ports[lw->n_ports++], fs, devs[d], (unsigned)num);
+			read_port(&lw->ports[lw->n_ports++], fs, devs[d], (unsigned)num, 0);
 		}
 		ibp_sysfs_names_free(ports);
 	}
@@ -187,8 +189,60 @@ int ibp_lw_port_ids_parse(const char *s, struct ibp_lw_port_id *ids, size_t max,
 	return 0;
 }
 
+int ibp_linkwatch_from_inventory(struct ibp_linkwatch *lw, const struct ibp_inventory *inv,
+				 const char *const *ignore)
+{
+	lw->n_ports = 0;
+	lw->truncated = false;
+	lw->mono_ns = clock_ns(CLOCK_MONOTONIC);
+	lw->real_ns = clock_ns(CLOCK_REALTIME);
+	if (inv->from_pci)
+		return -ENOENT;
+	for (size_t d = 0; d < inv->n_hcas; d++) {
+		const struct ibp_hca *h = &inv->hcas[d];
+
+		if (ignored(ignore, h->name) || strlen(h->name) >= IBP_DEV_MAX)
+			continue;
+		for (size_t i = 0; i < h->n_ports; i++) {
+			const struct ibp_port *ip = &h->ports[i];
+			struct ibp_lw_port *p;
+
+			if (lw->n_ports == IBP_LW_MAX_PORTS) {
+				lw->truncated = true;
+				return 0;
+			}
+			p = &lw->ports[lw->n_ports++];
+			memset(p, 0, sizeof(*p));
+			snprintf(p->device, sizeof(p->device), "%s", h->name);
+			p->port = ip->num;
+			p->state = ip->state;
+			p->phys_state = ip->phys_state;
+			for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+				const struct ibp_counter *ic =
+				    ibp_port_counter(ip, counters[c].name);
+				struct ibp_lw_value *v = &p->c[c];
+
+				/* counters/ only: hw_counters/ may reuse a name */
+				if (!ic || ic->hw || ic->read_errno)
+					continue;
+				v->known = true;
+				v->value = ic->value;
+				v->bits =
+				    v->value > max_of(counters[c].bits) ? 64 : counters[c].bits;
+			}
+		}
+	}
+	return 0;
+}
+
 int ibp_linkwatch_read_ports(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 			     const struct ibp_lw_port_id *ids, size_t n)
+{
+	return ibp_linkwatch_read_ports_opts(lw, fs, ids, n, 0);
+}
+
+int ibp_linkwatch_read_ports_opts(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
+				  const struct ibp_lw_port_id *ids, size_t n, unsigned flags)
 {
 	lw->n_ports = 0;
 	lw->truncated = false;
@@ -207,7 +261,7 @@ int ibp_linkwatch_read_ports(struct ibp_linkwatch *lw, const struct ibp_sysfs *f
 			 ids[i].port);
 		if (ibp_sysfs_stat(fs, dir, &sb) || !S_ISDIR(sb.st_mode))
 			continue; /* gone: the comparison says so */
-		read_port(&lw->ports[lw->n_ports++], fs, ids[i].device, ids[i].port);
+		read_port(&lw->ports[lw->n_ports++], fs, ids[i].device, ids[i].port, flags);
 	}
 	return 0;
 }

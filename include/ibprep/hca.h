@@ -147,6 +147,7 @@ struct ibp_hca {
 struct ibp_inventory {
 	struct ibp_hca *hcas;
 	size_t n_hcas;
+	bool from_pci; /* no sys/class/infiniband: the devices were found from the PCI side */
 };
 
 void ibp_inventory_init(struct ibp_inventory *inv);
@@ -169,6 +170,33 @@ enum ibp_inventory_flags {
 	 * cached verdict), never for ibp_health_check().
 	 */
 	IBP_INVENTORY_NO_COUNTERS = 1u << 0,
+	/*
+	 * Only what a placement on a verdict the caller already has reads
+	 * (implies IBP_INVENTORY_NO_COUNTERS): per port state, phys_state,
+	 * rate, link_layer and lid, and the GID table only where the link
+	 * layer is not InfiniBand (RoCE's GID index and netdev; an IB port's
+	 * netdev is its IPoIB interface, by dev_port); per device node_type,
+	 * the PCI function (address, driver, current link speed and width) and
+	 * its netdevs' dev_port.  Left unknown ("", -1, 0): node_guid,
+	 * fw_ver, hca_type, board_id, node_desc, sm_lid, lid_mask_count, an
+	 * IB port's GIDs, numa, local_cpus, vendor, device, the maximum link,
+	 * the bridge above, the netdevs' operstate and mtu.  Never for
+	 * ibp_health_check().
+	 */
+	IBP_INVENTORY_PLACEMENT = 1u << 1,
+	/* With IBP_INVENTORY_PLACEMENT: also fw_ver, board_id and the netdevs'
+	 * mtu (what the cross-node test's consistency fingerprint compares). */
+	IBP_INVENTORY_FINGERPRINT = 1u << 2,
+	/*
+	 * With IBP_INVENTORY_NO_COUNTERS or IBP_INVENTORY_PLACEMENT: still the
+	 * link counters a step's link watch compares (linkwatch.h: link_downed,
+	 * link_error_recovery, symbol_error, port_rcv_errors,
+	 * port_xmit_discards, port_xmit_wait, from counters/), read by name
+	 * before the port's state, as ibp_linkwatch_read() does, so that
+	 * ibp_linkwatch_from_inventory() can take the step's first read from
+	 * this one.  Every port reads its counters before its state.
+	 */
+	IBP_INVENTORY_LINK_COUNTERS = 1u << 3,
 };
 
 /* ibp_inventory_load() without what FLAGS (enum ibp_inventory_flags) leave out. */

@@ -101,6 +101,18 @@ unsigned ibp_lw_counter_bits(enum ibp_lw_counter c);
 int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 		       const char *const *ignore);
 
+/*
+ * LW from an inventory just read (hca.h) instead of reading the ports again:
+ * every port of INV's devices but those IGNORE names, its state, physical
+ * state and the link counters the inventory holds (read by
+ * IBP_INVENTORY_LINK_COUNTERS or a full load: counters before the state, as
+ * ibp_linkwatch_read()), stamped with both clocks now.  -ENOENT when INV did
+ * not come from sys/class/infiniband (from_pci: the later reads, which look
+ * there, would not find its ports); 0 otherwise.
+ */
+int ibp_linkwatch_from_inventory(struct ibp_linkwatch *lw, const struct ibp_inventory *inv,
+				 const char *const *ignore);
+
 /* One port by name: the device ("mlx5_3") and the port number (1..255). */
 struct ibp_lw_port_id {
 	char device[IBP_DEV_MAX];
@@ -117,6 +129,16 @@ struct ibp_lw_port_id {
  */
 int ibp_linkwatch_read_ports(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 			     const struct ibp_lw_port_id *ids, size_t n);
+
+/* What ibp_linkwatch_read_ports_opts() leaves out. */
+enum ibp_lw_read_flags {
+	/* phys_state (left unknown): ibp_linkwatch_compare() does not use it */
+	IBP_LW_NO_PHYS_STATE = 1u << 0,
+};
+
+/* ibp_linkwatch_read_ports() without what FLAGS (enum ibp_lw_read_flags) leave out. */
+int ibp_linkwatch_read_ports_opts(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
+				  const struct ibp_lw_port_id *ids, size_t n, unsigned flags);
 
 /*
  * "mlx5_0:1,mlx5_3:1" (DEVICE:PORT, comma-separated) into IDS (room for

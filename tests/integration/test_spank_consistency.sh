@@ -138,6 +138,31 @@ if [ $roce_ok = 1 ]; then
 	else
 		tap_fail "NCCL_IB_HCA differs on one node" "rc=$RC; $(show hca)"
 	fi
+
+	# A job's later steps place on the verdict of its first (cache_ttl=) and
+	# read only what the placement and the fingerprint need (hca.h,
+	# IBP_INVENTORY_PLACEMENT): the RoCE GID index and the firmware still there
+	plug gid_index=yes
+	jid=$(cl_salloc --no-shell -N3 -w n1,n2,n3 2>&1 | grep -Eo '[0-9]+' | head -1)
+	gidx() { cl_srun --jobid="$jid" --overlap -N3 --ntasks-per-node=2 "$@" printenv NCCL_IB_GID_INDEX; }
+	run gid1 gidx --ib-test --ib-env=on
+	rc1=$RC
+	run gid2 gidx --ib-test --ib-env=on
+	rc2=$RC
+	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(grep -cx 3 "$OUT/gid1")" -eq 6 ] &&
+		[ "$(grep -cx 3 "$OUT/gid2")" -eq 6 ]; then
+		tap_ok "a later step of the job (cached verdict): every task still gets NCCL_IB_GID_INDEX=3"
+	else
+		tap_fail "GID index on a cached verdict" "rc=$rc1/$rc2; $(show gid1) $(show gid2)"
+	fi
+	echo 28.41.1000 >"$CL_DIR/nodes/n2/root/sys/class/infiniband/mlx5_0/fw_ver"
+	run gid3 gidx --ib-test --ib-env=on
+	if [ $RC -eq 0 ] && grep -q "n2: mlx5_0 port 1: firmware 28.41.1000, the other 2 nodes" "$OUT/gid3"; then
+		tap_ok "a later step of the job: n2's other firmware is still named"
+	else
+		tap_fail "firmware on a cached verdict" "rc=$RC; $(show gid3)"
+	fi
+	[ -n "$jid" ] && cl_scancel "$jid" 2>/dev/null
 	plug
 else
 	tap_fail "RoCE trees generated" "$(tail -3 "$CL_LOG"/mksysfs.n*.out)"

@@ -332,6 +332,110 @@ static int unlink_under(const char *root, const char *rel)
 	return unlink(path);
 }
 
+/* Every field ibp_linkwatch_compare and the watcher read: the same in A and B (clocks aside). */
+static void assert_same_ports(const struct ibp_linkwatch *a, const struct ibp_linkwatch *b,
+			      bool phys)
+{
+	assert_int_equal(a->n_ports, b->n_ports);
+	assert_int_equal(a->truncated, b->truncated);
+	for (size_t i = 0; i < a->n_ports; i++) {
+		const struct ibp_lw_port *pa = &a->ports[i], *pb = &b->ports[i];
+
+		assert_string_equal(pa->device, pb->device);
+		assert_int_equal(pa->port, pb->port);
+		assert_int_equal(pa->state, pb->state);
+		if (phys)
+			assert_int_equal(pa->phys_state, pb->phys_state);
+		for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
+			assert_int_equal(pa->c[c].known, pb->c[c].known);
+			assert_int_equal(pa->c[c].value, pb->c[c].value);
+			assert_int_equal(pa->c[c].bits, pb->c[c].bits);
+		}
+	}
+}
+
+/*
+ * The plugin's first link read taken from the inventory it has just read
+ * (the placement's, with IBP_INVENTORY_LINK_COUNTERS, or a full load) is
+ * the read ibp_linkwatch_read makes: the same ports, states and counters
+ * (a saturated one, a wider one, a missing one), ignore= applied; a tree
+ * found from the PCI side is -ENOENT (the later reads would not find it).
+ * The step end's read of those ports without phys_state is the same read.
+ */
+static void test_lw_from_inventory_is_the_read(void **state)
+{
+	static const unsigned flags[] = {0, IBP_INVENTORY_PLACEMENT | IBP_INVENTORY_LINK_COUNTERS,
+					 IBP_INVENTORY_NO_COUNTERS | IBP_INVENTORY_LINK_COUNTERS};
+	char *root = ibp_fixture_make("--preset", "ndr", "--hcas", "3", NULL);
+	struct ibp_linkwatch *read = calloc(3, sizeof(*read)), *inv_lw = read + 1, *end = read + 2;
+	const char *const ignore[] = {"mlx5_1", NULL};
+	struct ibp_lw_port_id ids[IBP_LW_MAX_PORTS];
+	struct ibp_sysfs fs;
+	(void)state;
+
+	assert_non_null(root);
+	assert_non_null(read);
+	assert_int_equal(
+	    ibp_fixture_write(root, "sys/class/infiniband/mlx5_0/ports/1/counters/link_downed",
+			      "255\n"),
+	    0);
+	assert_int_equal(
+	    ibp_fixture_write(root, "sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error",
+			      "70000\n"),
+	    0);
+	assert_int_equal(
+	    unlink_under(root, "sys/class/infiniband/mlx5_2/ports/1/counters/port_xmit_wait"), 0);
+	assert_int_equal(ibp_sysfs_open(&fs, root), 0);
+	for (int ig = 0; ig < 2; ig++) {
+		assert_int_equal(ibp_linkwatch_read(read, &fs, ig ? ignore : NULL), 0);
+		assert_int_equal(read->n_ports, ig ? 2 : 3);
+		for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+			struct ibp_inventory inv;
+			struct ibp_findings f;
+
+			ibp_findings_init(&f);
+			assert_int_equal(ibp_inventory_load_opts(&inv, &fs, flags[k], &f), 0);
+			assert_int_equal(f.n, 0);
+			assert_int_equal(
+			    ibp_linkwatch_from_inventory(inv_lw, &inv, ig ? ignore : NULL), 0);
+			assert_true(inv_lw->mono_ns > 0 && inv_lw->real_ns > 0);
+			assert_same_ports(read, inv_lw, true);
+			ibp_inventory_release(&inv);
+			ibp_findings_release(&f);
+		}
+	}
+	assert_true(read->ports[0].c[IBP_LW_LINK_DOWNED].known);
+	assert_int_equal(read->ports[0].c[IBP_LW_LINK_DOWNED].value, 255);
+	assert_int_equal(read->ports[1].c[IBP_LW_SYMBOL_ERROR].bits, 64);
+	assert_false(read->ports[1].c[IBP_LW_PORT_XMIT_WAIT].known);
+
+	/* the step end reads the first read's ports, phys_state aside */
+	assert_int_equal(ibp_linkwatch_read_ports_opts(end, &fs, ids, 0, IBP_LW_NO_PHYS_STATE), 0);
+	assert_int_equal(end->n_ports, 0);
+	for (size_t i = 0; i < read->n_ports; i++) {
+		snprintf(ids[i].device, sizeof(ids[i].device), "%s", read->ports[i].device);
+		ids[i].port = read->ports[i].port;
+	}
+	assert_int_equal(
+	    ibp_linkwatch_read_ports_opts(end, &fs, ids, read->n_ports, IBP_LW_NO_PHYS_STATE), 0);
+	assert_same_ports(read, end, false);
+	assert_int_equal(end->ports[0].phys_state, IBP_PHYS_UNKNOWN);
+	assert_int_not_equal(read->ports[0].phys_state, IBP_PHYS_UNKNOWN);
+	ibp_sysfs_close(&fs);
+	ibp_fixture_destroy(root);
+
+	/* found from the PCI side (no sys/class/infiniband): not from the inventory */
+	{
+		struct ibp_inventory inv;
+
+		ibp_inventory_init(&inv);
+		inv.from_pci = true;
+		assert_int_equal(ibp_linkwatch_from_inventory(inv_lw, &inv, NULL), -ENOENT);
+		assert_int_equal(inv_lw->n_ports, 0);
+	}
+	free(read);
+}
+
 /* The plugin's read handed to the watcher as text: read back as read, bad text refused. */
 static void test_lw_text_round_trip(void **state)
 {
@@ -431,6 +535,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lw_counter_delta_table),
+	    cmocka_unit_test(test_lw_from_inventory_is_the_read),
 	    cmocka_unit_test(test_lw_compare_quiet_step_has_no_findings),
 	    cmocka_unit_test(test_lw_compare_link_down_is_a_node_fault),
 	    cmocka_unit_test(test_lw_compare_errors_warn_with_rate),

@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "ibprep/cpulist.h"
+#include "ibprep/hca.h"
+#include "ibprep/sysfs.h"
 #include "ibprep/topo.h"
 #include "support/fixture.h"
 #include "support/topo_fixture.h"
@@ -389,6 +391,82 @@ static void test_topo_inventory_overrides_health(void **state)
 	ibp_findings_release(&f);
 }
 
+/* PRESET's topology with INV applied (inventory loaded from PRESET's sysfs tree with FLAGS). */
+static void topo_with_inventory(struct ibp_topo *t, const char *root, const char *preset,
+				unsigned flags)
+{
+	struct ibp_sysfs fs;
+	struct ibp_inventory inv;
+	struct ibp_findings f;
+
+	ibp_findings_init(&f);
+	assert_int_equal(ibp_sysfs_open(&fs, root), 0);
+	assert_int_equal(ibp_inventory_load_opts(&inv, &fs, flags, &f), 0);
+	assert_true(inv.n_hcas > 0);
+	assert_int_equal(ibp_test_topo_preset(t, preset, NULL), 0);
+	assert_int_equal(ibp_topo_apply_inventory(t, &inv, NULL, NULL), 0);
+	ibp_inventory_release(&inv);
+	ibp_findings_release(&f);
+	ibp_sysfs_close(&fs);
+}
+
+/*
+ * The plugin's read on a cached verdict (IBP_INVENTORY_PLACEMENT, no GID
+ * table on an IB port) gives the placement every port exactly as the full
+ * read does: state, link layer, LID, netdev, health, and a RoCE port's GID
+ * index (NCCL_IB_GID_INDEX), on an IB node and a RoCE node (with a bond).
+ */
+static void test_topo_placement_inventory_same_ports(void **state)
+{
+	static const struct {
+		const char *preset;
+		bool roce;
+	} cases[] = {{"dgx-h100", false}, {"roce", true}};
+	(void)state;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char *root = ibp_fixture_make("--preset", cases[c].preset, "--gdr", NULL);
+		struct ibp_topo full, lite;
+		size_t ports = 0, gid_ports = 0;
+
+		assert_non_null(root);
+		topo_with_inventory(&full, root, cases[c].preset, 0);
+		topo_with_inventory(&lite, root, cases[c].preset,
+				    IBP_INVENTORY_PLACEMENT | IBP_INVENTORY_LINK_COUNTERS);
+		assert_int_equal(full.n_hcas, lite.n_hcas);
+		for (size_t i = 0; i < full.n_hcas; i++) {
+			const struct ibp_topo_hca *a = &full.hcas[i], *b = &lite.hcas[i];
+
+			assert_string_equal(a->name, b->name);
+			assert_int_equal(a->kind, b->kind);
+			assert_int_equal(a->d.link_width, b->d.link_width);
+			assert_int_equal(a->n_ports, b->n_ports);
+			for (unsigned k = 0; k < a->n_ports; k++) {
+				const struct ibp_topo_port *pa = &a->ports[k], *pb = &b->ports[k];
+
+				assert_int_equal(pa->num, pb->num);
+				assert_int_equal(pa->state, pb->state);
+				assert_int_equal(pa->link_layer, pb->link_layer);
+				assert_int_equal(pa->lid, pb->lid);
+				assert_int_equal(pa->gid_index, pb->gid_index);
+				assert_string_equal(pa->netdev, pb->netdev);
+				assert_int_equal(pa->healthy, pb->healthy);
+				assert_string_equal(pa->why, pb->why);
+				ports++;
+				gid_ports += pb->gid_index >= 0;
+			}
+		}
+		assert_true(ports > 0);
+		if (cases[c].roce)
+			assert_true(gid_ports > 0); /* NCCL_IB_GID_INDEX still has its value */
+		else
+			assert_int_equal(gid_ports, 0);
+		ibp_topo_release(&full);
+		ibp_topo_release(&lite);
+		ibp_fixture_destroy(root);
+	}
+}
+
 /* A link as a reader sees it: exact from sysfs, else every pair hwloc's GB/s fits. */
 static void test_topo_link_text_table(void **state)
 {
@@ -474,6 +552,7 @@ int main(void)
 	    cmocka_unit_test(test_topo_generated_distances),
 	    cmocka_unit_test(test_topo_same_package_in_snc),
 	    cmocka_unit_test(test_topo_inventory_overrides_health),
+	    cmocka_unit_test(test_topo_placement_inventory_same_ports),
 	    cmocka_unit_test(test_topo_live_loads_pci_only),
 	    cmocka_unit_test(test_topo_link_text_table),
 	    cmocka_unit_test(test_topo_portless_device_gets_port_one),
