@@ -223,6 +223,17 @@ static int open_in_root(const struct ibp_sysfs *fs, const char *path, int flags)
 	return open_canonical(fs, canon, flags);
 }
 
+int ibp_sysfs_open_dir(struct ibp_sysfs *sub, const struct ibp_sysfs *fs, const char *path)
+{
+	sub->root_fd = -1;
+	sub->no_openat2 = fs ? fs->no_openat2 : false;
+	int fd = open_in_root(fs, path, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	sub->root_fd = fd;
+	return 0;
+}
+
 int ibp_sysfs_read(const struct ibp_sysfs *fs, const char *path, char *buf, size_t len)
 {
 	if (!buf || len == 0 || len > INT_MAX)

@@ -35,6 +35,15 @@ struct ibp_sysfs {
 
 /* Opens the reader on ROOT ("/" in production).  0 or -errno. */
 int ibp_sysfs_open(struct ibp_sysfs *fs, const char *root);
+/*
+ * Opens SUB on the directory PATH inside FS's root (resolved as every read
+ * is): SUB's reads are confined to that directory as FS's are to its root
+ * (".." and absolute links stop there), and each resolves only its path
+ * below it: what a caller reading many files of one device saves (the walk
+ * through sys/class/infiniband/DEV's link, every file).  0 or -errno
+ * (-ENOTDIR when PATH is not a directory).  Close SUB with ibp_sysfs_close.
+ */
+int ibp_sysfs_open_dir(struct ibp_sysfs *sub, const struct ibp_sysfs *fs, const char *path);
 /* Safe on a reader that was never opened or already closed. */
 void ibp_sysfs_close(struct ibp_sysfs *fs);
 

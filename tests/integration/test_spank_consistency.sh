@@ -143,7 +143,7 @@ if [ $roce_ok = 1 ]; then
 	# read only what the placement and the fingerprint need (hca.h,
 	# IBP_INVENTORY_PLACEMENT): the RoCE GID index and the firmware still there
 	plug gid_index=yes
-	jid=$(cl_salloc --no-shell -N3 -w n1,n2,n3 2>&1 | grep -Eo '[0-9]+' | head -1)
+	jid=$(cl_salloc --no-shell -N3 --ntasks-per-node=2 -w n1,n2,n3 2>&1 | grep -Eo '[0-9]+' | head -1)
 	gidx() { cl_srun --jobid="$jid" --overlap -N3 --ntasks-per-node=2 "$@" printenv NCCL_IB_GID_INDEX; }
 	run gid1 gidx --ib-test --ib-env=on
 	rc1=$RC

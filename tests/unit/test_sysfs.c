@@ -172,6 +172,49 @@ static void test_sysfs_read_table_fallback_matches(void **state)
 	run_read_cases(*state, true);
 }
 
+/*
+ * A reader opened on a directory inside the root (through the class link,
+ * as the inventory opens a device): reads below it as the root's reader
+ * does, and nothing above it: "..", an absolute link and a link climbing
+ * out stop at the directory.  Both resolvers; not a directory: -ENOTDIR.
+ */
+static void test_sysfs_open_dir_confined(void **state)
+{
+	const struct tree *t = *state;
+	static const struct read_case cases[] = {
+	    {"fw_ver", 64, 10, "28.39.1002"},
+	    {"device/infiniband/mlx5_0/fw_ver", 64, -ENOENT, ""}, /* device climbs out */
+	    {"../../fw_ver", 64, 10, "28.39.1002"},               /* ".." stops at the directory */
+	    {"/fw_ver", 64, 10, "28.39.1002"},
+	    {"../../../../../sys/x", 64, -ENOENT, ""},
+	    {"missing", 64, -ENOENT, ""},
+	};
+	char buf[64];
+
+	for (int fallback = 0; fallback < 2; fallback++) {
+		struct ibp_sysfs fs, sub;
+
+		open_fs(&fs, t, fallback);
+		assert_int_equal(ibp_sysfs_open_dir(&sub, &fs, "sys/class/infiniband/mlx5_0"), 0);
+		assert_int_equal(sub.no_openat2, (bool)fallback);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			int r = ibp_sysfs_read(&sub, cases[i].path, buf, cases[i].buflen);
+
+			if (r != cases[i].ret)
+				fail_msg("%s sub read '%s': got %d, expected %d",
+					 fallback ? "fallback" : "openat2", cases[i].path, r,
+					 cases[i].ret);
+			assert_string_equal(buf, cases[i].text);
+		}
+		ibp_sysfs_close(&sub);
+		assert_int_equal(sub.root_fd, -1);
+		assert_int_equal(ibp_sysfs_open_dir(&sub, &fs, "nl"), -ENOTDIR);
+		assert_int_equal(sub.root_fd, -1);
+		assert_int_equal(ibp_sysfs_open_dir(&sub, &fs, "esc"), -ENOENT);
+		ibp_sysfs_close(&fs);
+	}
+}
+
 static void test_sysfs_read_fifo_does_not_block(void **state)
 {
 	struct ibp_sysfs fs;
@@ -470,6 +513,7 @@ int main(void)
 	    cmocka_unit_test(test_sysfs_read_table_openat2_matches),
 	    cmocka_unit_test(test_sysfs_read_table_fallback_matches),
 	    cmocka_unit_test(test_sysfs_read_fifo_does_not_block),
+	    cmocka_unit_test(test_sysfs_open_dir_confined),
 	    cmocka_unit_test(test_sysfs_read_magic_link_stays_inside),
 	    cmocka_unit_test(test_sysfs_closed_reader_ebadf),
 	    cmocka_unit_test(test_sysfs_readf_formats_path),
