@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "ibprep/linkwatch.h"
@@ -55,11 +54,23 @@ static bool ignored(const char *const *ignore, const char *dev)
 	return false;
 }
 
-static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const char *dev,
-		      unsigned num, unsigned flags)
+/*
+ * Reads DEV's port NUM into P through a reader opened on the port's
+ * directory (ibp_sysfs_open_dir: each file resolves only its name, not the
+ * path through the class link).  -errno when the directory cannot be
+ * opened (gone: -ENOENT, or not a directory), P untouched.
+ */
+static int read_port(struct ibp_lw_port *p, const struct ibp_sysfs *root, const char *dev,
+		     unsigned num, unsigned flags)
 {
-	char buf[64];
+	char buf[64], dir[IBP_DEV_MAX + 64];
+	struct ibp_sysfs port, *fs = &port;
+	int rc;
 
+	snprintf(dir, sizeof(dir), "sys/class/infiniband/%s/ports/%u", dev, num);
+	rc = ibp_sysfs_open_dir(&port, root, dir);
+	if (rc)
+		return rc;
 	memset(p, 0, sizeof(*p));
 	snprintf(p->device, sizeof(p->device), "%s", dev);
 	p->port = num;
@@ -73,25 +84,22 @@ static void read_port(struct ibp_lw_port *p, const struct ibp_sysfs *fs, const c
 	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
 		struct ibp_lw_value *v = &p->c[c];
 
-		if (ibp_sysfs_read_u64(fs, &v->value,
-				       "sys/class/infiniband/%s/ports/%u/counters/%s", dev, num,
-				       counters[c].name)) {
+		if (ibp_sysfs_read_u64(fs, &v->value, "counters/%s", counters[c].name)) {
 			v->value = 0;
 			continue;
 		}
 		v->known = true;
 		v->bits = v->value > max_of(counters[c].bits) ? 64 : counters[c].bits;
 	}
-	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/state", dev,
-			    num) < 0 ||
+	if (ibp_sysfs_read(fs, "state", buf, sizeof(buf)) < 0 ||
 	    ibp_parse_port_state(buf, &p->state))
 		p->state = IBP_PORT_STATE_UNKNOWN;
-	if (flags & IBP_LW_NO_PHYS_STATE)
-		return;
-	if (ibp_sysfs_readf(fs, buf, sizeof(buf), "sys/class/infiniband/%s/ports/%u/phys_state",
-			    dev, num) < 0 ||
-	    ibp_parse_phys_state(buf, &p->phys_state))
+	if (!(flags & IBP_LW_NO_PHYS_STATE) &&
+	    (ibp_sysfs_read(fs, "phys_state", buf, sizeof(buf)) < 0 ||
+	     ibp_parse_phys_state(buf, &p->phys_state)))
 		p->phys_state = IBP_PHYS_UNKNOWN;
+	ibp_sysfs_close(&port);
+	return 0;
 }
 
 int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
@@ -130,7 +138,16 @@ int ibp_linkwatch_read(struct ibp_linkwatch *lw, const struct ibp_sysfs *fs,
 				lw->truncated = true;
 				break;
 			}
-			read_port(&lw->ports[lw->n_ports++], fs, devs[d], (unsigned)num, 0);
+			struct ibp_lw_port *p = &lw->ports[lw->n_ports++];
+
+			if (read_port(p, fs, devs[d], (unsigned)num, 0)) {
+				/* listed but not readable as a directory: every value unknown */
+				memset(p, 0, sizeof(*p));
+				snprintf(p->device, sizeof(p->device), "%s", devs[d]);
+				p->port = (unsigned)num;
+				p->state = IBP_PORT_STATE_UNKNOWN;
+				p->phys_state = IBP_PHYS_UNKNOWN;
+			}
 		}
 		ibp_sysfs_names_free(ports);
 	}
@@ -254,14 +271,9 @@ int ibp_linkwatch_read_ports_opts(struct ibp_linkwatch *lw, const struct ibp_sys
 	lw->mono_ns = clock_ns(CLOCK_MONOTONIC);
 	lw->real_ns = clock_ns(CLOCK_REALTIME);
 	for (size_t i = 0; i < n; i++) {
-		struct stat sb;
-		char dir[IBP_DEV_MAX + 64];
-
-		snprintf(dir, sizeof(dir), "sys/class/infiniband/%s/ports/%u", ids[i].device,
-			 ids[i].port);
-		if (ibp_sysfs_stat(fs, dir, &sb) || !S_ISDIR(sb.st_mode))
-			continue; /* gone: the comparison says so */
-		read_port(&lw->ports[lw->n_ports++], fs, ids[i].device, ids[i].port, flags);
+		/* a directory that cannot be opened is gone: the comparison says so */
+		if (!read_port(&lw->ports[lw->n_ports], fs, ids[i].device, ids[i].port, flags))
+			lw->n_ports++;
 	}
 	return 0;
 }
