@@ -26,7 +26,6 @@
 
 #include "ibprep/devid.h"
 #include "ibprep/hca.h"
-#include "ibprep/linkwatch.h"
 
 #define FIX_UNREADABLE                                                                             \
 	"check that the driver is loaded and sysfs is readable; the value is treated as unknown"
@@ -734,6 +733,16 @@ static int load_counters(struct loader *L, const char *dev, struct ibp_port *p, 
 	return 0;
 }
 
+static const char *const link_counters[IBP_N_LINK_COUNTERS] = {
+    "link_downed",     "link_error_recovery", "symbol_error",
+    "port_rcv_errors", "port_xmit_discards",  "port_xmit_wait",
+};
+
+const char *ibp_link_counter_name(unsigned i)
+{
+	return i < IBP_N_LINK_COUNTERS ? link_counters[i] : "?";
+}
+
 /*
  * The link counters a step's link watch compares (linkwatch.h), by name: a
  * missing one is left out, as ibp_linkwatch_read() leaves it unknown.
@@ -743,13 +752,13 @@ static int load_link_counters(struct loader *L, const char *dev, struct ibp_port
 {
 	char dir[PATH_MAX];
 	struct ibp_counter *v =
-	    realloc(p->counters, (p->n_counters + IBP_LW_N_COUNTERS) * sizeof(*v));
+	    realloc(p->counters, (p->n_counters + IBP_N_LINK_COUNTERS) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	p->counters = v;
 	pathf(dir, sizeof(dir), "%s/counters", pdir);
-	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
-		const char *name = ibp_lw_counter_name((enum ibp_lw_counter)c);
+	for (unsigned c = 0; c < IBP_N_LINK_COUNTERS; c++) {
+		const char *name = link_counters[c];
 		if (read_counter(L, dev, p, dir, name, false, counter_bits(name, false), true) ==
 		    -ENOENT)
 			p->n_counters--; /* not there: unknown */

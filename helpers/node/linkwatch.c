@@ -10,21 +10,18 @@
 #include "ibprep/linkwatch.h"
 #include "ibprep/text.h"
 
+/* The names are the inventory's (hca.h, ibp_link_counter_name: the same order). */
 static const struct {
-	const char *name;
 	unsigned bits;
 } counters[IBP_LW_N_COUNTERS] = {
-    [IBP_LW_LINK_DOWNED] = {"link_downed", 8},
-    [IBP_LW_LINK_ERROR_RECOVERY] = {"link_error_recovery", 8},
-    [IBP_LW_SYMBOL_ERROR] = {"symbol_error", 16},
-    [IBP_LW_PORT_RCV_ERRORS] = {"port_rcv_errors", 16},
-    [IBP_LW_PORT_XMIT_DISCARDS] = {"port_xmit_discards", 16},
-    [IBP_LW_PORT_XMIT_WAIT] = {"port_xmit_wait", 32},
+    [IBP_LW_LINK_DOWNED] = {8},         [IBP_LW_LINK_ERROR_RECOVERY] = {8},
+    [IBP_LW_SYMBOL_ERROR] = {16},       [IBP_LW_PORT_RCV_ERRORS] = {16},
+    [IBP_LW_PORT_XMIT_DISCARDS] = {16}, [IBP_LW_PORT_XMIT_WAIT] = {32},
 };
 
 const char *ibp_lw_counter_name(enum ibp_lw_counter c)
 {
-	return (unsigned)c < IBP_LW_N_COUNTERS ? counters[c].name : "?";
+	return (unsigned)c < IBP_LW_N_COUNTERS ? ibp_link_counter_name((unsigned)c) : "?";
 }
 
 unsigned ibp_lw_counter_bits(enum ibp_lw_counter c)
@@ -84,7 +81,8 @@ static int read_port(struct ibp_lw_port *p, const struct ibp_sysfs *root, const 
 	for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
 		struct ibp_lw_value *v = &p->c[c];
 
-		if (ibp_sysfs_read_u64(fs, &v->value, "counters/%s", counters[c].name)) {
+		if (ibp_sysfs_read_u64(fs, &v->value, "counters/%s",
+				       ibp_lw_counter_name((enum ibp_lw_counter)c))) {
 			v->value = 0;
 			continue;
 		}
@@ -235,8 +233,8 @@ int ibp_linkwatch_from_inventory(struct ibp_linkwatch *lw, const struct ibp_inve
 			p->state = ip->state;
 			p->phys_state = ip->phys_state;
 			for (unsigned c = 0; c < IBP_LW_N_COUNTERS; c++) {
-				const struct ibp_counter *ic =
-				    ibp_port_counter(ip, counters[c].name);
+				const struct ibp_counter *ic = ibp_port_counter(
+				    ip, ibp_lw_counter_name((enum ibp_lw_counter)c));
 				struct ibp_lw_value *v = &p->c[c];
 
 				/* counters/ only: hw_counters/ may reuse a name */
@@ -494,9 +492,10 @@ static int compare_port(const struct ibp_lw_port *b, const struct ibp_lw_port *a
 				     b->c[c].bits > a->c[c].bits ? b->c[c].bits : a->c[c].bits,
 				     false, &d[c]);
 		if (d[c].reset)
-			list_add(resets, sizeof(resets), counters[c].name);
+			list_add(resets, sizeof(resets),
+				 ibp_lw_counter_name((enum ibp_lw_counter)c));
 		else if (d[c].blind)
-			list_add(blind, sizeof(blind), counters[c].name);
+			list_add(blind, sizeof(blind), ibp_lw_counter_name((enum ibp_lw_counter)c));
 	}
 
 	const struct ibp_lw_delta *down = &d[IBP_LW_LINK_DOWNED];
@@ -553,7 +552,7 @@ static int compare_port(const struct ibp_lw_port *b, const struct ibp_lw_port *a
 			? "look for congestion or a peer that stopped "
 			  "receiving"
 			: "check the cable and the transceiver",
-		    "%s grew by %s %s%s", counters[errs[i]].name, n1, during, rate);
+		    "%s grew by %s %s%s", ibp_lw_counter_name(errs[i]), n1, during, rate);
 		if (rc)
 			return rc;
 	}

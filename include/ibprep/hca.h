@@ -189,15 +189,23 @@ enum ibp_inventory_flags {
 	IBP_INVENTORY_FINGERPRINT = 1u << 2,
 	/*
 	 * With IBP_INVENTORY_NO_COUNTERS or IBP_INVENTORY_PLACEMENT: still the
-	 * link counters a step's link watch compares (linkwatch.h: link_downed,
-	 * link_error_recovery, symbol_error, port_rcv_errors,
-	 * port_xmit_discards, port_xmit_wait, from counters/), read by name
+	 * link counters a step's link watch compares (ibp_link_counter_name,
+	 * below), read by name
 	 * before the port's state, as ibp_linkwatch_read() does, so that
 	 * ibp_linkwatch_from_inventory() can take the step's first read from
 	 * this one.  Every port reads its counters before its state.
 	 */
 	IBP_INVENTORY_LINK_COUNTERS = 1u << 3,
 };
+
+/*
+ * The counters of counters/ a step's link watch compares (linkwatch.h: enum
+ * ibp_lw_counter is this order), which IBP_INVENTORY_LINK_COUNTERS reads:
+ * link_downed, link_error_recovery, symbol_error, port_rcv_errors,
+ * port_xmit_discards, port_xmit_wait.  I from 0 to IBP_N_LINK_COUNTERS - 1.
+ */
+#define IBP_N_LINK_COUNTERS 6
+const char *ibp_link_counter_name(unsigned i);
 
 /* ibp_inventory_load() without what FLAGS (enum ibp_inventory_flags) leave out. */
 int ibp_inventory_load_opts(struct ibp_inventory *inv, const struct ibp_sysfs *fs, unsigned flags,

@@ -62,6 +62,7 @@ enum ibp_lw_counter {
 	IBP_LW_PORT_XMIT_WAIT,
 	IBP_LW_N_COUNTERS,
 };
+_Static_assert(IBP_LW_N_COUNTERS == IBP_N_LINK_COUNTERS, "linkwatch.h counters are hca.h's");
 
 struct ibp_lw_value {
 	bool known;     /* the file was there and parsed */
