@@ -120,32 +120,46 @@ echo "bench_spank: $PAIRS rounds, srun -N2 --ntasks-per-node=8 (16 tasks), --ib-
 rounds
 
 # The plugin's own work per node and step (init_post_opt: inventory, checks,
-# topology, placement), as its report states it: median over the nodes' steps.
-work() {
-	local label=$1 i f
-	f=$(mktemp)
-	for i in $(seq 1 "$PAIRS"); do
-		cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=8 -O --ib-check --ib-affinity \
-			--ib-report true 2>&1 | grep -Eo 'pass \([0-9.]+ ms' | grep -Eo '[0-9.]+' |
-			awk '{printf "%d\n", $1 * 1000}' >>"$f"
-	done
-	printf '%-10s plugin work per node %s ms (median of %s)\n' "$label" "$(median <"$f")" \
-		"$(wc -l <"$f")"
-	rm -f "$f"
+# topology, placement), as its report states it: median over the nodes'
+# steps.  The cached configurations (and, with BASE=, the other build's)
+# in one shuffled series, as rounds() does: the load moves while a bench
+# runs, and a series after another would read it as a difference.
+work_step() {
+	cl_srun --jobid="$JOB" --overlap -N2 --ntasks-per-node=8 -O --ib-check --ib-affinity \
+		--ib-report true 2>&1 | grep -Eo 'pass \([0-9.]+ ms' | grep -Eo '[0-9.]+' |
+		awk '{printf "%d\n", $1 * 1000}'
 }
+work_report() {
+	printf '%-15s plugin work per node %s ms (median of %s)\n' "$1" "$(median <"$2")" \
+		"$(wc -l <"$2")"
+}
+f=$(mktemp)
 cluster_plugstack "$(cluster_spank_line $keys cache_ttl=0)"
-work xml
-cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60)"
-work xml+cache
-cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 | sed "s| topology=[^ ]*||")"
-work default
+for i in $(seq 1 "$PAIRS"); do work_step >>"$f"; done
+work_report xml "$f"
+rm -f "$f"
+declare -A wl
+wcfgs=(xml+cache default)
+wl[xml+cache]="$(cluster_spank_line $keys cache_ttl=60)"
+wl[default]="$(cluster_spank_line $keys cache_ttl=60 | sed "s| topology=[^ ]*||")"
 if [ -n "${BASE:-}" ]; then
 	bso="s|$SPANK_IB_SO|$CL_DIR/base/spank_ib.so|; s|watch_helper=[^ ]*|watch_helper=$CL_DIR/base/spank-ib-watch|; s|test_helper=[^ ]*|test_helper=$CL_DIR/base/ibprep|"
-	cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 | sed "$bso")"
-	work base-xml+cache
-	cluster_plugstack "$(cluster_spank_line $keys cache_ttl=60 | sed "s| topology=[^ ]*||; $bso")"
-	work base-default
+	wcfgs+=(base-xml+cache base-default)
+	wl[base-xml+cache]="$(cluster_spank_line $keys cache_ttl=60 | sed "$bso")"
+	wl[base-default]="$(cluster_spank_line $keys cache_ttl=60 | sed "s| topology=[^ ]*||; $bso")"
 fi
+for c in "${wcfgs[@]}"; do
+	: >"$CL_DIR/w.$c"
+	cluster_plugstack "${wl[$c]}"
+	work_step >/dev/null # warm: the verdict, the lookup, the topology's cache
+done
+for i in $(seq 1 "$PAIRS"); do
+	for c in $(printf '%s\n' "${wcfgs[@]}" | shuf --random-source=<(yes "w$i")); do
+		cluster_plugstack "${wl[$c]}"
+		work_step >>"$CL_DIR/w.$c"
+	done
+done
+for c in "${wcfgs[@]}"; do work_report "$c" "$CL_DIR/w.$c"; done
 
 # No flag: the plugin loaded against no plugin at all.
 fa=$(mktemp) fb=$(mktemp)
