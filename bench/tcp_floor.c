@@ -6,6 +6,11 @@
  *                   nonblocking connect, accept, an 8-byte token,
  *                   TCP_NODELAY on both ends, three closes
  *   per 64 KiB      moved over one connection in 16 KiB sends and recvs
+ *   per exchange    the datagram rail's (protocol 19): two UDP sockets
+ *                   (socket, bind, getsockname), a 1052-byte HELLO, a
+ *                   28-byte REPLY and FIN, each received (plus the
+ *                   receiver's listener for the probes: socket, bind,
+ *                   listen, getsockname), the closes
  * cc -O2 -o /tmp/tcp_floor bench/tcp_floor.c && /tmp/tcp_floor [N]
  */
 #define _GNU_SOURCE
@@ -101,5 +106,36 @@ int main(int argc, char **argv)
 		}
 	t1 = cpu_ms();
 	printf("per 64 KiB moved (both ends): %.1f us CPU\n", (t1 - t0) * 1e3 / n);
+	close(c);
+	close(s);
+	close(l);
+
+	t0 = cpu_ms();
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_in ua, ub;
+		socklen_t la = sizeof(ua), lb = sizeof(ub);
+		int a = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+		int b = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+		l = listener(&at, SOCK_NONBLOCK);
+		if (a < 0 || b < 0 || bind(a, (struct sockaddr *)&src, sizeof(src)) ||
+		    bind(b, (struct sockaddr *)&src, sizeof(src)) ||
+		    getsockname(a, (struct sockaddr *)&ua, &la) ||
+		    getsockname(b, (struct sockaddr *)&ub, &lb))
+			return 1;
+		if (sendto(a, buf, 1052, 0, (struct sockaddr *)&ub, lb) != 1052 ||
+		    recv(b, buf, sizeof(buf), 0) != 1052 ||
+		    sendto(b, buf, 28, 0, (struct sockaddr *)&ua, la) != 28 ||
+		    recv(a, buf, sizeof(buf), 0) != 28 ||
+		    sendto(a, buf, 28, 0, (struct sockaddr *)&ub, lb) != 28 ||
+		    recv(b, buf, sizeof(buf), 0) != 28)
+			return 1;
+		close(a);
+		close(b);
+		close(l);
+	}
+	t1 = cpu_ms();
+	printf("per datagram exchange, with the receiver's listener (both ends): %.1f us CPU\n",
+	       (t1 - t0) * 1e3 / n);
 	return 0;
 }

@@ -271,8 +271,11 @@ static void json_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 		ibp_json_string(&j, l->peer_device);
 		ibp_json_key(&j, "peer_port");
 		ibp_json_uint(&j, l->peer_port);
-		ibp_json_key(&j, "gbps");
-		ibp_json_double(&j, l->gbps);
+		ibp_json_key(&j, "gbps"); /* null: no rate measured (a datagram rail, a failure) */
+		if (l->gbps > 0)
+			ibp_json_double(&j, l->gbps);
+		else
+			ibp_json_null(&j);
 		ibp_json_key(&j, "lat_us");
 		ibp_json_double(&j, l->lat_us);
 		ibp_json_key(&j, "detail");

@@ -33,9 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ibprep/text.h"
 #include "rdmatest_link.h"
 
 static enum ibp_link_status status_of(int rc)
@@ -212,6 +214,15 @@ struct chan {
 	bool held;
 	size_t held_len;
 	uint8_t held_buf[4096];
+	/*
+	 * The peer's whole ENDPOINT and CTRL frames, read ahead in one recv
+	 * (chan_take): the peer writes every rail's word of a step at once,
+	 * and two reads per frame (header, then the rest) were most of what
+	 * a rail beyond rail 0 cost.  Never a frame of another type (a
+	 * SUMMARY after the channel is the caller's to read).
+	 */
+	size_t rb_off, rb_len;
+	uint8_t rb[8192];
 };
 
 static void chan_broken(struct chan *c, int rc, const char *what);
@@ -352,6 +363,70 @@ static int chan_abort(struct chan *c, size_t k)
  * its ABORT (rail K is then off, with the peer's reason: 1).  0, 1, or
  * -errno when the connection broke (every rail then fails).
  */
+/*
+ * Reads ahead the whole ENDPOINT and CTRL frames waiting on the channel,
+ * up to the first frame of another type or not all there: 1 when some
+ * were, 0 when none (the caller reads the next frame as it comes), or
+ * -errno.
+ */
+static int chan_read_ahead(struct chan *c)
+{
+	size_t take = 0;
+	ssize_t n;
+
+	c->rb_off = c->rb_len = 0;
+	for (;;) {
+		n = recv(c->fd, c->rb, sizeof(c->rb), MSG_PEEK | MSG_DONTWAIT);
+		if (n > 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ||
+		    ibp_oob_wait_fd(c->fd, POLLIN, c->deadline))
+			return 0; /* the plain read says what it is */
+	}
+	while (take + IBP_OOB_HDR_LEN <= (size_t)n) {
+		unsigned type;
+		size_t plen;
+
+		if (ibp_oob_decode_header(c->rb + take, IBP_OOB_HDR_LEN, &type, &plen) ||
+		    (type != IBP_OOB_CTRL && type != IBP_OOB_ENDPOINT) ||
+		    take + IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD > (size_t)n)
+			break;
+		take += IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD;
+	}
+	if (!take)
+		return 0;
+	n = recv(c->fd, c->rb, take, MSG_DONTWAIT); /* the bytes just seen: nobody else reads */
+	if (n != (ssize_t)take)
+		return n < 0 ? -errno : -EIO;
+	c->rb_len = take;
+	return 1;
+}
+
+/* The peer's next sealed frame into M (ibp_seal_recv's results), read ahead when it can be. */
+static int chan_take(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
+{
+	unsigned type;
+	size_t plen, len;
+	int rc;
+
+	if (c->rb_off == c->rb_len) {
+		rc = chan_read_ahead(c);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return ibp_seal_recv(c->fd, s, m, c->deadline);
+	}
+	/* a header already checked by chan_read_ahead */
+	if (ibp_oob_decode_header(c->rb + c->rb_off, IBP_OOB_HDR_LEN, &type, &plen))
+		return -EIO;
+	len = IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD;
+	rc = ibp_seal_decode(s, c->rb + c->rb_off, len, m);
+	c->rb_off += len;
+	return rc == -EBADMSG ? -EKEYREJECTED : rc;
+}
+
 static int chan_recv(struct chan *c, size_t k, uint8_t op, struct ibp_oob_ctrl *out)
 {
 	struct ibp_oob_msg m = {0}; /* a SUMMARY, FINGERPRINT or FPSUM: -ENOBUFS, refused below */
@@ -359,7 +434,7 @@ static int chan_recv(struct chan *c, size_t k, uint8_t op, struct ibp_oob_ctrl *
 
 	if (c->broken)
 		return c->broken;
-	rc = ibp_seal_recv(c->fd, &c->l0->seal, &m, c->deadline);
+	rc = chan_take(c, &c->l0->seal, &m);
 	if (rc && rc != -ENOBUFS) {
 		chan_broken(c, rc, "waiting for the peer");
 		return rc;
@@ -399,12 +474,26 @@ static void phase_deadlines(struct chan *c, bool connect)
 
 /* ---- endpoints ---- */
 
+/*
+ * Rail K's data path is a datagram exchange (transport.h): the socket
+ * transport's rails beyond rail 0 (protocol 19).  Rail 0 keeps the whole
+ * test over a connection: the pattern of the buffer, the burst, the
+ * round trips.  Both ends decide it alike from the rail's number.
+ */
+static bool dgram_of(const struct ibp_rt_links *t, size_t k)
+{
+	return k > 0 && t->ops->kind == IBP_TX_SOCKET;
+}
+
 static int tx_open(struct chan *c, size_t k)
 {
 	struct ibp_rt_links *t = c->t;
 	struct rail *r = &c->r[k];
-	struct ibp_tx_opts opts = {
-	    .buf_len = t->buf_len, .err = r->err, .errlen = sizeof(r->err), .sender = c->out};
+	struct ibp_tx_opts opts = {.buf_len = t->buf_len,
+				   .err = r->err,
+				   .errlen = sizeof(r->err),
+				   .sender = c->out,
+				   .datagram = dgram_of(t, k)};
 	int rc = t->ops->open(&t->rails[k], &opts, &r->tx);
 
 	if (rc)
@@ -570,7 +659,7 @@ static int endpoints(struct chan *c, bool *fp_here)
 		chan_broken(c, rc, "endpoint exchange");
 	for (size_t k = 0; !rc && k < c->p; k++) {
 		if (k)
-			rc = ibp_seal_recv(c->fd, &l->seal, &theirs, c->deadline);
+			rc = chan_take(c, &l->seal, &theirs);
 		if (rc == -ENOBUFS) /* a frame of another type: refused as no endpoint below */
 			rc = 0;
 		if (rc) {
@@ -707,6 +796,8 @@ static bool phase_steps(struct chan *c, void (*step)(void *, size_t), const bool
 		r->ns = 0;
 		if (kind == IBP_TX_STEP_CONNECT) {
 			s->peer = &r->peer;
+			s->seed = c->out ? r->seed : 0; /* a datagram's pattern goes with it */
+			s->len = c->out ? pattern_of(c, k) : 0;
 		} else if (kind == IBP_TX_STEP_PATTERN) {
 			s->seed = c->out ? r->seed : r->pat.a;
 			s->len = c->out ? pattern_of(c, k) : (size_t)r->pat.b;
@@ -799,7 +890,8 @@ static int say(struct chan *c, size_t k, uint8_t op)
 	if (chan_ctrl(c, op, st, a, b))
 		return -1;
 	if (op == IBP_CTRL_READY && c->out && !st) {
-		r->seed = ibp_rt_random64();
+		if (!dgram_of(c->t, k)) /* a datagram's went with its CONNECT */
+			r->seed = ibp_rt_random64();
 		return chan_ctrl(c, IBP_CTRL_PATTERN_SENT, 0, r->seed, pattern_of(c, k)) ? -1 : 0;
 	}
 	return 0;
@@ -853,8 +945,10 @@ static void check_asks(struct chan *c)
 	for (size_t k = 0; k < c->p && !c->out; k++) {
 		struct rail *r = &c->r[k];
 
-		if (!r->on || (r->pat.b && r->pat.b <= c->t->buf_len && r->ready.a &&
-			       r->ready.a <= (1ull << 32) && r->ready.b && r->ready.b <= 64))
+		if (!r->on ||
+		    (r->pat.b && r->pat.b <= c->t->buf_len && (r->ready.a || dgram_of(c->t, k)) &&
+		     r->ready.a <= (1ull << 32) && r->ready.b && r->ready.b <= 64 &&
+		     (!dgram_of(c->t, k) || (r->pat.b <= IBP_TX_DGRAM_PATTERN && !r->ready.a))))
 			continue;
 		ibp_rt_link_fail(r->l, IBP_LINK_PROTOCOL, -EPROTO,
 				 "peer asks for a %llu-byte pattern, %llu-byte burst, %llu pings; "
@@ -891,6 +985,8 @@ static size_t pattern_of(const struct chan *c, size_t k)
 {
 	const struct ibp_rt_links *t = c->t;
 
+	if (dgram_of(t, k)) /* one datagram's */
+		return t->buf_len < IBP_TX_DGRAM_PATTERN ? t->buf_len : IBP_TX_DGRAM_PATTERN;
 	if (k == 0 || t->buf_len <= IBP_RDMATEST_RAIL_PATTERN || floor_of(c, k) > 0)
 		return t->buf_len;
 	return IBP_RDMATEST_RAIL_PATTERN;
@@ -906,6 +1002,8 @@ static uint64_t burst_of(const struct chan *c, size_t k)
 {
 	const struct ibp_rt_links *t = c->t;
 
+	if (dgram_of(t, k)) /* none: no rate is measured, none reported (gbps 0) */
+		return 0;
 	if (k == 0 || t->burst <= pattern_of(c, k) || floor_of(c, k) > 0)
 		return t->burst;
 	return pattern_of(c, k);
@@ -989,10 +1087,18 @@ static void judge(struct chan *c)
 	}
 }
 
+/* "12.34 Gb/s, " into BUF: a measured rate, for a message */
+static const char *gbps_text(double gbps, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f Gb/s, ", gbps);
+	return buf;
+}
+
 /* The sender's VERDICT for every rail of ON1; the receiver takes those of its rails still on. */
 static void verdicts(struct chan *c, const bool *on1)
 {
 	struct ibp_oob_ctrl v;
+	char rate[32];
 
 	if (c->out) {
 		chan_hold(c);
@@ -1013,10 +1119,11 @@ static void verdicts(struct chan *c, const bool *on1)
 		if (v.a == IBP_LINK_PASS)
 			l->r.status = IBP_LINK_PASS;
 		else if (v.a < IBP_LINK_STATUS_COUNT)
-			ibp_rt_link_fail(l, (enum ibp_link_status)v.a, 0,
-					 "the sender measured %s (%.2f Gb/s, %.0f us)",
-					 ibp_link_status_name((enum ibp_link_status)v.a), l->r.gbps,
-					 l->r.lat_us);
+			ibp_rt_link_fail(
+			    l, (enum ibp_link_status)v.a, 0, "the sender measured %s (%s%.0f us)",
+			    ibp_link_status_name((enum ibp_link_status)v.a),
+			    l->r.gbps > 0 ? gbps_text(l->r.gbps, rate, sizeof(rate)) : "",
+			    l->r.lat_us);
 		else
 			ibp_rt_link_fail(l, IBP_LINK_PROTOCOL, -EPROTO, "bad verdict %llu",
 					 (unsigned long long)v.a);
@@ -1084,9 +1191,13 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 	}
 	for (unsigned n = 1;; n++) {
 		int64_t t0 = ibp_now_ns();
+		bool bw[IBP_RDMATEST_MAX_RAILS] = {false};
 
-		phase(c, step_burst, want);
-		rails_on(c, want, in);
+		/* no burst on a datagram rail, nor its BW_RESULT: both ends leave it out */
+		for (size_t k = 0; k < c->p; k++)
+			bw[k] = want[k] && !dgram_of(c->t, k);
+		phase(c, step_burst, bw);
+		rails_on(c, bw, in);
 		for (size_t k = 0; k < c->p; k++) {
 			if (in[k] && c->out && !c->r[k].rc)
 				gbps[k] = c->r[k].ns
@@ -1119,10 +1230,13 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 			if (!c->out)
 				continue;
 			l->r.measures = n;
-			if (off[k] < sizeof(l->r.detail))
-				off[k] += (size_t)snprintf(
-				    l->r.detail + off[k], sizeof(l->r.detail) - off[k],
-				    "%s%.2f Gb/s %.0f us", off[k] ? ", " : "", gbps[k], lat);
+			if (gbps[k] > 0) /* a cut detail stays cut (text.h) */
+				(void)ibp_appendf(l->r.detail, sizeof(l->r.detail), &off[k],
+						  "%s%.2f Gb/s %.0f us", off[k] ? ", " : "",
+						  gbps[k], lat);
+			else /* no rate measured (a datagram rail): none said */
+				(void)ibp_appendf(l->r.detail, sizeof(l->r.detail), &off[k],
+						  "%s%.0f us", off[k] ? ", " : "", lat);
 		}
 		if (!again(c, want, n, t0))
 			return;
@@ -1150,6 +1264,9 @@ static int chan_run(struct chan *c)
 	if (rc == -EAGAIN)
 		return -EAGAIN;
 	rails_on(c, NULL, on1);
+	for (size_t k = 0; k < c->p && c->out; k++)
+		if (dgram_of(t, k))
+			c->r[k].seed = ibp_rt_random64();
 	/* the data paths */
 	phase(c, step_connect, NULL);
 	rails_on(c, NULL, in);

@@ -41,14 +41,28 @@ static void poke(struct ibp_rt_probes *p)
 void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 			   const struct ibp_endpoint *ep)
 {
+	size_t nr, at, next;
+	bool now;
+
 	if (!p->running || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
 		return;
+	nr = p->x->n_rails; /* 2 or more while running */
+	at = (p->x->me + round) % nr;
+	next = (at + 1) % nr;
 	pthread_mutex_lock(&p->mu);
 	p->ep[round - 1][rail] = *ep;
 	p->have_ep[round - 1][rail] = true;
 	p->since[round - 1][rail] = ibp_now_ns();
+	/*
+	 * Woken only when the round's across probe can start now: a late
+	 * path's landing probes wait for the thread's tick (PROBE_TICK_MS),
+	 * not a write, a wake-up and a read per rail and link.
+	 */
+	now = (rail == at || rail == next) && p->have_ep[round - 1][at] &&
+	      p->have_ep[round - 1][next] && !p->tried[round - 1][at][next];
 	pthread_mutex_unlock(&p->mu);
-	poke(p);
+	if (now)
+		poke(p);
 }
 
 void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, bool up)

@@ -1013,26 +1013,33 @@ static void report(const struct report *r, const int *addr_leaf, struct ibp_find
 		dropped(r, out);
 	if (!n_fail) {
 		double min_bw = 0, max_lat = 0;
-		size_t n_pass = 0;
+		size_t n_pass = 0, n_norate = 0;
+		char norate[96] = "";
 
 		for (size_t i = 0; i < r->x->n_links; i++) {
 			const struct ibp_rt_link *l = &r->x->links[i];
 
 			n_pass += l->r.status == IBP_LINK_PASS;
-			if (min_bw == 0 || (l->r.gbps > 0 && l->r.gbps < min_bw))
+			/* a link without a rate (a datagram rail's) is no slow one: left out */
+			n_norate += l->r.status == IBP_LINK_PASS && l->r.gbps <= 0;
+			if (l->r.gbps > 0 && (min_bw == 0 || l->r.gbps < min_bw))
 				min_bw = l->r.gbps;
 			if (l->r.lat_us > max_lat)
 				max_lat = l->r.lat_us;
 		}
+		if (n_norate)
+			ibp_rt_setf(norate, sizeof(norate),
+				    " (min of the links with a rate; %zu without: not measured)",
+				    n_norate);
 		ibp_findings_addf(
 		    out, "rdmatest_passed", IBP_SEV_OK, IBP_CLASS_NODE,
 		    r->in->rail0 ? r->in->rail0->device : NULL,
 		    r->in->rail0 ? (int)r->in->rail0->port : 0, expected, NULL,
 		    "%zu links with %zu peers over %zu rail%s passed%s: min %.2f Gb/s, "
-		    "max round trip %.0f us",
+		    "max round trip %.0f us%s",
 		    n_pass, distinct_peers(r), r->x->n_rails, r->x->n_rails == 1 ? "" : "s",
 		    n_pass < r->x->n_links ? " (the rest not tested: rails only one side has)" : "",
-		    min_bw, max_lat);
+		    min_bw, max_lat, norate);
 	}
 	res->pass = n_fail == 0;
 	res->inconclusive = slow_only && n_hw == n_fail;

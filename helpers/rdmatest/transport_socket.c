@@ -14,6 +14,17 @@
  * can only leave and arrive through that port.  Linux lets any user bind
  * a socket to a device since 5.7; where that is refused (EPERM) the
  * sockets are bound to the rail's address only, and routing decides.
+ *
+ * A datagram tx (transport.h: rails beyond rail 0) has one UDP socket,
+ * bound like the TCP ones, instead of a connection: the sender sends a
+ * HELLO (the receiver's token, its own, its rail, a small pattern) to the
+ * receiver's UDP port, the receiver answers with a REPLY naming its rail,
+ * the sender ends it with a FIN.  Each end takes only datagrams from the
+ * other's endpoint (address and port, from the sealed ENDPOINT frames)
+ * that carry both tokens, so another local user can neither answer for a
+ * dead rail nor pass a wrong one.  The HELLO is sent again while no REPLY
+ * came (a datagram may drop), and the receiver answers again while it
+ * lingers for the FIN.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,6 +68,22 @@ struct ibp_tx {
 	socklen_t local_len;
 	size_t buf_len;              /* the largest pattern, the burst's unit */
 	uint32_t token_hi, token_lo; /* our token (rkey, qpn) */
+	/* a datagram tx (opts->datagram) */
+	bool dgram;
+	int udp_fd;
+	uint16_t udp_port;
+	unsigned rail;
+	struct sockaddr_storage peer_udp; /* the peer's UDP address, from its endpoint */
+	socklen_t peer_udp_len;
+	uint8_t peer_token[8];
+	uint8_t pat[IBP_TX_DGRAM_PATTERN]; /* the pattern sent, or the one that came */
+	size_t pat_len;
+	bool carried;     /* the CONNECT's HELLO carried the pattern (the steps op's) */
+	uint64_t rtt_ns;  /* sender: the last exchange's round trip */
+	uint32_t xchg;    /* the exchange's number: 1 CONNECT's, then one per RTT again */
+	unsigned rtts;    /* RTT steps so far: the first uses CONNECT's round trip */
+	unsigned refused; /* datagrams refused: wrong source, tokens or form */
+	unsigned late;    /* authentic ones of another exchange, or duplicates */
 	char *err;
 	size_t errlen;
 };
@@ -132,11 +159,37 @@ static void socket_close(struct ibp_tx *tx)
 		return;
 	if (tx->data_fd >= 0)
 		close(tx->data_fd);
+	if (tx->udp_fd >= 0)
+		close(tx->udp_fd);
 	if (tx->bound_fd >= 0)
 		close(tx->bound_fd);
 	if (tx->listen_fd >= 0)
 		close(tx->listen_fd);
 	free(tx);
+}
+
+/* A datagram tx's UDP socket, bound to the rail's netdev and address. */
+static int dgram_open(struct ibp_tx *tx, const struct ibp_tx_port *port)
+{
+	struct sockaddr_storage u = tx->local;
+	socklen_t ulen = tx->local_len;
+	int rc;
+
+	tx->udp_fd = socket(u.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (tx->udp_fd < 0)
+		return tx_fail(tx, -errno, "data datagram socket on %s: %s", port->addr,
+			       strerror(errno));
+	rc = bind_dev(tx, tx->udp_fd);
+	if (rc < 0)
+		return tx_fail(tx, rc, "data datagram socket on %s: bind to %s: %s", port->addr,
+			       tx->ifname, strerror(-rc));
+	if (bind(tx->udp_fd, (struct sockaddr *)&u, ulen) ||
+	    getsockname(tx->udp_fd, (struct sockaddr *)&u, &ulen))
+		return tx_fail(tx, -errno, "data datagram socket on %s: %s", port->addr,
+			       strerror(errno));
+	tx->udp_port = ntohs(u.ss_family == AF_INET ? ((struct sockaddr_in *)&u)->sin_port
+						    : ((struct sockaddr_in6 *)&u)->sin6_port);
+	return 0;
 }
 
 static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts *opts,
@@ -149,7 +202,9 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 	*out = NULL;
 	if (!tx)
 		return -ENOMEM;
-	tx->listen_fd = tx->data_fd = tx->bound_fd = -1;
+	tx->listen_fd = tx->data_fd = tx->bound_fd = tx->udp_fd = -1;
+	tx->dgram = opts->datagram;
+	tx->rail = port->rail;
 	tx->err = opts->err;
 	tx->errlen = opts->errlen;
 	if (tx->err && tx->errlen)
@@ -178,6 +233,15 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 	}
 	tx->token_hi = tok[0];
 	tx->token_lo = tok[1] & 0xffffff;
+	if (tx->dgram) {
+		rc = dgram_open(tx, port);
+		if (rc)
+			goto fail;
+		if (opts->sender) { /* no TCP socket at all: the probes go to receivers */
+			*out = tx;
+			return 0;
+		}
+	}
 	/*
 	 * A sender needs no listener (nobody connects to it: the peers'
 	 * probes go to the receivers'): its data socket is bound now, to the
@@ -228,6 +292,8 @@ static int socket_endpoint(struct ibp_tx *tx, struct ibp_endpoint *ep)
 		memcpy(ep->gid, &a->sin6_addr, 16);
 		ep->tcp_port = ntohs(a->sin6_port);
 	}
+	if (tx->dgram)
+		ep->psn = tx->udp_port;
 	return 0;
 }
 
@@ -403,9 +469,35 @@ static int connect_receiver(struct ibp_tx *tx, int64_t deadline)
 	}
 }
 
+static void socket_steps(struct ibp_tx_step *v, size_t n);
+
+/* A datagram tx's op: its one step through the poll loop (what steps does for many). */
+static int dgram_one(struct ibp_tx *tx, enum ibp_tx_step_kind kind, enum ibp_tx_role role,
+		     const struct ibp_endpoint *peer, uint64_t seed, size_t len, int64_t deadline,
+		     uint64_t *ns, size_t *bad)
+{
+	struct ibp_tx_step s = {.tx = tx,
+				.kind = kind,
+				.role = role,
+				.peer = peer,
+				.seed = seed,
+				.len = len,
+				.iters = 1,
+				.deadline = deadline};
+
+	socket_steps(&s, 1);
+	if (ns)
+		*ns = s.ns;
+	if (bad)
+		*bad = s.bad;
+	return s.rc;
+}
+
 static int socket_connect(struct ibp_tx *tx, const struct ibp_endpoint *peer, enum ibp_tx_role role,
 			  int64_t deadline)
 {
+	if (tx->dgram) /* no pattern with it: send_pattern exchanges one */
+		return dgram_one(tx, IBP_TX_STEP_CONNECT, role, peer, 0, 0, deadline, NULL, NULL);
 	if (peer->kind != IBP_TX_SOCKET)
 		return tx_fail(tx, -EPROTO, "peer endpoint is not a socket endpoint (kind %u)",
 			       peer->kind);
@@ -424,6 +516,10 @@ static int io_fail(struct ibp_tx *tx, int rc, const char *what)
 static int socket_send_pattern(struct ibp_tx *tx, uint64_t seed, size_t len, int64_t deadline)
 {
 	uint8_t chunk[CHUNK];
+
+	if (tx->dgram)
+		return dgram_one(tx, IBP_TX_STEP_PATTERN, IBP_TX_SENDER, NULL, seed, len, deadline,
+				 NULL, NULL);
 
 	if (len > tx->buf_len)
 		return tx_fail(tx, -EINVAL, "pattern of %zu bytes, buffer %zu", len, tx->buf_len);
@@ -446,6 +542,10 @@ static int socket_recv_pattern(struct ibp_tx *tx, uint64_t seed, size_t len, int
 	uint8_t chunk[CHUNK];
 
 	*bad_offset = 0;
+
+	if (tx->dgram)
+		return dgram_one(tx, IBP_TX_STEP_PATTERN, IBP_TX_RECEIVER, NULL, seed, len,
+				 deadline, NULL, bad_offset);
 	if (len > tx->buf_len)
 		return tx_fail(tx, -EINVAL, "pattern of %zu bytes, buffer %zu", len, tx->buf_len);
 	for (size_t off = 0; off < len;) {
@@ -471,6 +571,10 @@ static int socket_bw_send(struct ibp_tx *tx, uint64_t bytes, int64_t deadline, u
 	uint8_t ack;
 	int rc;
 
+	if (tx->dgram)
+		return dgram_one(tx, IBP_TX_STEP_BURST, IBP_TX_SENDER, NULL, 0, 0, deadline, ns,
+				 NULL);
+
 	for (uint64_t left = bytes; left;) {
 		size_t n = left < CHUNK ? (size_t)left : CHUNK;
 
@@ -491,6 +595,10 @@ static int socket_bw_recv(struct ibp_tx *tx, uint64_t bytes, int64_t deadline)
 	uint8_t chunk[CHUNK], ack = 1;
 	int rc;
 
+	if (tx->dgram)
+		return dgram_one(tx, IBP_TX_STEP_BURST, IBP_TX_RECEIVER, NULL, 0, 0, deadline, NULL,
+				 NULL);
+
 	for (uint64_t left = bytes; left;) {
 		size_t n = left < sizeof(chunk) ? (size_t)left : sizeof(chunk);
 
@@ -507,6 +615,10 @@ static int socket_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, 
 {
 	uint64_t rt[64] = {0};
 	unsigned n = iters > 64 ? 64 : (iters ? iters : 1);
+
+	if (tx->dgram)
+		return dgram_one(tx, IBP_TX_STEP_RTT, IBP_TX_SENDER, NULL, 0, 0, deadline, ns,
+				 NULL);
 
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t msg[LAT_MSG], back[LAT_MSG];
@@ -530,6 +642,10 @@ static int socket_lat_ping(struct ibp_tx *tx, unsigned iters, int64_t deadline, 
 static int socket_lat_pong(struct ibp_tx *tx, unsigned iters, int64_t deadline)
 {
 	unsigned n = iters > 64 ? 64 : (iters ? iters : 1);
+
+	if (tx->dgram)
+		return dgram_one(tx, IBP_TX_STEP_RTT, IBP_TX_RECEIVER, NULL, 0, 0, deadline, NULL,
+				 NULL);
 
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t msg[LAT_MSG];
@@ -597,12 +713,83 @@ enum {
 	S_ACK_OUT,    /* burst receiver: the acknowledgement */
 	S_PING_OUT,   /* round trips: this one's message out */
 	S_PING_IN,    /* round trips: this one's message in */
+	S_DG_HELLO,   /* datagram sender: the HELLO out, the REPLY awaited (sent again) */
+	S_DG_WAIT,    /* datagram receiver: the HELLO awaited */
+	S_DG_LINGER,  /* datagram receiver: answered; the FIN awaited (HELLOs answered again) */
 	S_DONE,
 };
 
+/*
+ * A datagram: magic "IBPd", type, the rail of its sender, the pattern's
+ * length (HELLO only), the exchange's number (1 the CONNECT's, then one
+ * per round trip measured again: a late duplicate of another is refused),
+ * the addressee's token, the sender's token, the pattern.  Big-endian;
+ * every length checked.
+ */
+#define DG_MAGIC 0x49425064u
+#define DG_HDR   28
+enum { DG_HELLO = 1, DG_REPLY = 2, DG_FIN = 3 };
+
+/* The first retry of a HELLO (then doubling, to DG_RETRY_MAX), and how long a receiver lingers */
+#define DG_RETRY_MS     100
+#define DG_RETRY_MAX_MS 400
+#define DG_LINGER_MS    500
+
+static void put_be(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+size_t ibp_tx_dgram_encode(uint8_t *buf, size_t cap, unsigned type, unsigned rail, uint32_t seq,
+			   const uint8_t to[8], const uint8_t from[8], const uint8_t *pat,
+			   size_t len)
+{
+	if (len > IBP_TX_DGRAM_PATTERN || (type != DG_HELLO && len) || cap < DG_HDR + len ||
+	    rail > 255)
+		return 0;
+	put_be(buf, DG_MAGIC, 4);
+	buf[4] = (uint8_t)type;
+	buf[5] = (uint8_t)rail;
+	put_be(buf + 6, len, 2);
+	put_be(buf + 8, seq, 4);
+	memcpy(buf + 12, to, 8);
+	memcpy(buf + 20, from, 8);
+	if (len)
+		memcpy(buf + DG_HDR, pat, len);
+	return DG_HDR + len;
+}
+
+int ibp_tx_dgram_decode(const uint8_t *buf, size_t n, unsigned *type, unsigned *rail, uint32_t *seq,
+			uint8_t to[8], uint8_t from[8], const uint8_t **pat, size_t *len)
+{
+	if (n < DG_HDR || get_be(buf, 4) != DG_MAGIC || buf[4] < DG_HELLO || buf[4] > DG_FIN)
+		return -EBADMSG;
+	*type = buf[4];
+	*rail = buf[5];
+	*len = (size_t)get_be(buf + 6, 2);
+	if (*len > IBP_TX_DGRAM_PATTERN || n != DG_HDR + *len || (*type != DG_HELLO && *len))
+		return -EBADMSG;
+	*seq = (uint32_t)get_be(buf + 8, 4);
+	memcpy(to, buf + 12, 8);
+	memcpy(from, buf + 20, 8);
+	*pat = buf + DG_HDR;
+	return 0;
+}
+
 static void step_end(struct ibp_tx_step *s, int rc)
 {
-	if (s->priv.fd >= 0 && s->priv.fd != s->tx->data_fd) /* a connection not taken */
+	if (s->priv.fd >= 0 && s->priv.fd != s->tx->data_fd &&
+	    s->priv.fd != s->tx->udp_fd) /* a connection not taken */
 		close(s->priv.fd);
 	s->priv.fd = -1;
 	s->rc = rc;
@@ -620,6 +807,14 @@ static void step_fail(struct ibp_tx_step *s, int rc)
 	switch (s->priv.state) {
 	case S_CONNECTING:
 		tx_fail(tx, rc, "connect %s: %s", s->priv.where, strerror(-rc));
+		break;
+	case S_DG_HELLO:
+		tx_fail(tx, rc, "datagram to %s: %s", s->priv.where,
+			rc == -ETIMEDOUT ? "no answer (sent again while the deadline held)"
+					 : strerror(-rc));
+		break;
+	case S_DG_WAIT:
+		tx_fail(tx, rc, "no datagram from the sender %s: %s", s->priv.where, strerror(-rc));
 		break;
 	case S_TOKEN_OUT:
 		tx_fail(tx, rc, "data connection %s: %s", s->priv.where, strerror(-rc));
@@ -659,6 +854,272 @@ static int io_errno(ssize_t n)
 #define STEP_SEND(fd, p, n) send((fd), (p), (n), MSG_NOSIGNAL | MSG_DONTWAIT)
 #define STEP_RECV(fd, p, n) recv((fd), (p), (n), MSG_DONTWAIT)
 
+/* ---- a datagram tx's steps ---- */
+
+/* TYPE to the peer's UDP address: 0 (sent, or dropped here: sent again later), or -errno. */
+static int dgram_send(struct ibp_tx_step *s, unsigned type)
+{
+	struct ibp_tx *tx = s->tx;
+	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN], me[8];
+	size_t n;
+
+	own_token(tx, me);
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), type, tx->rail, tx->xchg, tx->peer_token, me,
+				tx->pat, type == DG_HELLO ? tx->pat_len : 0);
+	if (!n)
+		return -EINVAL;
+	if (sendto(tx->udp_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+		   (const struct sockaddr *)&tx->peer_udp, tx->peer_udp_len) == (ssize_t)n)
+		return 0;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR)
+		return 0;
+	return -errno;
+}
+
+/* The sender's HELLO, first or again; the next try after twice the wait. */
+static void dgram_hello(struct ibp_tx_step *s)
+{
+	int64_t now = ibp_now_ns(), wait = (int64_t)DG_RETRY_MS << (s->priv.i < 3 ? s->priv.i : 3);
+	int rc;
+
+	if (wait > DG_RETRY_MAX_MS)
+		wait = DG_RETRY_MAX_MS;
+	s->priv.i++;
+	s->priv.t0 = now;
+	s->priv.until = ibp_deadline_min(s->deadline, now + wait * IBP_NS_PER_MS);
+	rc = dgram_send(s, DG_HELLO);
+	if (rc)
+		step_fail(s, rc);
+}
+
+/* Is SS (LEN) the peer's UDP address, port included? */
+static bool dgram_from_peer(const struct ibp_tx *tx, const struct sockaddr_storage *ss,
+			    socklen_t len)
+{
+	const struct sockaddr_storage *p = &tx->peer_udp;
+
+	if (ss->ss_family != p->ss_family || len < tx->peer_udp_len)
+		return false;
+	if (p->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)ss, *b = (const void *)p;
+
+		return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+	}
+	const struct sockaddr_in6 *a = (const void *)ss, *b = (const void *)p;
+
+	return a->sin6_port == b->sin6_port &&
+	       !memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr));
+}
+
+/* The pattern that came against the one PATTERN_SENT told (S: SEED, LEN): 0 or -EBADMSG. */
+static int dgram_check(struct ibp_tx_step *s)
+{
+	struct ibp_tx *tx = s->tx;
+
+	s->bad = 0;
+	if (tx->pat_len != s->len) {
+		s->bad = tx->pat_len < s->len ? tx->pat_len : s->len;
+		return tx_fail(tx, -EBADMSG, "a pattern of %zu bytes came, %zu expected",
+			       tx->pat_len, s->len);
+	}
+	s->bad = ibp_pattern_check(tx->pat, s->len, s->seed);
+	if (s->bad < s->len)
+		return tx_fail(tx, -EBADMSG, "pattern differs at byte %zu of %zu", s->bad, s->len);
+	s->bad = 0;
+	return 0;
+}
+
+/* A receiver's exchange is over (the FIN came, or its lingering ended). */
+static void dgram_over(struct ibp_tx_step *s)
+{
+	step_end(s, s->kind == IBP_TX_STEP_PATTERN ? dgram_check(s) : 0);
+}
+
+/* One datagram that passed the checks: what it does to the step. */
+static void dgram_take(struct ibp_tx_step *s, unsigned type, unsigned rail, const uint8_t *pat,
+		       size_t len)
+{
+	struct ibp_tx *tx = s->tx;
+	int rc;
+
+	if (s->priv.state == S_DG_HELLO && type == DG_REPLY) {
+		tx->rtt_ns = (uint64_t)(ibp_now_ns() - s->priv.t0);
+		s->ns = s->kind == IBP_TX_STEP_RTT ? tx->rtt_ns : 0;
+		(void)dgram_send(s, DG_FIN); /* lost: the receiver's lingering ends it */
+		if (rail != tx->rail) {
+			step_end(s, tx_fail(tx, -EPROTO,
+					    "datagram to %s: answered by the peer's rail %u port, "
+					    "expected its rail %u",
+					    s->priv.where, rail, tx->rail));
+			return;
+		}
+		step_end(s, 0);
+		return;
+	}
+	if (s->priv.state == S_DG_WAIT && type == DG_HELLO) {
+		if (s->kind == IBP_TX_STEP_CONNECT || s->kind == IBP_TX_STEP_PATTERN) {
+			memcpy(tx->pat, pat, len); /* checked by PATTERN */
+			tx->pat_len = len;
+			tx->carried = len > 0;
+		}
+		rc = dgram_send(s, DG_REPLY); /* lost: the HELLO comes again */
+		if (rail != tx->rail) {
+			step_end(s,
+				 tx_fail(tx, -EPROTO,
+					 "datagram from %s: the sender's rail %u, expected rail %u",
+					 s->priv.where, rail, tx->rail));
+			return;
+		}
+		if (rc) {
+			step_fail(s, rc);
+			return;
+		}
+		s->priv.state = S_DG_LINGER;
+		s->priv.until =
+		    ibp_deadline_min(s->deadline, ibp_now_ns() + DG_LINGER_MS * IBP_NS_PER_MS);
+		return;
+	}
+	if (s->priv.state == S_DG_LINGER && type == DG_HELLO) {
+		(void)dgram_send(s, DG_REPLY); /* our REPLY was lost: again */
+		return;
+	}
+	if (s->priv.state == S_DG_LINGER && type == DG_FIN) {
+		dgram_over(s);
+		return;
+	}
+	/* authentic but out of place (a duplicate): dropped */
+}
+
+/* Every datagram waiting on the step's socket, checked and taken, until none is left or it ends. */
+static void dgram_read(struct ibp_tx_step *s)
+{
+	struct ibp_tx *tx = s->tx;
+	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN + 1], me[8];
+
+	own_token(tx, me);
+	while (s->priv.state != S_DONE) {
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		uint8_t to[8], by[8];
+		const uint8_t *pat;
+		unsigned type, rail;
+		uint32_t seq;
+		size_t len;
+		ssize_t m = recvfrom(tx->udp_fd, buf, sizeof(buf), MSG_DONTWAIT,
+				     (struct sockaddr *)&from, &flen);
+
+		if (m < 0)
+			return; /* none left (or an ICMP error's report: the next try) */
+		if (!dgram_from_peer(tx, &from, flen) ||
+		    ibp_tx_dgram_decode(buf, (size_t)m, &type, &rail, &seq, to, by, &pat, &len) ||
+		    memcmp(to, me, 8) != 0 || memcmp(by, tx->peer_token, 8) != 0) {
+			continue; /* a stranger's, or forged: dropped, never answered */
+		}
+		if (seq != tx->xchg)
+			continue; /* a duplicate of an earlier exchange */
+		dgram_take(s, type, rail, pat, len);
+	}
+}
+
+/*
+ * An exchange begins: the sender's HELLO (the step's pattern, if any: its
+ * SEED and LEN), the receiver's wait for it.
+ */
+static void dgram_exchange(struct ibp_tx_step *s, bool out)
+{
+	struct ibp_tx *tx = s->tx;
+
+	s->priv.fd = tx->udp_fd;
+	addr_text(&tx->peer_udp, s->priv.where, sizeof(s->priv.where));
+	if (!out) {
+		s->priv.state = S_DG_WAIT;
+		return;
+	}
+	if (s->kind == IBP_TX_STEP_RTT) {
+		tx->pat_len = 0;
+	} else {
+		if (s->len > IBP_TX_DGRAM_PATTERN || s->len > tx->buf_len) {
+			step_end(s, tx_fail(tx, -EINVAL,
+					    "pattern of %zu bytes, at most %u by datagram", s->len,
+					    IBP_TX_DGRAM_PATTERN));
+			return;
+		}
+		ibp_pattern_fill(tx->pat, s->len, s->seed);
+		tx->pat_len = s->len;
+		if (s->kind == IBP_TX_STEP_CONNECT)
+			tx->carried = s->len > 0;
+	}
+	s->priv.state = S_DG_HELLO;
+	dgram_hello(s);
+}
+
+/* A datagram tx's step begins: CONNECT exchanges, the others use what it brought. */
+static void dgram_start(struct ibp_tx_step *s)
+{
+	struct ibp_tx *tx = s->tx;
+	bool out = s->role == IBP_TX_SENDER;
+
+	switch (s->kind) {
+	case IBP_TX_STEP_CONNECT:
+		if (s->peer->kind != IBP_TX_SOCKET || !s->peer->psn || s->peer->psn > 0xffff) {
+			step_end(s, tx_fail(tx, -EPROTO,
+					    "the peer's endpoint has no datagram port (kind %u)",
+					    s->peer->kind));
+			return;
+		}
+		ep_addr(s->peer, &tx->peer_udp, &tx->peer_udp_len);
+		if (tx->peer_udp.ss_family == AF_INET)
+			((struct sockaddr_in *)&tx->peer_udp)->sin_port =
+			    htons((uint16_t)s->peer->psn);
+		else
+			((struct sockaddr_in6 *)&tx->peer_udp)->sin6_port =
+			    htons((uint16_t)s->peer->psn);
+		addr_text(&tx->peer_udp, s->priv.where, sizeof(s->priv.where));
+		if (tx->peer_udp.ss_family != tx->local.ss_family) {
+			step_end(s, tx_fail(tx, -EAFNOSUPPORT,
+					    "datagram to %s: another address family than %s's",
+					    s->priv.where, tx->ifname[0] ? tx->ifname : "ours"));
+			return;
+		}
+		token_of(s->peer, tx->peer_token);
+		tx->pat_len = 0;
+		tx->carried = false;
+		tx->xchg = 1;
+		tx->rtts = 0;
+		dgram_exchange(s, out);
+		return;
+	case IBP_TX_STEP_PATTERN:
+		if (!tx->xchg) {
+			step_end(s, tx_fail(tx, -ENOTCONN, "no datagram exchange yet"));
+			return;
+		}
+		if (tx->carried) { /* it came with the CONNECT */
+			step_end(s, out ? 0 : dgram_check(s));
+			return;
+		}
+		tx->xchg++; /* the blocking ops: an exchange of its own */
+		dgram_exchange(s, out);
+		return;
+	case IBP_TX_STEP_BURST: /* no rate over datagrams: the caller reports none */
+		step_end(s, 0);
+		return;
+	case IBP_TX_STEP_RTT:
+		if (!tx->xchg) {
+			step_end(s, tx_fail(tx, -ENOTCONN, "no datagram exchange yet"));
+			return;
+		}
+		if (tx->rtts++ == 0) { /* the first: CONNECT's exchange, just made */
+			s->ns = out ? tx->rtt_ns : 0;
+			step_end(s, 0);
+			return;
+		}
+		tx->xchg++; /* measured again: a new exchange, no pattern */
+		dgram_exchange(s, out);
+		return;
+	}
+	step_end(s, -EINVAL);
+}
+
 static void step_start(struct ibp_tx_step *s)
 {
 	struct ibp_tx *tx = s->tx;
@@ -673,6 +1134,10 @@ static void step_start(struct ibp_tx_step *s)
 	s->priv.until = s->deadline;
 	if (tx->err && tx->errlen)
 		tx->err[0] = '\0';
+	if (tx->dgram) {
+		dgram_start(s);
+		return;
+	}
 	switch (s->kind) {
 	case IBP_TX_STEP_CONNECT:
 		if (s->peer->kind != IBP_TX_SOCKET) {
@@ -771,6 +1236,10 @@ static void step_data(struct ibp_tx_step *s, uint8_t *chunk)
 /* Does what the step's sockets take now, stage after stage, until one would block or it ends. */
 static void step_advance(struct ibp_tx_step *s, uint8_t *chunk)
 {
+	if (s->tx->dgram) {
+		dgram_read(s);
+		return;
+	}
 	for (;;) {
 		int state = s->priv.state, rc, soerr = 0;
 		socklen_t sl = sizeof(soerr);
@@ -957,7 +1426,8 @@ static void socket_steps(struct ibp_tx_step *v, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		step_start(&v[i]);
-		if (v[i].priv.state != S_DONE)
+		/* a HELLO just sent has no REPLY yet: the poll first */
+		if (v[i].priv.state != S_DONE && v[i].priv.state != S_DG_HELLO)
 			step_advance(&v[i], chunk);
 	}
 	for (;;) {
@@ -977,6 +1447,13 @@ static void socket_steps(struct ibp_tx_step *v, size_t n)
 					s->priv.fd = -1;
 					s->priv.until = s->deadline;
 					s->priv.state = S_ACCEPT;
+				} else if (s->priv.state == S_DG_HELLO && now < s->deadline) {
+					dgram_hello(s); /* no REPLY yet: the HELLO again */
+					if (s->priv.state == S_DONE)
+						continue;
+				} else if (s->priv.state == S_DG_LINGER) {
+					dgram_over(s); /* answered; the FIN was lost */
+					continue;
 				} else {
 					step_fail(s, -ETIMEDOUT);
 					continue;

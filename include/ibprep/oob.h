@@ -62,8 +62,10 @@
  * 18: every frame at its own length: HELLO's credential, ENDPOINT's device and leaf,
  *     SUMMARY's links and leaves, ERROR's text as long as they are (no padding, no
  *     reserved fields)
+ * 19: the socket transport's rails beyond rail 0 over datagrams (transport.h): ENDPOINT's
+ *     psn their UDP port, a pattern of at most 1 KiB with the data path, no burst
  */
-#define IBP_OOB_VERSION 18
+#define IBP_OOB_VERSION 19
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */

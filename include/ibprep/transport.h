@@ -94,7 +94,22 @@ struct ibp_tx_opts {
 	char *err;      /* out: last failure reason (may be NULL) */
 	size_t errlen;
 	bool sender; /* this end will connect as IBP_TX_SENDER (socket: no listener) */
+	/*
+	 * socket: the data path is one UDP socket per tx instead of a TCP
+	 * connection (rails beyond rail 0, protocol 19): CONNECT is an
+	 * authenticated exchange of datagrams that carries a small pattern
+	 * (at most IBP_TX_DGRAM_PATTERN bytes, the seed and length of the
+	 * CONNECT step); PATTERN checks what came, BURST moves nothing (no
+	 * rate: the caller reports none), RTT gives the exchange's round
+	 * trip.  A receiver keeps a TCP listener for the cross-rail probes.
+	 * Such a tx runs through the steps op only (the blocking ops return
+	 * -EOPNOTSUPP).
+	 */
+	bool datagram;
 };
+
+/* The largest pattern a datagram tx carries (one datagram, under any rail's MTU) */
+#define IBP_TX_DGRAM_PATTERN 1024u
 
 #define IBP_TX_GID_LEN 16
 
@@ -116,7 +131,8 @@ struct ibp_endpoint {
 	uint64_t buf_len;            /* its length */
 	uint8_t gid[IBP_TX_GID_LEN]; /* GID (RoCE / IB global), or the socket's IP */
 	uint16_t tcp_port;           /* socket transport: data listener port */
-	uint32_t rate_mbps;          /* port rate in Mb/s, 0 unknown */
+	/* socket transport, a datagram tx: its UDP port is in psn (0: none) */
+	uint32_t rate_mbps; /* port rate in Mb/s, 0 unknown */
 };
 
 struct ibp_tx; /* opaque, one per transport instance */
@@ -134,8 +150,8 @@ struct ibp_tx_step {
 	enum ibp_tx_step_kind kind;
 	enum ibp_tx_role role;
 	const struct ibp_endpoint *peer; /* CONNECT */
-	uint64_t seed;                   /* PATTERN */
-	size_t len;                      /* PATTERN */
+	uint64_t seed;                   /* PATTERN; CONNECT of a datagram sender */
+	size_t len;                      /* PATTERN; CONNECT of a datagram sender */
 	uint64_t bytes;                  /* BURST */
 	unsigned iters;                  /* RTT */
 	int64_t deadline;
@@ -211,6 +227,21 @@ extern const struct ibp_transport_ops ibp_transport_socket;
  * program (libibverbs is a build dependency anyway).
  */
 extern const struct ibp_transport_ops ibp_transport_verbs;
+
+/*
+ * The socket transport's datagrams (a datagram tx, transport_socket.c):
+ * TYPE 1 HELLO (with the pattern), 2 REPLY, 3 FIN; RAIL the sender's; SEQ
+ * the exchange's number; TO
+ * the addressee's token, FROM the sender's.  encode: the length written
+ * into BUF (CAP), 0 when it does not fit or a field is out of range;
+ * decode: 0, or -EBADMSG for anything but one whole datagram (*PAT points
+ * into BUF).
+ */
+size_t ibp_tx_dgram_encode(uint8_t *buf, size_t cap, unsigned type, unsigned rail, uint32_t seq,
+			   const uint8_t to[8], const uint8_t from[8], const uint8_t *pat,
+			   size_t len);
+int ibp_tx_dgram_decode(const uint8_t *buf, size_t n, unsigned *type, unsigned *rail, uint32_t *seq,
+			uint8_t to[8], uint8_t from[8], const uint8_t **pat, size_t *len);
 
 /* "socket" / "verbs" -> ops; NULL when unknown or not built. */
 const struct ibp_transport_ops *ibp_transport_find(const char *name);

@@ -42,6 +42,15 @@ if [ $RC -eq 0 ] && [ "$rails" -eq 8 ] && [ "$recs" -ge 8 ] && has healthy "cros
 else
 	tap_fail "srun -N3 --ib-test records every rail" "rc=$RC rails=$rails records=$recs; $(show healthy)"
 fi
+# rail 0 measures a rate; the datagram rails beyond it none: null, never a slow figure
+rate0=$(grep '"ok":true' "$LOG" 2>/dev/null | grep '"ar":0,' | grep -c '"gbps":[0-9]')
+norate=$(grep '"ok":true' "$LOG" 2>/dev/null | grep -v '"ar":0,' | grep -c '"gbps":null')
+others=$(grep '"ok":true' "$LOG" 2>/dev/null | grep -vc '"ar":0,')
+if [ "$rate0" -ge 1 ] && [ "$norate" -ge 7 ] && [ "$norate" -eq "$others" ]; then
+	tap_ok "results log: rail 0's records carry a rate, the other rails' \"gbps\":null ($norate)"
+else
+	tap_fail "results log rates" "rail 0 with a rate: $rate0, others: $others, null: $norate; $(grep -m3 '"ar":1,' "$LOG")"
+fi
 if has healthy "the rails do not reach each other" && has healthy "NCCL_CROSS_NIC=0" &&
 	! has healthy "crossed"; then
 	tap_ok "isolated rails: the note says NCCL_CROSS_NIC=0"

@@ -1273,10 +1273,14 @@ static void test_run_slow_rail_measured_again_alone(void **state)
 			if (k->from != i)
 				continue;
 			assert_int_equal(k->measures, k->rail ? IBP_RDMATEST_MEASURES : 1);
-			if (k->rail)
+			if (k->rail) {
 				assert_non_null(strstr(k->detail,
 						       "round trip 5000 us at best, limit "
-						       "1000 us (4 measurements: "));
+						       "1000 us (4 measurements: 5000 us, "));
+				/* a datagram rail: no rate measured, none said */
+				assert_null(strstr(k->detail, "Gb/s"));
+				assert_true(k->gbps == 0);
+			}
 		}
 		ibp_findings_release(&nr[i].out);
 	}

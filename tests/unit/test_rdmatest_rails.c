@@ -30,6 +30,7 @@
 
 #include "ibprep/rdmatest.h"
 #include "ibprep/rdmatest_rails.h"
+#include "ibprep/transport.h"
 
 /* ---- the rails of a port list ---- */
 
@@ -403,20 +404,28 @@ static void test_run_every_rail_by_default_note_isolated(void **state)
 	run_rails(nr, 301, -1, -1);
 	/*
 	 * No floor judges a socket rail's burst: rail 0 measures with the whole
-	 * burst, the others with one buffer (the pattern, whole on every rail,
-	 * is what checks their data)
+	 * burst, the others are datagram exchanges with no burst at all (their
+	 * pattern is what checks their data), and no rate: 0, not measured
 	 */
 	assert_int_equal(burst_seen[0], 16384);
 	for (int k = 1; k < RAILS; k++)
-		assert_int_equal(burst_seen[k], 4096);
+		assert_int_equal(burst_seen[k], 0);
 	for (int i = 0; i < NODES; i++) {
 		const struct ibp_finding *note = find(&nr[i].out, "rdmatest_rails_isolated");
 
 		assert_int_equal(nr[i].rc, 0);
 		assert_true(nr[i].res.pass);
 		assert_int_equal(nr[i].res.n_links, RAILS * 2 * 2);
-		for (size_t l = 0; l < nr[i].res.n_links; l++)
-			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
+		for (size_t l = 0; l < nr[i].res.n_links; l++) {
+			const struct ibp_rdmatest_link *k = &nr[i].res.links[l];
+
+			assert_int_equal(k->status, IBP_LINK_PASS);
+			if (k->rail)
+				assert_true(k->gbps == 0); /* not measured */
+			else
+				assert_true(k->gbps > 0);
+			assert_true(k->lat_us > 0);
+		}
 		/* one across probe per round, none reached: NCCL_CROSS_NIC=0, a note */
 		assert_non_null(note);
 		assert_int_equal(note->severity, IBP_SEV_OK);
@@ -429,8 +438,8 @@ static void test_run_every_rail_by_default_note_isolated(void **state)
 
 /*
  * A buffer bigger than IBP_RDMATEST_RAIL_PATTERN: rail 0 sends its whole
- * pattern and burst; the other socket rails (no floor) a pattern and a
- * burst of IBP_RDMATEST_RAIL_PATTERN each, checked, and they pass.
+ * pattern and burst; the other socket rails (datagrams) a pattern of
+ * IBP_TX_DGRAM_PATTERN, checked, and no burst, and they pass.
  */
 static void test_run_rails_beyond_0_lighter(void **state)
 {
@@ -450,8 +459,8 @@ static void test_run_rails_beyond_0_lighter(void **state)
 	assert_int_equal(pattern_seen[0], 2 * IBP_RDMATEST_RAIL_PATTERN);
 	assert_int_equal(burst_seen[0], 8 * IBP_RDMATEST_RAIL_PATTERN);
 	for (int k = 1; k < RAILS; k++) {
-		assert_int_equal(pattern_seen[k], IBP_RDMATEST_RAIL_PATTERN);
-		assert_int_equal(burst_seen[k], IBP_RDMATEST_RAIL_PATTERN);
+		assert_int_equal(pattern_seen[k], IBP_TX_DGRAM_PATTERN);
+		assert_int_equal(burst_seen[k], 0);
 	}
 	for (int i = 0; i < NODES; i++) {
 		assert_int_equal(nr[i].rc, 0);
@@ -733,12 +742,235 @@ static void test_socket_steps_deadline_and_refused(void **state)
 	ibp_transport_socket.close(tx);
 }
 
+/* ---- the datagram data path (rails beyond rail 0) ---- */
+
+static void tok_bytes(const struct ibp_endpoint *ep, uint8_t t[8])
+{
+	for (int i = 0; i < 4; i++) {
+		t[i] = (uint8_t)(ep->rkey >> (24 - 8 * i));
+		t[4 + i] = (uint8_t)(ep->qpn >> (24 - 8 * i));
+	}
+}
+
+static void test_dgram_codec_every_length_checked(void **state)
+{
+	uint8_t buf[64 + IBP_TX_DGRAM_PATTERN], to[8] = {1, 2, 3, 4, 5, 6, 7, 8}, from[8] = {9},
+						got_to[8], got_from[8], pat[16] = {0xab};
+	const uint8_t *p;
+	unsigned type, rail;
+	uint32_t seq;
+	size_t n, len;
+
+	(void)state;
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), 1, 3, 7, to, from, pat, sizeof(pat));
+	assert_int_equal(n, 28 + sizeof(pat));
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), 0);
+	assert_int_equal(type, 1);
+	assert_int_equal(rail, 3);
+	assert_int_equal(seq, 7);
+	assert_int_equal(len, sizeof(pat));
+	assert_memory_equal(got_to, to, 8);
+	assert_memory_equal(got_from, from, 8);
+	assert_memory_equal(p, pat, sizeof(pat));
+	/* one byte short, one too many, a bad magic, an unknown type: refused */
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n - 1, &type, &rail, &seq, got_to, got_from, &p, &len),
+	    -EBADMSG);
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n + 1, &type, &rail, &seq, got_to, got_from, &p, &len),
+	    -EBADMSG);
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, 27, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
+	buf[0] ^= 1;
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
+	buf[0] ^= 1;
+	buf[4] = 4;
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
+	/* a REPLY or FIN carries no pattern; nothing over IBP_TX_DGRAM_PATTERN */
+	buf[4] = 2;
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
+	assert_int_equal(ibp_tx_dgram_encode(buf, sizeof(buf), 2, 0, 1, to, from, pat, 1), 0);
+	assert_int_equal(
+	    ibp_tx_dgram_encode(buf, sizeof(buf), 1, 0, 1, to, from, buf, IBP_TX_DGRAM_PATTERN + 1),
+	    0);
+	assert_int_equal(ibp_tx_dgram_encode(buf, 30, 1, 0, 1, to, from, pat, sizeof(pat)), 0);
+	assert_int_equal(ibp_tx_dgram_encode(buf, sizeof(buf), 1, 256, 1, to, from, pat, 1), 0);
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), 1, 0, 1, to, from, pat, 0);
+	buf[6] = (uint8_t)((IBP_TX_DGRAM_PATTERN + 1) >> 8);
+	buf[7] = (uint8_t)(IBP_TX_DGRAM_PATTERN + 1);
+	assert_int_equal(ibp_tx_dgram_decode(buf, n + IBP_TX_DGRAM_PATTERN + 1, &type, &rail, &seq,
+					     got_to, got_from, &p, &len),
+			 -EBADMSG);
+}
+
+/* A receiver and a sender of rail RAIL_RX / RAIL_TX on 127.0.0.1, datagram txs. */
+static void dgram_pair(struct ibp_tx **rx, struct ibp_tx **tx, unsigned rail_rx, unsigned rail_tx,
+		       struct ibp_endpoint *ep_rx, struct ibp_endpoint *ep_tx, char *err_r,
+		       char *err_s)
+{
+	struct ibp_tx_port port = {.rail = rail_rx};
+	struct ibp_tx_opts orx = {.buf_len = 4096, .err = err_r, .errlen = 256, .datagram = true};
+	struct ibp_tx_opts os = {
+	    .buf_len = 4096, .err = err_s, .errlen = 256, .sender = true, .datagram = true};
+
+	snprintf(port.addr, sizeof(port.addr), "127.0.0.1");
+	assert_int_equal(ibp_transport_socket.open(&port, &orx, rx), 0);
+	port.rail = rail_tx;
+	assert_int_equal(ibp_transport_socket.open(&port, &os, tx), 0);
+	assert_int_equal(ibp_transport_socket.endpoint(*rx, ep_rx), 0);
+	assert_int_equal(ibp_transport_socket.endpoint(*tx, ep_tx), 0);
+	assert_int_not_equal(ep_rx->psn, 0);
+	assert_int_not_equal(ep_tx->psn, 0);
+	assert_int_not_equal(ep_rx->tcp_port, 0); /* the probes' listener */
+}
+
+/*
+ * Every stage over datagrams: the CONNECT carries the pattern, PATTERN
+ * checks it (and a wrong seed is named at its byte), BURST moves nothing,
+ * RTT gives the exchange's round trip, and a second RTT a new exchange.
+ */
+static void test_dgram_steps_every_stage(void **state)
+{
+	struct ibp_tx *rx, *tx;
+	struct ibp_endpoint ep_rx, ep_tx;
+	char err_r[256], err_s[256];
+	struct ibp_tx_step v[2];
+	enum ibp_tx_step_kind kinds[] = {IBP_TX_STEP_CONNECT, IBP_TX_STEP_PATTERN,
+					 IBP_TX_STEP_BURST, IBP_TX_STEP_RTT, IBP_TX_STEP_RTT};
+
+	(void)state;
+	dgram_pair(&rx, &tx, 1, 1, &ep_rx, &ep_tx, err_r, err_s);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		int64_t d = ibp_now_ns() + 2000 * IBP_NS_PER_MS;
+
+		v[0] = (struct ibp_tx_step){.tx = rx,
+					    .kind = kinds[i],
+					    .role = IBP_TX_RECEIVER,
+					    .peer = &ep_tx,
+					    .seed = 42,
+					    .len = 1000,
+					    .iters = 1,
+					    .deadline = d};
+		v[1] = v[0];
+		v[1].tx = tx;
+		v[1].role = IBP_TX_SENDER;
+		v[1].peer = &ep_rx;
+		ibp_transport_socket.steps(v, 2);
+		assert_int_equal(v[0].rc, 0);
+		assert_int_equal(v[1].rc, 0);
+		if (kinds[i] == IBP_TX_STEP_RTT)
+			assert_true(v[1].ns > 0);
+		if (kinds[i] == IBP_TX_STEP_BURST)
+			assert_int_equal(v[1].ns, 0); /* no rate */
+	}
+	/* the receiver checks against what PATTERN_SENT says: another seed fails */
+	v[0].kind = IBP_TX_STEP_PATTERN;
+	v[0].seed = 43;
+	v[0].deadline = ibp_now_ns() + 1000 * IBP_NS_PER_MS;
+	ibp_transport_socket.steps(v, 1);
+	assert_int_equal(v[0].rc, -EBADMSG);
+	assert_non_null(strstr(err_r, "pattern differs at byte"));
+	ibp_transport_socket.close(rx);
+	ibp_transport_socket.close(tx);
+}
+
+/*
+ * A hostile local user who even knows both tokens cannot answer for a
+ * dead rail: a HELLO from another source than the sender's endpoint is
+ * refused (the receiver times out), a REPLY from another source than the
+ * receiver's is refused (the sender times out); and a receiver of another
+ * rail is named as such by both ends.
+ */
+static void test_dgram_wrong_source_or_rail_refused(void **state)
+{
+	struct ibp_tx *rx, *tx;
+	struct ibp_endpoint ep_rx, ep_tx;
+	char err_r[256], err_s[256];
+	uint8_t t_rx[8], t_tx[8], buf[64 + IBP_TX_DGRAM_PATTERN], pat[1000];
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	struct ibp_tx_step v[2];
+	int64_t t0;
+	size_t n;
+	int h;
+
+	(void)state;
+	dgram_pair(&rx, &tx, 1, 1, &ep_rx, &ep_tx, err_r, err_s);
+	tok_bytes(&ep_rx, t_rx);
+	tok_bytes(&ep_tx, t_tx);
+	h = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(h >= 0);
+	/* the sender is dead; the hostile socket sends its perfect HELLO, three times */
+	ibp_pattern_fill(pat, sizeof(pat), 42);
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), 1, 1, 1, t_rx, t_tx, pat, sizeof(pat));
+	assert_int_not_equal(n, 0);
+	to.sin_port = htons((uint16_t)ep_rx.psn);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sendto(h, buf, n, 0, (struct sockaddr *)&to, sizeof(to)),
+				 (ssize_t)n);
+	t0 = ibp_now_ns();
+	v[0] = (struct ibp_tx_step){.tx = rx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_RECEIVER,
+				    .peer = &ep_tx,
+				    .deadline = t0 + 300 * IBP_NS_PER_MS};
+	ibp_transport_socket.steps(v, 1);
+	assert_int_equal(v[0].rc, -ETIMEDOUT);
+	assert_non_null(strstr(err_r, "no datagram from the sender 127.0.0.1:"));
+	/* the receiver is dead; the hostile socket answers the sender's HELLOs for it */
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), 2, 1, 1, t_tx, t_rx, NULL, 0);
+	to.sin_port = htons((uint16_t)ep_tx.psn);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sendto(h, buf, n, 0, (struct sockaddr *)&to, sizeof(to)),
+				 (ssize_t)n);
+	t0 = ibp_now_ns();
+	v[1] = (struct ibp_tx_step){.tx = tx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_SENDER,
+				    .peer = &ep_rx,
+				    .seed = 42,
+				    .len = sizeof(pat),
+				    .deadline = t0 + 300 * IBP_NS_PER_MS};
+	ibp_transport_socket.steps(&v[1], 1);
+	assert_int_equal(v[1].rc, -ETIMEDOUT);
+	assert_non_null(strstr(err_s, "no answer"));
+	close(h);
+	ibp_transport_socket.close(rx);
+	ibp_transport_socket.close(tx);
+	/* rail 1's sender reaches a rail-2 receiver: both name the rails */
+	dgram_pair(&rx, &tx, 2, 1, &ep_rx, &ep_tx, err_r, err_s);
+	v[0] = (struct ibp_tx_step){.tx = rx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_RECEIVER,
+				    .peer = &ep_tx,
+				    .deadline = ibp_now_ns() + 2000 * IBP_NS_PER_MS};
+	v[1] = v[0];
+	v[1].tx = tx;
+	v[1].role = IBP_TX_SENDER;
+	v[1].peer = &ep_rx;
+	v[1].seed = 42;
+	v[1].len = 100;
+	ibp_transport_socket.steps(v, 2);
+	assert_int_equal(v[0].rc, -EPROTO);
+	assert_non_null(strstr(err_r, "the sender's rail 1, expected rail 2"));
+	assert_int_equal(v[1].rc, -EPROTO);
+	assert_non_null(strstr(err_s, "answered by the peer's rail 2 port, expected its rail 1"));
+	ibp_transport_socket.close(rx);
+	ibp_transport_socket.close(tx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rails_netdev_addr_lo_and_missing),
 	    cmocka_unit_test(test_socket_steps_every_stage),
 	    cmocka_unit_test(test_socket_steps_deadline_and_refused),
+	    cmocka_unit_test(test_dgram_codec_every_length_checked),
+	    cmocka_unit_test(test_dgram_steps_every_stage),
+	    cmocka_unit_test(test_dgram_wrong_source_or_rail_refused),
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
