@@ -962,6 +962,59 @@ static void test_dgram_wrong_source_or_rail_refused(void **state)
 	ibp_transport_socket.close(tx);
 }
 
+/*
+ * A HELLO lost: another socket's junk fills the receiver's buffer, so the
+ * kernel drops the sender's first HELLO; the receiver drains and refuses
+ * the junk, the HELLO sent again 100 ms later gets its REPLY, both pass.
+ */
+static void test_dgram_lost_hello_sent_again(void **state)
+{
+	struct ibp_tx *rx, *tx;
+	struct ibp_endpoint ep_rx, ep_tx;
+	char err_r[256], err_s[256];
+	uint8_t junk[16] = {0}; /* small: the queue fills to the last byte a HELLO needs */
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	struct ibp_tx_step v[2];
+	int rcvbuf = 0, h;
+	socklen_t sl = sizeof(rcvbuf);
+	int64_t t0;
+
+	(void)state;
+	dgram_pair(&rx, &tx, 1, 1, &ep_rx, &ep_tx, err_r, err_s);
+	h = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(h >= 0);
+	assert_int_equal(getsockopt(h, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl), 0);
+	to.sin_port = htons((uint16_t)ep_rx.psn);
+	/* well over the receive buffer: the queue is full when the HELLO comes */
+	for (int i = 0; i < rcvbuf / 50 + 64; i++)
+		(void)sendto(h, junk, sizeof(junk), 0, (struct sockaddr *)&to, sizeof(to));
+	t0 = ibp_now_ns();
+	v[0] = (struct ibp_tx_step){.tx = tx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_SENDER,
+				    .peer = &ep_rx,
+				    .seed = 42,
+				    .len = 1000,
+				    .deadline = t0 + 3000 * IBP_NS_PER_MS};
+	v[1] = (struct ibp_tx_step){.tx = rx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_RECEIVER,
+				    .peer = &ep_tx,
+				    .deadline = t0 + 3000 * IBP_NS_PER_MS};
+	ibp_transport_socket.steps(v, 2); /* the sender first: its HELLO meets the full queue */
+	assert_int_equal(v[0].rc, 0);
+	assert_int_equal(v[1].rc, 0);
+	assert_true(ibp_now_ns() - t0 >= 100 * IBP_NS_PER_MS); /* the second HELLO's */
+	v[1].kind = IBP_TX_STEP_PATTERN; /* and the pattern it carried is whole */
+	v[1].seed = 42;
+	v[1].len = 1000;
+	ibp_transport_socket.steps(&v[1], 1);
+	assert_int_equal(v[1].rc, 0);
+	close(h);
+	ibp_transport_socket.close(rx);
+	ibp_transport_socket.close(tx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -971,6 +1024,7 @@ int main(void)
 	    cmocka_unit_test(test_dgram_codec_every_length_checked),
 	    cmocka_unit_test(test_dgram_steps_every_stage),
 	    cmocka_unit_test(test_dgram_wrong_source_or_rail_refused),
+	    cmocka_unit_test(test_dgram_lost_hello_sent_again),
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
