@@ -645,6 +645,19 @@ static int topo_setup(struct ibp_topo *topo, enum hwloc_type_filter_e io_filter)
 	return 0;
 }
 
+/* A loaded or adopted topology's devices collected, and the load's time since T0. */
+static int topo_collected(struct ibp_topo *topo, double t0)
+{
+	int rc = collect(topo);
+
+	if (rc) {
+		ibp_topo_release(topo);
+		return rc;
+	}
+	topo->load_ms = now_ms() - t0;
+	return 0;
+}
+
 static int topo_finish(struct ibp_topo *topo, double t0)
 {
 	int rc;
@@ -654,13 +667,7 @@ static int topo_finish(struct ibp_topo *topo, double t0)
 		ibp_topo_release(topo);
 		return rc == -ENOENT ? -EINVAL : rc;
 	}
-	rc = collect(topo);
-	if (rc) {
-		ibp_topo_release(topo);
-		return rc;
-	}
-	topo->load_ms = now_ms() - t0;
-	return 0;
+	return topo_collected(topo, t0);
 }
 
 int ibp_topo_load_xml(struct ibp_topo *topo, const char *path)
@@ -746,13 +753,7 @@ int ibp_topo_load_mapped(struct ibp_topo *topo, int fd, size_t len)
 		return rc;
 	}
 	topo->from_file = true;
-	rc = collect(topo);
-	if (rc) {
-		ibp_topo_release(topo);
-		return rc;
-	}
-	topo->load_ms = now_ms() - t0;
-	return 0;
+	return topo_collected(topo, t0);
 }
 
 int ibp_topo_export_mapped(const struct ibp_topo *topo, char **buf, size_t *len)
