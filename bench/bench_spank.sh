@@ -19,8 +19,11 @@
 # Every configuration has the build's ibprep as test_helper=, as an
 # installed plugin has its own: NCCL_SOCKET_IFNAME's peer lookup runs in it
 # (kept for the job's later steps in cache_dir; every step for live).
-# Prints each median and its ratio to none.  Targets: default <= 1.05,
-# xml <= 1.03 (issue 28).  Then the plugin's own work per node, the plugin
+# Prints each median and its ratio to none, and the same judged on the
+# rounds' pairs: the median of each round's ratio to that round's none, with
+# its 95% bootstrap interval (bench/lib/paired_ratio.awk), which says how
+# far the run knows the ratio.  Targets: default <= 1.05, xml <= 1.03
+# (issue 28).  Then the plugin's own work per node, the plugin
 # loaded without a flag against no plugin, and --ib-test.
 #   SPANK_IB_SO (default build/spank_ib.so), BENCH_PAIRS (default 25 rounds)
 # BASE=DIR adds two configurations, "base" and "basexml": the default and
@@ -103,8 +106,9 @@ rounds() {
 	none=$(median <"$CL_DIR/t.none")
 	for c in "${cfgs[@]}"; do
 		f=$(median <"$CL_DIR/t.$c")
-		printf '%-10s %7s ms   ratio to none %s\n' "$c" "$f" \
-			"$(awk -v a="$f" -v b="$none" 'BEGIN {printf "%.3f", a / b}')"
+		printf '%-10s %7s ms   ratio to none %s   paired: %s\n' "$c" "$f" \
+			"$(awk -v a="$f" -v b="$none" 'BEGIN {printf "%.3f", a / b}')" \
+			"$(paste "$CL_DIR/t.$c" "$CL_DIR/t.none" | awk -f bench/lib/paired_ratio.awk)"
 	done
 	if [ -n "${BASE:-}" ]; then
 		printf 'default / base %s (this build %s against %s)\n' \
@@ -112,6 +116,9 @@ rounds() {
 			"$(git rev-parse --short HEAD 2>/dev/null)" "$(git -C "$BASE" rev-parse --short HEAD 2>/dev/null)"
 		printf 'xml / basexml %s (the same, with topology=)\n' \
 			"$(awk -v a="$(median <"$CL_DIR/t.xml")" -v b="$(median <"$CL_DIR/t.basexml")" 'BEGIN {printf "%.3f", a / b}')"
+		printf 'paired: default / base %s; xml / basexml %s\n' \
+			"$(paste "$CL_DIR/t.default" "$CL_DIR/t.base" | awk -f bench/lib/paired_ratio.awk)" \
+			"$(paste "$CL_DIR/t.xml" "$CL_DIR/t.basexml" | awk -f bench/lib/paired_ratio.awk)"
 	fi
 }
 
