@@ -86,6 +86,13 @@ struct crew {
 	void *arg;
 	bool on[IBP_RDMATEST_MAX_RAILS]; /* this run's rails (a member late to wake reads it) */
 	size_t n;
+	/*
+	 * The worker's datagram sockets, left by one round to its next
+	 * (transport.h, struct ibp_tx_opts): txs are opened in the worker's
+	 * own thread only (chan_run), and it frees the cache when its rounds
+	 * are over (worker_end).
+	 */
+	struct ibp_tx_cache *cache;
 	struct crew_member {
 		struct crew *c;
 		size_t rail;
@@ -359,10 +366,46 @@ static int chan_abort(struct chan *c, size_t k)
 }
 
 /*
- * The peer's next frame for rail K: the control message OP (into *OUT), or
- * its ABORT (rail K is then off, with the peer's reason: 1).  0, 1, or
- * -errno when the connection broke (every rail then fails).
+ * Waits until the channel is readable (0), or -errno (its deadline), while
+ * the channel's txs that must keep answering do (transport.h, idle: a
+ * datagram receiver's lost REPLY, the HELLO come again).
  */
+static int chan_wait(struct chan *c)
+{
+	const struct ibp_transport_ops *ops = c->t->ops;
+	struct pollfd pfd[1 + IBP_RDMATEST_MAX_RAILS];
+	size_t who[1 + IBP_RDMATEST_MAX_RAILS];
+
+	if (!ops->idle_fd || !ops->idle)
+		return ibp_oob_wait_fd(c->fd, POLLIN, c->deadline);
+	for (;;) {
+		nfds_t n = 1;
+		int ms = ibp_deadline_poll_ms(c->deadline, ibp_now_ns()), got;
+
+		pfd[0] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+		for (size_t k = 0; k < c->p; k++) {
+			int fd = c->r[k].tx ? ops->idle_fd(c->r[k].tx) : -1;
+
+			if (fd < 0)
+				continue;
+			pfd[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+			who[n++] = k;
+		}
+		if (ms == 0)
+			return -ETIMEDOUT;
+		got = poll(pfd, n, ms);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		for (nfds_t i = 1; i < n; i++)
+			if (pfd[i].revents)
+				ops->idle(c->r[who[i]].tx);
+		if (pfd[0].revents)
+			return 0;
+	}
+}
+
 /*
  * Reads ahead the whole ENDPOINT and CTRL frames waiting on the channel,
  * up to the first frame of another type or not all there: 1 when some
@@ -381,8 +424,7 @@ static int chan_read_ahead(struct chan *c)
 			break;
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ||
-		    ibp_oob_wait_fd(c->fd, POLLIN, c->deadline))
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) || chan_wait(c))
 			return 0; /* the plain read says what it is */
 	}
 	while (take + IBP_OOB_HDR_LEN <= (size_t)n) {
@@ -427,6 +469,11 @@ static int chan_take(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
 	return rc == -EBADMSG ? -EKEYREJECTED : rc;
 }
 
+/*
+ * The peer's next frame for rail K: the control message OP (into *OUT), or
+ * its ABORT (rail K is then off, with the peer's reason: 1).  0, 1, or
+ * -errno when the connection broke (every rail then fails).
+ */
 static int chan_recv(struct chan *c, size_t k, uint8_t op, struct ibp_oob_ctrl *out)
 {
 	struct ibp_oob_msg m = {0}; /* a SUMMARY, FINGERPRINT or FPSUM: -ENOBUFS, refused below */
@@ -476,7 +523,7 @@ static void phase_deadlines(struct chan *c, bool connect)
 
 /*
  * Rail K's data path is a datagram exchange (transport.h): the socket
- * transport's rails beyond rail 0 (protocol 19).  Rail 0 keeps the whole
+ * transport's rails beyond rail 0 (protocol 19, no FIN since 20).  Rail 0 keeps the whole
  * test over a connection: the pattern of the buffer, the burst, the
  * round trips.  Both ends decide it alike from the rail's number.
  */
@@ -493,7 +540,8 @@ static int tx_open(struct chan *c, size_t k)
 				   .err = r->err,
 				   .errlen = sizeof(r->err),
 				   .sender = c->out,
-				   .datagram = dgram_of(t, k)};
+				   .datagram = dgram_of(t, k),
+				   .cache = &c->crew->cache};
 	int rc = t->ops->open(&t->rails[k], &opts, &r->tx);
 
 	if (rc)
@@ -1373,6 +1421,15 @@ static void all_rails_like_rail0(struct ibp_rt_links *t, unsigned round, bool ou
 	}
 }
 
+/* A worker's rounds are over: its crew stopped, its cache's share of the sockets let go. */
+static void worker_end(struct ibp_rt_links *t, struct crew *crew)
+{
+	crew_stop(crew);
+	if (t->ops->cache_free)
+		t->ops->cache_free(crew->cache);
+	crew->cache = NULL;
+}
+
 static void *out_worker(void *arg)
 {
 	struct ibp_rt_worker *w = arg;
@@ -1395,7 +1452,7 @@ static void *out_worker(void *arg)
 		}
 		ibp_rt_ring_link_over(t->ring, l, false); /* no leaf child's sum after this */
 	}
-	crew_stop(&crew);
+	worker_end(t, &crew);
 	return NULL;
 }
 
@@ -1485,7 +1542,7 @@ static void *in_worker(void *arg)
 		in_round(t, &crew, l, round_deadline(t, r));
 		ibp_rt_ring_link_over(t->ring, l, false); /* no leaf child's sum after this */
 	}
-	crew_stop(&crew);
+	worker_end(t, &crew);
 	return NULL;
 }
 

@@ -18,13 +18,15 @@
  * A datagram tx (transport.h: rails beyond rail 0) has one UDP socket,
  * bound like the TCP ones, instead of a connection: the sender sends a
  * HELLO (the receiver's token, its own, its rail, a small pattern) to the
- * receiver's UDP port, the receiver answers with a REPLY naming its rail,
- * the sender ends it with a FIN.  Each end takes only datagrams from the
- * other's endpoint (address and port, from the sealed ENDPOINT frames)
- * that carry both tokens, so another local user can neither answer for a
- * dead rail nor pass a wrong one.  The HELLO is sent again while no REPLY
- * came (a datagram may drop), and the receiver answers again while it
- * lingers for the FIN.
+ * receiver's UDP port, the receiver answers with a REPLY naming its rail
+ * (no FIN since protocol 20: the receiver's exchange ends at its REPLY).
+ * Each end takes only datagrams from the other's endpoint (address and
+ * port, from the sealed ENDPOINT frames) that carry both tokens, so
+ * another local user can neither answer for a dead rail nor pass a wrong
+ * one.  The HELLO is sent again while no REPLY came (a datagram may drop);
+ * a receiver answers it again (idle) while its link waits for the
+ * sender's next control frame, which comes only once the REPLY did.
+ * A worker's rounds share their sockets (struct dg_share).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -86,6 +88,8 @@ struct ibp_tx {
 	unsigned late;    /* authentic ones of another exchange, or duplicates */
 	char *err;
 	size_t errlen;
+	struct dg_share *share; /* its sockets, shared through the opener's cache */
+	bool answering; /* receiver: answered exchange xchg, its HELLO answered again (idle) */
 };
 
 __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int rc, const char *fmt,
@@ -153,12 +157,87 @@ static int bind_dev(const struct ibp_tx *tx, int fd)
 	return errno == EPERM ? 0 : -errno;
 }
 
+/*
+ * A datagram rail's sockets, shared by the rounds of one worker thread
+ * through its cache (transport.h, struct ibp_tx_opts).  The rounds of a
+ * node's out-links run one after the other in one thread, and so do its
+ * in-links': the round-2 sender of rail k takes the UDP socket round 1's
+ * sender used, the round-2 receiver the UDP socket and the probe listener
+ * of round 1's (which keeps its listener open until the run ends).  One
+ * UDP socket per rail, node and direction, and one probe listener per rail
+ * and node, instead of one of each per link end: an earlier round's late
+ * datagrams come from another endpoint or carry other tokens (each tx
+ * draws its own), so they are refused as any stranger's.  The cache is
+ * its thread's alone (no lock); the last of the cache and the txs to let
+ * go closes the sockets (a kept receiver is closed by another thread at
+ * the run's end: the count is atomic).
+ */
+struct dg_share {
+	int udp_fd, listen_fd;
+	uint16_t udp_port;
+	bool sender;
+	char ifname[IF_NAMESIZE];
+	char addr[sizeof(((struct ibp_tx_port *)0)->addr)];
+	struct sockaddr_storage local; /* the listener's address (a receiver's) */
+	socklen_t local_len;
+	int refs;
+	const struct ibp_tx
+	    *owner; /* the tx that last took the sockets: the only one to use them */
+};
+
+/* A worker's rails (16 at most, rdmatest.h) fit with room; a full cache shares no more. */
+#define DG_SHARE_MAX 32
+struct ibp_tx_cache {
+	struct dg_share *v[DG_SHARE_MAX];
+	size_t n;
+};
+
+static void dg_share_put(struct dg_share *sh)
+{
+	if (!sh || __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (sh->udp_fd >= 0)
+		close(sh->udp_fd);
+	if (sh->listen_fd >= 0)
+		close(sh->listen_fd);
+	free(sh);
+}
+
+static void socket_cache_free(struct ibp_tx_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		dg_share_put(c->v[i]);
+	free(c);
+}
+
+/* The cache's sockets for PORT's rail and this role, a reference taken, or NULL. */
+static struct dg_share *dg_share_get(const struct ibp_tx_cache *c, const struct ibp_tx_port *port,
+				     bool sender)
+{
+	for (size_t i = 0; c && i < c->n; i++) {
+		struct dg_share *sh = c->v[i];
+
+		if (sh->sender == sender && !strcmp(sh->ifname, port->ifname) &&
+		    !strcmp(sh->addr, port->addr)) {
+			__atomic_add_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL);
+			return sh;
+		}
+	}
+	return NULL;
+}
+
 static void socket_close(struct ibp_tx *tx)
 {
 	if (!tx)
 		return;
 	if (tx->data_fd >= 0)
 		close(tx->data_fd);
+	if (tx->share) { /* the sockets are the share's */
+		dg_share_put(tx->share);
+		tx->udp_fd = tx->listen_fd = -1;
+	}
 	if (tx->udp_fd >= 0)
 		close(tx->udp_fd);
 	if (tx->bound_fd >= 0)
@@ -190,6 +269,34 @@ static int dgram_open(struct ibp_tx *tx, const struct ibp_tx_port *port)
 	tx->udp_port = ntohs(u.ss_family == AF_INET ? ((struct sockaddr_in *)&u)->sin_port
 						    : ((struct sockaddr_in6 *)&u)->sin6_port);
 	return 0;
+}
+
+/* TX's sockets offered to the next tx of the rail opened with CACHE (nothing when it cannot). */
+static void dg_share_new(struct ibp_tx *tx, struct ibp_tx_cache **cache,
+			 const struct ibp_tx_port *port, bool sender)
+{
+	struct ibp_tx_cache *c;
+	struct dg_share *sh;
+
+	if (!cache)
+		return;
+	if (!*cache)
+		*cache = calloc(1, sizeof(**cache));
+	c = *cache;
+	if (!c || c->n >= DG_SHARE_MAX || !(sh = calloc(1, sizeof(*sh))))
+		return;
+	sh->udp_fd = tx->udp_fd;
+	sh->listen_fd = tx->listen_fd;
+	sh->udp_port = tx->udp_port;
+	sh->sender = sender;
+	snprintf(sh->ifname, sizeof(sh->ifname), "%s", port->ifname);
+	snprintf(sh->addr, sizeof(sh->addr), "%s", port->addr);
+	sh->local = tx->local;
+	sh->local_len = tx->local_len;
+	sh->refs = 2; /* the cache's and the tx's */
+	sh->owner = tx;
+	c->v[c->n++] = sh;
+	tx->share = sh;
 }
 
 static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts *opts,
@@ -233,11 +340,25 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 	}
 	tx->token_hi = tok[0];
 	tx->token_lo = tok[1] & 0xffffff;
+	if (tx->dgram && opts->cache &&
+	    (tx->share = dg_share_get(*opts->cache, port, opts->sender))) {
+		tx->share->owner = tx;
+		tx->udp_fd = tx->share->udp_fd;
+		tx->udp_port = tx->share->udp_port;
+		tx->listen_fd = tx->share->listen_fd;
+		if (!opts->sender) {
+			tx->local = tx->share->local;
+			tx->local_len = tx->share->local_len;
+		}
+		*out = tx;
+		return 0;
+	}
 	if (tx->dgram) {
 		rc = dgram_open(tx, port);
 		if (rc)
 			goto fail;
 		if (opts->sender) { /* no TCP socket at all: the probes go to receivers */
+			dg_share_new(tx, opts->cache, port, true);
 			*out = tx;
 			return 0;
 		}
@@ -265,6 +386,8 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 			     port->addr, strerror(errno));
 		goto fail;
 	}
+	if (tx->dgram)
+		dg_share_new(tx, opts->cache, port, false);
 	*out = tx;
 	return 0;
 fail:
@@ -715,7 +838,6 @@ enum {
 	S_PING_IN,    /* round trips: this one's message in */
 	S_DG_HELLO,   /* datagram sender: the HELLO out, the REPLY awaited (sent again) */
 	S_DG_WAIT,    /* datagram receiver: the HELLO awaited */
-	S_DG_LINGER,  /* datagram receiver: answered; the FIN awaited (HELLOs answered again) */
 	S_DONE,
 };
 
@@ -728,12 +850,11 @@ enum {
  */
 #define DG_MAGIC 0x49425064u
 #define DG_HDR   28
-enum { DG_HELLO = 1, DG_REPLY = 2, DG_FIN = 3 };
+enum { DG_HELLO = 1, DG_REPLY = 2 }; /* 3 was protocol 19's FIN */
 
-/* The first retry of a HELLO (then doubling, to DG_RETRY_MAX), and how long a receiver lingers */
+/* The first retry of a HELLO (then doubling, to DG_RETRY_MAX) */
 #define DG_RETRY_MS     100
 #define DG_RETRY_MAX_MS 400
-#define DG_LINGER_MS    500
 
 static void put_be(uint8_t *p, uint64_t v, int n)
 {
@@ -772,7 +893,7 @@ size_t ibp_tx_dgram_encode(uint8_t *buf, size_t cap, unsigned type, unsigned rai
 int ibp_tx_dgram_decode(const uint8_t *buf, size_t n, unsigned *type, unsigned *rail, uint32_t *seq,
 			uint8_t to[8], uint8_t from[8], const uint8_t **pat, size_t *len)
 {
-	if (n < DG_HDR || get_be(buf, 4) != DG_MAGIC || buf[4] < DG_HELLO || buf[4] > DG_FIN)
+	if (n < DG_HDR || get_be(buf, 4) != DG_MAGIC || buf[4] < DG_HELLO || buf[4] > DG_REPLY)
 		return -EBADMSG;
 	*type = buf[4];
 	*rail = buf[5];
@@ -929,7 +1050,7 @@ static int dgram_check(struct ibp_tx_step *s)
 	return 0;
 }
 
-/* A receiver's exchange is over (the FIN came, or its lingering ended). */
+/* A receiver's exchange is over (its REPLY sent). */
 static void dgram_over(struct ibp_tx_step *s)
 {
 	step_end(s, s->kind == IBP_TX_STEP_PATTERN ? dgram_check(s) : 0);
@@ -945,7 +1066,6 @@ static void dgram_take(struct ibp_tx_step *s, unsigned type, unsigned rail, cons
 	if (s->priv.state == S_DG_HELLO && type == DG_REPLY) {
 		tx->rtt_ns = (uint64_t)(ibp_now_ns() - s->priv.t0);
 		s->ns = s->kind == IBP_TX_STEP_RTT ? tx->rtt_ns : 0;
-		(void)dgram_send(s, DG_FIN); /* lost: the receiver's lingering ends it */
 		if (rail != tx->rail) {
 			step_end(s, tx_fail(tx, -EPROTO,
 					    "datagram to %s: answered by the peer's rail %u port, "
@@ -974,16 +1094,13 @@ static void dgram_take(struct ibp_tx_step *s, unsigned type, unsigned rail, cons
 			step_fail(s, rc);
 			return;
 		}
-		s->priv.state = S_DG_LINGER;
-		s->priv.until =
-		    ibp_deadline_min(s->deadline, ibp_now_ns() + DG_LINGER_MS * IBP_NS_PER_MS);
-		return;
-	}
-	if (s->priv.state == S_DG_LINGER && type == DG_HELLO) {
-		(void)dgram_send(s, DG_REPLY); /* our REPLY was lost: again */
-		return;
-	}
-	if (s->priv.state == S_DG_LINGER && type == DG_FIN) {
+		/*
+		 * No FIN: the exchange is over for this end.  A lost REPLY
+		 * brings the HELLO again, which idle answers while the link
+		 * waits for the sender's next control frame (sent only once
+		 * the REPLY came).
+		 */
+		tx->answering = true;
 		dgram_over(s);
 		return;
 	}
@@ -1021,6 +1138,49 @@ static void dgram_read(struct ibp_tx_step *s)
 	}
 }
 
+/* The socket idle wants polled (POLLIN) while the caller waits elsewhere, or -1 (transport.h). */
+static int socket_idle_fd(const struct ibp_tx *tx)
+{
+	return tx && tx->answering && (!tx->share || tx->share->owner == tx) ? tx->udp_fd : -1;
+}
+
+/*
+ * A receiver between exchanges: every waiting datagram read; the peer's
+ * HELLO of the exchange it answered (its REPLY was lost) answered again,
+ * everything else dropped, as dgram_read would.
+ */
+static void socket_idle(struct ibp_tx *tx)
+{
+	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN + 1], me[8];
+	struct ibp_tx_step s = {.tx = tx};
+
+	if (socket_idle_fd(tx) < 0)
+		return;
+	own_token(tx, me);
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		uint8_t to[8], by[8];
+		const uint8_t *pat;
+		unsigned type, rail;
+		uint32_t seq;
+		size_t len;
+		ssize_t m;
+
+		memset(&from, 0, sizeof(from));
+		m = recvfrom(tx->udp_fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
+			     &flen);
+		if (m < 0)
+			return;
+		if (!dgram_from_peer(tx, &from, flen) ||
+		    ibp_tx_dgram_decode(buf, (size_t)m, &type, &rail, &seq, to, by, &pat, &len) ||
+		    memcmp(to, me, 8) != 0 || memcmp(by, tx->peer_token, 8) != 0 ||
+		    seq != tx->xchg || type != DG_HELLO || rail != tx->rail)
+			continue;
+		(void)dgram_send(&s, DG_REPLY);
+	}
+}
+
 /*
  * An exchange begins: the sender's HELLO (the step's pattern, if any: its
  * SEED and LEN), the receiver's wait for it.
@@ -1030,6 +1190,7 @@ static void dgram_exchange(struct ibp_tx_step *s, bool out)
 	struct ibp_tx *tx = s->tx;
 
 	s->priv.fd = tx->udp_fd;
+	tx->answering = false; /* a new exchange: the last one's HELLOs are duplicates */
 	addr_text(&tx->peer_udp, s->priv.where, sizeof(s->priv.where));
 	if (!out) {
 		s->priv.state = S_DG_WAIT;
@@ -1059,6 +1220,13 @@ static void dgram_start(struct ibp_tx_step *s)
 	struct ibp_tx *tx = s->tx;
 	bool out = s->role == IBP_TX_SENDER;
 
+	if (tx->share && tx->share->owner != tx) { /* a later link of this thread took them */
+		step_end(s, tx_fail(tx, -EBUSY,
+				    "datagram socket of rail %u taken by another link "
+				    "of this thread",
+				    tx->rail));
+		return;
+	}
 	switch (s->kind) {
 	case IBP_TX_STEP_CONNECT:
 		if (s->peer->kind != IBP_TX_SOCKET || !s->peer->psn || s->peer->psn > 0xffff) {
@@ -1451,9 +1619,6 @@ static void socket_steps(struct ibp_tx_step *v, size_t n)
 					dgram_hello(s); /* no REPLY yet: the HELLO again */
 					if (s->priv.state == S_DONE)
 						continue;
-				} else if (s->priv.state == S_DG_LINGER) {
-					dgram_over(s); /* answered; the FIN was lost */
-					continue;
 				} else {
 					step_fail(s, -ETIMEDOUT);
 					continue;
@@ -1498,6 +1663,9 @@ const struct ibp_transport_ops ibp_transport_socket = {
     .lat_ping = socket_lat_ping,
     .lat_pong = socket_lat_pong,
     .close = socket_close,
+    .idle_fd = socket_idle_fd,
+    .idle = socket_idle,
+    .cache_free = socket_cache_free,
     .probe = socket_probe,
     .steps = socket_steps,
 };

@@ -64,8 +64,10 @@
  *     reserved fields)
  * 19: the socket transport's rails beyond rail 0 over datagrams (transport.h): ENDPOINT's
  *     psn their UDP port, a pattern of at most 1 KiB with the data path, no burst
+ * 20: no FIN on those datagram rails: the receiver's exchange ends at its REPLY (a 19
+ *     receiver would wait for the FIN), a HELLO sent again answered until the next CTRL
  */
-#define IBP_OOB_VERSION 19
+#define IBP_OOB_VERSION 20
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */

@@ -55,6 +55,8 @@
 #include "ibprep/deadline.h"
 #include "ibprep/hca.h"
 
+struct ibp_tx_cache;
+
 enum ibp_tx_kind {
 	IBP_TX_SOCKET = 1,
 	IBP_TX_VERBS = 2,
@@ -96,7 +98,7 @@ struct ibp_tx_opts {
 	bool sender; /* this end will connect as IBP_TX_SENDER (socket: no listener) */
 	/*
 	 * socket: the data path is one UDP socket per tx instead of a TCP
-	 * connection (rails beyond rail 0, protocol 19): CONNECT is an
+	 * connection (rails beyond rail 0, protocol 19; no FIN since 20): CONNECT is an
 	 * authenticated exchange of datagrams that carries a small pattern
 	 * (at most IBP_TX_DGRAM_PATTERN bytes, the seed and length of the
 	 * CONNECT step); PATTERN checks what came, BURST moves nothing (no
@@ -106,6 +108,18 @@ struct ibp_tx_opts {
 	 * -EOPNOTSUPP).
 	 */
 	bool datagram;
+	/*
+	 * socket, datagram (NULL: none): the caller's cache, through which a
+	 * tx leaves its UDP socket (and a receiver its probe listener) to the
+	 * next tx of the same rail and role opened with it.  One cache per
+	 * thread that opens and steps its txs one after the other (a
+	 * worker's rounds: one exchange at a time, so no demultiplexer);
+	 * *CACHE starts NULL, open fills it, the caller frees it with
+	 * cache_free once it opens no more txs.  A tx still open keeps its
+	 * sockets past that (counted); an older tx whose sockets a newer one
+	 * took fails its next step with -EBUSY instead of misrouting.
+	 */
+	struct ibp_tx_cache **cache;
 };
 
 /* The largest pattern a datagram tx carries (one datagram, under any rail's MTU) */
@@ -218,6 +232,17 @@ struct ibp_transport_ops {
 	 * reasons), without a thread per tx.  The steps' txs are distinct.
 	 */
 	void (*steps)(struct ibp_tx_step *v, size_t n);
+	/*
+	 * Optional (socket; NULL: verbs): a tx that must keep answering while
+	 * the caller waits for something else (a datagram receiver whose
+	 * REPLY may have been lost: the sender's HELLO comes again).  idle_fd
+	 * the fd to poll for POLLIN, or -1 when none; idle reads it and
+	 * answers, never blocking.
+	 */
+	int (*idle_fd)(const struct ibp_tx *tx);
+	void (*idle)(struct ibp_tx *tx);
+	/* Optional (socket; NULL: verbs): frees a cache of struct ibp_tx_opts; NULL is fine. */
+	void (*cache_free)(struct ibp_tx_cache *c);
 };
 
 extern const struct ibp_transport_ops ibp_transport_socket;
@@ -230,9 +255,9 @@ extern const struct ibp_transport_ops ibp_transport_verbs;
 
 /*
  * The socket transport's datagrams (a datagram tx, transport_socket.c):
- * TYPE 1 HELLO (with the pattern), 2 REPLY, 3 FIN; RAIL the sender's; SEQ
- * the exchange's number; TO
- * the addressee's token, FROM the sender's.  encode: the length written
+ * TYPE 1 HELLO (with the pattern), 2 REPLY (protocol 19's 3, FIN, is
+ * gone); RAIL the sender's; SEQ the exchange's number; TO the addressee's
+ * token, FROM the sender's.  encode: the length written
  * into BUF (CAP), 0 when it does not fit or a field is out of range;
  * decode: 0, or -EBADMSG for anything but one whole datagram (*PAT points
  * into BUF).

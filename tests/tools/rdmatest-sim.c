@@ -181,6 +181,21 @@ static int f_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to
 	return ibp_transport_socket.probe(from, to, fd);
 }
 
+static int f_idle_fd(const struct ibp_tx *t)
+{
+	return ibp_transport_socket.idle_fd(t);
+}
+
+static void f_idle(struct ibp_tx *t)
+{
+	ibp_transport_socket.idle(t);
+}
+
+static void f_cache_free(struct ibp_tx_cache *c)
+{
+	ibp_transport_socket.cache_free(c);
+}
+
 /* Every rail's step at once (the socket transport's poll loop), with the same faults. */
 static void f_steps(struct ibp_tx_step *v, size_t n)
 {
@@ -216,6 +231,9 @@ static const struct ibp_transport_ops faulty = {
     .close = f_close,
     .probe = f_probe,
     .steps = f_steps,
+    .idle_fd = f_idle_fd,
+    .idle = f_idle,
+    .cache_free = f_cache_free,
 };
 
 /*

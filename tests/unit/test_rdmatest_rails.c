@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -253,6 +254,21 @@ static void w_close(struct ibp_tx *t)
 	free(t);
 }
 
+static int w_idle_fd(const struct ibp_tx *t)
+{
+	return ibp_transport_socket.idle_fd(((const struct wrapped *)t)->tx);
+}
+
+static void w_idle(struct ibp_tx *t)
+{
+	ibp_transport_socket.idle(inner(t));
+}
+
+static void w_cache_free(struct ibp_tx_cache *c)
+{
+	ibp_transport_socket.cache_free(c);
+}
+
 /*
  * A probe: a connected socket pair end when the two ports share a network
  * (SO_ERROR 0: reached), else a pipe's write end, which polls ready at once
@@ -292,6 +308,9 @@ static const struct ibp_transport_ops fabric = {
     .lat_pong = w_lat_pong,
     .close = w_close,
     .probe = w_probe,
+    .idle_fd = w_idle_fd,
+    .idle = w_idle,
+    .cache_free = w_cache_free,
 };
 
 static void *node_main(void *arg)
@@ -789,7 +808,10 @@ static void test_dgram_codec_every_length_checked(void **state)
 	buf[4] = 4;
 	assert_int_equal(
 	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
-	/* a REPLY or FIN carries no pattern; nothing over IBP_TX_DGRAM_PATTERN */
+	buf[4] = 3; /* protocol 19's FIN: no such datagram since 20 */
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
+	/* a REPLY carries no pattern; nothing over IBP_TX_DGRAM_PATTERN */
 	buf[4] = 2;
 	assert_int_equal(
 	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
@@ -963,6 +985,181 @@ static void test_dgram_wrong_source_or_rail_refused(void **state)
 }
 
 /*
+ * A REPLY lost (no FIN any more): the receiver's CONNECT ends at once
+ * after its REPLY, and while its link waits for the sender's next control
+ * frame (idle) it answers the sender's HELLO sent again, from the
+ * sender's endpoint with both tokens only; a stranger's copy of it gets
+ * nothing.  The sender here is a socket of the test at ep_tx's tokens.
+ */
+static void test_dgram_lost_reply_answered_while_idle(void **state)
+{
+	struct ibp_tx *rx, *tx;
+	struct ibp_endpoint ep_rx, ep_tx;
+	char err_r[256], err_s[256];
+	uint8_t t_rx[8], t_tx[8], buf[64 + IBP_TX_DGRAM_PATTERN], got[64], pat[1000];
+	uint8_t g_to[8], g_by[8];
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	struct sockaddr_in me = to;
+	socklen_t ml = sizeof(me);
+	struct ibp_tx_step v;
+	const uint8_t *gp;
+	unsigned type, rail;
+	uint32_t seq;
+	size_t n, glen;
+	int64_t t0;
+	int h, h2;
+
+	(void)state;
+	dgram_pair(&rx, &tx, 1, 1, &ep_rx, &ep_tx, err_r, err_s);
+	tok_bytes(&ep_rx, t_rx);
+	tok_bytes(&ep_tx, t_tx);
+	h = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	h2 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(h >= 0 && h2 >= 0);
+	assert_int_equal(bind(h, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(getsockname(h, (struct sockaddr *)&me, &ml), 0);
+	ep_tx.psn = ntohs(me.sin_port); /* the sender's endpoint: this socket */
+	ibp_pattern_fill(pat, sizeof(pat), 42);
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), 1, 1, 1, t_rx, t_tx, pat, sizeof(pat));
+	to.sin_port = htons((uint16_t)ep_rx.psn);
+	assert_int_equal(sendto(h, buf, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+	t0 = ibp_now_ns();
+	v = (struct ibp_tx_step){.tx = rx,
+				 .kind = IBP_TX_STEP_CONNECT,
+				 .role = IBP_TX_RECEIVER,
+				 .peer = &ep_tx,
+				 .deadline = t0 + 2000 * IBP_NS_PER_MS};
+	ibp_transport_socket.steps(&v, 1);
+	assert_int_equal(v.rc, 0);
+	assert_true(ibp_now_ns() - t0 < 300 * IBP_NS_PER_MS); /* no wait for a FIN */
+	/* the REPLY came; say it was lost: the HELLO again, and a stranger's copy */
+	assert_int_equal(recv(h, got, sizeof(got), 0) > 0, 1);
+	assert_true(ibp_transport_socket.idle_fd(rx) >= 0);
+	assert_int_equal(sendto(h2, buf, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+	assert_int_equal(sendto(h, buf, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+	{
+		struct pollfd p = {.fd = ibp_transport_socket.idle_fd(rx), .events = POLLIN};
+
+		assert_int_equal(poll(&p, 1, 1000), 1);
+	}
+	usleep(20000); /* both datagrams in the queue */
+	ibp_transport_socket.idle(rx);
+	{
+		struct pollfd p = {.fd = h, .events = POLLIN};
+
+		assert_int_equal(poll(&p, 1, 1000), 1);
+	}
+	ssize_t m = recv(h, got, sizeof(got), MSG_DONTWAIT);
+	assert_true(m > 0);
+	assert_int_equal(
+	    ibp_tx_dgram_decode(got, (size_t)m, &type, &rail, &seq, g_to, g_by, &gp, &glen), 0);
+	assert_int_equal(type, 2); /* REPLY */
+	assert_int_equal(seq, 1);
+	assert_int_equal(rail, 1);
+	assert_memory_equal(g_to, t_tx, 8);
+	assert_int_equal(recv(h2, got, sizeof(got), MSG_DONTWAIT), -1); /* the stranger: nothing */
+	close(h);
+	close(h2);
+	ibp_transport_socket.close(rx);
+	ibp_transport_socket.close(tx);
+}
+
+/* Rail 1's CONNECT between RX and TX (the sender's endpoint EP_TX, the receiver's EP_RX) */
+static void dgram_connect(struct ibp_tx *rx, struct ibp_tx *tx, const struct ibp_endpoint *ep_rx,
+			  const struct ibp_endpoint *ep_tx, int *rc_rx, int *rc_tx)
+{
+	struct ibp_tx_step v[2];
+
+	v[0] = (struct ibp_tx_step){.tx = rx,
+				    .kind = IBP_TX_STEP_CONNECT,
+				    .role = IBP_TX_RECEIVER,
+				    .peer = ep_tx,
+				    .seed = 7,
+				    .len = 100,
+				    .deadline = ibp_now_ns() + 2000 * IBP_NS_PER_MS};
+	v[1] = v[0];
+	v[1].tx = tx;
+	v[1].role = IBP_TX_SENDER;
+	v[1].peer = ep_rx;
+	ibp_transport_socket.steps(v, 2);
+	*rc_rx = v[0].rc;
+	*rc_tx = v[1].rc;
+}
+
+/*
+ * A worker's rounds through one cache (struct ibp_tx_opts): round 2's
+ * receiver and sender of a rail take round 1's UDP sockets and probe
+ * listener (same ports), with tokens of their own, and exchange over
+ * them; round 1's txs, whose sockets were taken, fail their next step
+ * with -EBUSY, named; the sockets outlive the cache while a tx holds them
+ * (the kept receiver's listener still takes a probe).
+ */
+static void test_dgram_cache_rounds_share_sockets(void **state)
+{
+	struct ibp_tx_cache *cr = NULL, *cs = NULL;
+	struct ibp_tx *rx[2], *tx[2];
+	struct ibp_endpoint ep_rx[2], ep_tx[2];
+	char err_r[2][256], err_s[2][256];
+	struct ibp_tx_port port = {.rail = 1};
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	int rc_rx, rc_tx, fd;
+
+	(void)state;
+	snprintf(port.addr, sizeof(port.addr), "127.0.0.1");
+	for (int i = 0; i < 2; i++) {
+		struct ibp_tx_opts orx = {.buf_len = 4096,
+					  .err = err_r[i],
+					  .errlen = 256,
+					  .datagram = true,
+					  .cache = &cr};
+		struct ibp_tx_opts os = {.buf_len = 4096,
+					 .err = err_s[i],
+					 .errlen = 256,
+					 .sender = true,
+					 .datagram = true,
+					 .cache = &cs};
+
+		assert_int_equal(ibp_transport_socket.open(&port, &orx, &rx[i]), 0);
+		assert_int_equal(ibp_transport_socket.open(&port, &os, &tx[i]), 0);
+		assert_non_null(cr);
+		assert_non_null(cs);
+		assert_int_equal(ibp_transport_socket.endpoint(rx[i], &ep_rx[i]), 0);
+		assert_int_equal(ibp_transport_socket.endpoint(tx[i], &ep_tx[i]), 0);
+		dgram_connect(rx[i], tx[i], &ep_rx[i], &ep_tx[i], &rc_rx, &rc_tx);
+		assert_int_equal(rc_rx, 0);
+		assert_int_equal(rc_tx, 0);
+	}
+	assert_int_equal(ep_rx[1].psn, ep_rx[0].psn);           /* the receiver's UDP socket */
+	assert_int_equal(ep_rx[1].tcp_port, ep_rx[0].tcp_port); /* its probe listener */
+	assert_int_equal(ep_tx[1].psn, ep_tx[0].psn);           /* the sender's UDP socket */
+	assert_true(ep_rx[1].rkey != ep_rx[0].rkey || ep_rx[1].qpn != ep_rx[0].qpn);
+	/* round 1's txs no longer own the sockets */
+	dgram_connect(rx[0], tx[0], &ep_rx[0], &ep_tx[0], &rc_rx, &rc_tx);
+	assert_int_equal(rc_rx, -EBUSY);
+	assert_int_equal(rc_tx, -EBUSY);
+	assert_non_null(strstr(err_r[0], "taken by another link of this thread"));
+	assert_int_equal(ibp_transport_socket.idle_fd(rx[0]), -1);
+	ibp_transport_socket.close(rx[1]);
+	ibp_transport_socket.close(tx[1]);
+	ibp_transport_socket.close(tx[0]);
+	ibp_transport_socket.cache_free(cr);
+	ibp_transport_socket.cache_free(cs);
+	/* the kept receiver (round 1's) still holds the listener */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	to.sin_port = htons((uint16_t)ep_rx[0].tcp_port);
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	close(fd);
+	ibp_transport_socket.close(rx[0]);
+	/* the last holder closed it */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	close(fd);
+}
+
+/*
  * A HELLO lost: another socket's junk fills the receiver's buffer, so the
  * kernel drops the sender's first HELLO; the receiver drains and refuses
  * the junk, the HELLO sent again 100 ms later gets its REPLY, both pass.
@@ -1025,6 +1222,8 @@ int main(void)
 	    cmocka_unit_test(test_dgram_steps_every_stage),
 	    cmocka_unit_test(test_dgram_wrong_source_or_rail_refused),
 	    cmocka_unit_test(test_dgram_lost_hello_sent_again),
+	    cmocka_unit_test(test_dgram_lost_reply_answered_while_idle),
+	    cmocka_unit_test(test_dgram_cache_rounds_share_sockets),
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
