@@ -292,6 +292,8 @@ static void json_out(const struct ibp_rdmatest_config *cfg, const struct ibp_hos
 		ibp_json_object_begin(&j);
 		ibp_json_key(&j, "to");
 		ibp_json_string(&j, hl->names[q->to]);
+		ibp_json_key(&j, "kind");
+		ibp_json_string(&j, ibp_rdmatest_probe_kind_name(q->kind));
 		ibp_json_key(&j, "round");
 		ibp_json_uint(&j, q->round);
 		ibp_json_key(&j, "rail");

@@ -15,8 +15,17 @@
 
 #include "rdmatest_probe.h"
 
-/* How long the thread sleeps at most between looks at the links' news. */
-#define PROBE_TICK_MS 20
+const char *ibp_rdmatest_probe_kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case IBP_RDMATEST_PROBE_LANDING:
+		return "landing";
+	case IBP_RDMATEST_PROBE_ACROSS:
+		return "across";
+	default:
+		return "?";
+	}
+}
 
 void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
 			const struct ibp_transport_ops *ops, const struct ibp_tx_port *rails)
@@ -26,6 +35,7 @@ void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
 	p->ops = ops;
 	p->rails = rails;
 	p->wake[0] = p->wake[1] = -1;
+	p->wake_at = INT64_MAX;
 	for (size_t i = 0; i < IBP_RT_MAX_PROBES; i++)
 		p->v[i].fd = -1;
 }
@@ -38,10 +48,26 @@ static void poke(struct ibp_rt_probes *p)
 		(void)!write(p->wake[1], &c, 1);
 }
 
+/*
+ * When a data path still pending is late (rdmatest_probe.h): half-way
+ * through its connection's time (the connect phase takes half of what is
+ * left of the round, rdmatest_link.c), IBP_RT_LANDING_MS at the least.
+ */
+static int64_t landing_due(const struct ibp_rt_probes *p, unsigned round, size_t rail)
+{
+	int64_t since = p->since[round - 1][rail];
+	int64_t wait = (p->x->round_end[round - 1] - since) / 4;
+
+	if (wait < IBP_RT_LANDING_MS * IBP_NS_PER_MS)
+		wait = IBP_RT_LANDING_MS * IBP_NS_PER_MS;
+	return since + wait;
+}
+
 void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 			   const struct ibp_endpoint *ep)
 {
 	size_t nr, at, next;
+	int64_t due;
 	bool now;
 
 	if (!p->running || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
@@ -54,12 +80,17 @@ void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 	p->have_ep[round - 1][rail] = true;
 	p->since[round - 1][rail] = ibp_now_ns();
 	/*
-	 * Woken only when the round's across probe can start now: a late
-	 * path's landing probes wait for the thread's tick (PROBE_TICK_MS),
-	 * not a write, a wake-up and a read per rail and link.
+	 * Woken when the round's across probe can start now, or when this
+	 * path falls due before the thread would wake anyway: once a round,
+	 * as the round's paths start together and fall due in that order.
 	 */
 	now = (rail == at || rail == next) && p->have_ep[round - 1][at] &&
 	      p->have_ep[round - 1][next] && !p->tried[round - 1][at][next];
+	due = landing_due(p, round, rail);
+	if (due < p->wake_at) {
+		p->wake_at = due; /* the thread wakes by then: the next paths need not poke */
+		now = true;
+	}
 	pthread_mutex_unlock(&p->mu);
 	if (now)
 		poke(p);
@@ -88,7 +119,7 @@ static void start(struct ibp_rt_probes *p, unsigned round, size_t k, size_t j, u
 		return;
 	}
 	q = &p->v[p->n++];
-	q->kind = kind;
+	q->r.kind = kind;
 	q->r.from = p->x->me;
 	q->r.to = p->x->plan->send_to[round - 1];
 	q->r.round = (uint8_t)round;
@@ -103,29 +134,27 @@ static void start(struct ibp_rt_probes *p, unsigned round, size_t k, size_t j, u
 /*
  * What to probe now (under MU): the round's across probe once both its
  * rails' endpoints are in; landing probes from a rail whose data path
- * failed or is late.  Returns the ms until a late path is due, -1 none.
+ * failed or is late.  Returns when the next pending path falls due,
+ * INT64_MAX none.
  */
-static int schedule(struct ibp_rt_probes *p, int64_t now)
+static int64_t schedule(struct ibp_rt_probes *p, int64_t now)
 {
 	size_t nr = p->x->n_rails;
-	int next = -1;
+	int64_t next = INT64_MAX;
 
 	for (unsigned r = 1; r <= ibp_rt_n_rounds(p->x); r++) {
 		size_t a = (p->x->me + r) % nr, b = (a + 1) % nr;
 
 		if (p->have_ep[r - 1][a] && p->have_ep[r - 1][b] && !p->tried[r - 1][a][b])
-			start(p, r, a, b, IBP_RT_PROBE_ACROSS);
+			start(p, r, a, b, IBP_RDMATEST_PROBE_ACROSS);
 		for (size_t k = 0; k < nr; k++) {
-			int64_t due = p->since[r - 1][k] + IBP_RT_LANDING_MS * IBP_NS_PER_MS;
-			bool late;
+			int64_t due;
 
 			if (!p->have_ep[r - 1][k] || p->path[r - 1][k] == 1)
 				continue;
-			late = p->path[r - 1][k] == 2 || now >= due;
-			if (!late) {
-				int ms = (int)((due - now) / IBP_NS_PER_MS) + 1;
-
-				next = next < 0 || ms < next ? ms : next;
+			due = landing_due(p, r, k);
+			if (p->path[r - 1][k] != 2 && now < due) {
+				next = due < next ? due : next;
 				continue;
 			}
 			/* where rail k lands, and which of this node's rails reach the peer's k */
@@ -133,9 +162,9 @@ static int schedule(struct ibp_rt_probes *p, int64_t now)
 				if (j == k)
 					continue;
 				if (p->have_ep[r - 1][j] && !p->tried[r - 1][k][j])
-					start(p, r, k, j, IBP_RT_PROBE_LANDING);
+					start(p, r, k, j, IBP_RDMATEST_PROBE_LANDING);
 				if (!p->tried[r - 1][j][k])
-					start(p, r, j, k, IBP_RT_PROBE_LANDING);
+					start(p, r, j, k, IBP_RDMATEST_PROBE_LANDING);
 			}
 		}
 	}
@@ -164,22 +193,31 @@ static void *probe_thread(void *arg)
 
 	for (;;) {
 		size_t nf = 0;
-		int tmo, next;
+		int64_t now = ibp_now_ns(), next = INT64_MAX;
+		int tmo = -1;
 		bool stop;
 
 		pthread_mutex_lock(&p->mu);
 		stop = p->stop;
-		next = stop ? -1 : schedule(p, ibp_now_ns());
+		if (!stop)
+			next = schedule(p, now);
+		p->wake_at = next;
 		pthread_mutex_unlock(&p->mu);
 		if (stop)
 			break;
+		/*
+		 * No tick: asleep until a path falls due, a probe is answered or
+		 * the links' news (at 256 simulated nodes a 20 ms tick was 30
+		 * wake-ups per node and run)
+		 */
+		if (next != INT64_MAX)
+			tmo = (int)((next - now + IBP_NS_PER_MS - 1) / IBP_NS_PER_MS);
 		fds[nf++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
 		for (size_t i = 0; i < p->n; i++)
 			if (p->v[i].pending) {
 				idx[nf] = i;
 				fds[nf++] = (struct pollfd){.fd = p->v[i].fd, .events = POLLOUT};
 			}
-		tmo = next >= 0 && next < PROBE_TICK_MS ? next : PROBE_TICK_MS;
 		if (poll(fds, nf, tmo) <= 0)
 			continue;
 		if (fds[0].revents) {

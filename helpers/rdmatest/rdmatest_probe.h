@@ -7,11 +7,16 @@
  * listener of the peer's rail j, whose endpoint this node's rail-j link
  * to the same peer brought.  Two kinds:
  *
- *   landing  for a rail k whose data path to the peer failed, or has not
- *            come up IBP_RT_LANDING_MS after it started: from rail k to
- *            every other rail of that peer, and from every other rail to
- *            the peer's rail k.  Rail k reaching rail j instead of rail k
- *            is a port on the wrong rail's network (a crossed cable).
+ *   landing  for a rail k whose data path to the peer failed, or is
+ *            still not up half-way to its connection's deadline (a
+ *            quarter of what was left of the round when it started,
+ *            IBP_RT_LANDING_MS at the least): from rail k to every other
+ *            rail of that peer, and from every other rail to the peer's
+ *            rail k.  Rail k reaching rail j instead of rail k is a port
+ *            on the wrong rail's network (a crossed cable).  The report
+ *            reads them for rails whose links failed only; a path merely
+ *            slow (every node's CPUs busy) gets none, and the other half
+ *            leaves a failing path's probes the time to be answered.
  *   across   once per round, rail a to rail a + 1 (a = this node's index
  *            plus the round, over the rails): whether the rails reach
  *            each other at all, for NCCL_CROSS_NIC (rdmatest_report.c).
@@ -30,11 +35,8 @@
 
 #define IBP_RT_MAX_PROBES IBP_RDMATEST_MAX_PROBES
 
-enum ibp_rt_probe_kind { IBP_RT_PROBE_LANDING = 0, IBP_RT_PROBE_ACROSS = 1 };
-
 struct ibp_rt_probe {
-	struct ibp_rdmatest_probe r; /* the public record */
-	uint8_t kind;                /* enum ibp_rt_probe_kind */
+	struct ibp_rdmatest_probe r; /* the public record, its kind included */
 	int fd;                      /* pending: the connection; -1 once resolved */
 	bool pending;
 };
@@ -56,12 +58,14 @@ struct ibp_rt_probes {
 	int64_t since[2][IBP_RDMATEST_MAX_RAILS]; /* when its data path started */
 	uint8_t path[2][IBP_RDMATEST_MAX_RAILS];  /* 0 pending, 1 up, 2 failed */
 	bool tried[2][IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS];
+	int64_t wake_at; /* the thread wakes by then without news (INT64_MAX: news only) */
 	/* the thread's; read by the owner after STOP */
 	struct ibp_rt_probe v[IBP_RT_MAX_PROBES];
 	size_t n;
 	unsigned dropped; /* probes not made: no room left */
 };
 
+/* A pending path is never late before this (rdmatest_probe.c landing_due). */
 #define IBP_RT_LANDING_MS 250
 
 void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,

@@ -280,10 +280,17 @@ struct ibp_rdmatest_link {
  * netdev (the socket transport only).
  */
 #define IBP_RDMATEST_MAX_PROBES 64
+/*
+ * Landing: made for a rail whose data path to the peer failed or came up
+ * late (where does it land?); across: one per round, whether the rails
+ * reach each other at all (NCCL_CROSS_NIC).
+ */
+enum ibp_rdmatest_probe_kind { IBP_RDMATEST_PROBE_LANDING = 0, IBP_RDMATEST_PROBE_ACROSS = 1 };
 struct ibp_rdmatest_probe {
 	uint32_t from, to; /* node indices: FROM is this node */
 	uint16_t from_rail, to_rail;
 	uint8_t round;
+	uint8_t kind; /* enum ibp_rdmatest_probe_kind */
 	bool reached;
 	int err; /* -errno of one that did not reach (-ETIMEDOUT: no answer by the end), 0 */
 };
@@ -332,6 +339,9 @@ struct ibp_rdmatest_result {
 	size_t n_probes;
 	struct ibp_rdmatest_probe probes[IBP_RDMATEST_MAX_PROBES];
 };
+
+/* "landing", "across" (--json's probes' kind); "?" for another value. */
+const char *ibp_rdmatest_probe_kind_name(uint8_t kind);
 
 /*
  * Runs the test for this node.  Findings (node faults with the blamed

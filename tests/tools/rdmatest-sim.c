@@ -696,6 +696,7 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	char path[4096];
 	pid_t squatter = 0;
 	long long run_cpu;
+	unsigned landing = 0;
 	FILE *fp;
 	int rc;
 
@@ -795,8 +796,13 @@ static int child(size_t i, struct ibp_hostlist *hl, const char *const *addrs,
 	for (size_t k = 0; k < out.n; k++)
 		fprintf(fp, "%s%s@%s", k ? "," : "", out.v[k].code,
 			out.v[k].node[0] ? out.v[k].node : hl->names[i]);
-	fprintf(fp, " dropped=%u port=%u links=%.6f hellos=%u cred_checks=%u cpu_us=%lld\n",
-		res.dropped, res.oob_port, res.links_s, res.hellos, res.cred_checks, run_cpu);
+	for (size_t k = 0; k < res.n_probes; k++)
+		landing += res.probes[k].kind == IBP_RDMATEST_PROBE_LANDING;
+	fprintf(fp,
+		" dropped=%u port=%u links=%.6f hellos=%u cred_checks=%u cpu_us=%lld probes=%zu "
+		"landing=%u\n",
+		res.dropped, res.oob_port, res.links_s, res.hellos, res.cred_checks, run_cpu,
+		res.n_probes, landing);
 	for (size_t k = 0; k < out.n; k++) {
 		char line[1024];
 

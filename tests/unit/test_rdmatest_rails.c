@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -184,13 +185,45 @@ static int w_endpoint(struct ibp_tx *t, struct ibp_endpoint *e)
 	return ibp_transport_socket.endpoint(inner(t), e);
 }
 
+/*
+ * Node SLOW_NODE's rail SLOW_RAIL sends its first out-link's HELLO SLOW_MS
+ * late (a node whose CPUs are busy): a healthy path, merely slow.
+ */
+static int slow_node = -1, slow_rail, slow_ms;
+static atomic_bool slow_done;
+/* A data path between two networks fails at its deadline, as an unanswered HELLO does. */
+static bool cross_waits;
+/* When r2's rail 1 first probed a rail-2 port, and when its own rail-1 out-link's path failed. */
+static _Atomic int64_t t_probe_12, t_fail_1;
+
+static void sleep_until(int64_t t)
+{
+	int64_t left = t - ibp_now_ns();
+
+	if (left > 0)
+		nanosleep(
+		    &(struct timespec){.tv_sec = left / 1000000000, .tv_nsec = left % 1000000000},
+		    NULL);
+}
+
 static int w_connect(struct ibp_tx *t, const struct ibp_endpoint *e, enum ibp_tx_role r, int64_t d)
 {
 	struct wrapped *w = (struct wrapped *)t;
 	int pn, pr;
 
-	if (w->node >= 0 && ep_where(e, &pn, &pr) && net[w->node][w->rail] != net[pn][pr])
-		return -ETIMEDOUT; /* at once: the suite need not wait out the round */
+	if (w->node >= 0 && ep_where(e, &pn, &pr) && net[w->node][w->rail] != net[pn][pr]) {
+		int64_t none = 0;
+
+		if (!cross_waits)
+			return -ETIMEDOUT; /* at once: the suite need not wait out the round */
+		sleep_until(d);
+		if (w->node == 1 && w->rail == 1 && r == IBP_TX_SENDER)
+			atomic_compare_exchange_strong(&t_fail_1, &none, ibp_now_ns());
+		return -ETIMEDOUT;
+	}
+	if (w->node == slow_node && w->rail == slow_rail && r == IBP_TX_SENDER &&
+	    !atomic_exchange(&slow_done, true))
+		sleep_until(ibp_now_ns() + (int64_t)slow_ms * IBP_NS_PER_MS);
 	return ibp_transport_socket.connect(inner(t), e, r, d);
 }
 
@@ -280,6 +313,11 @@ static int w_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to
 
 	if (!where(from->addr, &fn, &fr) || !ep_where(to, &tn, &tr))
 		return -EINVAL;
+	if (fn == 1 && fr == 1 && tr == 2) {
+		int64_t none = 0;
+
+		atomic_compare_exchange_strong(&t_probe_12, &none, ibp_now_ns());
+	}
 	if (net[fn][fr] == net[tn][tr]) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 			return -errno;
@@ -333,6 +371,7 @@ static bool swap_addrs;
 /* The nodes' buffer and burst (the plugin's are 1 MiB and 8 MiB). */
 static size_t run_buf = 4096;
 static uint64_t run_burst = 16384;
+static const char *run_timeout = "4"; /* test_timeout (s) */
 
 static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int noaddr_rail)
 {
@@ -342,7 +381,7 @@ static void run_rails(struct node_run *nr, uint32_t job, int noaddr_node, int no
 
 	ibp_policy_init(&pol);
 	assert_int_equal(ibp_policy_set(&pol, "test_ports", "30000-30999", err, sizeof(err)), 0);
-	assert_int_equal(ibp_policy_set(&pol, "test_timeout", "4", err, sizeof(err)), 0);
+	assert_int_equal(ibp_policy_set(&pol, "test_timeout", run_timeout, err, sizeof(err)), 0);
 	assert_int_equal(ibp_policy_set(&pol, "test_max_lat_us", "500000", err, sizeof(err)), 0);
 	ibp_hostlist_release(&hl);
 	assert_int_equal(ibp_hostlist_expand("r[1-3]", 0, &hl, err, sizeof(err)), 0);
@@ -396,6 +435,15 @@ static const struct ibp_finding *find(const struct ibp_findings *f, const char *
 		if (!strcmp(f->v[i].code, code))
 			return &f->v[i];
 	return NULL;
+}
+
+static size_t landing_probes(const struct ibp_rdmatest_result *res)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < res->n_probes; i++)
+		n += res->probes[i].kind == IBP_RDMATEST_PROBE_LANDING;
+	return n;
 }
 
 static void release(struct node_run *nr)
@@ -551,6 +599,7 @@ static void test_run_crossed_rails_named_by_every_node(void **state)
 	net[1][1] = 2;
 	net[1][2] = 1;
 	run_rails(nr, 304, -1, -1);
+	assert_true(landing_probes(&nr[1].res) > 0); /* failed paths: probed at once */
 	for (int i = 0; i < NODES; i++) {
 		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
 
@@ -564,6 +613,74 @@ static void test_run_crossed_rails_named_by_every_node(void **state)
 		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 0);
 		assert_int_equal(count(&nr[i].out, "rdmatest_node_failed"), 0);
 		assert_int_equal(count(&nr[i].out, "rdmatest_link_failed"), 0);
+	}
+	release(nr);
+}
+
+/*
+ * r2's rail 2 sends its first HELLO 450 ms late (past IBP_RT_LANDING_MS,
+ * well before half-way to its connection's deadline: about 1 s with a 10 s
+ * test): every link passes and r2 made no landing probe, only the across
+ * ones (one a round).
+ */
+static void test_run_slow_rail_no_landing_probe(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	atomic_store(&slow_done, false);
+	slow_node = 1;
+	slow_rail = 2;
+	slow_ms = 450;
+	run_timeout = "10";
+	run_rails(nr, 306, -1, -1);
+	slow_node = -1;
+	run_timeout = "4";
+	assert_true(atomic_load(&slow_done));
+	for (int i = 0; i < NODES; i++) {
+		assert_int_equal(nr[i].rc, 0);
+		assert_true(nr[i].res.pass);
+		for (size_t l = 0; l < nr[i].res.n_links; l++)
+			assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
+		assert_int_equal(landing_probes(&nr[i].res), 0);
+		assert_int_equal(nr[i].res.n_probes, 2); /* the across probes */
+	}
+	release(nr);
+}
+
+/*
+ * Crossed rails whose paths fail only at their deadline (the HELLO goes
+ * unanswered): r2 probes where its rail 1 lands half-way there, before the
+ * path fails, and every node still names the crossing.
+ */
+static void test_run_late_crossed_rails_probed_before_they_fail(void **state)
+{
+	struct node_run nr[NODES];
+
+	(void)state;
+	fabric_rails();
+	net[1][1] = 2;
+	net[1][2] = 1;
+	cross_waits = true;
+	atomic_store(&t_probe_12, 0);
+	atomic_store(&t_fail_1, 0);
+	run_rails(nr, 307, -1, -1);
+	cross_waits = false;
+	assert_true(atomic_load(&t_probe_12) > 0);
+	assert_true(atomic_load(&t_fail_1) > 0);
+	assert_true(atomic_load(&t_probe_12) < atomic_load(&t_fail_1));
+	assert_true(landing_probes(&nr[1].res) > 0);
+	for (int i = 0; i < NODES; i++) {
+		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_false(nr[i].res.pass);
+		assert_non_null(f);
+		assert_string_equal(f->node, "r2");
+		assert_string_equal(f->device, "ib1");
+		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 1);
+		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 0);
 	}
 	release(nr);
 }
@@ -1231,6 +1348,8 @@ int main(void)
 	    cmocka_unit_test(test_run_joined_rails_note),
 	    cmocka_unit_test(test_run_one_rail_down_named_on_that_rail_only),
 	    cmocka_unit_test(test_run_crossed_rails_named_by_every_node),
+	    cmocka_unit_test(test_run_slow_rail_no_landing_probe),
+	    cmocka_unit_test(test_run_late_crossed_rails_probed_before_they_fail),
 	    cmocka_unit_test(test_run_rails_crossed_by_addresses_warned),
 	};
 
