@@ -665,7 +665,11 @@ static void test_run_late_crossed_rails_probed_before_they_fail(void **state)
 	cross_waits = true;
 	atomic_store(&t_probe_12, 0);
 	atomic_store(&t_fail_1, 0);
+	/* a 10 s test: the probe falls due about 1.2 s before the path fails,
+	 * room for a loaded 2-core machine under TSAN (4 s left 0.5 s) */
+	run_timeout = "10";
 	run_rails(nr, 307, -1, -1);
+	run_timeout = "4";
 	cross_waits = false;
 	assert_true(atomic_load(&t_probe_12) > 0);
 	assert_true(atomic_load(&t_fail_1) > 0);
