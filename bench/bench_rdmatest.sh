@@ -210,8 +210,11 @@ if [ "$RAILS" -ge 2 ]; then
 		printf '%6s  %10s  %10s  %7s  %12s  %12s  %s/%s %s/%s\n' "$n" "$v1" "$v8" \
 			"$(awk -v a="$v1" -v b="$v8" 'BEGIN {if (a > 0) printf "%.2f", b / a; else print "-"}')" \
 			"$(col 3 "$tmp/r1")" "$(col 3 "$tmp/r8")" "$(col 4 "$tmp/r1")" "$n" "$(col 4 "$tmp/r8")" "$n"
+		# the same judged on the pairs: each run of RAILS rails against the 1-rail run before it
+		printf '%6s  paired: %s\n' "" \
+			"$(paste <(awk '{print $1}' "$tmp/r8") <(awk '{print $1}' "$tmp/r1") | awk -f bench/lib/paired_ratio.awk)"
 	done
-	echo "target: ratio <= 1.2 (verdict_${RAILS}_s / verdict_1_s)"
+	echo "target: ratio <= 1.2 (verdict_${RAILS}_s / verdict_1_s; paired: the median of each pair's ratio, its 95% bootstrap interval)"
 fi
 
 # The plugin's test child: fork, drop to a user, exec ibprep rdmatest --child,
