@@ -46,11 +46,12 @@ static int check(const struct stat *st, const char *shown, const char *path, boo
 	bool dir = S_ISDIR(st->st_mode);
 	unsigned bad = last && (flags & IBP_ROOTPATH_PRIVATE) ? 077u : 022u;
 
-	owner_name(st->st_uid, who, sizeof(who));
 	if (!trusted_uid(st->st_uid, flags) || (mode & bad)) {
 		/* /tmp: root's, sticky; a root-owned entry in it cannot be replaced */
 		if (dir && !last && trusted_uid(st->st_uid, flags) && (mode & S_ISVTX))
 			return 0;
+		/* the name for the message only: an NSS lookup per object walked costs */
+		owner_name(st->st_uid, who, sizeof(who));
 		if (last)
 			return ibp_errf(
 			    -EPERM, why, len,
@@ -109,10 +110,33 @@ static int follow(int dfd, const char *dir, const char *name, const struct stat 
 		return ibp_errf(n < 0 ? -errno : -EINVAL, why, len, "%s: cannot read the link %s",
 				path, name);
 	target[n] = '\0';
-	if (target[0] == '/')
+	if (target[0] == '/') {
 		snprintf(head, sizeof(head), "%s", target);
-	else if (join(head, sizeof(head), dir, target))
-		return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
+	} else {
+		/*
+		 * A leading "../" is DIR's parent: DIR is real (no link on it),
+		 * so taking it here is what the walk would do at that "..",
+		 * one walk from "/" fewer per "../" ("../../topo.xml").
+		 */
+		char up[PATH_MAX];
+		const char *t = target;
+
+		snprintf(up, sizeof(up), "%s", dir);
+		for (;;) {
+			if (!strncmp(t, "./", 2)) {
+				t += 2;
+			} else if (!strncmp(t, "../", 3)) {
+				t += 3;
+				parent_of(up);
+			} else {
+				break;
+			}
+			while (*t == '/')
+				t++;
+		}
+		if (join(head, sizeof(head), up, t))
+			return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
+	}
 	if (join(next, nextlen, head, rest))
 		return ibp_errf(-ENAMETOOLONG, why, len, "%s: path too long", path);
 	return -EAGAIN;

@@ -437,6 +437,59 @@ static int copy_out(const char *s, size_t slen, char *buf, size_t len)
 	return (int)slen;
 }
 
+/*
+ * PATH resolved by the kernel (openat2, as every read resolves it) and read
+ * back through /proc/self/fd, relative to the root's own path read the same
+ * way: four system calls, where resolve_in_root() takes one per component
+ * (a PCI device's link, about twenty).  The length, -ENOENT or -ELOOP as the
+ * walk would say, or -ENOSYS when the kernel's answer cannot be used (no
+ * openat2 or /proc, a path /proc does not show under the root's): the walk.
+ */
+static int realpath_kernel(const struct ibp_sysfs *fs, const char *path, char *canon,
+			   size_t canon_len)
+{
+#ifdef SYS_openat2
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char proc[64], root[PATH_MAX], got[PATH_MAX];
+	ssize_t rn, gn;
+	size_t skip;
+	long fd;
+
+	if (fs->no_openat2)
+		return -ENOSYS;
+	fd = syscall(SYS_openat2, fs->root_fd, *path ? path : ".", &how, sizeof(how));
+	if (fd < 0)
+		return errno == ENOENT || errno == ELOOP ? -errno : -ENOSYS;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%ld", fd);
+	gn = readlink(proc, got, sizeof(got) - 1);
+	close((int)fd);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fs->root_fd);
+	rn = readlink(proc, root, sizeof(root) - 1);
+	if (gn <= 0 || rn <= 0 || (size_t)gn >= sizeof(got) - 1 || (size_t)rn >= sizeof(root) - 1)
+		return -ENOSYS;
+	got[gn] = '\0';
+	root[rn] = '\0';
+	/* "(unreachable)/...", "... (deleted)": not a path under the root */
+	skip = rn == 1 ? 0 : (size_t)rn;
+	if (got[0] != '/' || root[0] != '/' || strncmp(got, root, skip) != 0 ||
+	    (got[skip] != '/' && got[skip] != '\0') || strstr(got, " (deleted)") ||
+	    strstr(root, " (deleted)"))
+		return -ENOSYS;
+	while (got[skip] == '/')
+		skip++;
+	return copy_out(got + skip, strlen(got + skip), canon, canon_len);
+#else
+	(void)fs;
+	(void)path;
+	(void)canon;
+	(void)canon_len;
+	return -ENOSYS;
+#endif
+}
+
 int ibp_sysfs_realpath(const struct ibp_sysfs *fs, const char *path, char *buf, size_t len)
 {
 	char canon[PATH_MAX];
@@ -444,7 +497,10 @@ int ibp_sysfs_realpath(const struct ibp_sysfs *fs, const char *path, char *buf, 
 		return -EBADF;
 	if (!path)
 		return -EINVAL;
-	int r = resolve_in_root(fs, path, true, canon, sizeof(canon));
+	int r = realpath_kernel(fs, path, canon, sizeof(canon));
+	if (r != -ENOSYS)
+		return r < 0 ? r : copy_out(canon, (size_t)r, buf, len);
+	r = resolve_in_root(fs, path, true, canon, sizeof(canon));
 	if (r < 0)
 		return r;
 	/* Resolution is lexical up to the last component: make sure it exists. */

@@ -271,6 +271,46 @@ static void test_rootpath_check_fd_same_wording(void **state)
 	close(fd);
 }
 
+/*
+ * A relative link whose target starts with "../" (the test cluster's
+ * nodes/N/topo.xml -> ../../f.conf): taken from the link's real directory,
+ * the file it leads to opened, and the directories on the new way checked.
+ */
+static void test_rootpath_link_up_relative(void **state)
+{
+	struct tree *t = *state;
+	char n[160], deep[192], link[256], gw[160], gwf[192], link2[256], why[512] = "";
+	struct stat a, b;
+	int fd;
+
+	skip_unless_root();
+	snprintf(n, sizeof(n), "%s/n", t->sub);
+	snprintf(deep, sizeof(deep), "%s/n1", n);
+	snprintf(link, sizeof(link), "%s/topo.xml", deep);
+	assert_int_equal(mkdir(n, 0755), 0);
+	assert_int_equal(mkdir(deep, 0755), 0);
+	assert_int_equal(symlink("../.././f.conf", link), 0);
+	fd = ibp_rootpath_open(link, O_RDONLY, 0, why, sizeof(why));
+	if (fd < 0)
+		fail_msg("%s: %s", link, why);
+	assert_int_equal(fstat(fd, &a), 0);
+	close(fd);
+	assert_int_equal(stat(t->file, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	/* up past the sub directory into one everybody may write: refused there */
+	snprintf(gw, sizeof(gw), "%s/gw", t->dir);
+	snprintf(gwf, sizeof(gwf), "%s/f.conf", gw);
+	snprintf(link2, sizeof(link2), "%s/up.xml", deep);
+	assert_int_equal(mkdir(gw, 0755), 0);
+	fd = open(gwf, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(gw, 0777), 0);
+	assert_int_equal(symlink("../../../gw/f.conf", link2), 0);
+	expect_refused(link2, 0, -EPERM, "the directory");
+	expect_refused(link2, 0, -EPERM, "/gw on its path");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +329,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rootpath_root_flag_refuses_the_callers_own, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_rootpath_check_fd_same_wording, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rootpath_link_up_relative, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
