@@ -12,6 +12,7 @@
 # and as many without flags.  Prints, per context and hook: calls per step
 # and the median time of one call (ms); and the step's median wall time.
 #   BENCH_STEPS (default 25)
+#   BENCH_XML=1: the xml setup (topology=, an XML per node) instead
 set -u
 cd "$(dirname "$0")/.." || exit 1
 STEPS=${BENCH_STEPS:-25}
@@ -84,8 +85,10 @@ export SPANK_IB_SO=$SRC/build/spank_ib.so # cluster.sh's plugin
 . tests/integration/lib/cluster.sh
 bench_cleanup() { rm -rf "$SRC"; }
 bench_spank_cluster bench_spank_hooks
+SETUP=default
+[ "${BENCH_XML:-0}" = 1 ] && SETUP=xml
 cluster_plugstack "$(cluster_spank_line min_memlock=0 "cache_dir=$CL_DIR/nodes/%n/cache" \
-	"test_helper=$PWD/build/ibprep" | sed "s| topology=[^ ]*||")"
+	"test_helper=$PWD/build/ibprep" | if [ "$SETUP" = xml ]; then cat; else sed "s| topology=[^ ]*||"; fi)"
 
 # run LABEL FLAGS...: BENCH_STEPS steps; the hooks' lines go to LOG.LABEL
 run() {
@@ -103,7 +106,7 @@ run() {
 	done
 	cp "$LOG" "$LOG.$label"
 }
-echo "bench_spank_hooks: $STEPS steps each, srun -N2 --ntasks-per-node=8, default setup, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "bench_spank_hooks: $STEPS steps each, srun -N2 --ntasks-per-node=8, $SETUP setup, load $(cut -d' ' -f1 /proc/loadavg)"
 run flags --ib-check --ib-affinity
 run none
 python3 - "$LOG.flags" "$LOG.none" <<'EOF'
