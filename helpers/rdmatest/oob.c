@@ -33,6 +33,8 @@ size_t ibp_oob_payload_max(unsigned type)
 		return IBP_FP_WIRE_MAX;
 	case IBP_OOB_FPSUM:
 		return IBP_OOB_FPSUM_MAX;
+	case IBP_OOB_BATCH:
+		return IBP_OOB_BATCH_MAX;
 	default:
 		return 0;
 	}
@@ -55,6 +57,8 @@ size_t ibp_oob_payload_min(unsigned type)
 		return IBP_FP_WIRE_MIN;
 	case IBP_OOB_FPSUM:
 		return IBP_OOB_FPSUM_HEAD_LEN; /* BROKEN: no sum */
+	case IBP_OOB_BATCH:
+		return IBP_OOB_BATCH_MIN;
 	default:
 		return 0;
 	}
@@ -64,7 +68,7 @@ static const char *const type_names[] = {
     [IBP_OOB_HELLO] = "HELLO", [IBP_OOB_ENDPOINT] = "ENDPOINT",
     [IBP_OOB_CTRL] = "CTRL",   [IBP_OOB_SUMMARY] = "SUMMARY",
     [IBP_OOB_ERROR] = "ERROR", [IBP_OOB_FINGERPRINT] = "FINGERPRINT",
-    [IBP_OOB_FPSUM] = "FPSUM",
+    [IBP_OOB_FPSUM] = "FPSUM", [IBP_OOB_BATCH] = "BATCH",
 };
 
 const char *ibp_oob_type_name(unsigned type)
@@ -77,7 +81,7 @@ const char *ibp_oob_type_name(unsigned type)
 bool ibp_oob_sealed(unsigned type)
 {
 	return type == IBP_OOB_ENDPOINT || type == IBP_OOB_CTRL || type == IBP_OOB_SUMMARY ||
-	       type == IBP_OOB_FINGERPRINT || type == IBP_OOB_FPSUM;
+	       type == IBP_OOB_FINGERPRINT || type == IBP_OOB_FPSUM || type == IBP_OOB_BATCH;
 }
 
 /* A NUL-terminated printable string filling at most LEN-1 bytes of a field. */
@@ -510,6 +514,38 @@ int ibp_oob_encode(const struct ibp_oob_msg *m, uint8_t *buf, size_t len)
 	return (int)w.off;
 }
 
+/* A batch is never the longest frame: buffers of IBP_OOB_FRAME_MAX take one. */
+_Static_assert(IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX <= IBP_OOB_FRAME_MAX, "a batch fits a frame");
+
+int ibp_oob_batch_header(uint8_t *buf, size_t payload_len)
+{
+	struct wbuf hdr = {buf, 0};
+
+	if (payload_len < IBP_OOB_BATCH_MIN || payload_len > IBP_OOB_BATCH_MAX)
+		return -EBADMSG;
+	put32(&hdr, IBP_OOB_MAGIC);
+	put16(&hdr, (uint16_t)ibp_oob_wire_version());
+	put16(&hdr, IBP_OOB_BATCH);
+	put32(&hdr, (uint32_t)payload_len);
+	return 0;
+}
+
+int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, struct ibp_oob_msg *m)
+{
+	unsigned type;
+	size_t plen;
+
+	if (*off == len)
+		return 0;
+	if (*off > len || ibp_oob_decode_header(payload + *off, len - *off, &type, &plen) ||
+	    type != IBP_OOB_CTRL || plen > len - *off - IBP_OOB_HDR_LEN)
+		return -EBADMSG;
+	if (ibp_oob_decode(payload + *off, IBP_OOB_HDR_LEN + plen, m) < 0)
+		return -EBADMSG;
+	*off += IBP_OOB_HDR_LEN + plen;
+	return 1;
+}
+
 int ibp_oob_header_version(const uint8_t *buf, size_t len)
 {
 	struct rbuf r = {buf, 0, len, false};
@@ -649,7 +685,7 @@ int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 	/* what the caller keeps: decoded where it points, if it gave a place */
 	if ((type == IBP_OOB_SUMMARY && !m->summary) ||
 	    (type == IBP_OOB_FINGERPRINT && !m->fingerprint) ||
-	    (type == IBP_OOB_FPSUM && !m->fpsum))
+	    (type == IBP_OOB_FPSUM && !m->fpsum) || type == IBP_OOB_BATCH)
 		return -ENOBUFS;
 	switch (type) {
 	case IBP_OOB_HELLO:

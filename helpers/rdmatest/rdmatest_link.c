@@ -219,6 +219,13 @@ struct chan {
 	 * segment per rail and frame.
 	 */
 	bool held;
+	/*
+	 * Holding CTRL frames for one BATCH (protocol 21): encoded unsealed
+	 * after room for its header, sealed once at chan_flush (one tag for
+	 * every rail's frame instead of one each).  Otherwise the held frames
+	 * are sealed one by one (the ENDPOINTs).
+	 */
+	bool batch;
 	size_t held_len;
 	uint8_t held_buf[4096];
 	/*
@@ -230,24 +237,45 @@ struct chan {
 	 */
 	size_t rb_off, rb_len;
 	uint8_t rb[8192];
+	/* the peer's BATCH being taken: its payload (in rb), the next frame's offset */
+	const uint8_t *bt;
+	size_t bt_off, bt_len;
 };
+
+_Static_assert(IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD <= 4096,
+	       "a batch fits the held frames' buffer");
+_Static_assert(IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD <= 8192,
+	       "a batch fits the read-ahead buffer");
 
 static void chan_broken(struct chan *c, int rc, const char *what);
 
-/* The frames sealed from now on wait for chan_flush. */
-static void chan_hold(struct chan *c)
+/*
+ * The frames sealed from now on wait for chan_flush; with BATCH the CTRL
+ * frames go out in one sealed BATCH frame.
+ */
+static void chan_hold(struct chan *c, bool batch)
 {
 	c->held = true;
+	c->batch = batch;
 	c->held_len = 0;
 }
 
-/* Writes the held frames; stops holding.  0 or -errno (the connection broke). */
+/* Writes the held frames (sealing a batch first).  0 or -errno (the connection broke). */
 static int chan_write_held(struct chan *c, int64_t deadline)
 {
-	int rc = c->held_len ? ibp_oob_write_full(c->fd, c->held_buf, c->held_len, deadline) : 0;
+	size_t len = c->held_len;
+	int rc = 0;
 
 	c->held_len = 0;
-	return rc;
+	if (!len)
+		return 0;
+	if (c->batch) {
+		rc = ibp_seal_encode_batch(&c->l0->seal, c->held_buf, len, sizeof(c->held_buf));
+		if (rc < 0)
+			return rc;
+		len = (size_t)rc;
+	}
+	return ibp_oob_write_full(c->fd, c->held_buf, len, deadline);
 }
 
 static int chan_flush(struct chan *c)
@@ -313,10 +341,27 @@ static int chan_send(struct chan *c, const struct ibp_oob_msg *m)
 
 	if (c->broken)
 		return c->broken;
+	if (c->held && c->batch && m->type == IBP_OOB_CTRL) {
+		if (c->held_len + IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN > IBP_OOB_BATCH_MAX) {
+			rc = chan_write_held(c, c->deadline); /* full: the next batch */
+			if (rc) {
+				chan_broken(c, rc, "control");
+				return rc;
+			}
+		}
+		rc = ibp_oob_encode(m, c->held_buf + IBP_OOB_HDR_LEN + c->held_len,
+				    IBP_OOB_BATCH_MAX - c->held_len);
+		if (rc < 0) {
+			chan_broken(c, rc, "control");
+			return rc;
+		}
+		c->held_len += (size_t)rc;
+		return 0;
+	}
 	if (c->held) {
 		size_t max = ibp_seal_frame_max(m->type);
 
-		if (max && max <= sizeof(c->held_buf)) {
+		if (!c->batch && max && max <= sizeof(c->held_buf)) {
 			if (sizeof(c->held_buf) - c->held_len < max) {
 				rc = chan_write_held(c, c->deadline);
 				if (rc) {
@@ -432,7 +477,7 @@ static int chan_read_ahead(struct chan *c)
 		size_t plen;
 
 		if (ibp_oob_decode_header(c->rb + take, IBP_OOB_HDR_LEN, &type, &plen) ||
-		    (type != IBP_OOB_CTRL && type != IBP_OOB_ENDPOINT) ||
+		    (type != IBP_OOB_CTRL && type != IBP_OOB_ENDPOINT && type != IBP_OOB_BATCH) ||
 		    take + IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD > (size_t)n)
 			break;
 		take += IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD;
@@ -446,6 +491,70 @@ static int chan_read_ahead(struct chan *c)
 	return 1;
 }
 
+/*
+ * The peer's next frame as it comes, whole, into rb: 1.  ibp_seal_recv's
+ * checks of its header (anything but a sealed frame is -EKEYREJECTED); a
+ * frame too long for rb (FINGERPRINT, FPSUM: never a channel's) is read
+ * through the heap and decoded into M as ibp_seal_recv would (its results).
+ */
+static int chan_read_one(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
+{
+	unsigned type;
+	size_t plen, len;
+	uint8_t *buf = c->rb;
+	int rc = ibp_oob_read_full(c->fd, c->rb, IBP_OOB_HDR_LEN, c->deadline);
+
+	if (rc)
+		return rc;
+	rc = ibp_oob_decode_header(c->rb, IBP_OOB_HDR_LEN, &type, &plen);
+	if (rc == -EBADMSG || rc == -EPROTONOSUPPORT) {
+		ibp_oob_header_why(c->rb, IBP_OOB_HDR_LEN, s->refused, sizeof(s->refused));
+		return -EKEYREJECTED;
+	}
+	if (!rc && !ibp_oob_sealed(type)) {
+		ibp_rt_setf(s->refused, sizeof(s->refused), "%s frame, never sealed",
+			    ibp_oob_type_name(type));
+		return -EKEYREJECTED;
+	}
+	if (rc)
+		return rc;
+	len = IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD; /* PLEN within the type's bounds */
+	if (len > sizeof(c->rb)) {
+		buf = malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		memcpy(buf, c->rb, IBP_OOB_HDR_LEN);
+	}
+	rc = ibp_oob_read_full(c->fd, buf + IBP_OOB_HDR_LEN, len - IBP_OOB_HDR_LEN, c->deadline);
+	if (buf != c->rb) {
+		if (!rc)
+			rc = ibp_seal_decode(s, buf, len, m);
+		free(buf);
+		return rc == -EBADMSG ? -EKEYREJECTED : rc;
+	}
+	if (rc)
+		return rc;
+	c->rb_off = 0;
+	c->rb_len = len;
+	return 1;
+}
+
+/* The next frame of the peer's BATCH into M: 0, 1 at its end, or -EKEYREJECTED. */
+static int chan_batch_next(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
+{
+	int rc = ibp_oob_batch_next(c->bt, c->bt_len, &c->bt_off, m);
+
+	if (rc == 1)
+		return 0;
+	c->bt = NULL;
+	if (rc == 0)
+		return 1;
+	ibp_rt_setf(
+	    s->refused, sizeof(s->refused),
+	    "BATCH frame, authentic, with a frame that is not a CTRL one or does not decode");
+	return -EKEYREJECTED;
+}
+
 /* The peer's next sealed frame into M (ibp_seal_recv's results), read ahead when it can be. */
 static int chan_take(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
 {
@@ -453,19 +562,35 @@ static int chan_take(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
 	size_t plen, len;
 	int rc;
 
+	if (c->bt) {
+		rc = chan_batch_next(c, s, m);
+		if (rc <= 0)
+			return rc;
+	}
 	if (c->rb_off == c->rb_len) {
 		rc = chan_read_ahead(c);
+		if (rc == 0) {
+			rc = chan_read_one(c, s, m);
+			if (rc != 1)
+				return rc;
+		}
 		if (rc < 0)
 			return rc;
-		if (rc == 0)
-			return ibp_seal_recv(c->fd, s, m, c->deadline);
 	}
-	/* a header already checked by chan_read_ahead */
+	/* a header already checked by chan_read_ahead or chan_read_one */
 	if (ibp_oob_decode_header(c->rb + c->rb_off, IBP_OOB_HDR_LEN, &type, &plen))
 		return -EIO;
 	len = IBP_OOB_HDR_LEN + plen + IBP_SEAL_OVERHEAD;
 	rc = ibp_seal_decode(s, c->rb + c->rb_off, len, m);
 	c->rb_off += len;
+	if (rc == -ENOBUFS && m->type == IBP_OOB_BATCH) { /* authentic, in sequence */
+		c->bt = c->rb + c->rb_off - len + IBP_OOB_HDR_LEN;
+		c->bt_len = plen;
+		c->bt_off = 0;
+		rc = chan_batch_next(c, s, m);
+		if (rc == 1) /* BATCH's minimum holds one frame: never empty */
+			rc = -EKEYREJECTED;
+	}
 	return rc == -EBADMSG ? -EKEYREJECTED : rc;
 }
 
@@ -683,7 +808,7 @@ static int endpoints(struct chan *c, bool *fp_here)
 		*fp_here = true;
 		rc = ibp_seal_send(c->fd, &l->seal, fp, c->deadline);
 	}
-	chan_hold(c);
+	chan_hold(c, false);
 	for (size_t k = 0; !rc && k < c->p; k++)
 		rc = send_endpoint(c, k);
 	if (!rc)
@@ -954,7 +1079,7 @@ static int say(struct chan *c, size_t k, uint8_t op)
 static void exchange(struct chan *c, const bool *in, uint8_t op, const char *what,
 		     struct ibp_oob_ctrl *peer)
 {
-	chan_hold(c);
+	chan_hold(c, true);
 	for (size_t k = 0; k < c->p && !c->broken; k++)
 		if (in[k] && say(c, k, op))
 			break;
@@ -1149,7 +1274,7 @@ static void verdicts(struct chan *c, const bool *on1)
 	char rate[32];
 
 	if (c->out) {
-		chan_hold(c);
+		chan_hold(c, true);
 		for (size_t k = 0; k < c->p && !c->broken; k++)
 			if (on1[k] &&
 			    chan_ctrl(c, IBP_CTRL_VERDICT, 0, (uint64_t)c->r[k].l->r.status, 0))
@@ -1194,7 +1319,7 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 
 	rails_on(c, want, in);
 	if (c->out)
-		chan_hold(c);
+		chan_hold(c, true);
 	for (size_t k = 0; k < c->p && !c->broken; k++) {
 		want[k] = false;
 		if (!in[k])

@@ -208,6 +208,23 @@ int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *bu
 	return n + IBP_SEAL_OVERHEAD;
 }
 
+int ibp_seal_encode_batch(struct ibp_seal *s, uint8_t *buf, size_t payload_len, size_t len)
+{
+	size_t n = IBP_OOB_HDR_LEN + payload_len;
+
+	if (!s->ready)
+		return -EINVAL;
+	if (ibp_oob_batch_header(buf, payload_len))
+		return -EBADMSG;
+	if (len < n + IBP_SEAL_OVERHEAD)
+		return -ENOSPC;
+	be64(buf + n, s->tx_seq);
+	if (tag_of(s->tx_key, buf, n + IBP_SEAL_SEQ_LEN, buf + n + IBP_SEAL_SEQ_LEN))
+		return -EIO;
+	s->tx_seq++;
+	return (int)(n + IBP_SEAL_OVERHEAD);
+}
+
 int ibp_seal_decode(struct ibp_seal *s, const uint8_t *buf, size_t len, struct ibp_oob_msg *m)
 {
 	uint8_t tag[IBP_SEAL_TAG_LEN];

@@ -17,8 +17,8 @@
  *            type's minimum and maximum (ibp_oob_payload_min/_max).  A
  *            length outside the type's bounds is refused before a byte of
  *            payload is read; the payload must then be consumed exactly
- *   seal     ENDPOINT, CTRL, SUMMARY, FINGERPRINT and FPSUM frames are followed by a sequence
- *            number and a MAC (seal.h); HELLO and ERROR are not
+ *   seal     ENDPOINT, CTRL, SUMMARY, FINGERPRINT, FPSUM and BATCH frames are followed by
+ *            a sequence number and a MAC (seal.h); HELLO and ERROR are not
  *
  * Anyone on the cluster can connect to the test's ports, so the decoder
  * trusts nothing: wrong magic, version, type or length, an enum out of
@@ -66,8 +66,9 @@
  *     psn their UDP port, a pattern of at most 1 KiB with the data path, no burst
  * 20: no FIN on those datagram rails: the receiver's exchange ends at its REPLY (a 19
  *     receiver would wait for the FIN), a HELLO sent again answered until the next CTRL
+ * 21: BATCH: a link's CTRL frames of one step, every rail's, under one seal
  */
-#define IBP_OOB_VERSION 20
+#define IBP_OOB_VERSION 21
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -87,6 +88,7 @@ enum ibp_oob_type {
 	IBP_OOB_FINGERPRINT =
 	    6,             /* what the sender brings to the step (fingerprint.h), rail 0 only */
 	IBP_OOB_FPSUM = 7, /* the step-wide fingerprint sum: its own connections, a leaf's link */
+	IBP_OOB_BATCH = 8, /* CTRL frames of one step, every rail's, under one seal (below) */
 };
 
 /* Outcome of one directed link: on the wire in SUMMARY, and in results. */
@@ -288,7 +290,10 @@ struct ibp_oob_msg {
 /* FPSUM: phase, why, origin, from, then (GATHER, FINAL) the sum's compact form */
 #define IBP_OOB_FPSUM_HEAD_LEN (1 + 1 + 4 + 4)
 #define IBP_OOB_FPSUM_MAX      (IBP_OOB_FPSUM_HEAD_LEN + IBP_FPS_WIRE_MAX)
-#define IBP_OOB_MAX2(a, b)     ((a) > (b) ? (a) : (b))
+/* BATCH: one CTRL frame (header and payload) at the least; more rails take more batches */
+#define IBP_OOB_BATCH_MIN  (IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN)
+#define IBP_OOB_BATCH_MAX  2048
+#define IBP_OOB_MAX2(a, b) ((a) > (b) ? (a) : (b))
 /* the longest frame of every type but FINGERPRINT and FPSUM (the SUMMARY's) */
 #define IBP_OOB_SMALL_FRAME                                                                        \
 	(IBP_OOB_HDR_LEN + IBP_OOB_MAX2(IBP_OOB_MAX2(IBP_OOB_HELLO_MAX, IBP_OOB_ENDPOINT_MAX),     \
@@ -335,7 +340,7 @@ int ibp_oob_header_why(const uint8_t *buf, size_t len, char *why, size_t whylen)
 
 /*
  * True for the types that only travel sealed, with a sequence number and a
- * MAC (seal.h): ENDPOINT, CTRL, SUMMARY, FINGERPRINT, FPSUM.  HELLO and ERROR go before any key
+ * MAC (seal.h): ENDPOINT, CTRL, SUMMARY, FINGERPRINT, FPSUM, BATCH.  HELLO and ERROR go before any key
  * exists; ibp_oob_send and ibp_oob_recv refuse the sealed types.
  */
 bool ibp_oob_sealed(unsigned type);
@@ -362,11 +367,29 @@ int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t
 /*
  * Decodes one frame from BUF: frame length consumed, or -errno as above,
  * or -ENOBUFS (a SUMMARY, FINGERPRINT or FPSUM where M has no place for
- * one: TYPE set, its payload unread).  Written: M's type and what that
+ * one, and every BATCH: TYPE set, its payload unread).  Written: M's type and what that
  * type holds (U's member, cleared first, or the content M points at),
  * never M's pointers; after an error it is no message to use.
  */
 int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
+
+/*
+ * BATCH (protocol 21): a link's CTRL frames of one step, every rail's, in
+ * one sealed frame (one MAC instead of one per rail, seal.h): its payload
+ * is those frames one after the other, each as ibp_oob_encode writes it
+ * (header and payload, no seal of its own), IBP_OOB_BATCH_MIN to _MAX
+ * bytes.  Nothing else travels in a batch.
+ *
+ * ibp_oob_batch_header writes the header of a BATCH whose PAYLOAD_LEN bytes
+ * of frames follow it at BUF + IBP_OOB_HDR_LEN: 0, or -EBADMSG (a length
+ * outside the type's bounds).  ibp_oob_batch_next decodes the frame at
+ * *OFF of a batch's payload (PAYLOAD, LEN bytes; *OFF 0 for the first)
+ * into M and moves *OFF past it: 1, 0 at the payload's end, or -EBADMSG
+ * (not a CTRL frame, cut short, or one that does not decode: the batch is
+ * then no use).  Only for a batch whose MAC was checked (seal.h).
+ */
+int ibp_oob_batch_header(uint8_t *buf, size_t payload_len);
+int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, struct ibp_oob_msg *m);
 
 /* Makes M an all-zero message of TYPE, with no content pointer. */
 void ibp_oob_msg_clear(struct ibp_oob_msg *m, unsigned type);

@@ -18,7 +18,7 @@
  * and job, and is known only to the two ends (and root on them).
  *
  * Sealed frame on the wire (types ENDPOINT, CTRL, SUMMARY, FINGERPRINT,
- * FPSUM; oob.h):
+ * FPSUM, BATCH; oob.h):
  *
  *   header (12) | payload (its length in the header) | seq u64 BE | tag (16)
  *   tag = the Poly1305 tag of ChaCha20-Poly1305 (RFC 8439, AEAD) under the
@@ -110,6 +110,17 @@ size_t ibp_seal_frame_max(unsigned type);
  * (S not ready), -EIO (libsodium).  Advances S's send sequence on success.
  */
 int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
+
+/*
+ * Seals a BATCH (oob.h) whose PAYLOAD_LEN bytes of CTRL frames the caller
+ * encoded at BUF + IBP_OOB_HDR_LEN: writes its header before them, its
+ * sequence number and tag after (BUF holds LEN bytes).  One tag for every
+ * rail's frame of a step.  Frame length, -EBADMSG (a length outside
+ * BATCH's bounds), -ENOSPC, -EINVAL (S not ready), -EIO.  The receiver
+ * takes it with ibp_seal_decode (-ENOBUFS, type BATCH, once its tag and
+ * sequence number checked), then its frames with ibp_oob_batch_next.
+ */
+int ibp_seal_encode_batch(struct ibp_seal *s, uint8_t *buf, size_t payload_len, size_t len);
 
 /*
  * Checks and decodes one sealed frame of LEN bytes from BUF: the header

@@ -488,6 +488,7 @@ static void test_oob_wrong_length_for_type_refused_naming_it(void **state)
 	    {IBP_OOB_ERROR, "ERROR", IBP_OOB_ERROR_MIN, IBP_OOB_ERROR_MAX},
 	    {IBP_OOB_FINGERPRINT, "FINGERPRINT", IBP_FP_WIRE_MIN, IBP_FP_WIRE_MAX},
 	    {IBP_OOB_FPSUM, "FPSUM", IBP_OOB_FPSUM_HEAD_LEN, IBP_OOB_FPSUM_MAX},
+	    {IBP_OOB_BATCH, "BATCH", IBP_OOB_BATCH_MIN, IBP_OOB_BATCH_MAX},
 	};
 	struct ibp_oob_msg out = dest();
 	uint8_t hdr[IBP_OOB_HDR_LEN];
@@ -496,7 +497,7 @@ static void test_oob_wrong_length_for_type_refused_naming_it(void **state)
 	size_t plen;
 
 	(void)state;
-	assert_int_equal(sizeof(types) / sizeof(types[0]), IBP_OOB_FPSUM); /* every type */
+	assert_int_equal(sizeof(types) / sizeof(types[0]), IBP_OOB_BATCH); /* every type */
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		const size_t bad[] = {types[i].min - 1, types[i].max + 1};
 
@@ -528,11 +529,11 @@ static void test_oob_wrong_length_for_type_refused_naming_it(void **state)
 		}
 	}
 	/* the other refusals of a header, each named */
-	hdr[7] = IBP_OOB_FPSUM + 1;
+	hdr[7] = IBP_OOB_BATCH + 1;
 	assert_int_equal(ibp_oob_header_why(hdr, sizeof(hdr), why, sizeof(why)), -EBADMSG);
-	assert_null(ibp_oob_type_name(IBP_OOB_FPSUM + 1));
+	assert_null(ibp_oob_type_name(IBP_OOB_BATCH + 1));
 	assert_null(ibp_oob_type_name(0));
-	snprintf(want, sizeof(want), "a frame of type %u, which does not exist", IBP_OOB_FPSUM + 1);
+	snprintf(want, sizeof(want), "a frame of type %u, which does not exist", IBP_OOB_BATCH + 1);
 	assert_string_equal(why, want);
 	hdr[7] = IBP_OOB_CTRL;
 	set_plen(hdr, IBP_OOB_CTRL_LEN);
@@ -801,6 +802,62 @@ static void test_oob_fpsum_compact_and_broken_bare(void **state)
 }
 
 /* ---- framed I/O ---- */
+
+/*
+ * BATCH: its header written at the payload's length within bounds, its
+ * CTRL frames taken one by one in order, anything else in it refused; the
+ * plain codec never encodes one and decodes none (-ENOBUFS, the seal's).
+ */
+static void test_oob_batch_frames_in_order_others_refused(void **state)
+{
+	struct ibp_oob_msg in = {.type = IBP_OOB_CTRL}, out = dest(), ep = endpoint();
+	uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX], *p = buf + IBP_OOB_HDR_LEN;
+	size_t len = 0, off = 0, plen;
+	unsigned type;
+	int n;
+
+	(void)state;
+	for (uint64_t i = 0; i < 3; i++) {
+		in.u.ctrl.op = IBP_CTRL_VERDICT;
+		in.u.ctrl.a = 100 + i;
+		n = ibp_oob_encode(&in, p + len, sizeof(buf) - IBP_OOB_HDR_LEN - len);
+		assert_int_equal(n, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN);
+		len += (size_t)n;
+	}
+	assert_int_equal(ibp_oob_batch_header(buf, len), 0);
+	assert_int_equal(ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen), 0);
+	assert_int_equal(type, IBP_OOB_BATCH);
+	assert_int_equal(plen, len);
+	assert_int_equal(ibp_oob_decode(buf, IBP_OOB_HDR_LEN + len, &out), -ENOBUFS);
+	assert_int_equal(out.type, IBP_OOB_BATCH);
+	assert_int_equal(
+	    ibp_oob_encode(&(struct ibp_oob_msg){.type = IBP_OOB_BATCH}, buf, sizeof(buf)),
+	    -EBADMSG);
+	for (uint64_t i = 0; i < 3; i++) {
+		assert_int_equal(ibp_oob_batch_next(p, len, &off, &out), 1);
+		assert_int_equal(out.type, IBP_OOB_CTRL);
+		assert_int_equal(out.u.ctrl.a, 100 + i);
+	}
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, &out), 0);
+	/* cut short: the last frame does not fit */
+	off = 2 * (IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN);
+	assert_int_equal(ibp_oob_batch_next(p, len - 1, &off, &out), -EBADMSG);
+	/* a frame of another type, a bad op: refused */
+	n = ibp_oob_encode(&ep, p, sizeof(buf) - IBP_OOB_HDR_LEN);
+	assert_true(n > 0);
+	off = 0;
+	assert_int_equal(ibp_oob_batch_next(p, (size_t)n, &off, &out), -EBADMSG);
+	assert_int_equal(ibp_oob_encode(&in, p, IBP_OOB_BATCH_MAX),
+			 IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN);
+	p[IBP_OOB_HDR_LEN] = IBP_CTRL_OP_COUNT;
+	off = 0;
+	assert_int_equal(ibp_oob_batch_next(p, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN, &off, &out),
+			 -EBADMSG);
+	/* the bounds */
+	assert_int_equal(ibp_oob_batch_header(buf, IBP_OOB_BATCH_MIN - 1), -EBADMSG);
+	assert_int_equal(ibp_oob_batch_header(buf, IBP_OOB_BATCH_MAX + 1), -EBADMSG);
+	assert_int_equal(ibp_oob_batch_header(buf, IBP_OOB_BATCH_MAX), 0);
+}
 
 static void test_oob_send_recv_socketpair_ok(void **state)
 {
@@ -1250,6 +1307,7 @@ int main(void)
 	    cmocka_unit_test(test_oob_variable_length_bounds_and_exact_consumption),
 	    cmocka_unit_test(test_oob_bad_fingerprint_refused_by_check_and_codec),
 	    cmocka_unit_test(test_oob_fpsum_compact_and_broken_bare),
+	    cmocka_unit_test(test_oob_batch_frames_in_order_others_refused),
 	    cmocka_unit_test(test_oob_send_recv_socketpair_ok),
 	    cmocka_unit_test(test_oob_recv_stalled_peer_timeout_on_deadline),
 	    cmocka_unit_test(test_oob_recv_eof_mid_frame_connreset),

@@ -234,6 +234,64 @@ static void test_seal_truncated_overlong_wrong_type_refused(void **state)
 	assert_int_equal(ibp_seal_decode(&c, buf, (size_t)n, &out), -EINVAL);
 }
 
+/*
+ * A BATCH (protocol 21): one tag over every rail's CTRL frame of a step,
+ * checked before any of them is read; one sequence number; a flipped bit
+ * anywhere, a replay, or a frame in it that is not a CTRL one refused.
+ */
+static void test_seal_batch_one_tag_every_frame_checked(void **state)
+{
+	struct ibp_seal c, l;
+	struct ibp_oob_msg m = {0}, out = {0};
+	uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD], bad[sizeof(buf)];
+	uint8_t md[IBP_SEAL_TAG_LEN];
+	size_t len = 0, off = 0, plen;
+	unsigned type;
+	int n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	for (uint64_t k = 0; k < 8; k++) {
+		m = ctrl(IBP_CTRL_READY, k);
+		n = ibp_oob_encode(&m, buf + IBP_OOB_HDR_LEN + len, IBP_OOB_BATCH_MAX - len);
+		assert_true(n > 0);
+		len += (size_t)n;
+	}
+	n = ibp_seal_encode_batch(&c, buf, len, sizeof(buf));
+	assert_int_equal(n, (int)(IBP_OOB_HDR_LEN + len + IBP_SEAL_OVERHEAD));
+	assert_int_equal(c.tx_seq, 1);
+	openssl_tag(c.tx_key, buf, (size_t)n - IBP_SEAL_TAG_LEN, md);
+	assert_memory_equal(md, buf + n - IBP_SEAL_TAG_LEN, IBP_SEAL_TAG_LEN);
+	assert_int_equal(ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen), 0);
+	assert_int_equal(type, IBP_OOB_BATCH);
+	/* every bit: refused before a frame of it is looked at */
+	for (int i = IBP_OOB_HDR_LEN; i < n; i += 7) {
+		memcpy(bad, buf, (size_t)n);
+		bad[i] ^= 0x10;
+		assert_int_equal(ibp_seal_decode(&l, bad, (size_t)n, &out), -EKEYREJECTED);
+	}
+	assert_int_equal(l.rx_seq, 0);
+	/* authentic: -ENOBUFS with its type, one sequence number, then its frames */
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -ENOBUFS);
+	assert_int_equal(out.type, IBP_OOB_BATCH);
+	assert_int_equal(l.rx_seq, 1);
+	for (uint64_t k = 0; k < 8; k++) {
+		assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, &out), 1);
+		assert_int_equal(out.u.ctrl.op, IBP_CTRL_READY);
+		assert_int_equal(out.u.ctrl.a, k);
+	}
+	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, &out), 0);
+	/* replayed */
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EKEYREJECTED);
+	/* no keys, a length out of bounds, no room */
+	assert_int_equal(ibp_seal_encode_batch(&c, buf, IBP_OOB_BATCH_MIN - 1, sizeof(buf)),
+			 -EBADMSG);
+	assert_int_equal(ibp_seal_encode_batch(&c, buf, len, IBP_OOB_HDR_LEN + len), -ENOSPC);
+	assert_int_equal(c.tx_seq, 1);
+	ibp_seal_clear(&c);
+	assert_int_equal(ibp_seal_encode_batch(&c, buf, len, sizeof(buf)), -EINVAL);
+}
+
 /* Replayed, dropped and reordered frames fail on their sequence number. */
 static void test_seal_replay_drop_reorder_refused(void **state)
 {
@@ -641,6 +699,7 @@ int main(void)
 	    cmocka_unit_test(test_seal_authentic_but_malformed_payload_refused),
 	    cmocka_unit_test(test_seal_variable_length_frame_roundtrip_and_refusals),
 	    cmocka_unit_test(test_seal_recv_unsealed_frame_is_auth_failure),
+	    cmocka_unit_test(test_seal_batch_one_tag_every_frame_checked),
 	    cmocka_unit_test(test_seal_recv_wrong_length_for_type_refused_naming_it),
 	    cmocka_unit_test(test_seal_measure_again_sized_and_wrong_length_refused),
 	};
