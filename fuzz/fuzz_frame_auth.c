@@ -13,11 +13,14 @@
  *         the link's key before decoding (seal.c's tag: ChaCha20-Poly1305
  *         over header, payload and sequence number), so the payload
  *         decoder behind the tag sees arbitrary authentic input: it must
- *         never crash, and what it accepts must re-seal to the same bytes.
+ *         never crash, and what it accepts must re-seal to the same bytes;
+ *         an authentic BATCH (-ENOBUFS, protocol 21) has its frames taken
+ *         (ibp_oob_batch_next), each accepted one encoding to its bytes.
  *
  * The decoder is given a place for every type (the large contents are the
  * caller's: struct ibp_oob_msg points at them).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +103,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tag(tx.tx_key, frame, len + IBP_SEAL_SEQ_LEN, frame + len + IBP_SEAL_SEQ_LEN);
 	len += IBP_SEAL_OVERHEAD;
 	rc = ibp_seal_decode(&rx, frame, len, &m);
+	if (rc == -ENOBUFS && m.type == IBP_OOB_BATCH) {
+		size_t off = 0, plen = len - IBP_OOB_HDR_LEN - IBP_SEAL_OVERHEAD;
+		const uint8_t *p = frame + IBP_OOB_HDR_LEN;
+
+		if (rx.rx_seq != 1)
+			abort();
+		for (;;) {
+			size_t at = off;
+
+			rc = ibp_oob_batch_next(p, plen, &off, &m);
+			if (rc <= 0)
+				break;
+			if (m.type != IBP_OOB_CTRL || ibp_oob_msg_check(&m) != 0 ||
+			    ibp_oob_encode(&m, again, sizeof(again)) != (int)(off - at) ||
+			    memcmp(again, p + at, off - at) != 0)
+				abort(); /* only CTRL frames, one encoding each */
+		}
+		if (rc < 0 && off > plen)
+			abort();
+		return 0;
+	}
 	if (rc) {
 		if (!same_state(&before, &rx) || !rx.refused[0])
 			abort();

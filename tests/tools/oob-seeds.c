@@ -3,7 +3,7 @@
  * oob-seeds DIR: writes the fuzz seeds of the cross-node test's frames at
  * this build's protocol version (oob.h) into DIR/fuzz_oob_decode/ (one
  * frame of every type: HELLO, ENDPOINT, SUMMARY, CTRL (READY and
- * MEASURE_AGAIN), ERROR, FINGERPRINT, the three FPSUM phases) and DIR/fuzz_frame_auth/ (its first byte the
+ * MEASURE_AGAIN), ERROR, FINGERPRINT, the three FPSUM phases, a BATCH) and DIR/fuzz_frame_auth/ (its first byte the
  * mode: 1 a frame the target seals itself, 0 one sealed here under another
  * link's key, as a relay could replay it: every check up to the tag; every
  * type, HELLO and ERROR as plain frames only, which no seal takes).
@@ -83,6 +83,25 @@ static int frames_auth(const char *name, const struct ibp_oob_msg *m)
 	if (!n)
 		n = ibp_seal_encode(&tx, m, buf, sizeof(buf));
 	return n < 0 || put("fuzz_frame_auth", sealed, 0, buf, (size_t)n);
+}
+
+/*
+ * A BATCH of two CTRL frames (protocol 21) for both targets: its header and
+ * frames as they are (fuzz_oob_decode), and to be sealed (fuzz_frame_auth).
+ */
+static int batch(const struct ibp_oob_msg *a, const struct ibp_oob_msg *b)
+{
+	static uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX];
+	int n1 = ibp_oob_encode(a, buf + IBP_OOB_HDR_LEN, IBP_OOB_BATCH_MAX), n2 = -1;
+
+	if (n1 > 0)
+		n2 = ibp_oob_encode(b, buf + IBP_OOB_HDR_LEN + n1, IBP_OOB_BATCH_MAX - (size_t)n1);
+	if (n2 < 0 || ibp_oob_batch_header(buf, (size_t)(n1 + n2))) {
+		fprintf(stderr, "oob-seeds: batch does not encode\n");
+		return 1;
+	}
+	return put("fuzz_oob_decode", "batch", 0xff, buf, IBP_OOB_HDR_LEN + (size_t)(n1 + n2)) ||
+	       put("fuzz_frame_auth", "batch", 1, buf, IBP_OOB_HDR_LEN + (size_t)(n1 + n2));
 }
 
 int main(int argc, char **argv)
@@ -175,6 +194,7 @@ int main(int argc, char **argv)
 	       frames_auth("fingerprint", &fm) || frames_auth("fpsum_gather", &gm) ||
 	       frames_auth("fpsum_final", &zm) || frames_auth("fpsum_broken", &bm) ||
 	       frames_auth("hello", &hello) || frames_auth("error", &err);
+	bad |= batch(&ctrl, &again); /* BATCH: the frames of a step under one seal */
 	printf("oob-seeds: protocol %u seeds in %s/fuzz_oob_decode and %s/fuzz_frame_auth\n",
 	       ibp_oob_wire_version(), dir, dir);
 	return bad ? 1 : 0;
