@@ -215,6 +215,34 @@ pid_t spank_ib_child_spawn(int (*fn)(void *), void *arg)
 	return pid;
 }
 
+/*
+ * A child of slurmstepd that waits before its exec (the step's watcher,
+ * exec'd only when its first read falls due): a fork, since a child that
+ * waits in slurmstepd's memory would share it with slurmstepd's threads.
+ * The fork copies slurmstepd's page tables (copy-on-write) instead of the
+ * exec's work: the binary's load, its libraries, its start; a step that
+ * ends before then never pays those.  FN runs in the copy with the rules of
+ * spank_ib_child_spawn (async-signal-safe only, ends in execve or _exit);
+ * every signal is blocked across the fork.  The child's PID, or -1 with
+ * errno.
+ */
+pid_t spank_ib_child_fork(int (*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int err;
+
+	sigfillset(&all);
+	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg)); /* FN does not return */
+	err = errno;
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return pid;
+}
+
 /* Between fork and exec (async-signal-safe): every fd from FIRST on closed. */
 void spank_ib_child_close_from(int first)
 {

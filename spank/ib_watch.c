@@ -64,10 +64,12 @@
 #define SPANK_IB_WATCHER "/usr/local/libexec/spank-ib-watch"
 #endif
 
-#define WATCH_ARGS     24
-#define WATCH_ARG_MAX  PATH_MAX
-#define WATCH_PORTS    (IBP_LW_MAX_PORTS * (IBP_DEV_MAX + 5))
-#define STOP_GRACE_MS  1000         /* an action begun (one RPC) may finish */
+#define WATCH_ARGS    24
+#define WATCH_ARG_MAX PATH_MAX
+#define WATCH_PORTS   (IBP_LW_MAX_PORTS * (IBP_DEV_MAX + 5))
+#define STOP_GRACE_MS 1000 /* an action begun (one RPC) may finish */
+/* the watcher is exec'd this long before its first read (deferred: interval > 2x this) */
+#define EXEC_LEAD_MS   100
 #define READ_MAX_BYTES (256 * 1024) /* what the watcher may say in one step */
 
 struct spank_ib_watcher {
@@ -93,8 +95,34 @@ struct child_args {
 	const char *path;
 	pid_t parent;
 	int life_rd, out_wr;
+	int64_t exec_at; /* CLOCK_MONOTONIC ns; 0: at once (spank_ib_child_spawn) */
 	char *const *argv, *const *envp;
 };
+
+/*
+ * In a forked child (spank_ib_child_fork): until EXEC_AT, or false when the
+ * lifeline (fd 0) ended first: the step is over before the first read.
+ */
+static bool wait_exec_at(int64_t exec_at)
+{
+	for (;;) {
+		struct pollfd p = {.fd = 0, .events = POLLIN};
+		struct timespec t;
+		int64_t left;
+		int r;
+
+		if (clock_gettime(CLOCK_MONOTONIC, &t))
+			return true;
+		left = exec_at - ((int64_t)t.tv_sec * IBP_NS_PER_S + t.tv_nsec);
+		if (left <= 0)
+			return true;
+		r = poll(&p, 1, (int)((left + 999999) / 1000000));
+		if (r > 0)
+			return false; /* EOF (or bytes nobody sends): the step ended */
+		if (r < 0 && errno != EINTR)
+			return true;
+	}
+}
 
 /* Runs in slurmstepd's memory (spank_ib_child_spawn): never returns. */
 static int child_exec(void *arg)
@@ -114,6 +142,8 @@ static int child_exec(void *arg)
 	spank_ib_child_close_from(3);
 	if (chdir("/"))
 		_exit(122);
+	if (c->exec_at && !wait_exec_at(c->exec_at))
+		_exit(0); /* said nothing: spank_ib_watch_stop knows it never read */
 	execve(c->path, c->argv, c->envp);
 	_exit(127);
 }
@@ -244,6 +274,7 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	const struct ibp_linkwatch *base;
 	int life[2] = {-1, -1}, out[2] = {-1, -1}, rc = 0;
 	size_t n_ports;
+	int64_t first_read = 0;
 	pid_t pid, self = getpid();
 
 	(void)sp;
@@ -314,6 +345,16 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 		rc |= arg(a, "--slurm-library=%s", lib);
 		rc |= arg(a, "--parent=%d", (int)self);
 		/*
+		 * Its first read is due an interval after now, as ever: the
+		 * watcher is exec'd just before that read, so that a step that
+		 * ends sooner never pays its exec and start (the step-end
+		 * comparison covers such a step alone).
+		 */
+		if (pol->watch_interval_s * 1000 > 2 * EXEC_LEAD_MS) {
+			first_read = ibp_now_ns() + (int64_t)(pol->watch_interval_s * 1e9);
+			rc |= arg(a, "--first-read=%" PRId64, first_read);
+		}
+		/*
 		 * The ports as the plugin read them at the step's start: the
 		 * watcher compares its first read with this one instead of reading
 		 * once more while the step's tasks start (none: it reads its own).
@@ -338,14 +379,17 @@ void spank_ib_watch_start(spank_t sp, struct spank_ib_state *st, struct spank_ib
 	if (pipe2(life, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		goto fail;
 	{
-		struct child_args c = {.path = helper,
-				       .parent = self,
-				       .life_rd = life[0],
-				       .out_wr = out[1],
-				       .argv = a->v,
-				       .envp = envp};
+		struct child_args c = {
+		    .path = helper,
+		    .parent = self,
+		    .life_rd = life[0],
+		    .out_wr = out[1],
+		    .exec_at = first_read ? first_read - EXEC_LEAD_MS * IBP_NS_PER_MS : 0,
+		    .argv = a->v,
+		    .envp = envp};
 
-		pid = spank_ib_child_spawn(child_exec, &c);
+		pid = c.exec_at ? spank_ib_child_fork(child_exec, &c)
+				: spank_ib_child_spawn(child_exec, &c);
 	}
 	if (pid < 0)
 		goto fail;
@@ -563,6 +607,11 @@ void spank_ib_watch_stop(struct spank_ib_state *st)
 	}
 	st->watch_requeue = false;
 	read_lines(st, w);
+	/* exited before its exec, as it does when the step ends before its first read */
+	if (gone && !st->watch_summary[0] && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		snprintf(st->watch_summary, sizeof(st->watch_summary),
+			 "nothing: the step ended before the first read, due %g s in",
+			 w->interval_s);
 	if (st->watch_requeue)
 		requeue_backstop(st, w);
 	spank_ib_watch_free(st);

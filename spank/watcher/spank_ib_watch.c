@@ -537,7 +537,14 @@ int main(int argc, char **argv)
 	}
 	say(&st, "S\t%" PRId64 "\t%zu ports every %g s", now_ns(CLOCK_REALTIME), st.c.n_ports,
 	    st.c.interval_s);
+	/*
+	 * The first read an interval after the step's start: the plugin starts
+	 * the watcher (execs it) only shortly before that read is due and says
+	 * when it is (--first-read), else an interval from now.
+	 */
 	next = now_ns(CLOCK_MONOTONIC);
+	if (st.c.first_read_ns > 0 && st.c.first_read_ns < next + (int64_t)(st.c.interval_s * 1e9))
+		next = st.c.first_read_ns - (int64_t)(st.c.interval_s * 1e9); /* never later */
 	for (;;) {
 		next += (int64_t)(st.c.interval_s * 1e9);
 		if (!wait_tick(&st, next))

@@ -154,6 +154,10 @@ static int parse_arg(struct spank_ib_watch_cfg *c, const char *key, const char *
 		rc = yes_no(v, &c->drain_now);
 	} else if (!strcmp(key, "--reason")) {
 		rc = ibp_drain_reason_clean(v, c->reason, sizeof(c->reason));
+	} else if (!strcmp(key, "--first-read")) {
+		/* when its first read is due (CLOCK_MONOTONIC ns): the plugin's step start + interval */
+		rc = parse_u64(v, INT64_MAX, &u);
+		c->first_read_ns = (int64_t)u;
 	} else if (!strcmp(key, "--parent")) {
 		rc = parse_u64(v, 1u << 30, &u);
 		c->parent = (pid_t)u;

@@ -45,6 +45,7 @@ struct spank_ib_watch_cfg {
 	bool drain_now;
 	char reason[IBP_DRAIN_REASON_MAX]; /* --drain-now: ibp_drain_reason_clean's */
 	pid_t parent;
+	int64_t first_read_ns; /* CLOCK_MONOTONIC; 0: an interval after its start (--first-read) */
 };
 
 /*

@@ -193,6 +193,26 @@ static void test_watch_baseline(void **state)
 	assert_non_null(strstr(err, "--baseline"));
 }
 
+/* When the first read is due (the plugin execs the watcher just before it). */
+static void test_watch_first_read(void **state)
+{
+	(void)state;
+	assert_int_equal(parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1", "--parent=77")),
+			 0);
+	assert_int_equal(c.first_read_ns, 0); /* none: an interval after its start */
+	assert_int_equal(parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1", "--parent=77",
+				    "--first-read=123456789012")),
+			 0);
+	assert_int_equal(c.first_read_ns, 123456789012LL);
+	assert_int_equal(parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1", "--parent=77",
+				    "--first-read=-5")),
+			 -EINVAL);
+	assert_non_null(strstr(err, "--first-read"));
+	assert_int_equal(parse(ARGV("--host=n1", "--root=/", "--ports=mlx5_0:1", "--parent=77",
+				    "--first-read=99999999999999999999")),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +222,7 @@ int main(void)
 	    cmocka_unit_test(test_node_is_one_name),
 	    cmocka_unit_test(test_watch_and_requeue_now),
 	    cmocka_unit_test(test_watch_baseline),
+	    cmocka_unit_test(test_watch_first_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
