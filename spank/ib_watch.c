@@ -33,9 +33,11 @@
  * at every poll.  It is killed through a pidfd, so a PID reused after
  * slurmstepd's own wait reaped it is never hit.
  *
- * Between its start and exec the child calls only async-signal-safe functions:
- * slurmstepd has threads, and the child runs in its memory (spank_ib_child_spawn).
- * Everything it needs is built before.
+ * The watcher is exec'd just before its first read (an interval after the
+ * step's start): a forked child waits on the lifeline until then
+ * (spank_ib_child_fork), and leaves without exec when the step ends first.
+ * Between its start and exec the child calls only async-signal-safe
+ * functions: slurmstepd has threads.  Everything it needs is built before.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -220,6 +220,7 @@ newjob
 cl_srun -N1 -w n1 --ib-affinity sh -c "$TASK" "$OUT" 3 >"$OUT/nocheck.out" 2>&1 &
 spid=$!
 for i in $(seq 1 100); do [ -e "$OUT/started.0" ] && break; sleep 0.1; done
+sleep 1.5 # past the first read's time (watch_interval=1): a watcher would be exec'd by now
 seen=$(cluster_watchers)
 wait $spid
 newjob
@@ -232,6 +233,19 @@ if [ -z "$seen" ] && [ "$(wc -w <<<"$seen2")" -eq 1 ]; then
 	tap_ok "a step without health checks starts no watcher (--ib-affinity alone); with --ib-check one per node"
 else
 	tap_fail "no watcher without checks" "without: '$seen' with: '$seen2'"
+fi
+# A step that ends before the first read (1 s in) never execs the watcher: its child leaves.
+newjob
+from=$(($(wc -l <"$CL_LOG/slurmd.n1.log") + 1))
+cl_srun -N1 -w n1 --ib-check true >"$OUT/short.out" 2>&1
+rc=$?
+for i in $(seq 1 50); do tail -n +"$from" "$CL_LOG/slurmd.n1.log" | grep -q "step end after" && break; sleep 0.1; done
+said=$(tail -n +"$from" "$CL_LOG/slurmd.n1.log" | grep "step end after")
+if [ "$rc" -eq 0 ] && [[ "$said" == *"(watched nothing: the step ended before the first read, due 1 s in)"* ]] &&
+	[ -z "$(cluster_watchers)" ]; then
+	tap_ok "a step shorter than watch_interval= never execs its watcher (slurmd's log: watched nothing)"
+else
+	tap_fail "a short step's watcher" "rc=$rc; slurmd.n1: ${said:-nothing}; watchers: $(cluster_watchers)"
 fi
 newjob
 cl_srun -N1 -w n2 --ib-check sh -c "$TASK" "$OUT" 60 >"$OUT/kill.out" 2>&1 &
