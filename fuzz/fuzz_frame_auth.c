@@ -15,7 +15,9 @@
  *         decoder behind the tag sees arbitrary authentic input: it must
  *         never crash, and what it accepts must re-seal to the same bytes;
  *         an authentic BATCH (-ENOBUFS, protocol 21) has its frames taken
- *         (ibp_oob_batch_next), each accepted one encoding to its bytes.
+ *         (ibp_oob_batch_next), each accepted one an ENDPOINT or CTRL
+ *         frame encoding to its bytes, taken by a reader of its type and
+ *         refused by a reader of the other.
  *
  * The decoder is given a place for every type (the large contents are the
  * caller's: struct ibp_oob_msg points at them).
@@ -112,13 +114,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (;;) {
 			size_t at = off;
 
-			rc = ibp_oob_batch_next(p, plen, &off, &m);
+			size_t one = at, other = at;
+			unsigned bit;
+
+			rc = ibp_oob_batch_next(p, plen, &off, IBP_OOB_BATCH_TYPES, &m);
 			if (rc <= 0)
 				break;
-			if (m.type != IBP_OOB_CTRL || ibp_oob_msg_check(&m) != 0 ||
+			if ((m.type != IBP_OOB_CTRL && m.type != IBP_OOB_ENDPOINT) ||
+			    ibp_oob_msg_check(&m) != 0 ||
 			    ibp_oob_encode(&m, again, sizeof(again)) != (int)(off - at) ||
 			    memcmp(again, p + at, off - at) != 0)
-				abort(); /* only CTRL frames, one encoding each */
+				abort(); /* only ENDPOINT and CTRL frames, one encoding each */
+			/* the reader's types: its own taken, the other's refused in place */
+			bit = IBP_OOB_TYPE_BIT(m.type);
+			if (ibp_oob_batch_next(p, plen, &one, bit, &m) != 1 || one != off ||
+			    ibp_oob_batch_next(p, plen, &other, IBP_OOB_BATCH_TYPES & ~bit, &m) !=
+				-EBADMSG ||
+			    other != at)
+				abort();
 		}
 		if (rc < 0 && off > plen)
 			abort();

@@ -530,7 +530,11 @@ int ibp_oob_batch_header(uint8_t *buf, size_t payload_len)
 	return 0;
 }
 
-int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, struct ibp_oob_msg *m)
+/* Every frame a batch may carry fits one. */
+_Static_assert(IBP_OOB_HDR_LEN + IBP_OOB_ENDPOINT_MAX <= IBP_OOB_BATCH_MAX, "an ENDPOINT fits");
+
+int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, unsigned types,
+		       struct ibp_oob_msg *m)
 {
 	unsigned type;
 	size_t plen;
@@ -538,7 +542,8 @@ int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, struct i
 	if (*off == len)
 		return 0;
 	if (*off > len || ibp_oob_decode_header(payload + *off, len - *off, &type, &plen) ||
-	    type != IBP_OOB_CTRL || plen > len - *off - IBP_OOB_HDR_LEN)
+	    !(IBP_OOB_TYPE_BIT(type) & types & IBP_OOB_BATCH_TYPES) ||
+	    plen > len - *off - IBP_OOB_HDR_LEN)
 		return -EBADMSG;
 	if (ibp_oob_decode(payload + *off, IBP_OOB_HDR_LEN + plen, m) < 0)
 		return -EBADMSG;

@@ -6,7 +6,7 @@
  * one thread each (a crew), in phases every rail goes through together:
  *
  *   endpoints   each side sends one ENDPOINT per rail (an ABORT for a rail
- *               it could not open), then reads the peer's
+ *               it could not open), all in one BATCH, then reads the peer's
  *   connect     every rail's data path (the crew)
  *   ready       each side says READY or ABORT per rail (the sender adds
  *               PATTERN_SENT); a rail goes on only when both said READY
@@ -16,11 +16,11 @@
  *   round trips the same with LAT_RESULT
  *   verdict     the sender's VERDICT for every rail
  *
- * After each phase both sides send one frame per rail still on and read
- * the peer's: the same frames in the same order, so both always agree
- * which rails go on, with no rail tag on the wire.  A rail whose step
- * fails stops there; its peer's sealed reason, when it gave one, is the
- * one kept.  Each phase's data path steps end by half of what is left of
+ * After each phase both sides send one frame per rail still on, in one
+ * sealed BATCH (chan_hold), and read the peer's: the same frames in the
+ * same order, so both always agree which rails go on, with no rail tag on
+ * the wire.  A rail whose step fails stops there; its peer's sealed
+ * reason, when it gave one, is the one kept.  Each phase's data path steps end by half of what is left of
  * the round, so a dead rail holds the others back at most that long.
  *
  * After the two HELLOs every frame on a channel is sealed (seal.h):
@@ -213,21 +213,15 @@ struct chan {
 	struct rail r[IBP_RDMATEST_MAX_RAILS];
 	struct crew *crew;
 	/*
-	 * Frames held while every rail's word of a step is sealed, written in
-	 * one go (chan_hold, chan_flush): the same bytes in the same order as
-	 * a write each, without a system call and a loopback or network
-	 * segment per rail and frame.
+	 * Every rail's word of a step (its ENDPOINT or CTRL frame) held for
+	 * one BATCH (chan_hold, chan_flush; protocol 21, ENDPOINTs since 22):
+	 * encoded unsealed after room for its header, sealed once and written
+	 * at chan_flush: one tag, one system call and one loopback or network
+	 * segment for every rail instead of one each.
 	 */
 	bool held;
-	/*
-	 * Holding CTRL frames for one BATCH (protocol 21): encoded unsealed
-	 * after room for its header, sealed once at chan_flush (one tag for
-	 * every rail's frame instead of one each).  Otherwise the held frames
-	 * are sealed one by one (the ENDPOINTs).
-	 */
-	bool batch;
 	size_t held_len;
-	uint8_t held_buf[4096];
+	uint8_t held_buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD];
 	/*
 	 * The peer's whole ENDPOINT and CTRL frames, read ahead in one recv
 	 * (chan_take): the peer writes every rail's word of a step at once,
@@ -242,40 +236,31 @@ struct chan {
 	size_t bt_off, bt_len;
 };
 
-_Static_assert(IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD <= 4096,
-	       "a batch fits the held frames' buffer");
 _Static_assert(IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD <= 8192,
 	       "a batch fits the read-ahead buffer");
 
 static void chan_broken(struct chan *c, int rc, const char *what);
 
-/*
- * The frames sealed from now on wait for chan_flush; with BATCH the CTRL
- * frames go out in one sealed BATCH frame.
- */
-static void chan_hold(struct chan *c, bool batch)
+/* The ENDPOINT and CTRL frames sent from now on wait for chan_flush, in one BATCH. */
+static void chan_hold(struct chan *c)
 {
 	c->held = true;
-	c->batch = batch;
 	c->held_len = 0;
 }
 
-/* Writes the held frames (sealing a batch first).  0 or -errno (the connection broke). */
+/* Seals the held frames' BATCH and writes it.  0 or -errno (the connection broke). */
 static int chan_write_held(struct chan *c, int64_t deadline)
 {
 	size_t len = c->held_len;
-	int rc = 0;
+	int rc;
 
 	c->held_len = 0;
 	if (!len)
 		return 0;
-	if (c->batch) {
-		rc = ibp_seal_encode_batch(&c->l0->seal, c->held_buf, len, sizeof(c->held_buf));
-		if (rc < 0)
-			return rc;
-		len = (size_t)rc;
-	}
-	return ibp_oob_write_full(c->fd, c->held_buf, len, deadline);
+	rc = ibp_seal_encode_batch(&c->l0->seal, c->held_buf, len, sizeof(c->held_buf));
+	if (rc < 0)
+		return rc;
+	return ibp_oob_write_full(c->fd, c->held_buf, (size_t)rc, deadline);
 }
 
 static int chan_flush(struct chan *c)
@@ -341,16 +326,15 @@ static int chan_send(struct chan *c, const struct ibp_oob_msg *m)
 
 	if (c->broken)
 		return c->broken;
-	if (c->held && c->batch && m->type == IBP_OOB_CTRL) {
-		if (c->held_len + IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN > IBP_OOB_BATCH_MAX) {
-			rc = chan_write_held(c, c->deadline); /* full: the next batch */
-			if (rc) {
-				chan_broken(c, rc, "control");
-				return rc;
-			}
-		}
+	if (c->held && (IBP_OOB_TYPE_BIT(m->type) & IBP_OOB_BATCH_TYPES)) {
 		rc = ibp_oob_encode(m, c->held_buf + IBP_OOB_HDR_LEN + c->held_len,
 				    IBP_OOB_BATCH_MAX - c->held_len);
+		if (rc == -ENOSPC && c->held_len) { /* full: this frame opens the next batch */
+			rc = chan_write_held(c, c->deadline);
+			if (!rc)
+				rc = ibp_oob_encode(m, c->held_buf + IBP_OOB_HDR_LEN,
+						    IBP_OOB_BATCH_MAX);
+		}
 		if (rc < 0) {
 			chan_broken(c, rc, "control");
 			return rc;
@@ -359,24 +343,6 @@ static int chan_send(struct chan *c, const struct ibp_oob_msg *m)
 		return 0;
 	}
 	if (c->held) {
-		size_t max = ibp_seal_frame_max(m->type);
-
-		if (!c->batch && max && max <= sizeof(c->held_buf)) {
-			if (sizeof(c->held_buf) - c->held_len < max) {
-				rc = chan_write_held(c, c->deadline);
-				if (rc) {
-					chan_broken(c, rc, "control");
-					return rc;
-				}
-			}
-			rc = ibp_seal_encode(&c->l0->seal, m, c->held_buf + c->held_len, max);
-			if (rc < 0) {
-				chan_broken(c, rc, "control");
-				return rc;
-			}
-			c->held_len += (size_t)rc;
-			return 0;
-		}
 		rc = chan_write_held(c, c->deadline);
 		if (rc) {
 			chan_broken(c, rc, "control");
@@ -494,8 +460,9 @@ static int chan_read_ahead(struct chan *c)
 /*
  * The peer's next frame as it comes, whole, into rb: 1.  ibp_seal_recv's
  * checks of its header (anything but a sealed frame is -EKEYREJECTED); a
- * frame too long for rb (FINGERPRINT, FPSUM: never a channel's) is read
- * through the heap and decoded into M as ibp_seal_recv would (its results).
+ * frame too long for rb (a FINGERPRINT or FPSUM before the endpoints, at
+ * its longest) is read through the heap and decoded into M as
+ * ibp_seal_recv would (its results).
  */
 static int chan_read_one(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
 {
@@ -539,31 +506,53 @@ static int chan_read_one(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg 
 	return 1;
 }
 
-/* The next frame of the peer's BATCH into M: 0, 1 at its end, or -EKEYREJECTED. */
-static int chan_batch_next(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
+/*
+ * The next frame of the peer's BATCH into M, one of TYPES (IBP_OOB_TYPE_BIT:
+ * what this step reads): 0, 1 at its end, or -EKEYREJECTED (the batch is
+ * no use: the link fails closed, as for a bad tag).
+ */
+static int chan_batch_next(struct chan *c, struct ibp_seal *s, unsigned types,
+			   struct ibp_oob_msg *m)
 {
-	int rc = ibp_oob_batch_next(c->bt, c->bt_len, &c->bt_off, m);
+	int rc = ibp_oob_batch_next(c->bt, c->bt_len, &c->bt_off, types, m);
+	unsigned type;
+	size_t plen;
 
 	if (rc == 1)
 		return 0;
-	c->bt = NULL;
-	if (rc == 0)
+	if (rc == 0) {
+		c->bt = NULL;
 		return 1;
-	ibp_rt_setf(
-	    s->refused, sizeof(s->refused),
-	    "BATCH frame, authentic, with a frame that is not a CTRL one or does not decode");
+	}
+	/* the frame refused is at bt_off */
+	if (!ibp_oob_decode_header(c->bt + c->bt_off, c->bt_len - c->bt_off, &type, &plen) &&
+	    !(IBP_OOB_TYPE_BIT(type) & types))
+		ibp_rt_setf(s->refused, sizeof(s->refused),
+			    "BATCH frame, authentic, with a %s frame where %s belongs",
+			    ibp_oob_type_name(type),
+			    types & IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT) ? "an ENDPOINT or CTRL"
+								       : "a CTRL");
+	else
+		ibp_rt_setf(
+		    s->refused, sizeof(s->refused),
+		    "BATCH frame, authentic, with a frame cut short or that does not decode");
+	c->bt = NULL;
 	return -EKEYREJECTED;
 }
 
-/* The peer's next sealed frame into M (ibp_seal_recv's results), read ahead when it can be. */
-static int chan_take(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
+/*
+ * The peer's next sealed frame into M (ibp_seal_recv's results), read ahead
+ * when it can be; a BATCH's frames one by one, each of TYPES (the types
+ * this step reads, chan_batch_next).
+ */
+static int chan_take(struct chan *c, struct ibp_seal *s, unsigned types, struct ibp_oob_msg *m)
 {
 	unsigned type;
 	size_t plen, len;
 	int rc;
 
 	if (c->bt) {
-		rc = chan_batch_next(c, s, m);
+		rc = chan_batch_next(c, s, types, m);
 		if (rc <= 0)
 			return rc;
 	}
@@ -587,7 +576,7 @@ static int chan_take(struct chan *c, struct ibp_seal *s, struct ibp_oob_msg *m)
 		c->bt = c->rb + c->rb_off - len + IBP_OOB_HDR_LEN;
 		c->bt_len = plen;
 		c->bt_off = 0;
-		rc = chan_batch_next(c, s, m);
+		rc = chan_batch_next(c, s, types, m);
 		if (rc == 1) /* BATCH's minimum holds one frame: never empty */
 			rc = -EKEYREJECTED;
 	}
@@ -606,7 +595,7 @@ static int chan_recv(struct chan *c, size_t k, uint8_t op, struct ibp_oob_ctrl *
 
 	if (c->broken)
 		return c->broken;
-	rc = chan_take(c, &c->l0->seal, &m);
+	rc = chan_take(c, &c->l0->seal, IBP_OOB_TYPE_BIT(IBP_OOB_CTRL), &m);
 	if (rc && rc != -ENOBUFS) {
 		chan_broken(c, rc, "waiting for the peer");
 		return rc;
@@ -746,27 +735,32 @@ static int take_endpoint(struct chan *c, size_t k, const struct ibp_oob_msg *the
 	return 0;
 }
 
+/* What the endpoint exchange reads in a BATCH: a rail's ENDPOINT, or its ABORT. */
+#define ENDPOINT_TYPES (IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT) | IBP_OOB_TYPE_BIT(IBP_OOB_CTRL))
+
 /*
- * What comes before the peer's endpoint, THEIRS the frame after them: a
- * leaf child's sum (into the ring's slot for it, if it takes one) and a
- * small step's fingerprint (kept if this node compares them).  A frame of
- * a type that has no place here is read and left (-ENOBUFS).
+ * What comes before the peer's endpoints, THEIRS the frame after them (rail
+ * 0's, the first of their BATCH): a leaf child's sum (into the ring's slot
+ * for it, if it takes one) and a small step's fingerprint (kept if this
+ * node compares them).  A frame of a type that has no place here is read
+ * and left (-ENOBUFS).
  */
-static int recv_before_endpoint(struct ibp_rt_links *t, struct ibp_rt_link *l, int fd,
-				struct ibp_oob_msg *theirs, int64_t deadline)
+static int recv_before_endpoint(struct chan *c, struct ibp_oob_msg *theirs)
 {
+	struct ibp_rt_links *t = c->t;
+	struct ibp_rt_link *l = c->l0;
 	bool early = ibp_rt_fp_early(t->fps, l);
 	struct ibp_fp *fp = early ? malloc(sizeof(*fp)) : NULL;
 	int rc;
 
 	theirs->fpsum = ibp_rt_ring_link_inbox(t->ring, l);
 	theirs->fingerprint = fp;
-	rc = ibp_seal_recv(fd, &l->seal, theirs, deadline);
+	rc = chan_take(c, &l->seal, ENDPOINT_TYPES, theirs);
 	theirs->fpsum = NULL; /* one sum frame at most */
 	/* a leaf child's sum, before its endpoint (or a sum the ring takes none of) */
 	if ((!rc || rc == -ENOBUFS) && theirs->type == IBP_OOB_FPSUM) {
 		ibp_rt_ring_link_frame(t->ring, l, rc == 0);
-		rc = ibp_seal_recv(fd, &l->seal, theirs, deadline);
+		rc = chan_take(c, &l->seal, ENDPOINT_TYPES, theirs);
 	}
 	if ((!rc || rc == -ENOBUFS) && theirs->type == IBP_OOB_FINGERPRINT) { /* a small step's */
 		if (!rc && early) {
@@ -775,7 +769,7 @@ static int recv_before_endpoint(struct ibp_rt_links *t, struct ibp_rt_link *l, i
 			pthread_mutex_unlock(&t->x->mu);
 		}
 		theirs->fingerprint = NULL;
-		rc = ibp_seal_recv(fd, &l->seal, theirs, deadline);
+		rc = chan_take(c, &l->seal, ENDPOINT_TYPES, theirs);
 	}
 	theirs->fingerprint = NULL;
 	free(fp);
@@ -808,14 +802,14 @@ static int endpoints(struct chan *c, bool *fp_here)
 		*fp_here = true;
 		rc = ibp_seal_send(c->fd, &l->seal, fp, c->deadline);
 	}
-	chan_hold(c, false);
+	chan_hold(c); /* every rail's ENDPOINT (or ABORT) under one tag */
 	for (size_t k = 0; !rc && k < c->p; k++)
 		rc = send_endpoint(c, k);
 	if (!rc)
 		rc = chan_flush(c);
 	c->held = false;
 	if (!rc)
-		rc = recv_before_endpoint(t, l, c->fd, &theirs, c->deadline);
+		rc = recv_before_endpoint(c, &theirs);
 	/*
 	 * The listener's end, and the connector closed before its first
 	 * frame: it gave up waiting for the HELLO reply (a slow munged) and
@@ -832,7 +826,7 @@ static int endpoints(struct chan *c, bool *fp_here)
 		chan_broken(c, rc, "endpoint exchange");
 	for (size_t k = 0; !rc && k < c->p; k++) {
 		if (k)
-			rc = chan_take(c, &l->seal, &theirs);
+			rc = chan_take(c, &l->seal, ENDPOINT_TYPES, &theirs);
 		if (rc == -ENOBUFS) /* a frame of another type: refused as no endpoint below */
 			rc = 0;
 		if (rc) {
@@ -1079,7 +1073,7 @@ static int say(struct chan *c, size_t k, uint8_t op)
 static void exchange(struct chan *c, const bool *in, uint8_t op, const char *what,
 		     struct ibp_oob_ctrl *peer)
 {
-	chan_hold(c, true);
+	chan_hold(c);
 	for (size_t k = 0; k < c->p && !c->broken; k++)
 		if (in[k] && say(c, k, op))
 			break;
@@ -1274,7 +1268,7 @@ static void verdicts(struct chan *c, const bool *on1)
 	char rate[32];
 
 	if (c->out) {
-		chan_hold(c, true);
+		chan_hold(c);
 		for (size_t k = 0; k < c->p && !c->broken; k++)
 			if (on1[k] &&
 			    chan_ctrl(c, IBP_CTRL_VERDICT, 0, (uint64_t)c->r[k].l->r.status, 0))
@@ -1319,7 +1313,7 @@ static bool again(struct chan *c, bool *want, unsigned n, int64_t t0)
 
 	rails_on(c, want, in);
 	if (c->out)
-		chan_hold(c, true);
+		chan_hold(c);
 	for (size_t k = 0; k < c->p && !c->broken; k++) {
 		want[k] = false;
 		if (!in[k])

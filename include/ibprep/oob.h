@@ -67,8 +67,9 @@
  * 20: no FIN on those datagram rails: the receiver's exchange ends at its REPLY (a 19
  *     receiver would wait for the FIN), a HELLO sent again answered until the next CTRL
  * 21: BATCH: a link's CTRL frames of one step, every rail's, under one seal
+ * 22: a link's ENDPOINT frames, every rail's, in one BATCH too
  */
-#define IBP_OOB_VERSION 21
+#define IBP_OOB_VERSION 22
 #define IBP_OOB_HDR_LEN 12
 
 #define IBP_OOB_CRED_MAX   640 /* a munge credential for our payload is ~250 chars */
@@ -88,7 +89,8 @@ enum ibp_oob_type {
 	IBP_OOB_FINGERPRINT =
 	    6,             /* what the sender brings to the step (fingerprint.h), rail 0 only */
 	IBP_OOB_FPSUM = 7, /* the step-wide fingerprint sum: its own connections, a leaf's link */
-	IBP_OOB_BATCH = 8, /* CTRL frames of one step, every rail's, under one seal (below) */
+	IBP_OOB_BATCH =
+	    8, /* a step's ENDPOINT or CTRL frames, every rail's, under one seal (below) */
 };
 
 /* Outcome of one directed link: on the wire in SUMMARY, and in results. */
@@ -374,22 +376,29 @@ int ibp_oob_decode_header(const uint8_t *buf, size_t len, unsigned *type, size_t
 int ibp_oob_decode(const uint8_t *buf, size_t len, struct ibp_oob_msg *m);
 
 /*
- * BATCH (protocol 21): a link's CTRL frames of one step, every rail's, in
- * one sealed frame (one MAC instead of one per rail, seal.h): its payload
- * is those frames one after the other, each as ibp_oob_encode writes it
- * (header and payload, no seal of its own), IBP_OOB_BATCH_MIN to _MAX
- * bytes.  Nothing else travels in a batch.
+ * BATCH (protocol 21; ENDPOINT frames since 22): a link's frames of one
+ * step, every rail's, in one sealed frame (one MAC instead of one per
+ * rail, seal.h): its payload is those frames one after the other, each as
+ * ibp_oob_encode writes it (header and payload, no seal of its own),
+ * IBP_OOB_BATCH_MIN to _MAX bytes.  Only ENDPOINT and CTRL frames travel
+ * in a batch (IBP_OOB_BATCH_TYPES), and of those only the types its reader
+ * expects at that step.
  *
  * ibp_oob_batch_header writes the header of a BATCH whose PAYLOAD_LEN bytes
  * of frames follow it at BUF + IBP_OOB_HDR_LEN: 0, or -EBADMSG (a length
  * outside the type's bounds).  ibp_oob_batch_next decodes the frame at
  * *OFF of a batch's payload (PAYLOAD, LEN bytes; *OFF 0 for the first)
  * into M and moves *OFF past it: 1, 0 at the payload's end, or -EBADMSG
- * (not a CTRL frame, cut short, or one that does not decode: the batch is
- * then no use).  Only for a batch whose MAC was checked (seal.h).
+ * (a frame whose type is not in TYPES & IBP_OOB_BATCH_TYPES, cut short, or
+ * one that does not decode: the batch is then no use; *OFF is left at that
+ * frame).  TYPES: IBP_OOB_TYPE_BIT of each type the caller takes here.
+ * Only for a batch whose MAC was checked (seal.h).
  */
+#define IBP_OOB_TYPE_BIT(type) (1u << (type))
+#define IBP_OOB_BATCH_TYPES    (IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT) | IBP_OOB_TYPE_BIT(IBP_OOB_CTRL))
 int ibp_oob_batch_header(uint8_t *buf, size_t payload_len);
-int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, struct ibp_oob_msg *m);
+int ibp_oob_batch_next(const uint8_t *payload, size_t len, size_t *off, unsigned types,
+		       struct ibp_oob_msg *m);
 
 /* Makes M an all-zero message of TYPE, with no content pointer. */
 void ibp_oob_msg_clear(struct ibp_oob_msg *m, unsigned type);

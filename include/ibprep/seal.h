@@ -112,10 +112,10 @@ size_t ibp_seal_frame_max(unsigned type);
 int ibp_seal_encode(struct ibp_seal *s, const struct ibp_oob_msg *m, uint8_t *buf, size_t len);
 
 /*
- * Seals a BATCH (oob.h) whose PAYLOAD_LEN bytes of CTRL frames the caller
- * encoded at BUF + IBP_OOB_HDR_LEN: writes its header before them, its
- * sequence number and tag after (BUF holds LEN bytes).  One tag for every
- * rail's frame of a step.  Frame length, -EBADMSG (a length outside
+ * Seals a BATCH (oob.h) whose PAYLOAD_LEN bytes of ENDPOINT or CTRL frames
+ * the caller encoded at BUF + IBP_OOB_HDR_LEN: writes its header before
+ * them, its sequence number and tag after (BUF holds LEN bytes).  One tag
+ * for every rail's frame of a step.  Frame length, -EBADMSG (a length outside
  * BATCH's bounds), -ENOSPC, -EINVAL (S not ready), -EIO.  The receiver
  * takes it with ibp_seal_decode (-ENOBUFS, type BATCH, once its tag and
  * sequence number checked), then its frames with ibp_oob_batch_next.

@@ -3,7 +3,8 @@
  * oob-seeds DIR: writes the fuzz seeds of the cross-node test's frames at
  * this build's protocol version (oob.h) into DIR/fuzz_oob_decode/ (one
  * frame of every type: HELLO, ENDPOINT, SUMMARY, CTRL (READY and
- * MEASURE_AGAIN), ERROR, FINGERPRINT, the three FPSUM phases, a BATCH) and DIR/fuzz_frame_auth/ (its first byte the
+ * MEASURE_AGAIN), ERROR, FINGERPRINT, the three FPSUM phases, BATCHes of
+ * CTRL and of ENDPOINT frames) and DIR/fuzz_frame_auth/ (its first byte the
  * mode: 1 a frame the target seals itself, 0 one sealed here under another
  * link's key, as a relay could replay it: every check up to the tag; every
  * type, HELLO and ERROR as plain frames only, which no seal takes).
@@ -86,10 +87,11 @@ static int frames_auth(const char *name, const struct ibp_oob_msg *m)
 }
 
 /*
- * A BATCH of two CTRL frames (protocol 21) for both targets: its header and
- * frames as they are (fuzz_oob_decode), and to be sealed (fuzz_frame_auth).
+ * A BATCH NAME of two frames (CTRL ones since protocol 21, ENDPOINT ones
+ * since 22) for both targets: its header and frames as they are
+ * (fuzz_oob_decode), and to be sealed (fuzz_frame_auth).
  */
-static int batch(const struct ibp_oob_msg *a, const struct ibp_oob_msg *b)
+static int batch(const char *name, const struct ibp_oob_msg *a, const struct ibp_oob_msg *b)
 {
 	static uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX];
 	int n1 = ibp_oob_encode(a, buf + IBP_OOB_HDR_LEN, IBP_OOB_BATCH_MAX), n2 = -1;
@@ -97,11 +99,11 @@ static int batch(const struct ibp_oob_msg *a, const struct ibp_oob_msg *b)
 	if (n1 > 0)
 		n2 = ibp_oob_encode(b, buf + IBP_OOB_HDR_LEN + n1, IBP_OOB_BATCH_MAX - (size_t)n1);
 	if (n2 < 0 || ibp_oob_batch_header(buf, (size_t)(n1 + n2))) {
-		fprintf(stderr, "oob-seeds: batch does not encode\n");
+		fprintf(stderr, "oob-seeds: %s does not encode\n", name);
 		return 1;
 	}
-	return put("fuzz_oob_decode", "batch", 0xff, buf, IBP_OOB_HDR_LEN + (size_t)(n1 + n2)) ||
-	       put("fuzz_frame_auth", "batch", 1, buf, IBP_OOB_HDR_LEN + (size_t)(n1 + n2));
+	return put("fuzz_oob_decode", name, 0xff, buf, IBP_OOB_HDR_LEN + (size_t)(n1 + n2)) ||
+	       put("fuzz_frame_auth", name, 1, buf, IBP_OOB_HDR_LEN + (size_t)(n1 + n2));
 }
 
 int main(int argc, char **argv)
@@ -109,9 +111,9 @@ int main(int argc, char **argv)
 	static struct ibp_oob_summary s;
 	static struct ibp_fp fp;
 	static struct ibp_oob_fpsum sum, final, broken;
-	struct ibp_oob_msg hello = {.type = IBP_OOB_HELLO}, ep = {.type = IBP_OOB_ENDPOINT},
-			   ctrl = {.type = IBP_OOB_CTRL}, again = {.type = IBP_OOB_CTRL},
-			   err = {.type = IBP_OOB_ERROR},
+	struct ibp_oob_msg hello = {.type = IBP_OOB_HELLO}, ep = {.type = IBP_OOB_ENDPOINT}, ep0,
+			   ab = {.type = IBP_OOB_CTRL}, ctrl = {.type = IBP_OOB_CTRL},
+			   again = {.type = IBP_OOB_CTRL}, err = {.type = IBP_OOB_ERROR},
 			   sm = {.type = IBP_OOB_SUMMARY, .summary = &s},
 			   fm = {.type = IBP_OOB_FINGERPRINT, .fingerprint = &fp},
 			   gm = {.type = IBP_OOB_FPSUM, .fpsum = &sum},
@@ -194,7 +196,13 @@ int main(int argc, char **argv)
 	       frames_auth("fingerprint", &fm) || frames_auth("fpsum_gather", &gm) ||
 	       frames_auth("fpsum_final", &zm) || frames_auth("fpsum_broken", &bm) ||
 	       frames_auth("hello", &hello) || frames_auth("error", &err);
-	bad |= batch(&ctrl, &again); /* BATCH: the frames of a step under one seal */
+	/* BATCH: the frames of a step under one seal; the endpoints' with a rail's ABORT */
+	ep0 = ep;
+	ep0.u.endpoint.rail = 0;
+	ab.u.ctrl =
+	    (struct ibp_oob_ctrl){.op = IBP_CTRL_ABORT, .status = -EIO, .a = IBP_LINK_LOCAL};
+	bad |= batch("batch", &ctrl, &again) || batch("batch_endpoints", &ep0, &ep) ||
+	       batch("batch_endpoint_abort", &ep0, &ab);
 	printf("oob-seeds: protocol %u seeds in %s/fuzz_oob_decode and %s/fuzz_frame_auth\n",
 	       ibp_oob_wire_version(), dir, dir);
 	return bad ? 1 : 0;

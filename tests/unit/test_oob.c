@@ -803,6 +803,8 @@ static void test_oob_fpsum_compact_and_broken_bare(void **state)
 
 /* ---- framed I/O ---- */
 
+#define CTRL_ONLY IBP_OOB_TYPE_BIT(IBP_OOB_CTRL)
+
 /*
  * BATCH: its header written at the payload's length within bounds, its
  * CTRL frames taken one by one in order, anything else in it refused; the
@@ -834,29 +836,105 @@ static void test_oob_batch_frames_in_order_others_refused(void **state)
 	    ibp_oob_encode(&(struct ibp_oob_msg){.type = IBP_OOB_BATCH}, buf, sizeof(buf)),
 	    -EBADMSG);
 	for (uint64_t i = 0; i < 3; i++) {
-		assert_int_equal(ibp_oob_batch_next(p, len, &off, &out), 1);
+		assert_int_equal(ibp_oob_batch_next(p, len, &off, CTRL_ONLY, &out), 1);
 		assert_int_equal(out.type, IBP_OOB_CTRL);
 		assert_int_equal(out.u.ctrl.a, 100 + i);
 	}
-	assert_int_equal(ibp_oob_batch_next(p, len, &off, &out), 0);
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, CTRL_ONLY, &out), 0);
 	/* cut short: the last frame does not fit */
 	off = 2 * (IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN);
-	assert_int_equal(ibp_oob_batch_next(p, len - 1, &off, &out), -EBADMSG);
-	/* a frame of another type, a bad op: refused */
+	assert_int_equal(ibp_oob_batch_next(p, len - 1, &off, CTRL_ONLY, &out), -EBADMSG);
+	/* a frame of another type than the reader's, a bad op: refused */
 	n = ibp_oob_encode(&ep, p, sizeof(buf) - IBP_OOB_HDR_LEN);
 	assert_true(n > 0);
 	off = 0;
-	assert_int_equal(ibp_oob_batch_next(p, (size_t)n, &off, &out), -EBADMSG);
+	assert_int_equal(ibp_oob_batch_next(p, (size_t)n, &off, CTRL_ONLY, &out), -EBADMSG);
+	assert_int_equal(off, 0);
 	assert_int_equal(ibp_oob_encode(&in, p, IBP_OOB_BATCH_MAX),
 			 IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN);
 	p[IBP_OOB_HDR_LEN] = IBP_CTRL_OP_COUNT;
 	off = 0;
-	assert_int_equal(ibp_oob_batch_next(p, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN, &off, &out),
-			 -EBADMSG);
+	assert_int_equal(
+	    ibp_oob_batch_next(p, IBP_OOB_HDR_LEN + IBP_OOB_CTRL_LEN, &off, CTRL_ONLY, &out),
+	    -EBADMSG);
 	/* the bounds */
 	assert_int_equal(ibp_oob_batch_header(buf, IBP_OOB_BATCH_MIN - 1), -EBADMSG);
 	assert_int_equal(ibp_oob_batch_header(buf, IBP_OOB_BATCH_MAX + 1), -EBADMSG);
 	assert_int_equal(ibp_oob_batch_header(buf, IBP_OOB_BATCH_MAX), 0);
+}
+
+/*
+ * A BATCH of every rail's ENDPOINT (protocol 22), a rail's ABORT among them:
+ * each comes back as it went for a reader of ENDPOINT and CTRL frames; a
+ * reader of CTRL frames alone refuses the first ENDPOINT, one of ENDPOINTs
+ * alone the ABORT; a type no batch carries is refused whatever the reader
+ * asks for, and a reader asking for nothing takes nothing.
+ */
+static void test_oob_batch_endpoints_roundtrip_reader_types(void **state)
+{
+	struct ibp_oob_msg in[IBP_OOB_MAX_RAILS], out = dest(), sm = summary();
+	uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX], *p = buf + IBP_OOB_HDR_LEN;
+	const unsigned both = IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT) | CTRL_ONLY;
+	size_t len = 0, off = 0, plen, at[IBP_OOB_MAX_RAILS];
+	unsigned type;
+	int n;
+
+	(void)state;
+	for (uint16_t k = 0; k < IBP_OOB_MAX_RAILS; k++) {
+		in[k] = endpoint();
+		in[k].u.endpoint.rail = k;
+		in[k].u.endpoint.ep.qpn = 0x1000u + k;
+		snprintf(in[k].u.endpoint.device, sizeof(in[k].u.endpoint.device), "mlx5_%u", k);
+		if (k == 5) { /* a rail that could not open: its ABORT in its place */
+			ibp_oob_msg_clear(&in[k], IBP_OOB_CTRL);
+			in[k].u.ctrl.op = IBP_CTRL_ABORT;
+			in[k].u.ctrl.status = -ENOMEM;
+			in[k].u.ctrl.a = IBP_LINK_LOCAL;
+		}
+		at[k] = len;
+		n = ibp_oob_encode(&in[k], p + len, IBP_OOB_BATCH_MAX - len);
+		assert_true(n > 0);
+		len += (size_t)n;
+	}
+	assert_int_equal(ibp_oob_batch_header(buf, len), 0); /* 16 rails fit one batch */
+	assert_int_equal(ibp_oob_decode_header(buf, IBP_OOB_HDR_LEN, &type, &plen), 0);
+	assert_int_equal(type, IBP_OOB_BATCH);
+	assert_int_equal(plen, len);
+	for (size_t k = 0; k < IBP_OOB_MAX_RAILS; k++) {
+		assert_int_equal(ibp_oob_batch_next(p, len, &off, both, &out), 1);
+		assert_int_equal(out.type, in[k].type);
+		if (k == 5) {
+			assert_memory_equal(&out.u.ctrl, &in[k].u.ctrl, sizeof(out.u.ctrl));
+			continue;
+		}
+		assert_int_equal(out.u.endpoint.rail, k);
+		assert_string_equal(out.u.endpoint.device, in[k].u.endpoint.device);
+		assert_string_equal(out.u.endpoint.leaf, "leaf07");
+		assert_memory_equal(&out.u.endpoint.ep, &in[k].u.endpoint.ep,
+				    sizeof(out.u.endpoint.ep));
+	}
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, both, &out), 0);
+	/* the reader's types: refused where the frame is, *OFF left at it */
+	off = 0;
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, CTRL_ONLY, &out), -EBADMSG);
+	assert_int_equal(off, 0);
+	off = at[4];
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT), &out),
+			 1);
+	assert_int_equal(off, at[5]);
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT), &out),
+			 -EBADMSG);
+	assert_int_equal(off, at[5]);
+	off = 0;
+	assert_int_equal(ibp_oob_batch_next(p, len, &off, 0, &out), -EBADMSG);
+	/* a SUMMARY never travels in a batch, whoever asks for one */
+	n = ibp_oob_encode(&sm, p, IBP_OOB_BATCH_MAX);
+	assert_true(n > 0);
+	off = 0;
+	assert_int_equal(
+	    ibp_oob_batch_next(p, (size_t)n, &off, both | IBP_OOB_TYPE_BIT(IBP_OOB_SUMMARY), &out),
+	    -EBADMSG);
+	assert_int_equal(off, 0);
 }
 
 static void test_oob_send_recv_socketpair_ok(void **state)
@@ -1308,6 +1386,7 @@ int main(void)
 	    cmocka_unit_test(test_oob_bad_fingerprint_refused_by_check_and_codec),
 	    cmocka_unit_test(test_oob_fpsum_compact_and_broken_bare),
 	    cmocka_unit_test(test_oob_batch_frames_in_order_others_refused),
+	    cmocka_unit_test(test_oob_batch_endpoints_roundtrip_reader_types),
 	    cmocka_unit_test(test_oob_send_recv_socketpair_ok),
 	    cmocka_unit_test(test_oob_recv_stalled_peer_timeout_on_deadline),
 	    cmocka_unit_test(test_oob_recv_eof_mid_frame_connreset),

@@ -234,6 +234,8 @@ static void test_seal_truncated_overlong_wrong_type_refused(void **state)
 	assert_int_equal(ibp_seal_decode(&c, buf, (size_t)n, &out), -EINVAL);
 }
 
+#define CTRL_ONLY IBP_OOB_TYPE_BIT(IBP_OOB_CTRL)
+
 /*
  * A BATCH (protocol 21): one tag over every rail's CTRL frame of a step,
  * checked before any of them is read; one sequence number; a flipped bit
@@ -276,11 +278,12 @@ static void test_seal_batch_one_tag_every_frame_checked(void **state)
 	assert_int_equal(out.type, IBP_OOB_BATCH);
 	assert_int_equal(l.rx_seq, 1);
 	for (uint64_t k = 0; k < 8; k++) {
-		assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, &out), 1);
+		assert_int_equal(
+		    ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, CTRL_ONLY, &out), 1);
 		assert_int_equal(out.u.ctrl.op, IBP_CTRL_READY);
 		assert_int_equal(out.u.ctrl.a, k);
 	}
-	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, &out), 0);
+	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, CTRL_ONLY, &out), 0);
 	/* replayed */
 	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EKEYREJECTED);
 	/* no keys, a length out of bounds, no room */
@@ -290,6 +293,91 @@ static void test_seal_batch_one_tag_every_frame_checked(void **state)
 	assert_int_equal(c.tx_seq, 1);
 	ibp_seal_clear(&c);
 	assert_int_equal(ibp_seal_encode_batch(&c, buf, len, sizeof(buf)), -EINVAL);
+}
+
+/*
+ * Every rail's ENDPOINT in one BATCH (protocol 22): one tag and one
+ * sequence number for the link's endpoints, checked before any of them is
+ * read (a flipped bit anywhere, a replay refused); behind it each ENDPOINT
+ * as it was sent, for a reader of ENDPOINTs; an authentic batch with a
+ * frame of a type the reader does not take (a CTRL frame where only
+ * ENDPOINTs belong, a SUMMARY anywhere) refused at that frame.
+ */
+static void test_seal_batch_endpoints_one_tag_foreign_type_refused(void **state)
+{
+	const unsigned eps = IBP_OOB_TYPE_BIT(IBP_OOB_ENDPOINT);
+	struct ibp_seal c, l;
+	struct ibp_oob_summary sum = {.node = 7, .nnodes = 8};
+	struct ibp_oob_msg m = {.type = IBP_OOB_ENDPOINT}, out = {.summary = &sum};
+	uint8_t buf[IBP_OOB_HDR_LEN + IBP_OOB_BATCH_MAX + IBP_SEAL_OVERHEAD], bad[sizeof(buf)];
+	size_t len = 0, off = 0, plen;
+	int n;
+
+	(void)state;
+	pair(&c, &l, &link1);
+	for (uint16_t k = 0; k < 8; k++) {
+		m.u.endpoint.rail = k;
+		m.u.endpoint.port = 1;
+		m.u.endpoint.ep.kind = IBP_TX_SOCKET;
+		m.u.endpoint.ep.psn = 40000u + k;
+		snprintf(m.u.endpoint.device, sizeof(m.u.endpoint.device), "mlx5_%u", k);
+		n = ibp_oob_encode(&m, buf + IBP_OOB_HDR_LEN + len, IBP_OOB_BATCH_MAX - len);
+		assert_true(n > 0);
+		len += (size_t)n;
+	}
+	n = ibp_seal_encode_batch(&c, buf, len, sizeof(buf));
+	assert_int_equal(n, (int)(IBP_OOB_HDR_LEN + len + IBP_SEAL_OVERHEAD));
+	assert_int_equal(c.tx_seq, 1); /* one sequence number for eight endpoints */
+	for (int i = 0; i < n; i += 5) {
+		memcpy(bad, buf, (size_t)n);
+		bad[i] ^= 0x01;
+		assert_int_not_equal(ibp_seal_decode(&l, bad, (size_t)n, &out), -ENOBUFS);
+		assert_int_not_equal(ibp_seal_decode(&l, bad, (size_t)n, &out), 0);
+	}
+	assert_int_equal(l.rx_seq, 0);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -ENOBUFS);
+	assert_int_equal(out.type, IBP_OOB_BATCH);
+	assert_int_equal(l.rx_seq, 1);
+	plen = len;
+	for (uint16_t k = 0; k < 8; k++) {
+		char dev[16];
+
+		assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, eps, &out),
+				 1);
+		assert_int_equal(out.type, IBP_OOB_ENDPOINT);
+		assert_int_equal(out.u.endpoint.rail, k);
+		assert_int_equal(out.u.endpoint.ep.psn, 40000u + k);
+		snprintf(dev, sizeof(dev), "mlx5_%u", k);
+		assert_string_equal(out.u.endpoint.device, dev);
+	}
+	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, plen, &off, eps, &out), 0);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -EKEYREJECTED); /* replayed */
+	assert_int_equal(l.rx_seq, 1);
+	/* authentic, a CTRL frame then a SUMMARY behind the first ENDPOINT */
+	len = (size_t)ibp_oob_encode(&m, buf + IBP_OOB_HDR_LEN, IBP_OOB_BATCH_MAX);
+	m = ctrl(IBP_CTRL_READY, 1);
+	n = ibp_oob_encode(&m, buf + IBP_OOB_HDR_LEN + len, IBP_OOB_BATCH_MAX - len);
+	assert_true(n > 0);
+	len += (size_t)n;
+	m = (struct ibp_oob_msg){.type = IBP_OOB_SUMMARY, .summary = &sum};
+	n = ibp_oob_encode(&m, buf + IBP_OOB_HDR_LEN + len, IBP_OOB_BATCH_MAX - len);
+	assert_true(n > 0);
+	len += (size_t)n;
+	n = ibp_seal_encode_batch(&c, buf, len, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(ibp_seal_decode(&l, buf, (size_t)n, &out), -ENOBUFS);
+	off = 0;
+	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, len, &off, eps, &out), 1);
+	plen = off;
+	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, len, &off, eps, &out), -EBADMSG);
+	assert_int_equal(off, plen); /* refused where it is */
+	assert_int_equal(
+	    ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, len, &off, IBP_OOB_BATCH_TYPES, &out), 1);
+	assert_int_equal(out.type, IBP_OOB_CTRL);
+	assert_int_equal(ibp_oob_batch_next(buf + IBP_OOB_HDR_LEN, len, &off,
+					    IBP_OOB_BATCH_TYPES | IBP_OOB_TYPE_BIT(IBP_OOB_SUMMARY),
+					    &out),
+			 -EBADMSG);
 }
 
 /* Replayed, dropped and reordered frames fail on their sequence number. */
@@ -700,6 +788,7 @@ int main(void)
 	    cmocka_unit_test(test_seal_variable_length_frame_roundtrip_and_refusals),
 	    cmocka_unit_test(test_seal_recv_unsealed_frame_is_auth_failure),
 	    cmocka_unit_test(test_seal_batch_one_tag_every_frame_checked),
+	    cmocka_unit_test(test_seal_batch_endpoints_one_tag_foreign_type_refused),
 	    cmocka_unit_test(test_seal_recv_wrong_length_for_type_refused_naming_it),
 	    cmocka_unit_test(test_seal_measure_again_sized_and_wrong_length_refused),
 	};
