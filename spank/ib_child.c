@@ -216,15 +216,19 @@ pid_t spank_ib_child_spawn(int (*fn)(void *), void *arg)
 }
 
 /*
- * A child of slurmstepd that waits before its exec (the step's watcher,
- * exec'd only when its first read falls due): a fork, since a child that
- * waits in slurmstepd's memory would share it with slurmstepd's threads.
- * The fork copies slurmstepd's page tables (copy-on-write) instead of the
+ * Every other child of slurmstepd, the one way to fork one: a child that
+ * waits before its exec (the step's watcher, exec'd only when its first
+ * read falls due), one that changes its ids through libc (the helpers of
+ * spank_ib_helper_start: setresuid signals every thread of the process it
+ * runs in) and one that never execs (the report's writer, ib_userfile.c).
+ * None of them may run in slurmstepd's memory beside its threads.  The
+ * fork copies slurmstepd's page tables (copy-on-write) instead of the
  * exec's work: the binary's load, its libraries, its start; a step that
  * ends before then never pays those.  FN runs in the copy with the rules of
  * spank_ib_child_spawn (async-signal-safe only, ends in execve or _exit);
- * every signal is blocked across the fork.  The child's PID, or -1 with
- * errno.
+ * every signal is blocked across the fork and stays blocked in the child
+ * until FN resets them (spank_ib_child_default_signals) or exits.  The
+ * child's PID, or -1 with errno.
  */
 pid_t spank_ib_child_fork(int (*fn)(void *), void *arg)
 {
@@ -275,24 +279,43 @@ void spank_ib_child_default_signals(void)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* What the child needs, built before the fork. */
+struct child_args {
+	const char *helper;
+	uid_t uid;
+	gid_t gid;
+	/*
+	 * The test's system user (no supplementary group at all, never root);
+	 * else the job's user (its group alone; uid 0 for a root job, without
+	 * capabilities).
+	 */
+	bool system_user;
+	pid_t parent;
+	int plan_rd, res_wr;
+	const int *lfds;
+	size_t nl;
+	char *const *argv, *const *envp;
+};
+
 /*
- * SYSTEM_USER: the test's system user (no supplementary group at all, never
- * root); else the job's user (its group alone; uid 0 for a root job, without
- * capabilities).
+ * Forked with every signal blocked (spank_ib_child_fork): none of
+ * slurmstepd's handlers runs here before spank_ib_child_default_signals.
  */
-__attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, gid_t gid,
-						 bool system_user, pid_t parent, int plan_rd,
-						 int res_wr, const int *lfds, size_t nl,
-						 char *const argv[], char *const envp[])
+static int child_exec(void *arg)
 {
+	const struct child_args *c = arg;
+	const uid_t uid = c->uid;
+	const gid_t gid = c->gid;
+	const bool system_user = c->system_user;
+	const size_t nl = c->nl;
 	int hi_plan, hi_res, hi_null, hi_l[IBP_PIPE_MAX_LISTEN];
 	int base = IBP_PIPE_LISTEN_FD0 + (int)nl + 1;
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 
 	/* Out of the way of 0..3+nl first, then into place. */
-	hi_plan = fcntl(plan_rd, F_DUPFD_CLOEXEC, base);
-	hi_res = fcntl(res_wr, F_DUPFD_CLOEXEC, base);
+	hi_plan = fcntl(c->plan_rd, F_DUPFD_CLOEXEC, base);
+	hi_res = fcntl(c->res_wr, F_DUPFD_CLOEXEC, base);
 	hi_null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (hi_plan < 0 || hi_res < 0 || hi_null < 0)
 		_exit(CHILD_EXIT_SETUP);
@@ -304,7 +327,7 @@ __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, 
 		hi_null = t;
 	}
 	for (size_t i = 0; i < nl; i++) {
-		hi_l[i] = fcntl(lfds[i], F_DUPFD_CLOEXEC, base);
+		hi_l[i] = fcntl(c->lfds[i], F_DUPFD_CLOEXEC, base);
 		if (hi_l[i] < 0)
 			_exit(CHILD_EXIT_SETUP);
 	}
@@ -336,7 +359,7 @@ __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, 
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
 		_exit(CHILD_EXIT_PRCTL);
 	/* slurmstepd gone before PDEATHSIG was armed: nobody would end this child. */
-	if (getppid() != parent)
+	if (getppid() != c->parent)
 		_exit(CHILD_EXIT_PRCTL);
 	if (dup2(hi_plan, 0) != 0 || dup2(hi_res, 1) != 1 || dup2(hi_null, 2) != 2)
 		_exit(CHILD_EXIT_SETUP);
@@ -347,7 +370,7 @@ __attribute__((noreturn)) static void child_exec(const char *helper, uid_t uid, 
 	spank_ib_child_default_signals();
 	if (chdir("/"))
 		_exit(CHILD_EXIT_SETUP);
-	execve(helper, argv, envp);
+	execve(c->helper, c->argv, c->envp);
 	_exit(CHILD_EXIT_EXEC);
 }
 
@@ -501,7 +524,7 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 {
 	static const char *const env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, rc = 0;
-	pid_t pid, parent;
+	pid_t pid;
 
 	memset(hp, 0, sizeof(*hp));
 	hp->out_fd = -1;
@@ -525,17 +548,26 @@ int spank_ib_helper_start(const struct spank_ib_child_spec *spec, char *const ar
 		snprintf(err, errlen, "pipe: %s", strerror(-rc));
 		goto out;
 	}
-	parent = getpid();
-	pid = fork();
+	{
+		struct child_args c = {.helper = spec->helper,
+				       .uid = spec->uid,
+				       .gid = spec->gid,
+				       .system_user = spec->system_user,
+				       .parent = getpid(),
+				       .plan_rd = in_p[0],
+				       .res_wr = out_p[1],
+				       .lfds = spec->listen_fds,
+				       .nl = spec->n_listen_fds,
+				       .argv = argv,
+				       .envp = (char *const *)env};
+
+		pid = spank_ib_child_fork(child_exec, &c);
+	}
 	if (pid < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "fork: %s", strerror(-rc));
 		goto out;
 	}
-	if (pid == 0)
-		child_exec(spec->helper, spec->uid, spec->gid, spec->system_user, parent, in_p[0],
-			   out_p[1], spec->listen_fds, spec->n_listen_fds, argv,
-			   (char *const *)env);
 	hp->pid = pid;
 	hp->pidfd = spank_ib_pidfd_open(pid); /* unreaped: still our child's */
 	close(in_p[0]);

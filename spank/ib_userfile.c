@@ -145,26 +145,52 @@ static int drop_to(uid_t uid, gid_t gid, const gid_t *groups, int n_groups)
 	return UF_OK;
 }
 
+struct writer_args {
+	const char *path;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	int n_groups;
+	enum spank_ib_write_how how;
+	const char *data;
+	size_t len;
+};
+
+/*
+ * The writer, forked (spank_ib_child_fork): only async-signal-safe calls,
+ * slurmstepd has threads.  Every signal stays blocked to its _exit, so no
+ * handler of slurmstepd's runs here; SIGKILL, past the deadline, still ends it.
+ */
+static int writer(void *arg)
+{
+	const struct writer_args *w = arg;
+	int code = drop_to(w->uid, w->gid, w->groups, w->n_groups);
+
+	_exit(code ? code : write_file(w->path, w->how, w->data, w->len));
+}
+
 static int write_in_child(const char *path, uid_t uid, gid_t gid, const gid_t *groups, int n_groups,
 			  enum spank_ib_write_how how, const char *data, size_t len, char *err,
 			  size_t errlen, const char *safe)
 {
+	struct writer_args w = {.path = path,
+				.uid = uid,
+				.gid = gid,
+				.groups = groups,
+				.n_groups = n_groups,
+				.how = how,
+				.data = data,
+				.len = len};
 	int64_t deadline;
 	int status = -1, pidfd; /* status: reaped by someone else: "the writer died" */
 	pid_t pid;
 
-	pid = fork();
+	pid = spank_ib_child_fork(writer, &w);
 	if (pid < 0) {
 		int e = errno;
 
 		snprintf(err, errlen, "%s: fork: %s", safe, strerror(e));
 		return -e;
-	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls from here: slurmstepd has threads. */
-		int code = drop_to(uid, gid, groups, n_groups);
-
-		_exit(code ? code : write_file(path, how, data, len));
 	}
 	pidfd = spank_ib_pidfd_open(pid);
 	deadline = ibp_deadline_after_ms(ibp_now_ns(), WRITE_TIMEOUT_MS);

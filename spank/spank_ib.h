@@ -416,7 +416,8 @@ void spank_ib_child_close_from(int first); /* every fd from FIRST on closed */
 void spank_ib_child_default_signals(void); /* every signal SIG_DFL, none blocked */
 /* A child that runs FN (set up, execve or _exit) without copying slurmstepd. */
 pid_t spank_ib_child_spawn(int (*fn)(void *), void *arg);
-pid_t spank_ib_child_fork(int (*fn)(void *), void *arg); /* the same, FN in a copy: may wait */
+/* The same, FN in a copy (may wait, may use libc's setresuid): every other child's way. */
+pid_t spank_ib_child_fork(int (*fn)(void *), void *arg);
 
 struct ibp_pipe_plan;
 struct ibp_rdmatest_result;

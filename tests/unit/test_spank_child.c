@@ -5,7 +5,7 @@
  * helper it execs ("rdmatest --child"), which behaves as the plan's job
  * number says: 1 reports what it is (uid, groups, capabilities,
  * no_new_privs, dumpable at its first instruction, parent-death signal,
- * fds, environment), 2 stalls, 3 writes garbage, 4 writes too much, 5
+ * blocked and ignored signals, fds, environment), 2 stalls, 3 writes garbage, 4 writes too much, 5
  * exits without a result, 6 writes a good result and exits 1.  The test's
  * user is 65534 here, the job's 4242.  It is also the
  * plugin's name lookup child ("env --resolve-child", ib_step.c), answering
@@ -36,6 +36,7 @@
 #include "ibprep/deadline.h"
 #include "ibprep/rdmatest_pipe.h"
 #include "../../spank/spank_ib.h"
+#include "fork_probe.h"
 #include "support/fixture.h"
 
 extern char **environ;
@@ -67,7 +68,7 @@ static void status_field(const char *name, char *out, size_t len)
 
 static void probe(char *out, size_t len, int dumpable)
 {
-	char nnp[32], capeff[32], capprm[32], capbnd[32], fds[128] = "";
+	char nnp[32], capeff[32], capprm[32], capbnd[32], blk[32], ign[32], fds[128] = "";
 	gid_t groups[16];
 	int ng = getgroups(16, groups), env = 0, pdeath = 0;
 	DIR *d = opendir("/proc/self/fd");
@@ -78,6 +79,8 @@ static void probe(char *out, size_t len, int dumpable)
 	status_field("CapEff:", capeff, sizeof(capeff));
 	status_field("CapPrm:", capprm, sizeof(capprm));
 	status_field("CapBnd:", capbnd, sizeof(capbnd));
+	status_field("SigBlk:", blk, sizeof(blk));
+	status_field("SigIgn:", ign, sizeof(ign));
 	while (d && (e = readdir(d))) {
 		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
 			continue;
@@ -92,10 +95,10 @@ static void probe(char *out, size_t len, int dumpable)
 	(void)prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0);
 	int w = snprintf(out, len,
 			 "uid=%u euid=%u gid=%u ng=%d g0=%u nnp=%s eff=%s prm=%s bnd=%s dump=%d "
-			 "pdeath=%d fds=%s env=%d",
+			 "pdeath=%d blk=%s ign=%s fds=%s env=%d",
 			 (unsigned)getuid(), (unsigned)geteuid(), (unsigned)getgid(), ng,
 			 ng > 0 ? (unsigned)groups[0] : 99999u, nnp, capeff, capprm, capbnd,
-			 dumpable, pdeath, fds, env);
+			 dumpable, pdeath, blk, ign, fds, env);
 	if (w < 0 || (size_t)w >= len)
 		snprintf(out, len, "probe too long");
 }
@@ -271,6 +274,43 @@ static void test_child_user_dropped_for_good(void **state)
 	assert_non_null(strstr(f.v[0].observed, "fds=0,1,2,3 env=2"));
 	close(stray);
 	close(lfd);
+	ibp_findings_release(&f);
+}
+
+/*
+ * The helper's child is forked with every signal blocked (spank_ib_child_fork):
+ * a signal that reaches it before its set-up never runs slurmstepd's handler
+ * (fork_probe.h), and the helper starts with no signal blocked or ignored
+ * although this process blocks one and ignores another.
+ */
+static void test_child_no_handler_of_slurmstepd_before_set_up(void **state)
+{
+	static struct ibp_rdmatest_result res;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+	sigset_t usr2, old_mask;
+	struct ibp_findings f;
+	char err[512];
+	int forks = -1, runs, rc;
+
+	(void)state;
+	if (need_root())
+		skip();
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &usr2, &old_mask), 0);
+	assert_int_equal(sigaction(SIGPIPE, &ign, &old_pipe), 0);
+	assert_int_equal(fork_probe_arm(SIGWINCH), 0);
+	ibp_findings_init(&f);
+	rc = run(1, TEST_UID, 20, -1, 0, &res, &f, err, sizeof(err));
+	runs = fork_probe_disarm(&forks);
+	assert_int_equal(sigaction(SIGPIPE, &old_pipe, NULL), 0);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &old_mask, NULL), 0);
+	assert_int_equal(forks, 1);
+	assert_int_equal(runs, 0);
+	if (rc)
+		fail_msg("rc %d: %s", rc, err);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].observed, " blk=0000000000000000 ign=0000000000000000 "));
 	ibp_findings_release(&f);
 }
 
@@ -591,6 +631,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_child_user_dropped_for_good),
+	    cmocka_unit_test(test_child_no_handler_of_slurmstepd_before_set_up),
 	    cmocka_unit_test(test_child_dumpable_after_exec_unless_unreadable),
 	    cmocka_unit_test(test_child_never_root),
 	    cmocka_unit_test(test_test_user_lookup),

@@ -5,7 +5,8 @@
  * replace, append and JSON member, regular files only, a FIFO never blocks,
  * the size cap, (as root) the write done as the job's user, never root,
  * with user_init's groups, and a writer that hangs (ftruncate wrapped to
- * pause, as on a hung mount) given up on: the caller is back, the child gone.
+ * pause, as on a hung mount) given up on: the caller is back, the child gone;
+ * no handler of slurmstepd's runs in the writer (fork wrapped: fork_probe.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 
 #include "../../spank/spank_ib.h"
+#include "fork_probe.h"
 #include "support/fixture.h"
 
 /* Set: the writer's ftruncate never returns (a hung NFS or FUSE mount). */
@@ -304,6 +306,30 @@ static void test_userfile_user_init_keeps_the_step_groups(void **state)
 	ibp_fixture_destroy(dir);
 }
 
+/*
+ * The writer is forked with every signal blocked (spank_ib_child_fork): a
+ * signal that reaches it never runs slurmstepd's handler in it, and the
+ * write is done.
+ */
+static void test_userfile_no_handler_of_slurmstepd_in_the_writer(void **state)
+{
+	char *dir = ibp_fixture_tmpdir(), path[PATH_MAX], err[PATH_MAX * 2 + 128];
+	int forks = -1, runs, rc;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/report", dir);
+	assert_int_equal(fork_probe_arm(SIGWINCH), 0);
+	rc = write_self(path, SPANK_IB_WRITE_REPLACE, "report\n", err, sizeof(err));
+	runs = fork_probe_disarm(&forks);
+	if (rc)
+		fail_msg("rc %d: %s", rc, err);
+	assert_int_equal(forks, 1);
+	assert_int_equal(runs, 0);
+	assert_string_equal(slurp(path, NULL), "report\n");
+	ibp_fixture_destroy(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +339,7 @@ int main(void)
 	    cmocka_unit_test(test_userfile_as_the_job_user_never_root),
 	    cmocka_unit_test(test_userfile_hung_writer_given_up),
 	    cmocka_unit_test(test_userfile_user_init_keeps_the_step_groups),
+	    cmocka_unit_test(test_userfile_no_handler_of_slurmstepd_in_the_writer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
