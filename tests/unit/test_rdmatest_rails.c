@@ -556,6 +556,30 @@ static void test_run_joined_rails_note(void **state)
 }
 
 /*
+ * Every node's run: done (rc 0) with the verdict PASS, CODE once and about
+ * r2's ib1 (its fix holding FIX, unless NULL), and no finding whose code is
+ * in ABSENT (NULL-terminated).
+ */
+static void assert_every_node_names_r2_ib1(const struct node_run *nr, bool pass, const char *code,
+					   const char *fix, const char *const *absent)
+{
+	for (int i = 0; i < NODES; i++) {
+		const struct ibp_finding *f = find(&nr[i].out, code);
+
+		assert_int_equal(nr[i].rc, 0);
+		assert_int_equal(nr[i].res.pass, pass);
+		assert_non_null(f);
+		assert_string_equal(f->node, "r2");
+		assert_string_equal(f->device, "ib1");
+		if (fix)
+			assert_non_null(strstr(f->fix, fix));
+		assert_int_equal(count(&nr[i].out, code), 1);
+		for (const char *const *a = absent; *a; a++)
+			assert_int_equal(count(&nr[i].out, *a), 0);
+	}
+}
+
+/*
  * One rail of one node fails (r2's rail 1 has no address): every node names
  * r2 and ib1 on rail 1, once, and nothing else fails: not r2 as a whole,
  * not its peers, not a link.
@@ -567,17 +591,10 @@ static void test_run_one_rail_down_named_on_that_rail_only(void **state)
 	(void)state;
 	fabric_rails();
 	run_rails(nr, 303, 1, 1);
+	assert_every_node_names_r2_ib1(
+	    nr, false, "rdmatest_rail_failed", NULL,
+	    (const char *const[]){"rdmatest_node_failed", "rdmatest_link_failed", NULL});
 	for (int i = 0; i < NODES; i++) {
-		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rail_failed");
-
-		assert_int_equal(nr[i].rc, 0);
-		assert_false(nr[i].res.pass);
-		assert_non_null(f);
-		assert_string_equal(f->node, "r2");
-		assert_string_equal(f->device, "ib1");
-		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 1);
-		assert_int_equal(count(&nr[i].out, "rdmatest_node_failed"), 0);
-		assert_int_equal(count(&nr[i].out, "rdmatest_link_failed"), 0);
 		for (size_t l = 0; l < nr[i].res.n_links; l++)
 			if (nr[i].res.links[l].rail != 1)
 				assert_int_equal(nr[i].res.links[l].status, IBP_LINK_PASS);
@@ -600,20 +617,10 @@ static void test_run_crossed_rails_named_by_every_node(void **state)
 	net[1][2] = 1;
 	run_rails(nr, 304, -1, -1);
 	assert_true(landing_probes(&nr[1].res) > 0); /* failed paths: probed at once */
-	for (int i = 0; i < NODES; i++) {
-		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
-
-		assert_int_equal(nr[i].rc, 0);
-		assert_false(nr[i].res.pass);
-		assert_non_null(f);
-		assert_string_equal(f->node, "r2");
-		assert_string_equal(f->device, "ib1");
-		assert_non_null(strstr(f->fix, "swap the cables of ib1 and ib2"));
-		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 1);
-		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 0);
-		assert_int_equal(count(&nr[i].out, "rdmatest_node_failed"), 0);
-		assert_int_equal(count(&nr[i].out, "rdmatest_link_failed"), 0);
-	}
+	assert_every_node_names_r2_ib1(
+	    nr, false, "rdmatest_rails_crossed", "swap the cables of ib1 and ib2",
+	    (const char *const[]){"rdmatest_rail_failed", "rdmatest_node_failed",
+				  "rdmatest_link_failed", NULL});
 	release(nr);
 }
 
@@ -675,17 +682,8 @@ static void test_run_late_crossed_rails_probed_before_they_fail(void **state)
 	assert_true(atomic_load(&t_fail_1) > 0);
 	assert_true(atomic_load(&t_probe_12) < atomic_load(&t_fail_1));
 	assert_true(landing_probes(&nr[1].res) > 0);
-	for (int i = 0; i < NODES; i++) {
-		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
-
-		assert_int_equal(nr[i].rc, 0);
-		assert_false(nr[i].res.pass);
-		assert_non_null(f);
-		assert_string_equal(f->node, "r2");
-		assert_string_equal(f->device, "ib1");
-		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 1);
-		assert_int_equal(count(&nr[i].out, "rdmatest_rail_failed"), 0);
-	}
+	assert_every_node_names_r2_ib1(nr, false, "rdmatest_rails_crossed", NULL,
+				       (const char *const[]){"rdmatest_rail_failed", NULL});
 	release(nr);
 }
 
@@ -706,18 +704,11 @@ static void test_run_rails_crossed_by_addresses_warned(void **state)
 	swap_addrs = true;
 	run_rails(nr, 305, -1, -1);
 	swap_addrs = false;
-	for (int i = 0; i < NODES; i++) {
-		const struct ibp_finding *f = find(&nr[i].out, "rdmatest_rails_crossed");
-
-		assert_int_equal(nr[i].rc, 0);
-		assert_true(nr[i].res.pass);
-		assert_non_null(f);
-		assert_int_equal(f->severity, IBP_SEV_WARN);
-		assert_string_equal(f->node, "r2");
-		assert_string_equal(f->device, "ib1");
-		assert_non_null(strstr(f->fix, "of ib1 and ib2"));
-		assert_int_equal(count(&nr[i].out, "rdmatest_rails_crossed"), 1);
-	}
+	assert_every_node_names_r2_ib1(nr, true, "rdmatest_rails_crossed", "of ib1 and ib2",
+				       (const char *const[]){NULL});
+	for (int i = 0; i < NODES; i++)
+		assert_int_equal(find(&nr[i].out, "rdmatest_rails_crossed")->severity,
+				 IBP_SEV_WARN);
 	release(nr);
 }
 
