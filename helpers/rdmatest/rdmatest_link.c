@@ -1503,8 +1503,7 @@ static int channel(struct ibp_rt_links *t, struct crew *crew, struct ibp_rt_link
 		if (!r->tx)
 			continue;
 		if (!c->out && t->keep_rx && rc != -EAGAIN)
-			r->l->tx =
-			    r->tx; /* its listener answers the peer's probes until the run ends */
+			r->l->tx = r->tx; /* it answers the peer's probes until the run ends */
 		else
 			t->ops->close(r->tx);
 	}
@@ -1662,6 +1661,20 @@ static void *in_worker(void *arg)
 		ibp_rt_ring_link_over(t->ring, l, false); /* no leaf child's sum after this */
 	}
 	worker_end(t, &crew);
+	/*
+	 * The kept receivers' datagram sockets answer the peers' late probes
+	 * from the probe thread now (rail 0's listener needs nobody): only the
+	 * last tx of each socket has one to poll (transport.h, idle_fd).
+	 */
+	if (t->probes && t->keep_rx) {
+		struct ibp_tx *kept[IBP_RT_MAX_ANSWER];
+		size_t n = 0;
+
+		for (unsigned r = ibp_rt_n_rounds(t->x); r >= 1; r--) /* the last round's first */
+			for (size_t k = 0; k < t->x->n_rails && n < IBP_RT_MAX_ANSWER; k++)
+				kept[n++] = ibp_rt_link_at(t->x, k, r, false)->tx;
+		ibp_rt_probes_answer(t->probes, kept, n);
+	}
 	return NULL;
 }
 

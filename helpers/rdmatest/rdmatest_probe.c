@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rdmatest_probe.c: the cross-rail probes (rdmatest_probe.h): one thread
- * that starts them as the out-links bring their peers' endpoints and polls
- * their connections.  A probe's connection is closed the moment it is
- * answered, so the peer's receiver, which takes it as a stranger's, drops
- * it at once.
+ * that starts them as the out-links bring their peers' endpoints, polls
+ * them, and answers the peers' probes for the receivers handed to it.  A
+ * probe's socket is closed the moment it is answered (a TCP one's peer,
+ * which takes it as a stranger's, drops it at once).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +37,7 @@ void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
 	p->wake[0] = p->wake[1] = -1;
 	p->wake_at = INT64_MAX;
 	for (size_t i = 0; i < IBP_RT_MAX_PROBES; i++)
-		p->v[i].fd = -1;
+		p->v[i].pr.fd = -1;
 }
 
 static void poke(struct ibp_rt_probes *p)
@@ -111,7 +111,7 @@ void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, boo
 static void start(struct ibp_rt_probes *p, unsigned round, size_t k, size_t j, uint8_t kind)
 {
 	struct ibp_rt_probe *q;
-	int rc, fd = -1;
+	int rc;
 
 	p->tried[round - 1][k][j] = true;
 	if (p->n == IBP_RT_MAX_PROBES) {
@@ -125,8 +125,9 @@ static void start(struct ibp_rt_probes *p, unsigned round, size_t k, size_t j, u
 	q->r.round = (uint8_t)round;
 	q->r.from_rail = (uint16_t)k;
 	q->r.to_rail = (uint16_t)j;
-	rc = p->ops->probe(&p->rails[k], &p->ep[round - 1][j], &fd);
-	q->fd = fd;
+	rc = p->ops->probe(&p->rails[k], &p->ep[round - 1][j], (unsigned)j, &q->pr);
+	if (rc)
+		q->pr.fd = -1;
 	q->pending = rc == 0;
 	q->r.err = rc;
 }
@@ -171,28 +172,56 @@ static int64_t schedule(struct ibp_rt_probes *p, int64_t now)
 	return next;
 }
 
-static void resolve(struct ibp_rt_probe *q)
+/* Where probe Q stands (its fd ready, or its time to look came): settled, or still pending. */
+static void resolve(const struct ibp_rt_probes *p, struct ibp_rt_probe *q, int64_t now)
 {
-	int soerr = 0;
-	socklen_t sl = sizeof(soerr);
+	int rc;
 
-	if (getsockopt(q->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
-		soerr = errno;
-	q->r.reached = soerr == 0;
-	q->r.err = -soerr;
+	if (p->ops->probe_check) {
+		rc = p->ops->probe_check(&q->pr, now);
+	} else {
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (getsockopt(q->pr.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+			soerr = errno;
+		rc = soerr ? -soerr : 1;
+	}
+	if (rc == 0)
+		return;
+	q->r.reached = rc > 0;
+	q->r.err = rc > 0 ? 0 : rc;
 	q->pending = false;
-	close(q->fd); /* at once: the peer's receiver drops it, it presented no token */
-	q->fd = -1;
+	close(q->pr.fd); /* at once: a TCP one's peer drops it, it presented no token */
+	q->pr.fd = -1;
+}
+
+void ibp_rt_probes_answer(struct ibp_rt_probes *p, struct ibp_tx *const *txs, size_t n)
+{
+	size_t added = 0;
+
+	if (!p->running || !p->ops->idle_fd || !p->ops->idle)
+		return;
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < n && p->n_answer < IBP_RT_MAX_ANSWER; i++)
+		if (txs[i] && p->ops->idle_fd(txs[i]) >= 0) {
+			p->answer[p->n_answer++] = txs[i];
+			added++;
+		}
+	pthread_mutex_unlock(&p->mu);
+	if (added) /* one wake-up for them all */
+		poke(p);
 }
 
 static void *probe_thread(void *arg)
 {
 	struct ibp_rt_probes *p = arg;
-	struct pollfd fds[1 + IBP_RT_MAX_PROBES];
-	size_t idx[1 + IBP_RT_MAX_PROBES];
+	struct pollfd fds[1 + IBP_RT_MAX_PROBES + IBP_RT_MAX_ANSWER];
+	size_t idx[1 + IBP_RT_MAX_PROBES + IBP_RT_MAX_ANSWER];
+	struct ibp_tx *answer[IBP_RT_MAX_ANSWER];
 
 	for (;;) {
-		size_t nf = 0;
+		size_t nf = 0, n_probe, n_answer;
 		int64_t now = ibp_now_ns(), next = INT64_MAX;
 		int tmo = -1;
 		bool stop;
@@ -202,23 +231,38 @@ static void *probe_thread(void *arg)
 		if (!stop)
 			next = schedule(p, now);
 		p->wake_at = next;
+		n_answer = p->n_answer;
+		memcpy(answer, p->answer, n_answer * sizeof(answer[0]));
 		pthread_mutex_unlock(&p->mu);
 		if (stop)
 			break;
+		fds[nf++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
+		for (size_t i = 0; i < p->n; i++) {
+			struct ibp_rt_probe *q = &p->v[i];
+
+			if (!q->pending)
+				continue;
+			if (q->pr.again_at && q->pr.again_at < next)
+				next = q->pr.again_at;
+			idx[nf] = i;
+			fds[nf++] = (struct pollfd){.fd = q->pr.fd, .events = q->pr.events};
+		}
+		n_probe = nf;
+		for (size_t i = 0; i < n_answer; i++) {
+			idx[nf] = i;
+			fds[nf++] =
+			    (struct pollfd){.fd = p->ops->idle_fd(answer[i]), .events = POLLIN};
+		}
 		/*
 		 * No tick: asleep until a path falls due, a probe is answered or
-		 * the links' news (at 256 simulated nodes a 20 ms tick was 30
-		 * wake-ups per node and run)
+		 * wants sending again, a peer's probe comes or the links' news
+		 * (at 256 simulated nodes a 20 ms tick was 30 wake-ups per node
+		 * and run)
 		 */
 		if (next != INT64_MAX)
-			tmo = (int)((next - now + IBP_NS_PER_MS - 1) / IBP_NS_PER_MS);
-		fds[nf++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
-		for (size_t i = 0; i < p->n; i++)
-			if (p->v[i].pending) {
-				idx[nf] = i;
-				fds[nf++] = (struct pollfd){.fd = p->v[i].fd, .events = POLLOUT};
-			}
-		if (poll(fds, nf, tmo) <= 0)
+			tmo = next <= now ? 0
+					  : (int)((next - now + IBP_NS_PER_MS - 1) / IBP_NS_PER_MS);
+		if (poll(fds, nf, tmo) < 0)
 			continue;
 		if (fds[0].revents) {
 			char buf[64];
@@ -226,9 +270,16 @@ static void *probe_thread(void *arg)
 			while (read(p->wake[0], buf, sizeof(buf)) > 0)
 				;
 		}
-		for (size_t f = 1; f < nf; f++)
+		now = ibp_now_ns();
+		for (size_t f = 1; f < n_probe; f++) {
+			struct ibp_rt_probe *q = &p->v[idx[f]];
+
+			if (fds[f].revents || (q->pr.again_at && now >= q->pr.again_at))
+				resolve(p, q, now);
+		}
+		for (size_t f = n_probe; f < nf; f++)
 			if (fds[f].revents)
-				resolve(&p->v[idx[f]]);
+				p->ops->idle(answer[idx[f]]);
 	}
 	return NULL;
 }
@@ -268,12 +319,14 @@ void ibp_rt_probes_stop(struct ibp_rt_probes *p)
 		if (!q->pending)
 			continue;
 		/* one last look: answered while the thread was stopping */
-		if (poll(&(struct pollfd){.fd = q->fd, .events = POLLOUT}, 1, 0) > 0) {
-			resolve(q);
-			continue;
+		if (poll(&(struct pollfd){.fd = q->pr.fd, .events = q->pr.events}, 1, 0) > 0) {
+			q->pr.again_at = 0;
+			resolve(p, q, ibp_now_ns());
+			if (!q->pending)
+				continue;
 		}
-		close(q->fd);
-		q->fd = -1;
+		close(q->pr.fd);
+		q->pr.fd = -1;
 		q->pending = false;
 		q->r.reached = false;
 		q->r.err = -ETIMEDOUT;

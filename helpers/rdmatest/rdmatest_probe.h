@@ -2,10 +2,12 @@
 /*
  * rdmatest_probe.h: cross-rail probes (private to helpers/rdmatest/).
  * Does this node's rail k reach a peer's rail j port?  The links test
- * rail k against rail k; a probe is one TCP connection from rail k's port
- * (its address, bound to its netdev: transport.h's probe) to the data
- * listener of the peer's rail j, whose endpoint this node's rail-j link
- * to the same peer brought.  Two kinds:
+ * rail k against rail k; a probe goes from rail k's port (its address,
+ * bound to its netdev: transport.h's probe) to the receiver of the peer's
+ * rail j, whose endpoint this node's rail-j link to the same peer
+ * brought: a datagram that the receiver's own UDP socket answers (a rail
+ * beyond rail 0; protocol 22), or a TCP connection to its listener (rail
+ * 0's stream).  Two kinds:
  *
  *   landing  for a rail k whose data path to the peer failed, or is
  *            still not up half-way to its connection's deadline (a
@@ -24,9 +26,11 @@
  * A thread of its own polls them, started before the links and stopped
  * once the summaries are in, so a probe never adds to the time to verdict;
  * one still pending then did not reach (an unanswered ARP takes seconds).
- * The peers keep their receivers' listeners open until their own run ends
- * (rdmatest_link.c).  Only a transport with a probe op (socket) and more
- * than one rail probes.  Calls conn.h only.
+ * The same thread answers the peers' probes for this node once its
+ * in-links are over: their datagram receivers are handed to it
+ * (ibp_rt_probes_answer), as rail 0's keep their listeners open, until
+ * the run ends (rdmatest_link.c).  Only a transport with a probe op
+ * (socket) and more than one rail probes.  Calls conn.h only.
  */
 #ifndef IBPREP_RDMATEST_PROBE_H
 #define IBPREP_RDMATEST_PROBE_H
@@ -37,9 +41,12 @@
 
 struct ibp_rt_probe {
 	struct ibp_rdmatest_probe r; /* the public record, its kind included */
-	int fd;                      /* pending: the connection; -1 once resolved */
+	struct ibp_tx_probe pr;      /* pending: the transport's; its fd -1 once resolved */
 	bool pending;
 };
+
+/* The receivers one node answers for at most: every rail of two rounds */
+#define IBP_RT_MAX_ANSWER (2 * IBP_RDMATEST_MAX_RAILS)
 
 struct ibp_rt_probes {
 	/* the owner's, set before SPAWN */
@@ -59,6 +66,8 @@ struct ibp_rt_probes {
 	uint8_t path[2][IBP_RDMATEST_MAX_RAILS];  /* 0 pending, 1 up, 2 failed */
 	bool tried[2][IBP_RDMATEST_MAX_RAILS][IBP_RDMATEST_MAX_RAILS];
 	int64_t wake_at; /* the thread wakes by then without news (INT64_MAX: news only) */
+	struct ibp_tx *answer[IBP_RT_MAX_ANSWER]; /* handed over: the thread's to idle */
+	size_t n_answer;
 	/* the thread's; read by the owner after STOP */
 	struct ibp_rt_probe v[IBP_RT_MAX_PROBES];
 	size_t n;
@@ -77,6 +86,13 @@ void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 			   const struct ibp_endpoint *ep);
 /* That data path came up (UP) or failed. */
 void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, bool up);
+/*
+ * TXS (N; NULLs skipped), receivers whose links are over (their worker
+ * opens no more): the thread polls them (the transport's idle) until it
+ * stops, so the peers' probes that come late are answered.  Nothing for
+ * those with nothing to answer, or when the thread does not run.
+ */
+void ibp_rt_probes_answer(struct ibp_rt_probes *p, struct ibp_tx *const *txs, size_t n);
 /* Stops and joins the thread; a probe still pending did not reach.  Safe when never spawned. */
 void ibp_rt_probes_stop(struct ibp_rt_probes *p);
 

@@ -697,8 +697,8 @@ static void cross_nic_note(const struct report *r, struct ibp_findings *out)
 		const struct ibp_rt_link *la = out_link(r, q->round, q->from_rail),
 					 *lb = out_link(r, q->round, q->to_rail);
 
-		if (!la || !lb || la->r.status != IBP_LINK_PASS || lb->r.status != IBP_LINK_PASS ||
-		    q->to_rail != (q->from_rail + 1) % r->x->n_rails)
+		if (q->kind != IBP_RDMATEST_PROBE_ACROSS || !la || !lb ||
+		    la->r.status != IBP_LINK_PASS || lb->r.status != IBP_LINK_PASS)
 			continue;
 		if (q->reached && !yes)
 			yes = q;

@@ -59,6 +59,26 @@
  */
 #define CHUNK (16 << 10)
 
+/*
+ * A datagram: magic "IBPd", type, the rail of its sender, the pattern's
+ * length (HELLO only), the exchange's number (1 the CONNECT's, then one
+ * per round trip measured again: a late duplicate of another is refused),
+ * the addressee's token, the sender's token, the pattern.  Big-endian;
+ * every length checked.
+ */
+#define DG_MAGIC 0x49425064u
+#define DG_HDR   28
+enum { DG_HELLO = 1, DG_REPLY = 2, DG_PROBE = 4, DG_PROBE_REPLY = 5 }; /* 3 was protocol 19's FIN */
+
+/*
+ * The probes a receiver's socket answers at most: a peer's every rail,
+ * each probe sent twice, two rounds on the socket, 16 rails, with room (a
+ * copy replayed by someone on the wire gets no more)
+ */
+#define DG_PROBE_ANSWERS 128
+/* A datagram probe unanswered this long is sent once more */
+#define DG_PROBE_AGAIN_MS 200
+
 /* The burst's bytes: zeros, never a stack's leftovers. */
 static const uint8_t zeros[CHUNK];
 
@@ -89,7 +109,9 @@ struct ibp_tx {
 	char *err;
 	size_t errlen;
 	struct dg_share *share; /* its sockets, shared through the opener's cache */
+	bool rx;                /* a receiver: answers the peers' probes */
 	bool answering; /* receiver: answered exchange xchg, its HELLO answered again (idle) */
+	unsigned probe_answers; /* without a share: the probes answered */
 };
 
 __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int rc, const char *fmt,
@@ -158,31 +180,33 @@ static int bind_dev(const struct ibp_tx *tx, int fd)
 }
 
 /*
- * A datagram rail's sockets, shared by the rounds of one worker thread
+ * A datagram rail's socket, shared by the rounds of one worker thread
  * through its cache (transport.h, struct ibp_tx_opts).  The rounds of a
  * node's out-links run one after the other in one thread, and so do its
  * in-links': the round-2 sender of rail k takes the UDP socket round 1's
- * sender used, the round-2 receiver the UDP socket and the probe listener
- * of round 1's (which keeps its listener open until the run ends).  One
- * UDP socket per rail, node and direction, and one probe listener per rail
- * and node, instead of one of each per link end: an earlier round's late
- * datagrams come from another endpoint or carry other tokens (each tx
- * draws its own), so they are refused as any stranger's.  The cache is
- * its thread's alone (no lock); the last of the cache and the txs to let
- * go closes the sockets (a kept receiver is closed by another thread at
- * the run's end: the count is atomic).
+ * sender used, the round-2 receiver round 1's receiver's.  One UDP socket
+ * per rail, node and direction instead of one per link end: an earlier
+ * round's late datagrams come from another endpoint or carry other tokens
+ * (each tx draws its own), so they are refused as any stranger's, but a
+ * probe naming an earlier receiver's token (DG_SHARE_TOKENS kept) is still
+ * answered.  The cache is its thread's alone (no lock); the last of the
+ * cache and the txs to let go closes the socket (a kept receiver is closed
+ * by another thread at the run's end: the count is atomic).
  */
+#define DG_SHARE_TOKENS 8
 struct dg_share {
-	int udp_fd, listen_fd;
+	int udp_fd;
 	uint16_t udp_port;
 	bool sender;
 	char ifname[IF_NAMESIZE];
 	char addr[sizeof(((struct ibp_tx_port *)0)->addr)];
-	struct sockaddr_storage local; /* the listener's address (a receiver's) */
+	struct sockaddr_storage local; /* the receiver's address */
 	socklen_t local_len;
 	int refs;
-	const struct ibp_tx
-	    *owner; /* the tx that last took the sockets: the only one to use them */
+	const struct ibp_tx *owner; /* the tx that last took the socket: the only one to use it */
+	uint8_t tok[DG_SHARE_TOKENS][8]; /* the tokens of its receivers, the latest last */
+	unsigned n_tok;
+	unsigned probe_answers;
 };
 
 /* A worker's rails (16 at most, rdmatest.h) fit with room; a full cache shares no more. */
@@ -198,8 +222,6 @@ static void dg_share_put(struct dg_share *sh)
 		return;
 	if (sh->udp_fd >= 0)
 		close(sh->udp_fd);
-	if (sh->listen_fd >= 0)
-		close(sh->listen_fd);
 	free(sh);
 }
 
@@ -212,7 +234,20 @@ static void socket_cache_free(struct ibp_tx_cache *c)
 	free(c);
 }
 
-/* The cache's sockets for PORT's rail and this role, a reference taken, or NULL. */
+static void own_token(const struct ibp_tx *tx, uint8_t want[8]);
+
+/* TX takes SH's socket: the only one to use it from now; a receiver's token kept for probes. */
+static void dg_share_take(struct dg_share *sh, struct ibp_tx *tx)
+{
+	sh->owner = tx;
+	tx->share = sh;
+	if (!tx->rx)
+		return;
+	own_token(tx, sh->tok[sh->n_tok % DG_SHARE_TOKENS]);
+	sh->n_tok++;
+}
+
+/* The cache's socket for PORT's rail and this role, a reference taken, or NULL. */
 static struct dg_share *dg_share_get(const struct ibp_tx_cache *c, const struct ibp_tx_port *port,
 				     bool sender)
 {
@@ -234,9 +269,9 @@ static void socket_close(struct ibp_tx *tx)
 		return;
 	if (tx->data_fd >= 0)
 		close(tx->data_fd);
-	if (tx->share) { /* the sockets are the share's */
+	if (tx->share) { /* the socket is the share's */
 		dg_share_put(tx->share);
-		tx->udp_fd = tx->listen_fd = -1;
+		tx->udp_fd = -1;
 	}
 	if (tx->udp_fd >= 0)
 		close(tx->udp_fd);
@@ -286,7 +321,6 @@ static void dg_share_new(struct ibp_tx *tx, struct ibp_tx_cache **cache,
 	if (!c || c->n >= DG_SHARE_MAX || !(sh = calloc(1, sizeof(*sh))))
 		return;
 	sh->udp_fd = tx->udp_fd;
-	sh->listen_fd = tx->listen_fd;
 	sh->udp_port = tx->udp_port;
 	sh->sender = sender;
 	snprintf(sh->ifname, sizeof(sh->ifname), "%s", port->ifname);
@@ -294,9 +328,8 @@ static void dg_share_new(struct ibp_tx *tx, struct ibp_tx_cache **cache,
 	sh->local = tx->local;
 	sh->local_len = tx->local_len;
 	sh->refs = 2; /* the cache's and the tx's */
-	sh->owner = tx;
 	c->v[c->n++] = sh;
-	tx->share = sh;
+	dg_share_take(sh, tx);
 }
 
 static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts *opts,
@@ -311,6 +344,7 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 		return -ENOMEM;
 	tx->listen_fd = tx->data_fd = tx->bound_fd = tx->udp_fd = -1;
 	tx->dgram = opts->datagram;
+	tx->rx = !opts->sender;
 	tx->rail = port->rail;
 	tx->err = opts->err;
 	tx->errlen = opts->errlen;
@@ -340,28 +374,26 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 	}
 	tx->token_hi = tok[0];
 	tx->token_lo = tok[1] & 0xffffff;
-	if (tx->dgram && opts->cache &&
-	    (tx->share = dg_share_get(*opts->cache, port, opts->sender))) {
-		tx->share->owner = tx;
-		tx->udp_fd = tx->share->udp_fd;
-		tx->udp_port = tx->share->udp_port;
-		tx->listen_fd = tx->share->listen_fd;
-		if (!opts->sender) {
-			tx->local = tx->share->local;
-			tx->local_len = tx->share->local_len;
-		}
-		*out = tx;
-		return 0;
-	}
-	if (tx->dgram) {
-		rc = dgram_open(tx, port);
-		if (rc)
-			goto fail;
-		if (opts->sender) { /* no TCP socket at all: the probes go to receivers */
-			dg_share_new(tx, opts->cache, port, true);
+	if (tx->dgram && opts->cache) {
+		struct dg_share *sh = dg_share_get(*opts->cache, port, opts->sender);
+
+		if (sh) {
+			dg_share_take(sh, tx);
+			tx->udp_fd = sh->udp_fd;
+			tx->udp_port = sh->udp_port;
+			tx->local = sh->local;
+			tx->local_len = sh->local_len;
 			*out = tx;
 			return 0;
 		}
+	}
+	if (tx->dgram) { /* no TCP socket at all: the probes come to the UDP one */
+		rc = dgram_open(tx, port);
+		if (rc)
+			goto fail;
+		dg_share_new(tx, opts->cache, port, opts->sender);
+		*out = tx;
+		return 0;
 	}
 	/*
 	 * A sender needs no listener (nobody connects to it: the peers'
@@ -386,8 +418,6 @@ static int socket_open(const struct ibp_tx_port *port, const struct ibp_tx_opts 
 			     port->addr, strerror(errno));
 		goto fail;
 	}
-	if (tx->dgram)
-		dg_share_new(tx, opts->cache, port, false);
 	*out = tx;
 	return 0;
 fail:
@@ -782,23 +812,52 @@ static int socket_lat_pong(struct ibp_tx *tx, unsigned iters, int64_t deadline)
 	return 0;
 }
 
-static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fdp)
+/* A probe's datagram to its addressee: the PROBE naming its token, with the nonce. */
+static int probe_send(const struct ibp_tx_probe *pr)
+{
+	uint8_t buf[DG_HDR];
+	size_t n = ibp_tx_dgram_encode(buf, sizeof(buf), DG_PROBE, pr->from_rail, 0, pr->token,
+				       pr->nonce, NULL, 0);
+
+	if (!n)
+		return -EINVAL;
+	if (send(pr->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n)
+		return 0;
+	return errno == EAGAIN || errno == ENOBUFS || errno == EINTR ? 0 : -errno;
+}
+
+static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to,
+			unsigned to_rail, struct ibp_tx_probe *pr)
 {
 	struct ibp_tx tx = {.listen_fd = -1, .data_fd = -1};
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int fd, rc;
 
-	*fdp = -1;
+	memset(pr, 0, sizeof(*pr));
+	pr->fd = -1;
 	snprintf(tx.ifname, sizeof(tx.ifname), "%s", from->ifname);
 	if (!from->addr[0] || parse_addr(from->addr, &tx.local, &tx.local_len))
 		return -EADDRNOTAVAIL;
-	if (to->kind != IBP_TX_SOCKET)
+	if (to->kind != IBP_TX_SOCKET || to->psn > 0xffff)
 		return -EPROTO;
 	ep_addr(to, &ss, &len);
 	if (ss.ss_family != tx.local.ss_family)
 		return -EAFNOSUPPORT;
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	pr->dgram = to->psn != 0; /* a datagram receiver: its UDP socket answers */
+	pr->rail = to_rail;
+	pr->from_rail = from->rail;
+	if (pr->dgram) {
+		if (ss.ss_family == AF_INET)
+			((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)to->psn);
+		else
+			((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)to->psn);
+		token_of(to, pr->token);
+		if (getrandom(pr->nonce, sizeof(pr->nonce), 0) != (ssize_t)sizeof(pr->nonce))
+			return -EIO;
+	}
+	fd = socket(ss.ss_family,
+		    (pr->dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	/* Only through FROM's own port: unbound, routing would pick the peer's rail. */
@@ -812,13 +871,67 @@ static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoin
 		((struct sockaddr_in *)&tx.local)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)&tx.local)->sin6_port = 0;
+	/*
+	 * A connected UDP socket takes datagrams from the addressee alone, and
+	 * an ICMP error (the probe came in on a netdev where no socket of that
+	 * port is bound) reads back as ECONNREFUSED, as a TCP reset would.
+	 */
 	if (bind(fd, (struct sockaddr *)&tx.local, tx.local_len) ||
 	    (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS)) {
 		rc = -errno;
 		close(fd);
 		return rc;
 	}
-	*fdp = fd;
+	pr->fd = fd;
+	if (!pr->dgram) {
+		pr->events = POLLOUT;
+		return 0;
+	}
+	pr->events = POLLIN;
+	rc = probe_send(pr);
+	if (rc) {
+		close(fd);
+		pr->fd = -1;
+		return rc;
+	}
+	pr->again_at = ibp_now_ns() + DG_PROBE_AGAIN_MS * IBP_NS_PER_MS;
+	return 0;
+}
+
+static int socket_probe_check(struct ibp_tx_probe *pr, int64_t now)
+{
+	uint8_t buf[DG_HDR + 1];
+
+	if (!pr->dgram) {
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (getsockopt(pr->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+			return -errno;
+		return soerr ? -soerr : 1;
+	}
+	for (;;) {
+		uint8_t to[8], by[8];
+		const uint8_t *pat;
+		unsigned type, rail;
+		uint32_t seq;
+		size_t len;
+		ssize_t m = recv(pr->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			break;
+		if (m < 0)
+			return -errno; /* ECONNREFUSED: in on another netdev; unreachable */
+		if (!ibp_tx_dgram_decode(buf, (size_t)m, &type, &rail, &seq, to, by, &pat, &len) &&
+		    type == DG_PROBE_REPLY && rail == pr->rail && !memcmp(to, pr->nonce, 8) &&
+		    !memcmp(by, pr->token, 8))
+			return 1;
+		/* anything else from there: not the answer */
+	}
+	if (pr->again_at && now >= pr->again_at) { /* once more: a datagram can be lost */
+		pr->again_at = 0;
+		(void)probe_send(pr); /* failing, the first one's answer may still come */
+	}
 	return 0;
 }
 
@@ -840,17 +953,6 @@ enum {
 	S_DG_WAIT,    /* datagram receiver: the HELLO awaited */
 	S_DONE,
 };
-
-/*
- * A datagram: magic "IBPd", type, the rail of its sender, the pattern's
- * length (HELLO only), the exchange's number (1 the CONNECT's, then one
- * per round trip measured again: a late duplicate of another is refused),
- * the addressee's token, the sender's token, the pattern.  Big-endian;
- * every length checked.
- */
-#define DG_MAGIC 0x49425064u
-#define DG_HDR   28
-enum { DG_HELLO = 1, DG_REPLY = 2 }; /* 3 was protocol 19's FIN */
 
 /* The first retry of a HELLO (then doubling, to DG_RETRY_MAX) */
 #define DG_RETRY_MS     100
@@ -893,7 +995,8 @@ size_t ibp_tx_dgram_encode(uint8_t *buf, size_t cap, unsigned type, unsigned rai
 int ibp_tx_dgram_decode(const uint8_t *buf, size_t n, unsigned *type, unsigned *rail, uint32_t *seq,
 			uint8_t to[8], uint8_t from[8], const uint8_t **pat, size_t *len)
 {
-	if (n < DG_HDR || get_be(buf, 4) != DG_MAGIC || buf[4] < DG_HELLO || buf[4] > DG_REPLY)
+	if (n < DG_HDR || get_be(buf, 4) != DG_MAGIC || buf[4] < DG_HELLO ||
+	    buf[4] > DG_PROBE_REPLY || buf[4] == 3)
 		return -EBADMSG;
 	*type = buf[4];
 	*rail = buf[5];
@@ -1107,77 +1210,122 @@ static void dgram_take(struct ibp_tx_step *s, unsigned type, unsigned rail, cons
 	/* authentic but out of place (a duplicate): dropped */
 }
 
+/*
+ * A peer's cross-rail probe that came to this receiver's socket, so in
+ * through its rail's netdev (bound to it): answered from it to where it
+ * came from when it names this tx's token or an earlier round's of the
+ * same socket, at most DG_PROBE_ANSWERS times per socket; anything else
+ * dropped unanswered.
+ */
+static void dgram_probe_answer(struct ibp_tx *tx, const struct sockaddr_storage *from,
+			       socklen_t flen, const uint8_t to[8], const uint8_t nonce[8])
+{
+	unsigned *answered = tx->share ? &tx->share->probe_answers : &tx->probe_answers;
+	uint8_t me[8], buf[DG_HDR];
+	bool known;
+	size_t n;
+
+	if (!tx->rx || *answered >= DG_PROBE_ANSWERS || from->ss_family != tx->local.ss_family)
+		return;
+	own_token(tx, me);
+	known = !memcmp(to, me, 8);
+	for (unsigned i = 0; tx->share && !known && i < tx->share->n_tok && i < DG_SHARE_TOKENS;
+	     i++)
+		known = !memcmp(to, tx->share->tok[i], 8);
+	if (!known)
+		return;
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), DG_PROBE_REPLY, tx->rail, 0, nonce, to, NULL, 0);
+	if (n && sendto(tx->udp_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+			(const struct sockaddr *)from, flen) == (ssize_t)n)
+		(*answered)++;
+}
+
+enum { DG_NONE_LEFT, DG_DROPPED, DG_OURS };
+
+/*
+ * One datagram off TX's socket into BUF (CAP), checked: DG_NONE_LEFT;
+ * DG_DROPPED, a stranger's, forged, malformed or another exchange's (never
+ * answered), or a probe (answered when authentic); DG_OURS, one of this
+ * link's exchange from the peer's address with both tokens, its fields out.
+ * The one gate every datagram a tx reads goes through.
+ */
+static int dgram_recv_one(struct ibp_tx *tx, uint8_t *buf, size_t cap, unsigned *type,
+			  unsigned *rail, const uint8_t **pat, size_t *len)
+{
+	struct sockaddr_storage from;
+	socklen_t flen = sizeof(from);
+	uint8_t to[8], by[8], me[8];
+	uint32_t seq;
+	ssize_t m;
+
+	memset(&from, 0, sizeof(from));
+	m = recvfrom(tx->udp_fd, buf, cap, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+	if (m < 0)
+		return DG_NONE_LEFT; /* (or an ICMP error's report: the next try) */
+	if (ibp_tx_dgram_decode(buf, (size_t)m, type, rail, &seq, to, by, pat, len))
+		return DG_DROPPED;
+	if (*type == DG_PROBE) {
+		dgram_probe_answer(tx, &from, flen, to, by);
+		return DG_DROPPED;
+	}
+	own_token(tx, me);
+	if (!dgram_from_peer(tx, &from, flen) || memcmp(to, me, 8) != 0 ||
+	    memcmp(by, tx->peer_token, 8) != 0 || seq != tx->xchg)
+		return DG_DROPPED;
+	return DG_OURS;
+}
+
 /* Every datagram waiting on the step's socket, checked and taken, until none is left or it ends. */
 static void dgram_read(struct ibp_tx_step *s)
 {
 	struct ibp_tx *tx = s->tx;
-	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN + 1], me[8];
+	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN + 1];
 
-	own_token(tx, me);
 	while (s->priv.state != S_DONE) {
-		struct sockaddr_storage from;
-		socklen_t flen = sizeof(from);
-		uint8_t to[8], by[8];
 		const uint8_t *pat;
 		unsigned type, rail;
-		uint32_t seq;
 		size_t len;
-		ssize_t m = recvfrom(tx->udp_fd, buf, sizeof(buf), MSG_DONTWAIT,
-				     (struct sockaddr *)&from, &flen);
+		int got = dgram_recv_one(tx, buf, sizeof(buf), &type, &rail, &pat, &len);
 
-		if (m < 0)
-			return; /* none left (or an ICMP error's report: the next try) */
-		if (!dgram_from_peer(tx, &from, flen) ||
-		    ibp_tx_dgram_decode(buf, (size_t)m, &type, &rail, &seq, to, by, &pat, &len) ||
-		    memcmp(to, me, 8) != 0 || memcmp(by, tx->peer_token, 8) != 0) {
-			continue; /* a stranger's, or forged: dropped, never answered */
-		}
-		if (seq != tx->xchg)
-			continue; /* a duplicate of an earlier exchange */
-		dgram_take(s, type, rail, pat, len);
+		if (got == DG_NONE_LEFT)
+			return;
+		if (got == DG_OURS)
+			dgram_take(s, type, rail, pat, len);
 	}
 }
 
 /* The socket idle wants polled (POLLIN) while the caller waits elsewhere, or -1 (transport.h). */
 static int socket_idle_fd(const struct ibp_tx *tx)
 {
-	return tx && tx->answering && (!tx->share || tx->share->owner == tx) ? tx->udp_fd : -1;
+	return tx && tx->dgram && tx->rx && tx->udp_fd >= 0 &&
+		       (!tx->share || tx->share->owner == tx)
+		   ? tx->udp_fd
+		   : -1;
 }
 
 /*
- * A receiver between exchanges: every waiting datagram read; the peer's
- * HELLO of the exchange it answered (its REPLY was lost) answered again,
- * everything else dropped, as dgram_read would.
+ * A receiver between exchanges, or after its link: every waiting datagram
+ * read; the peer's HELLO of the exchange it answered (its REPLY was lost)
+ * answered again, a probe answered, everything else dropped, as dgram_read
+ * would.
  */
 static void socket_idle(struct ibp_tx *tx)
 {
-	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN + 1], me[8];
+	uint8_t buf[DG_HDR + IBP_TX_DGRAM_PATTERN + 1];
 	struct ibp_tx_step s = {.tx = tx};
 
 	if (socket_idle_fd(tx) < 0)
 		return;
-	own_token(tx, me);
 	for (;;) {
-		struct sockaddr_storage from;
-		socklen_t flen = sizeof(from);
-		uint8_t to[8], by[8];
 		const uint8_t *pat;
 		unsigned type, rail;
-		uint32_t seq;
 		size_t len;
-		ssize_t m;
+		int got = dgram_recv_one(tx, buf, sizeof(buf), &type, &rail, &pat, &len);
 
-		memset(&from, 0, sizeof(from));
-		m = recvfrom(tx->udp_fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from,
-			     &flen);
-		if (m < 0)
+		if (got == DG_NONE_LEFT)
 			return;
-		if (!dgram_from_peer(tx, &from, flen) ||
-		    ibp_tx_dgram_decode(buf, (size_t)m, &type, &rail, &seq, to, by, &pat, &len) ||
-		    memcmp(to, me, 8) != 0 || memcmp(by, tx->peer_token, 8) != 0 ||
-		    seq != tx->xchg || type != DG_HELLO || rail != tx->rail)
-			continue;
-		(void)dgram_send(&s, DG_REPLY);
+		if (got == DG_OURS && tx->answering && type == DG_HELLO && rail == tx->rail)
+			(void)dgram_send(&s, DG_REPLY);
 	}
 }
 
@@ -1573,15 +1721,22 @@ static short step_events(const struct ibp_tx_step *s, int *fd)
 	}
 }
 
+/*
+ * Every step of a phase in one poll loop.  A datagram receiver whose step
+ * is over still has its socket polled while the others run (idle): a
+ * peer's probe that came in there is answered at once, not after the
+ * phase (a crossed rail's landing probes come while the phase waits for
+ * that rail).
+ */
 static void socket_steps(struct ibp_tx_step *v, size_t n)
 {
 	uint8_t chunk[CHUNK];
-	struct pollfd small[32], *pfd = small;
-	size_t sidx[32], *idx = sidx;
+	struct pollfd small[64], *pfd = small;
+	size_t sidx[64], *idx = sidx;
 
-	if (n > 32) {
-		pfd = calloc(n, sizeof(*pfd));
-		idx = calloc(n, sizeof(*idx));
+	if (2 * n > 64) {
+		pfd = calloc(2 * n, sizeof(*pfd));
+		idx = calloc(2 * n, sizeof(*idx));
 		if (!pfd || !idx) {
 			free(pfd);
 			free(idx);
@@ -1600,7 +1755,7 @@ static void socket_steps(struct ibp_tx_step *v, size_t n)
 	}
 	for (;;) {
 		int64_t now = ibp_now_ns(), first = INT64_MAX;
-		size_t np = 0;
+		size_t np = 0, busy;
 		int got;
 
 		for (size_t i = 0; i < n; i++) {
@@ -1632,17 +1787,31 @@ static void socket_steps(struct ibp_tx_step *v, size_t n)
 		}
 		if (!np)
 			break;
+		busy = np;
+		for (size_t i = 0; i < n; i++) {
+			int fd = v[i].priv.state == S_DONE ? socket_idle_fd(v[i].tx) : -1;
+
+			if (fd >= 0) {
+				pfd[np] = (struct pollfd){.fd = fd, .events = POLLIN};
+				idx[np++] = i;
+			}
+		}
 		got = poll(pfd, np, ibp_deadline_poll_ms(first, now));
 		if (got < 0 && errno != EINTR) {
 			int rc = -errno;
 
-			for (size_t p = 0; p < np; p++)
+			for (size_t p = 0; p < busy; p++)
 				step_fail(&v[idx[p]], rc);
 			break;
 		}
-		for (size_t p = 0; got > 0 && p < np; p++)
-			if (pfd[p].revents)
+		for (size_t p = 0; got > 0 && p < np; p++) {
+			if (!pfd[p].revents)
+				continue;
+			if (p < busy)
 				step_advance(&v[idx[p]], chunk);
+			else
+				socket_idle(v[idx[p]].tx);
+		}
 	}
 	if (pfd != small) {
 		free(pfd);
@@ -1667,5 +1836,6 @@ const struct ibp_transport_ops ibp_transport_socket = {
     .idle = socket_idle,
     .cache_free = socket_cache_free,
     .probe = socket_probe,
+    .probe_check = socket_probe_check,
     .steps = socket_steps,
 };

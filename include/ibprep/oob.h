@@ -67,7 +67,9 @@
  * 20: no FIN on those datagram rails: the receiver's exchange ends at its REPLY (a 19
  *     receiver would wait for the FIN), a HELLO sent again answered until the next CTRL
  * 21: BATCH: a link's CTRL frames of one step, every rail's, under one seal
- * 22: a link's ENDPOINT frames, every rail's, in one BATCH too
+ * 22: a link's ENDPOINT frames, every rail's, in one BATCH too; cross-rail probes to a
+ *     datagram rail are datagrams (PROBE, answered by the receiver's UDP socket): a
+ *     datagram receiver has no TCP listener
  */
 #define IBP_OOB_VERSION 22
 #define IBP_OOB_HDR_LEN 12

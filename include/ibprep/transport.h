@@ -103,15 +103,18 @@ struct ibp_tx_opts {
 	 * (at most IBP_TX_DGRAM_PATTERN bytes, the seed and length of the
 	 * CONNECT step); PATTERN checks what came, BURST moves nothing (no
 	 * rate: the caller reports none), RTT gives the exchange's round
-	 * trip.  A receiver keeps a TCP listener for the cross-rail probes.
-	 * Such a tx runs through the steps op only (the blocking ops return
-	 * -EOPNOTSUPP).
+	 * trip.  A receiver's UDP socket also answers the peers' cross-rail
+	 * probes (probe, below; no TCP listener since protocol 22): while its
+	 * steps run, while idle is polled, and after its link's end through
+	 * idle again.  Such a tx runs through the steps op only (the blocking
+	 * ops return -EOPNOTSUPP).
 	 */
 	bool datagram;
 	/*
 	 * socket, datagram (NULL: none): the caller's cache, through which a
-	 * tx leaves its UDP socket (and a receiver its probe listener) to the
-	 * next tx of the same rail and role opened with it.  One cache per
+	 * tx leaves its UDP socket to the next tx of the same rail and role
+	 * opened with it (a receiver's keeps answering the probes that name
+	 * an earlier tx's token).  One cache per
 	 * thread that opens and steps its txs one after the other (a
 	 * worker's rounds: one exchange at a time, so no demultiplexer);
 	 * *CACHE starts NULL, open fills it, the caller frees it with
@@ -150,6 +153,23 @@ struct ibp_endpoint {
 };
 
 struct ibp_tx; /* opaque, one per transport instance */
+
+/*
+ * A cross-rail probe under way (the probe op below): FD to poll for
+ * EVENTS; AGAIN_AT (ibp_now_ns, 0: none) when probe_check wants calling
+ * without an event (a datagram probe's one resend).  The rest is the
+ * transport's.
+ */
+struct ibp_tx_probe {
+	int fd;
+	short events;
+	int64_t again_at;
+	bool dgram;
+	unsigned rail;      /* the addressee's rail */
+	unsigned from_rail; /* the prober's */
+	uint8_t token[8];   /* the addressee's token, from its endpoint */
+	uint8_t nonce[8];   /* the answer echoes it */
+};
 
 /* One tx's step of a phase, for a transport's steps op (below). */
 enum ibp_tx_step_kind {
@@ -218,13 +238,25 @@ struct ibp_transport_ops {
 	void (*close)(struct ibp_tx *tx);
 	/*
 	 * A cross-rail probe (rdmatest.h, "Rails"), or NULL when the transport
-	 * has none: starts a non-blocking TCP connection from FROM (its address
-	 * and its netdev, as open binds a tx) to the receiver's endpoint TO of
-	 * another rail of the peer; *FD then polls POLLOUT, and SO_ERROR 0 says
-	 * that FROM's port reaches that one.  The receiver takes such a
-	 * connection as a stranger's (it presents no token).  0, -errno.
+	 * has none: does FROM's port (its address and its netdev, as open
+	 * binds a tx) reach the peer's receiver endpoint TO, of the peer's
+	 * rail TO_RAIL?  socket: to a datagram receiver, a PROBE datagram
+	 * naming TO's token, answered by that receiver's own UDP socket (bound
+	 * to its rail's netdev: an answer proves the probe came in there; one
+	 * that came in on another netdev finds no socket and an ICMP error
+	 * comes back); to a stream receiver, a TCP connection to its listener
+	 * (which takes it as a stranger's: no token).  Fills *PR; 0, or
+	 * -errno when it could not start (not reached).
 	 */
-	int (*probe)(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd);
+	int (*probe)(const struct ibp_tx_port *from, const struct ibp_endpoint *to,
+		     unsigned to_rail, struct ibp_tx_probe *pr);
+	/*
+	 * Optional: where probe PR stands, called when its fd polled ready or
+	 * AGAIN_AT passed (NOW): 1 reached, 0 not yet, -errno did not.  NULL:
+	 * the fd polls POLLOUT and SO_ERROR 0 says reached.  The caller closes
+	 * PR's fd.
+	 */
+	int (*probe_check)(struct ibp_tx_probe *pr, int64_t now);
 	/*
 	 * Optional (socket; NULL: verbs): the N steps of one phase at once in
 	 * the caller's thread, one poll loop over their sockets: each step
@@ -234,10 +266,11 @@ struct ibp_transport_ops {
 	void (*steps)(struct ibp_tx_step *v, size_t n);
 	/*
 	 * Optional (socket; NULL: verbs): a tx that must keep answering while
-	 * the caller waits for something else (a datagram receiver whose
-	 * REPLY may have been lost: the sender's HELLO comes again).  idle_fd
-	 * the fd to poll for POLLIN, or -1 when none; idle reads it and
-	 * answers, never blocking.
+	 * the caller waits for something else (a datagram receiver: the
+	 * sender's HELLO come again when its REPLY was lost, the peers'
+	 * probes).  idle_fd the fd to poll for POLLIN, or -1 when none; idle
+	 * reads it and answers, never blocking.  Once its link is over, a
+	 * receiver may be handed to another thread for idle alone.
 	 */
 	int (*idle_fd)(const struct ibp_tx *tx);
 	void (*idle)(struct ibp_tx *tx);
@@ -256,8 +289,10 @@ extern const struct ibp_transport_ops ibp_transport_verbs;
 /*
  * The socket transport's datagrams (a datagram tx, transport_socket.c):
  * TYPE 1 HELLO (with the pattern), 2 REPLY (protocol 19's 3, FIN, is
- * gone); RAIL the sender's; SEQ the exchange's number; TO the addressee's
- * token, FROM the sender's.  encode: the length written
+ * gone), 4 PROBE and 5 its answer (protocol 22); RAIL the sender's; SEQ
+ * the exchange's number (0 in a probe); TO the addressee's token, FROM the
+ * sender's (a PROBE's: a nonce; its answer: TO the nonce, FROM the token
+ * the PROBE named).  encode: the length written
  * into BUF (CAP), 0 when it does not fit or a field is out of range;
  * decode: 0, or -EBADMSG for anything but one whole datagram (*PAT points
  * into BUF).

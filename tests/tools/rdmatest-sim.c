@@ -176,9 +176,15 @@ static void f_close(struct ibp_tx *t)
 	ibp_transport_socket.close(t);
 }
 
-static int f_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd)
+static int f_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, unsigned rail,
+		   struct ibp_tx_probe *pr)
 {
-	return ibp_transport_socket.probe(from, to, fd);
+	return ibp_transport_socket.probe(from, to, rail, pr);
+}
+
+static int f_probe_check(struct ibp_tx_probe *pr, int64_t now)
+{
+	return ibp_transport_socket.probe_check(pr, now);
 }
 
 static int f_idle_fd(const struct ibp_tx *t)
@@ -230,6 +236,7 @@ static const struct ibp_transport_ops faulty = {
     .lat_pong = f_lat_pong,
     .close = f_close,
     .probe = f_probe,
+    .probe_check = f_probe_check,
     .steps = f_steps,
     .idle_fd = f_idle_fd,
     .idle = f_idle,

@@ -307,9 +307,15 @@ static void w_cache_free(struct ibp_tx_cache *c)
  * (SO_ERROR 0: reached), else a pipe's write end, which polls ready at once
  * and is no socket (SO_ERROR fails: not reached).
  */
-static int w_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, int *fd)
+static int w_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to, unsigned rail,
+		   struct ibp_tx_probe *pr)
 {
 	int fn, fr, tn, tr, sv[2];
+
+	(void)rail;
+	memset(pr, 0, sizeof(*pr));
+	pr->fd = -1;
+	pr->events = POLLOUT;
 
 	if (!where(from->addr, &fn, &fr) || !ep_where(to, &tn, &tr))
 		return -EINVAL;
@@ -322,13 +328,13 @@ static int w_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 			return -errno;
 		close(sv[1]);
-		*fd = sv[0];
+		pr->fd = sv[0];
 		return 0;
 	}
 	if (pipe(sv))
 		return -errno;
 	close(sv[0]);
-	*fd = sv[1];
+	pr->fd = sv[1];
 	return 0;
 }
 
@@ -917,7 +923,10 @@ static void test_dgram_codec_every_length_checked(void **state)
 	assert_int_equal(
 	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
 	buf[0] ^= 1;
-	buf[4] = 4;
+	buf[4] = 6; /* no such type */
+	assert_int_equal(
+	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
+	buf[4] = 4; /* a PROBE (protocol 22) carries no pattern either */
 	assert_int_equal(
 	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
 	buf[4] = 3; /* protocol 19's FIN: no such datagram since 20 */
@@ -928,6 +937,19 @@ static void test_dgram_codec_every_length_checked(void **state)
 	assert_int_equal(
 	    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), -EBADMSG);
 	assert_int_equal(ibp_tx_dgram_encode(buf, sizeof(buf), 2, 0, 1, to, from, pat, 1), 0);
+	assert_int_equal(ibp_tx_dgram_encode(buf, sizeof(buf), 4, 0, 0, to, from, pat, 1), 0);
+	/* a PROBE and its answer, bare */
+	for (unsigned t = 4; t <= 5; t++) {
+		n = ibp_tx_dgram_encode(buf, sizeof(buf), t, 2, 0, to, from, NULL, 0);
+		assert_int_equal(n, 28);
+		assert_int_equal(
+		    ibp_tx_dgram_decode(buf, n, &type, &rail, &seq, got_to, got_from, &p, &len), 0);
+		assert_int_equal(type, t);
+		assert_int_equal(rail, 2);
+		assert_int_equal(len, 0);
+		assert_memory_equal(got_to, to, 8);
+		assert_memory_equal(got_from, from, 8);
+	}
 	assert_int_equal(
 	    ibp_tx_dgram_encode(buf, sizeof(buf), 1, 0, 1, to, from, buf, IBP_TX_DGRAM_PATTERN + 1),
 	    0);
@@ -959,7 +981,7 @@ static void dgram_pair(struct ibp_tx **rx, struct ibp_tx **tx, unsigned rail_rx,
 	assert_int_equal(ibp_transport_socket.endpoint(*tx, ep_tx), 0);
 	assert_int_not_equal(ep_rx->psn, 0);
 	assert_int_not_equal(ep_tx->psn, 0);
-	assert_int_not_equal(ep_rx->tcp_port, 0); /* the probes' listener */
+	assert_int_equal(ep_rx->tcp_port, 0); /* no listener: its UDP socket answers probes */
 }
 
 /*
@@ -1199,12 +1221,42 @@ static void dgram_connect(struct ibp_tx *rx, struct ibp_tx *tx, const struct ibp
 }
 
 /*
+ * A cross-rail probe from 127.0.0.1 (lo, rail FROM_RAIL) to endpoint TO of
+ * rail TO_RAIL, IDLE's socket answering through the transport's idle op
+ * (NULL: nobody reads): the probe op's verdict within WAIT_MS.
+ */
+static int probe_once(const struct ibp_endpoint *to, unsigned to_rail, struct ibp_tx *idle,
+		      int wait_ms)
+{
+	struct ibp_tx_port from = {.rail = 3};
+	struct ibp_tx_probe pr;
+	int64_t end = ibp_now_ns() + (int64_t)wait_ms * IBP_NS_PER_MS;
+	int rc;
+
+	snprintf(from.addr, sizeof(from.addr), "127.0.0.1");
+	snprintf(from.ifname, sizeof(from.ifname), "lo");
+	rc = ibp_transport_socket.probe(&from, to, to_rail, &pr);
+	if (rc)
+		return rc;
+	assert_true(pr.dgram);
+	for (rc = 0; rc == 0 && ibp_now_ns() < end;) {
+		if (idle && ibp_transport_socket.idle_fd(idle) >= 0)
+			ibp_transport_socket.idle(idle);
+		(void)poll(&(struct pollfd){.fd = pr.fd, .events = pr.events}, 1, 20);
+		rc = ibp_transport_socket.probe_check(&pr, ibp_now_ns());
+	}
+	close(pr.fd);
+	return rc;
+}
+
+/*
  * A worker's rounds through one cache (struct ibp_tx_opts): round 2's
- * receiver and sender of a rail take round 1's UDP sockets and probe
- * listener (same ports), with tokens of their own, and exchange over
- * them; round 1's txs, whose sockets were taken, fail their next step
- * with -EBUSY, named; the sockets outlive the cache while a tx holds them
- * (the kept receiver's listener still takes a probe).
+ * receiver and sender of a rail take round 1's UDP sockets (same ports),
+ * with tokens of their own, and exchange over them; round 1's txs, whose
+ * sockets were taken, fail their next step with -EBUSY, named; the
+ * sockets outlive the cache while a tx holds them: the kept receiver
+ * answers a probe naming round 1's token as round 2's, and once the last
+ * holder closed the socket a probe is refused (ICMP).
  */
 static void test_dgram_cache_rounds_share_sockets(void **state)
 {
@@ -1213,8 +1265,7 @@ static void test_dgram_cache_rounds_share_sockets(void **state)
 	struct ibp_endpoint ep_rx[2], ep_tx[2];
 	char err_r[2][256], err_s[2][256];
 	struct ibp_tx_port port = {.rail = 1};
-	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
-	int rc_rx, rc_tx, fd;
+	int rc_rx, rc_tx;
 
 	(void)state;
 	snprintf(port.addr, sizeof(port.addr), "127.0.0.1");
@@ -1241,9 +1292,8 @@ static void test_dgram_cache_rounds_share_sockets(void **state)
 		assert_int_equal(rc_rx, 0);
 		assert_int_equal(rc_tx, 0);
 	}
-	assert_int_equal(ep_rx[1].psn, ep_rx[0].psn);           /* the receiver's UDP socket */
-	assert_int_equal(ep_rx[1].tcp_port, ep_rx[0].tcp_port); /* its probe listener */
-	assert_int_equal(ep_tx[1].psn, ep_tx[0].psn);           /* the sender's UDP socket */
+	assert_int_equal(ep_rx[1].psn, ep_rx[0].psn); /* the receiver's UDP socket */
+	assert_int_equal(ep_tx[1].psn, ep_tx[0].psn); /* the sender's UDP socket */
 	assert_true(ep_rx[1].rkey != ep_rx[0].rkey || ep_rx[1].qpn != ep_rx[0].qpn);
 	/* round 1's txs no longer own the sockets */
 	dgram_connect(rx[0], tx[0], &ep_rx[0], &ep_tx[0], &rc_rx, &rc_tx);
@@ -1251,24 +1301,18 @@ static void test_dgram_cache_rounds_share_sockets(void **state)
 	assert_int_equal(rc_tx, -EBUSY);
 	assert_non_null(strstr(err_r[0], "taken by another link of this thread"));
 	assert_int_equal(ibp_transport_socket.idle_fd(rx[0]), -1);
-	ibp_transport_socket.close(rx[1]);
+	assert_int_equal(ibp_transport_socket.idle_fd(tx[1]), -1); /* a sender answers nothing */
 	ibp_transport_socket.close(tx[1]);
 	ibp_transport_socket.close(tx[0]);
 	ibp_transport_socket.cache_free(cr);
 	ibp_transport_socket.cache_free(cs);
-	/* the kept receiver (round 1's) still holds the listener */
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	to.sin_port = htons((uint16_t)ep_rx[0].tcp_port);
-	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
-	close(fd);
+	/* the kept receiver (round 2's) answers for round 1's link, and its own */
+	assert_int_equal(probe_once(&ep_rx[0], 1, rx[1], 2000), 1);
+	assert_int_equal(probe_once(&ep_rx[1], 1, rx[1], 2000), 1);
+	ibp_transport_socket.close(rx[1]);
 	ibp_transport_socket.close(rx[0]);
 	/* the last holder closed it */
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), -1);
-	assert_int_equal(errno, ECONNREFUSED);
-	close(fd);
+	assert_int_equal(probe_once(&ep_rx[0], 1, NULL, 2000), -ECONNREFUSED);
 }
 
 /*
@@ -1324,6 +1368,124 @@ static void test_dgram_lost_hello_sent_again(void **state)
 	ibp_transport_socket.close(tx);
 }
 
+/*
+ * A datagram receiver answers a probe (protocol 22) that names its token,
+ * from its own socket, whoever sent it; never one naming another token,
+ * nor a sender's socket; at most 128 per socket, however many come (a
+ * copy replayed on the wire); once its socket is closed, the probe is
+ * refused (ICMP port unreachable, read as ECONNREFUSED).
+ */
+static void test_dgram_probe_answered_checked_and_capped(void **state)
+{
+	struct ibp_tx *rx, *tx;
+	struct ibp_endpoint ep_rx, ep_tx, forged;
+	char err_r[256], err_s[256];
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+	uint8_t buf[64], token[8], nonce[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	size_t n;
+	int fd, answers = 0;
+
+	(void)state;
+	dgram_pair(&rx, &tx, 1, 1, &ep_rx, &ep_tx, err_r, err_s);
+	/* nobody reads: no answer, the probe still pending */
+	assert_int_equal(probe_once(&ep_rx, 1, NULL, 100), 0);
+	assert_int_equal(probe_once(&ep_rx, 1, rx, 2000), 1);
+	/* the answer must name the rail probed */
+	assert_int_equal(probe_once(&ep_rx, 2, rx, 300), 0);
+	forged = ep_rx;
+	forged.qpn ^= 1;
+	assert_int_equal(probe_once(&forged, 1, rx, 300), 0);
+	assert_int_equal(ibp_transport_socket.idle_fd(tx), -1);
+	/* 200 probes with the right token from one socket: 128 answers at most */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	to.sin_port = htons((uint16_t)ep_rx.psn);
+	assert_int_equal(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	for (int i = 0; i < 4; i++) {
+		token[i] = (uint8_t)(ep_rx.rkey >> (24 - 8 * i));
+		token[4 + i] = (uint8_t)(ep_rx.qpn >> (24 - 8 * i));
+	}
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), 4, 0, 0, token, nonce, NULL, 0);
+	assert_int_not_equal(n, 0);
+	for (int round = 0; round < 4; round++) {
+		int before = answers;
+
+		for (int i = 0; i < 50; i++)
+			assert_int_equal(send(fd, buf, n, 0), (ssize_t)n);
+		ibp_transport_socket.idle(rx);
+		while (recv(fd, buf + 32, 32, MSG_DONTWAIT) > 0)
+			answers++;
+		if (round == 3) /* the cap was reached before: nothing more */
+			assert_int_equal(answers, before);
+	}
+	/* the probe_once answers above (2 to 5, with the resends) count too */
+	assert_in_range(answers, 128 - 5, 128 - 2);
+	close(fd);
+	ibp_transport_socket.close(tx);
+	ibp_transport_socket.close(rx);
+	assert_int_equal(probe_once(&ep_rx, 1, NULL, 2000), -ECONNREFUSED);
+}
+
+struct late_probe {
+	struct ibp_tx *tx1;
+	const struct ibp_endpoint *ep_rx1;
+	int rc_tx, probe;
+	int64_t probed_at;
+};
+
+/* Rail 1's sender makes its exchange, then probes rail 1's receiver, whose step is over. */
+static void *late_probe_main(void *arg)
+{
+	struct late_probe *lp = arg;
+
+	lp->rc_tx = ibp_transport_socket.connect(lp->tx1, lp->ep_rx1, IBP_TX_SENDER,
+						 ibp_now_ns() + 2000 * IBP_NS_PER_MS);
+	lp->probe = probe_once(lp->ep_rx1, 1, NULL, 1500);
+	lp->probed_at = ibp_now_ns();
+	return NULL;
+}
+
+/*
+ * While a phase waits for one rail (a crossed rail's HELLO that never
+ * comes), the receiver whose exchange is over answers a probe at once
+ * from the steps' poll loop, not after the phase: a crossed rail's landing
+ * probes come just then.
+ */
+static void test_dgram_probe_answered_while_steps_wait(void **state)
+{
+	struct ibp_tx *rx1, *tx1, *rx2, *tx2;
+	struct ibp_endpoint ep_rx1, ep_tx1, ep_rx2, ep_tx2;
+	char err[4][256];
+	struct ibp_tx_step v[2];
+	struct late_probe lp;
+	pthread_t th;
+	int64_t deadline;
+
+	(void)state;
+	dgram_pair(&rx1, &tx1, 1, 1, &ep_rx1, &ep_tx1, err[0], err[1]);
+	dgram_pair(&rx2, &tx2, 2, 2, &ep_rx2, &ep_tx2, err[2], err[3]);
+	deadline = ibp_now_ns() + 3000 * IBP_NS_PER_MS;
+	for (int i = 0; i < 2; i++)
+		v[i] = (struct ibp_tx_step){.tx = i ? rx2 : rx1,
+					    .kind = IBP_TX_STEP_CONNECT,
+					    .role = IBP_TX_RECEIVER,
+					    .peer = i ? &ep_tx2 : &ep_tx1,
+					    .deadline = deadline};
+	lp = (struct late_probe){.tx1 = tx1, .ep_rx1 = &ep_rx1};
+	assert_int_equal(pthread_create(&th, NULL, late_probe_main, &lp), 0);
+	ibp_transport_socket.steps(v, 2); /* rail 2's sender never comes */
+	pthread_join(th, NULL);
+	assert_int_equal(v[0].rc, 0);
+	assert_int_equal(v[1].rc, -ETIMEDOUT);
+	assert_int_equal(lp.rc_tx, 0);
+	assert_int_equal(lp.probe, 1);
+	assert_true(lp.probed_at < deadline); /* answered while rail 2 was still awaited */
+	ibp_transport_socket.close(tx1);
+	ibp_transport_socket.close(rx1);
+	ibp_transport_socket.close(tx2);
+	ibp_transport_socket.close(rx2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1336,6 +1498,8 @@ int main(void)
 	    cmocka_unit_test(test_dgram_lost_hello_sent_again),
 	    cmocka_unit_test(test_dgram_lost_reply_answered_while_idle),
 	    cmocka_unit_test(test_dgram_cache_rounds_share_sockets),
+	    cmocka_unit_test(test_dgram_probe_answered_checked_and_capped),
+	    cmocka_unit_test(test_dgram_probe_answered_while_steps_wait),
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
