@@ -166,6 +166,17 @@ static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 }
 
 /*
+ * A datagram step's peer as text, for its messages only: written the
+ * first time a message needs it (a healthy exchange formats none).
+ */
+static const char *dg_where(struct ibp_tx_step *s)
+{
+	if (!s->priv.where[0])
+		addr_text(&s->tx->peer_udp, s->priv.where, sizeof(s->priv.where));
+	return s->priv.where;
+}
+
+/*
  * FD bound to TX's netdev.  0 (also when the kernel refuses a user the
  * option, EPERM: the address binding still holds), or -errno.
  */
@@ -1033,12 +1044,12 @@ static void step_fail(struct ibp_tx_step *s, int rc)
 		tx_fail(tx, rc, "connect %s: %s", s->priv.where, strerror(-rc));
 		break;
 	case S_DG_HELLO:
-		tx_fail(tx, rc, "datagram to %s: %s", s->priv.where,
+		tx_fail(tx, rc, "datagram to %s: %s", dg_where(s),
 			rc == -ETIMEDOUT ? "no answer (sent again while the deadline held)"
 					 : strerror(-rc));
 		break;
 	case S_DG_WAIT:
-		tx_fail(tx, rc, "no datagram from the sender %s: %s", s->priv.where, strerror(-rc));
+		tx_fail(tx, rc, "no datagram from the sender %s: %s", dg_where(s), strerror(-rc));
 		break;
 	case S_TOKEN_OUT:
 		tx_fail(tx, rc, "data connection %s: %s", s->priv.where, strerror(-rc));
@@ -1173,7 +1184,7 @@ static void dgram_take(struct ibp_tx_step *s, unsigned type, unsigned rail, cons
 			step_end(s, tx_fail(tx, -EPROTO,
 					    "datagram to %s: answered by the peer's rail %u port, "
 					    "expected its rail %u",
-					    s->priv.where, rail, tx->rail));
+					    dg_where(s), rail, tx->rail));
 			return;
 		}
 		step_end(s, 0);
@@ -1190,7 +1201,7 @@ static void dgram_take(struct ibp_tx_step *s, unsigned type, unsigned rail, cons
 			step_end(s,
 				 tx_fail(tx, -EPROTO,
 					 "datagram from %s: the sender's rail %u, expected rail %u",
-					 s->priv.where, rail, tx->rail));
+					 dg_where(s), rail, tx->rail));
 			return;
 		}
 		if (rc) {
@@ -1338,8 +1349,8 @@ static void dgram_exchange(struct ibp_tx_step *s, bool out)
 	struct ibp_tx *tx = s->tx;
 
 	s->priv.fd = tx->udp_fd;
-	tx->answering = false; /* a new exchange: the last one's HELLOs are duplicates */
-	addr_text(&tx->peer_udp, s->priv.where, sizeof(s->priv.where));
+	tx->answering = false;   /* a new exchange: the last one's HELLOs are duplicates */
+	s->priv.where[0] = '\0'; /* dg_where, when a message needs it */
 	if (!out) {
 		s->priv.state = S_DG_WAIT;
 		return;
@@ -1390,11 +1401,11 @@ static void dgram_start(struct ibp_tx_step *s)
 		else
 			((struct sockaddr_in6 *)&tx->peer_udp)->sin6_port =
 			    htons((uint16_t)s->peer->psn);
-		addr_text(&tx->peer_udp, s->priv.where, sizeof(s->priv.where));
+		s->priv.where[0] = '\0';
 		if (tx->peer_udp.ss_family != tx->local.ss_family) {
 			step_end(s, tx_fail(tx, -EAFNOSUPPORT,
 					    "datagram to %s: another address family than %s's",
-					    s->priv.where, tx->ifname[0] ? tx->ifname : "ours"));
+					    dg_where(s), tx->ifname[0] ? tx->ifname : "ours"));
 			return;
 		}
 		token_of(s->peer, tx->peer_token);
