@@ -529,6 +529,30 @@ static int load_file_topology(struct spank_ib_state *st, struct spank_ib_node *n
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * Which topology the step's placement used and how it was loaded, for the
+ * admin (slurmd's log at verbose): mapped from cache_dir, an XML parsed, or
+ * discovered live; and the hwloc load's time.
+ */
+static void log_topology_source(const struct spank_ib_state *st, const struct spank_ib_node *n,
+				const char *topo_path, const char *cache_dir)
+{
+	const struct ibp_topo *t = &n->topo;
+	char how[PATH_MAX + 64];
+
+	if (t->mapped)
+		snprintf(how, sizeof(how), "%smapped from cache_dir %s",
+			 topo_path[0] ? "" : "this node's, ", cache_dir);
+	else if (!t->from_file)
+		snprintf(how, sizeof(how), "discovered (hwloc PCI scan)");
+	else if (topo_path[0])
+		snprintf(how, sizeof(how), "XML parsed");
+	else
+		snprintf(how, sizeof(how), "this node's XML from cache_dir %s parsed", cache_dir);
+	slurm_verbose("spank-ib: %s: job %u.%u: topology %s: %s, hwloc load %.2f ms", st->host,
+		      n->job_id, n->step_id, topo_path[0] ? topo_path : "(live)", how, t->load_ms);
+}
+
 static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, spank_t sp,
 			   const char *topo_path, const char *cache_dir)
 {
@@ -558,6 +582,7 @@ static void load_placement(struct spank_ib_state *st, struct spank_ib_node *n, s
 				       topo_path[0] ? topo_path : "(live)", strerror(-rc));
 		return;
 	}
+	log_topology_source(st, n, topo_path, cache_dir);
 	rc = ibp_topo_apply_inventory(&n->topo, &n->in.inv, &n->findings, ibp_health_port_severity);
 	if (rc) {
 		spank_ib_setup_finding(n, IBP_SEV_WARN,

@@ -753,6 +753,7 @@ int ibp_topo_load_mapped(struct ibp_topo *topo, int fd, size_t len)
 		return rc;
 	}
 	topo->from_file = true;
+	topo->mapped = true;
 	return topo_collected(topo, t0);
 }
 

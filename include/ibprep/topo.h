@@ -123,6 +123,8 @@ struct ibp_topo_hca {
 struct ibp_topo {
 	hwloc_topology_t t;
 	bool from_file;
+	bool
+	    mapped; /* adopted from a mapped form (ibp_topo_load_mapped): not parsed, not discovered */
 	char hostname[IBP_NODE_MAX]; /* from the file's or the live host's infos, "" unknown */
 	struct ibp_topo_gpu *gpus;
 	size_t n_gpus;

@@ -149,7 +149,9 @@ static void test_healthy_node_every_task_gets_its_row(void **state)
 	user_flag("ib-affinity", NULL);
 	assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
 	assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
-	assert_int_equal(fake.n_msgs, 0); /* healthy: silent */
+	/* healthy: silent, but for which topology at slurmd's verbose level */
+	assert_int_equal(fake_spank_msgs_at("verbose", ": topology "), 1);
+	assert_int_equal(fake.n_msgs, 1);
 	base = fake.n_env;
 	for (int t = 0; t < 8; t++) {
 		char cvd[16];
@@ -234,6 +236,13 @@ static void test_default_topology_discovered_once(void **state)
 		assert_int_equal(slurm_spank_init_post_opt(NULL, nd->ac, nd->av), 0);
 		assert_int_equal(slurm_spank_user_init(NULL, nd->ac, nd->av), 0);
 		assert_int_equal(slurm_spank_exit(NULL, nd->ac, nd->av), 0);
+		/* slurmd's log says which (verbose): discovered, then mapped */
+		assert_int_equal(fake_spank_msgs_at("verbose", "job 101.0: topology (live): "
+							       "discovered (hwloc PCI scan)"),
+				 1);
+		assert_int_equal(fake_spank_msgs_at("verbose", "topology (live): this node's, "
+							       "mapped from cache_dir "),
+				 step);
 		if (step == 0) {
 			snprintf(dir, sizeof(dir), "%s/cache", nd->tdir);
 			d = opendir(dir);
@@ -381,6 +390,32 @@ static void task_sees(struct node *nd, int t, const char *hca, const char *cpus)
 }
 
 /*
+ * topology=: the first step parses the XML and keeps its mapped form in
+ * cache_dir, the next maps it; slurmd's log says which at verbose, the
+ * user sees neither.
+ */
+static void test_topology_source_said_in_slurmd_log(void **state)
+{
+	struct node *nd = *state;
+	char parsed[PATH_MAX + 64], mapped[2 * PATH_MAX + 64];
+
+	if (geteuid() != 0)
+		skip(); /* only root keeps the mapped form */
+	snprintf(parsed, sizeof(parsed), "job 101.0: topology %s: XML parsed, hwloc load ",
+		 nd->topo);
+	snprintf(mapped, sizeof(mapped), "job 101.1: topology %s: mapped from cache_dir %s/cache, ",
+		 nd->topo, nd->tdir);
+	for (uint32_t step = 0; step < 2; step++) {
+		fake.step_id = step;
+		step_start(nd);
+		assert_int_equal(slurm_spank_exit(NULL, nd->ac, nd->av), 0);
+	}
+	assert_int_equal(fake_spank_msgs_at("verbose", parsed), 1);
+	assert_int_equal(fake_spank_msgs_at("verbose", mapped), 1);
+	assert_int_equal(fake_spank_msgs_with(": topology "), 2);
+}
+
+/*
  * SLURM_STEP_GPUS=2,3 (Slurm without a device cgroup: the step-wide
  * CUDA_VISIBLE_DEVICES is the same list): two tasks get GPUs 2 and 3 with
  * their HCAs and CPUs, not GPUs 0-3 and 4-7 of the whole node; a task that
@@ -395,7 +430,7 @@ static void test_step_gpus_restrict_the_placement(void **state)
 	fake_spank_setenv("SLURM_STEP_GPUS", "2,3");
 	fake_spank_setenv("CUDA_VISIBLE_DEVICES", "2,3");
 	step_start(nd);
-	assert_int_equal(fake.n_msgs, 0);
+	assert_int_equal(fake.n_msgs, fake_spank_msgs_at("verbose", ": topology "));
 	base = fake.n_env;
 	task_sees(nd, 0, "mlx5_4:1", "0-27,112-139");
 	assert_string_equal(fake_spank_getenv("CUDA_VISIBLE_DEVICES"), "2,3");
@@ -649,6 +684,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_degraded_node_fails_every_task_message_once,
 					    setup_degraded, teardown),
 	    cmocka_unit_test_setup_teardown(test_default_topology_discovered_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_topology_source_said_in_slurmd_log, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_degraded_node_warn_mode_runs, setup_degraded,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_user_variable_kept_linted_or_forced, setup,

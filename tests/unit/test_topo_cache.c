@@ -311,6 +311,7 @@ static size_t gpus_of(struct cache_dir *c, const char *path, int want_rc)
 	assert_int_equal(load_file(c, path, &t), want_rc);
 	n = t.n_gpus;
 	assert_true(t.from_file);
+	assert_int_equal(t.mapped, want_rc == 1);
 	ibp_topo_release(&t);
 	return n;
 }
