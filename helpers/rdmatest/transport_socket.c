@@ -111,6 +111,14 @@ struct ibp_tx {
 	struct dg_share *share; /* its sockets, shared through the opener's cache */
 	bool rx;                /* a receiver: answers the peers' probes */
 	bool answering; /* receiver: answered exchange xchg, its HELLO answered again (idle) */
+	/*
+	 * receiver: no exchange awaited (its last step over, either way):
+	 * idle may read the socket.  Until its first step, and while an
+	 * exchange is awaited, a HELLO that came early waits there for the
+	 * step (read by idle it would be one of no exchange yet, dropped, and
+	 * sent again only 100 ms later); a probe waits with it.
+	 */
+	bool idle_ok;
 	unsigned probe_answers; /* without a share: the probes answered */
 };
 
@@ -1029,6 +1037,8 @@ static void step_end(struct ibp_tx_step *s, int rc)
 	s->priv.fd = -1;
 	s->rc = rc;
 	s->priv.state = S_DONE;
+	if (s->tx->dgram && s->tx->rx)
+		s->tx->idle_ok = true; /* no exchange awaited now */
 	if (s->done)
 		s->done(s);
 }
@@ -1308,7 +1318,7 @@ static void dgram_read(struct ibp_tx_step *s)
 /* The socket idle wants polled (POLLIN) while the caller waits elsewhere, or -1 (transport.h). */
 static int socket_idle_fd(const struct ibp_tx *tx)
 {
-	return tx && tx->dgram && tx->rx && tx->udp_fd >= 0 &&
+	return tx && tx->dgram && tx->rx && tx->idle_ok && tx->udp_fd >= 0 &&
 		       (!tx->share || tx->share->owner == tx)
 		   ? tx->udp_fd
 		   : -1;
@@ -1349,7 +1359,8 @@ static void dgram_exchange(struct ibp_tx_step *s, bool out)
 	struct ibp_tx *tx = s->tx;
 
 	s->priv.fd = tx->udp_fd;
-	tx->answering = false;   /* a new exchange: the last one's HELLOs are duplicates */
+	tx->answering = false; /* a new exchange: the last one's HELLOs are duplicates */
+	tx->idle_ok = false;
 	s->priv.where[0] = '\0'; /* dg_where, when a message needs it */
 	if (!out) {
 		s->priv.state = S_DG_WAIT;

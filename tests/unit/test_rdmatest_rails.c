@@ -1385,8 +1385,20 @@ static void test_dgram_probe_answered_checked_and_capped(void **state)
 	size_t n;
 	int fd, answers = 0;
 
+	int rc_rx, rc_tx;
+
 	(void)state;
 	dgram_pair(&rx, &tx, 1, 1, &ep_rx, &ep_tx, err_r, err_s);
+	/*
+	 * Before its exchange, idle leaves the socket alone: a HELLO come
+	 * early waits there for the step (read by idle it would be dropped
+	 * and sent again only 100 ms later), and a probe with it.
+	 */
+	assert_int_equal(ibp_transport_socket.idle_fd(rx), -1);
+	dgram_connect(rx, tx, &ep_rx, &ep_tx, &rc_rx, &rc_tx);
+	assert_int_equal(rc_rx, 0);
+	assert_int_equal(rc_tx, 0);
+	assert_true(ibp_transport_socket.idle_fd(rx) >= 0);
 	/* nobody reads: no answer, the probe still pending */
 	assert_int_equal(probe_once(&ep_rx, 1, NULL, 100), 0);
 	assert_int_equal(probe_once(&ep_rx, 1, rx, 2000), 1);
