@@ -914,6 +914,14 @@ static void rails_on(const struct chan *c, const bool *want, bool *in)
 		in[k] = c->r[k].on && (!want || want[k]);
 }
 
+/* An out-link's connect still under way at its landing time: the probes start. */
+static void step_late(const struct ibp_tx_step *s)
+{
+	struct chan *c = s->arg;
+
+	ibp_rt_probe_late(c->t->probes);
+}
+
 /* A rail's step ended (the transport's steps op): a connect is told the probes at once. */
 static void step_told(const struct ibp_tx_step *s)
 {
@@ -962,6 +970,10 @@ static bool phase_steps(struct chan *c, void (*step)(void *, size_t), const bool
 		r->bad = 0;
 		r->ns = 0;
 		if (kind == IBP_TX_STEP_CONNECT) {
+			if (c->out && c->t->probes) { /* where a late path lands: probed half-way */
+				s->late = step_late;
+				s->late_at = ibp_rt_probe_late_at(c->t->probes, c->round, k);
+			}
 			s->peer = &r->peer;
 			s->seed = c->out ? r->seed : 0; /* a datagram's pattern goes with it */
 			s->len = c->out ? pattern_of(c, k) : 0;
@@ -1411,6 +1423,27 @@ static void measure(struct chan *c, struct ibp_oob_ctrl *peer)
 }
 
 /*
+ * The round's across probe (rdmatest_probe.h), when the links send it:
+ * from this out-link's rail *A's own socket to the peer's rail *B, both
+ * datagram rails with their endpoints in, before the data paths so that
+ * the peer answers while it waits for them.  True when it went.
+ */
+static bool across_start(struct chan *c, size_t *a, size_t *b)
+{
+	int rc;
+
+	if (!c->out || !c->t->probes || !ibp_rt_probe_across(c->t->probes, c->round, a, b) ||
+	    *a >= c->p || *b >= c->p || !c->r[*a].on || !c->r[*b].on || !c->r[*a].tx)
+		return false;
+	rc = c->t->ops->probe_along(c->r[*a].tx, &c->r[*b].peer, (unsigned)*b);
+	if (rc) { /* it could not go: not reached */
+		ibp_rt_probe_record(c->t->probes, c->round, *a, *b, IBP_RDMATEST_PROBE_ACROSS, rc);
+		return false;
+	}
+	return true;
+}
+
+/*
  * One channel, both roles: open every rail, the endpoints, then the phases.
  * 0, or -EAGAIN (the listener's end: the connector left before its first
  * frame; nothing recorded, the caller re-arms the slot).
@@ -1420,7 +1453,8 @@ static int chan_run(struct chan *c)
 	struct ibp_rt_links *t = c->t;
 	struct ibp_oob_ctrl peer[IBP_RDMATEST_MAX_RAILS] = {{0}};
 	bool on1[IBP_RDMATEST_MAX_RAILS] = {false}, in[IBP_RDMATEST_MAX_RAILS] = {false};
-	bool fp_here = false;
+	bool fp_here = false, across;
+	size_t a = 0, b = 0;
 	int rc;
 
 	for (size_t k = 0; k < c->p; k++)
@@ -1434,6 +1468,7 @@ static int chan_run(struct chan *c)
 	for (size_t k = 0; k < c->p && c->out; k++)
 		if (dgram_of(t, k))
 			c->r[k].seed = ibp_rt_random64();
+	across = across_start(c, &a, &b);
 	/* the data paths */
 	phase(c, step_connect, NULL);
 	rails_on(c, NULL, in);
@@ -1447,6 +1482,10 @@ static int chan_run(struct chan *c)
 	if (c->out)
 		judge(c);
 	verdicts(c, on1);
+	/* the across probe's answer came in the meantime (the peer answers as it waits) */
+	if (across)
+		ibp_rt_probe_record(t->probes, c->round, a, b, IBP_RDMATEST_PROBE_ACROSS,
+				    t->ops->probe_along_result(c->r[a].tx));
 	return 0;
 }
 
@@ -1669,11 +1708,16 @@ static void *in_worker(void *arg)
 	if (t->probes && t->keep_rx) {
 		struct ibp_tx *kept[IBP_RT_MAX_ANSWER];
 		size_t n = 0;
+		bool failed = false; /* then a peer may probe late: someone must answer */
 
 		for (unsigned r = ibp_rt_n_rounds(t->x); r >= 1; r--) /* the last round's first */
-			for (size_t k = 0; k < t->x->n_rails && n < IBP_RT_MAX_ANSWER; k++)
-				kept[n++] = ibp_rt_link_at(t->x, k, r, false)->tx;
-		ibp_rt_probes_answer(t->probes, kept, n);
+			for (size_t k = 0; k < t->x->n_rails && n < IBP_RT_MAX_ANSWER; k++) {
+				const struct ibp_rt_link *l = ibp_rt_link_at(t->x, k, r, false);
+
+				kept[n++] = l->tx;
+				failed |= l->r.status != IBP_LINK_PASS;
+			}
+		ibp_rt_probes_answer(t->probes, kept, n, failed);
 	}
 	return NULL;
 }

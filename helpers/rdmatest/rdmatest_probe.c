@@ -38,7 +38,67 @@ void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
 	p->wake_at = INT64_MAX;
 	for (size_t i = 0; i < IBP_RT_MAX_PROBES; i++)
 		p->v[i].pr.fd = -1;
+	p->enabled = ops && ops->probe && x->n_rails >= 2 && ibp_rt_n_rounds(x) > 0;
+	/* the links send the across probes themselves, from rails beyond rail 0 */
+	p->inband = p->enabled && ops->probe_along && ops->probe_along_result && ops->steps &&
+		    x->n_rails >= 3;
+	if (p->enabled)
+		pthread_mutex_init(&p->mu, NULL);
 }
+
+/* ROUND's across pair: this node's rail *A to the peer's *B. */
+static void across_pair(const struct ibp_rt_probes *p, unsigned round, size_t *a, size_t *b)
+{
+	size_t nr = p->x->n_rails;
+
+	if (p->inband) { /* the datagram rails, 1 .. nr - 1 */
+		*a = 1 + (p->x->me + round) % (nr - 1);
+		*b = 1 + *a % (nr - 1);
+	} else {
+		*a = (p->x->me + round) % nr;
+		*b = (*a + 1) % nr;
+	}
+}
+
+bool ibp_rt_probe_across(const struct ibp_rt_probes *p, unsigned round, size_t *a, size_t *b)
+{
+	if (!p->enabled || !p->inband || round < 1 || round > 2)
+		return false;
+	across_pair(p, round, a, b);
+	return true;
+}
+
+void ibp_rt_probe_record(struct ibp_rt_probes *p, unsigned round, size_t a, size_t b, uint8_t kind,
+			 int rc)
+{
+	struct ibp_rt_probe *q;
+
+	if (!p->enabled || round < 1 || round > 2 || a >= IBP_RDMATEST_MAX_RAILS ||
+	    b >= IBP_RDMATEST_MAX_RAILS)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->tried[round - 1][a][b] = true;
+	if (p->n == IBP_RT_MAX_PROBES) {
+		p->dropped++;
+	} else {
+		q = &p->v[p->n++];
+		q->r = (struct ibp_rdmatest_probe){.kind = kind,
+						   .from = p->x->me,
+						   .to = p->x->plan->send_to[round - 1],
+						   .round = (uint8_t)round,
+						   .from_rail = (uint16_t)a,
+						   .to_rail = (uint16_t)b,
+						   .reached = rc > 0,
+						   .err = rc > 0 ? 0
+							  : rc   ? rc
+								 : -ETIMEDOUT};
+		q->pr.fd = -1;
+		q->pending = false;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static bool ensure_running(struct ibp_rt_probes *p);
 
 static void poke(struct ibp_rt_probes *p)
 {
@@ -70,11 +130,10 @@ void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 	int64_t due;
 	bool now;
 
-	if (!p->running || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
+	if (!p->enabled || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
 		return;
-	nr = p->x->n_rails; /* 2 or more while running */
-	at = (p->x->me + round) % nr;
-	next = (at + 1) % nr;
+	nr = p->x->n_rails; /* 2 or more when enabled */
+	across_pair(p, round, &at, &next);
 	pthread_mutex_lock(&p->mu);
 	p->ep[round - 1][rail] = *ep;
 	p->have_ep[round - 1][rail] = true;
@@ -84,26 +143,47 @@ void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 	 * path falls due before the thread would wake anyway: once a round,
 	 * as the round's paths start together and fall due in that order.
 	 */
-	now = (rail == at || rail == next) && p->have_ep[round - 1][at] &&
+	now = !p->inband && (rail == at || rail == next) && p->have_ep[round - 1][at] &&
 	      p->have_ep[round - 1][next] && !p->tried[round - 1][at][next];
 	due = landing_due(p, round, rail);
-	if (due < p->wake_at) {
+	if (p->running && due < p->wake_at) {
 		p->wake_at = due; /* the thread wakes by then: the next paths need not poke */
 		now = true;
 	}
+	now = now && p->running; /* not started yet: it reads all this when it starts */
 	pthread_mutex_unlock(&p->mu);
+	(void)nr;
 	if (now)
+		poke(p);
+}
+
+int64_t ibp_rt_probe_late_at(struct ibp_rt_probes *p, unsigned round, size_t rail)
+{
+	int64_t due = INT64_MAX;
+
+	if (!p->enabled || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
+		return due;
+	pthread_mutex_lock(&p->mu);
+	if (p->have_ep[round - 1][rail])
+		due = landing_due(p, round, rail);
+	pthread_mutex_unlock(&p->mu);
+	return due;
+}
+
+void ibp_rt_probe_late(struct ibp_rt_probes *p)
+{
+	if (p->enabled && ensure_running(p))
 		poke(p);
 }
 
 void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, bool up)
 {
-	if (!p->running || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
+	if (!p->enabled || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
 		return;
 	pthread_mutex_lock(&p->mu);
 	p->path[round - 1][rail] = up ? 1 : 2;
 	pthread_mutex_unlock(&p->mu);
-	if (!up)
+	if (!up && ensure_running(p)) /* a failed path's landing probes: at once */
 		poke(p);
 }
 
@@ -143,10 +223,12 @@ static int64_t schedule(struct ibp_rt_probes *p, int64_t now)
 	size_t nr = p->x->n_rails;
 	int64_t next = INT64_MAX;
 
-	for (unsigned r = 1; r <= ibp_rt_n_rounds(p->x); r++) {
-		size_t a = (p->x->me + r) % nr, b = (a + 1) % nr;
+	for (unsigned r = 1; r <= ibp_rt_n_rounds(p->x) && r <= 2; r++) {
+		size_t a, b;
 
-		if (p->have_ep[r - 1][a] && p->have_ep[r - 1][b] && !p->tried[r - 1][a][b])
+		across_pair(p, r, &a, &b);
+		if (!p->inband && p->have_ep[r - 1][a] && p->have_ep[r - 1][b] &&
+		    !p->tried[r - 1][a][b])
 			start(p, r, a, b, IBP_RDMATEST_PROBE_ACROSS);
 		for (size_t k = 0; k < nr; k++) {
 			int64_t due;
@@ -196,13 +278,17 @@ static void resolve(const struct ibp_rt_probes *p, struct ibp_rt_probe *q, int64
 	q->pr.fd = -1;
 }
 
-void ibp_rt_probes_answer(struct ibp_rt_probes *p, struct ibp_tx *const *txs, size_t n)
+void ibp_rt_probes_answer(struct ibp_rt_probes *p, struct ibp_tx *const *txs, size_t n, bool start)
 {
 	size_t added = 0;
 
-	if (!p->running || !p->ops->idle_fd || !p->ops->idle)
+	if (!p->enabled || !p->ops->idle_fd || !p->ops->idle)
 		return;
+	if (start)
+		(void)ensure_running(p);
 	pthread_mutex_lock(&p->mu);
+	if (!p->running)
+		n = 0; /* nobody to poll them */
 	for (size_t i = 0; i < n && p->n_answer < IBP_RT_MAX_ANSWER; i++)
 		if (txs[i] && p->ops->idle_fd(txs[i]) >= 0) {
 			p->answer[p->n_answer++] = txs[i];
@@ -221,7 +307,7 @@ static void *probe_thread(void *arg)
 	struct ibp_tx *answer[IBP_RT_MAX_ANSWER];
 
 	for (;;) {
-		size_t nf = 0, n_probe, n_answer;
+		size_t nf = 0, n_probe, n_answer, n_v;
 		int64_t now = ibp_now_ns(), next = INT64_MAX;
 		int tmo = -1;
 		bool stop;
@@ -231,16 +317,18 @@ static void *probe_thread(void *arg)
 		if (!stop)
 			next = schedule(p, now);
 		p->wake_at = next;
+		n_v =
+		    p->n; /* the links append theirs too (ibp_rt_probe_record): those below are whole */
 		n_answer = p->n_answer;
 		memcpy(answer, p->answer, n_answer * sizeof(answer[0]));
 		pthread_mutex_unlock(&p->mu);
 		if (stop)
 			break;
 		fds[nf++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
-		for (size_t i = 0; i < p->n; i++) {
+		for (size_t i = 0; i < n_v; i++) {
 			struct ibp_rt_probe *q = &p->v[i];
 
-			if (!q->pending)
+			if (!q->pending) /* only the thread's own are ever pending */
 				continue;
 			if (q->pr.again_at && q->pr.again_at < next)
 				next = q->pr.again_at;
@@ -284,32 +372,61 @@ static void *probe_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The thread, started unless it runs, was started or the run is stopping:
+ * whether it runs now.
+ */
+static bool ensure_running(struct ibp_rt_probes *p)
+{
+	bool up;
+
+	pthread_mutex_lock(&p->mu);
+	if (!p->running && !p->tried_start && !p->stop) {
+		p->tried_start = true;
+		if (!pipe2(p->wake, O_CLOEXEC | O_NONBLOCK)) {
+			p->running = true; /* before the thread: it reads what is in */
+			if (pthread_create(&p->th, NULL, probe_thread, p)) {
+				p->running = false;
+				close(p->wake[0]);
+				close(p->wake[1]);
+				p->wake[0] = p->wake[1] = -1;
+			}
+		} else {
+			p->wake[0] = p->wake[1] = -1;
+		}
+	}
+	up = p->running;
+	pthread_mutex_unlock(&p->mu);
+	return up;
+}
+
 void ibp_rt_probes_spawn(struct ibp_rt_probes *p)
 {
-	if (!p->ops || !p->ops->probe || p->x->n_rails < 2 || !ibp_rt_n_rounds(p->x))
-		return;
-	if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK)) {
-		p->wake[0] = p->wake[1] = -1;
-		return;
-	}
-	pthread_mutex_init(&p->mu, NULL);
-	p->running = true; /* before the thread: the workers' news count from now */
-	if (pthread_create(&p->th, NULL, probe_thread, p)) {
-		p->running = false;
-		pthread_mutex_destroy(&p->mu);
-		close(p->wake[0]);
-		close(p->wake[1]);
-		p->wake[0] = p->wake[1] = -1;
-	}
+	/*
+	 * With the across probes in the links' hands the thread starts only
+	 * when a path fails or is late, or when a node's in-links ended with
+	 * one failed (ensure_running): a healthy step on a steps transport
+	 * never starts it.
+	 */
+	if (p->enabled && !p->inband)
+		(void)ensure_running(p);
 }
 
 void ibp_rt_probes_stop(struct ibp_rt_probes *p)
 {
-	if (!p->running)
+	bool was;
+
+	if (!p->enabled)
 		return;
 	pthread_mutex_lock(&p->mu);
-	p->stop = true;
+	p->stop = true; /* no thread starts after this */
+	was = p->running;
 	pthread_mutex_unlock(&p->mu);
+	if (!was) {
+		pthread_mutex_destroy(&p->mu);
+		p->enabled = false;
+		return;
+	}
 	poke(p);
 	pthread_join(p->th, NULL);
 	p->running = false;
@@ -332,6 +449,7 @@ void ibp_rt_probes_stop(struct ibp_rt_probes *p)
 		q->r.err = -ETIMEDOUT;
 	}
 	pthread_mutex_destroy(&p->mu);
+	p->enabled = false;
 	close(p->wake[0]);
 	close(p->wake[1]);
 	p->wake[0] = p->wake[1] = -1;

@@ -54,9 +54,12 @@ struct ibp_rt_probes {
 	const struct ibp_transport_ops *ops;
 	const struct ibp_tx_port *rails; /* X->n_rails */
 
+	bool enabled; /* probes at all: a probe op, two rails or more, a round (MU inited) */
+	bool inband;  /* the across probes are the links' (rdmatest_link.c) */
 	pthread_t th;
-	bool running;
-	int wake[2]; /* the link workers' news wake the thread */
+	bool running;     /* under MU once enabled */
+	bool tried_start; /* under MU: the thread starts once at most */
+	int wake[2];      /* the link workers' news wake the thread */
 	pthread_mutex_t mu;
 	/* under MU: the out-links' news, by round (0, 1) and rail */
 	bool stop;
@@ -89,10 +92,25 @@ void ibp_rt_probe_path(struct ibp_rt_probes *p, unsigned round, size_t rail, boo
 /*
  * TXS (N; NULLs skipped), receivers whose links are over (their worker
  * opens no more): the thread polls them (the transport's idle) until it
- * stops, so the peers' probes that come late are answered.  Nothing for
- * those with nothing to answer, or when the thread does not run.
+ * stops, so the peers' probes that come late are answered.  START: the
+ * thread started for them if it does not run (an in-link failed: its peer
+ * may probe late).  Nothing for those with nothing to answer, or when the
+ * thread does not run.
  */
-void ibp_rt_probes_answer(struct ibp_rt_probes *p, struct ibp_tx *const *txs, size_t n);
+void ibp_rt_probes_answer(struct ibp_rt_probes *p, struct ibp_tx *const *txs, size_t n, bool start);
+/*
+ * The across probes sent by the links (a transport with probe_along and
+ * steps, three rails or more): true and ROUND's pair, this node's rail *A
+ * to the peer's *B; false when the thread sends them, or none.
+ */
+bool ibp_rt_probe_across(const struct ibp_rt_probes *p, unsigned round, size_t *a, size_t *b);
+/* A probe the links made themselves: RC 1 reached, 0 no answer, -errno. */
+void ibp_rt_probe_record(struct ibp_rt_probes *p, unsigned round, size_t a, size_t b, uint8_t kind,
+			 int rc);
+/* When ROUND's path on RAIL is late (its landing probes due), INT64_MAX unknown. */
+int64_t ibp_rt_probe_late_at(struct ibp_rt_probes *p, unsigned round, size_t rail);
+/* A path is late: the thread started (if not yet) to probe where it lands. */
+void ibp_rt_probe_late(struct ibp_rt_probes *p);
 /* Stops and joins the thread; a probe still pending did not reach.  Safe when never spawned. */
 void ibp_rt_probes_stop(struct ibp_rt_probes *p);
 

@@ -119,7 +119,13 @@ struct ibp_tx {
 	 * sent again only 100 ms later); a probe waits with it.
 	 */
 	bool idle_ok;
-	unsigned probe_answers; /* without a share: the probes answered */
+	unsigned probe_answers;
+	/* sender: a probe from its own socket (probe_along): 0 none, 1 sent, 2 answered */
+	int pa_state;
+	unsigned pa_rail;
+	uint8_t pa_nonce[8], pa_token[8];
+	struct sockaddr_storage pa_addr;
+	socklen_t pa_len; /* without a share: the probes answered */
 };
 
 __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int rc, const char *fmt,
@@ -954,6 +960,54 @@ static int socket_probe_check(struct ibp_tx_probe *pr, int64_t now)
 	return 0;
 }
 
+/*
+ * A cross-rail probe from a datagram sender's own socket (transport.h,
+ * probe_along): the peer's receiver TO answers it from its socket as any
+ * probe; the answer comes to TX's socket and is taken as it reads its
+ * datagrams (dgram_recv_one).
+ */
+static int socket_probe_along(struct ibp_tx *tx, const struct ibp_endpoint *to, unsigned to_rail)
+{
+	uint8_t buf[DG_HDR];
+	size_t n;
+
+	if (!tx || !tx->dgram || tx->rx || tx->udp_fd < 0 || to->kind != IBP_TX_SOCKET ||
+	    !to->psn || to->psn > 0xffff)
+		return -EINVAL;
+	ep_addr(to, &tx->pa_addr, &tx->pa_len);
+	if (tx->pa_addr.ss_family != tx->local.ss_family)
+		return -EAFNOSUPPORT;
+	if (tx->pa_addr.ss_family == AF_INET)
+		((struct sockaddr_in *)&tx->pa_addr)->sin_port = htons((uint16_t)to->psn);
+	else
+		((struct sockaddr_in6 *)&tx->pa_addr)->sin6_port = htons((uint16_t)to->psn);
+	token_of(to, tx->pa_token);
+	if (getrandom(tx->pa_nonce, sizeof(tx->pa_nonce), 0) != (ssize_t)sizeof(tx->pa_nonce))
+		return -EIO;
+	tx->pa_rail = to_rail;
+	n = ibp_tx_dgram_encode(buf, sizeof(buf), DG_PROBE, tx->rail, 0, tx->pa_token, tx->pa_nonce,
+				NULL, 0);
+	if (!n)
+		return -EINVAL;
+	if (sendto(tx->udp_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+		   (const struct sockaddr *)&tx->pa_addr, tx->pa_len) != (ssize_t)n &&
+	    errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
+		return -errno;
+	tx->pa_state = 1;
+	return 0;
+}
+
+static void socket_idle(struct ibp_tx *tx);
+
+static int socket_probe_along_result(struct ibp_tx *tx)
+{
+	if (!tx || !tx->pa_state)
+		return 0;
+	if (tx->pa_state == 1)
+		socket_idle(tx); /* what came since the last read */
+	return tx->pa_state == 2 ? 1 : 0;
+}
+
 /* ---- every rail's step of a phase at once: one poll loop (ops->steps) ---- */
 
 enum {
@@ -1037,7 +1091,7 @@ static void step_end(struct ibp_tx_step *s, int rc)
 	s->priv.fd = -1;
 	s->rc = rc;
 	s->priv.state = S_DONE;
-	if (s->tx->dgram && s->tx->rx)
+	if (s->tx->dgram)
 		s->tx->idle_ok = true; /* no exchange awaited now */
 	if (s->done)
 		s->done(s);
@@ -1137,13 +1191,11 @@ static void dgram_hello(struct ibp_tx_step *s)
 		step_fail(s, rc);
 }
 
-/* Is SS (LEN) the peer's UDP address, port included? */
-static bool dgram_from_peer(const struct ibp_tx *tx, const struct sockaddr_storage *ss,
-			    socklen_t len)
+/* Is SS (LEN) the address P (PLEN), port included? */
+static bool same_addr(const struct sockaddr_storage *ss, socklen_t len,
+		      const struct sockaddr_storage *p, socklen_t plen)
 {
-	const struct sockaddr_storage *p = &tx->peer_udp;
-
-	if (ss->ss_family != p->ss_family || len < tx->peer_udp_len)
+	if (ss->ss_family != p->ss_family || len < plen)
 		return false;
 	if (p->ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const void *)ss, *b = (const void *)p;
@@ -1154,6 +1206,13 @@ static bool dgram_from_peer(const struct ibp_tx *tx, const struct sockaddr_stora
 
 	return a->sin6_port == b->sin6_port &&
 	       !memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr));
+}
+
+/* Is SS (LEN) the peer's UDP address, port included? */
+static bool dgram_from_peer(const struct ibp_tx *tx, const struct sockaddr_storage *ss,
+			    socklen_t len)
+{
+	return same_addr(ss, len, &tx->peer_udp, tx->peer_udp_len);
 }
 
 /* The pattern that came against the one PATTERN_SENT told (S: SEED, LEN): 0 or -EBADMSG. */
@@ -1289,6 +1348,13 @@ static int dgram_recv_one(struct ibp_tx *tx, uint8_t *buf, size_t cap, unsigned 
 		dgram_probe_answer(tx, &from, flen, to, by);
 		return DG_DROPPED;
 	}
+	if (*type == DG_PROBE_REPLY) { /* probe_along's answer, from where it went */
+		if (tx->pa_state == 1 && same_addr(&from, flen, &tx->pa_addr, tx->pa_len) &&
+		    *rail == tx->pa_rail && !memcmp(to, tx->pa_nonce, 8) &&
+		    !memcmp(by, tx->pa_token, 8))
+			tx->pa_state = 2;
+		return DG_DROPPED;
+	}
 	own_token(tx, me);
 	if (!dgram_from_peer(tx, &from, flen) || memcmp(to, me, 8) != 0 ||
 	    memcmp(by, tx->peer_token, 8) != 0 || seq != tx->xchg)
@@ -1318,7 +1384,7 @@ static void dgram_read(struct ibp_tx_step *s)
 /* The socket idle wants polled (POLLIN) while the caller waits elsewhere, or -1 (transport.h). */
 static int socket_idle_fd(const struct ibp_tx *tx)
 {
-	return tx && tx->dgram && tx->rx && tx->idle_ok && tx->udp_fd >= 0 &&
+	return tx && tx->dgram && (tx->rx || tx->pa_state == 1) && tx->idle_ok && tx->udp_fd >= 0 &&
 		       (!tx->share || tx->share->owner == tx)
 		   ? tx->udp_fd
 		   : -1;
@@ -1345,7 +1411,8 @@ static void socket_idle(struct ibp_tx *tx)
 
 		if (got == DG_NONE_LEFT)
 			return;
-		if (got == DG_OURS && tx->answering && type == DG_HELLO && rail == tx->rail)
+		if (got == DG_OURS && tx->rx && tx->answering && type == DG_HELLO &&
+		    rail == tx->rail)
 			(void)dgram_send(&s, DG_REPLY);
 	}
 }
@@ -1801,11 +1868,17 @@ static void socket_steps(struct ibp_tx_step *v, size_t n)
 					continue;
 				}
 			}
+			if (s->late && now >= s->late_at) { /* once: told it is late */
+				s->late_at = INT64_MAX;
+				s->late(s);
+			}
 			pfd[np] = (struct pollfd){.events = step_events(s, &fd)};
 			pfd[np].fd = fd;
 			idx[np++] = i;
 			if (s->priv.until < first)
 				first = s->priv.until;
+			if (s->late && s->late_at < first)
+				first = s->late_at;
 		}
 		if (!np)
 			break;
@@ -1859,5 +1932,7 @@ const struct ibp_transport_ops ibp_transport_socket = {
     .cache_free = socket_cache_free,
     .probe = socket_probe,
     .probe_check = socket_probe_check,
+    .probe_along = socket_probe_along,
+    .probe_along_result = socket_probe_along_result,
     .steps = socket_steps,
 };

@@ -191,6 +191,9 @@ struct ibp_tx_step {
 	int64_t deadline;
 	/* called the moment this step ends (RC set), in the caller's thread; may be NULL */
 	void (*done)(const struct ibp_tx_step *s);
+	/* called once if the step still runs at LATE_AT (ibp_now_ns); may be NULL */
+	void (*late)(const struct ibp_tx_step *s);
+	int64_t late_at;
 	void *arg;
 	size_t index;
 	int rc;      /* out: as the op's return */
@@ -257,6 +260,17 @@ struct ibp_transport_ops {
 	 * PR's fd.
 	 */
 	int (*probe_check)(struct ibp_tx_probe *pr, int64_t now);
+	/*
+	 * Optional (socket): the same question asked from a datagram
+	 * sender's own socket, TX (rail k's, its exchange made or under way),
+	 * of the peer's datagram receiver TO of rail TO_RAIL: a PROBE sent now
+	 * (0, or -errno), its answer read with TX's datagrams (its steps, and
+	 * idle until probe_along_result).  probe_along_result: 1 answered, 0
+	 * not, -errno refused; reads what came first.  No socket or thread of
+	 * its own.
+	 */
+	int (*probe_along)(struct ibp_tx *tx, const struct ibp_endpoint *to, unsigned to_rail);
+	int (*probe_along_result)(struct ibp_tx *tx);
 	/*
 	 * Optional (socket; NULL: verbs): the N steps of one phase at once in
 	 * the caller's thread, one poll loop over their sockets: each step

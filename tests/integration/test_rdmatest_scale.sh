@@ -366,4 +366,15 @@ if [ "$(grep -c '^node .* pass ' "$tmp/prebind.out")" -eq 8 ] && [ "$(wc -w <<< 
 else
 	tap_fail "listeners bound before the start (--prebind)" "ports: $ports; $(cat "$tmp/prebind.out")"
 fi
+
+# --- every rail: the across probes by the links, on the rails' own sockets ---
+mkdir -p "$tmp/rails"
+"$sim" --nodes 16 --timeout 3 --ports "$PORTS" --insecure --prebind --rails 4 --outdir "$tmp/rails" >"$tmp/rails.out" 2>&1 || true
+joined=$(grep -c 'the rails reach each other' "$tmp/rails.out")
+probes=$(grep '^node ' "$tmp/rails.out" | grep -o 'probes=[0-9]* landing=[0-9]*' | sort -u)
+if [ "$(grep -c '^node .* pass ' "$tmp/rails.out")" -eq 16 ] && [ "$joined" -eq 16 ] && [ "$probes" = "probes=2 landing=0" ]; then
+	tap_ok "4 rails on their own networks: 16 nodes pass, each with its 2 across probes answered (the rails reach each other), no landing probe"
+else
+	tap_fail "4 rails" "joined $joined, probes: $probes; $(grep -E '^node |reach' "$tmp/rails.out" | head -40)"
+fi
 tap_done

@@ -187,6 +187,16 @@ static int f_probe_check(struct ibp_tx_probe *pr, int64_t now)
 	return ibp_transport_socket.probe_check(pr, now);
 }
 
+static int f_probe_along(struct ibp_tx *t, const struct ibp_endpoint *to, unsigned rail)
+{
+	return ibp_transport_socket.probe_along(t, to, rail);
+}
+
+static int f_probe_along_result(struct ibp_tx *t)
+{
+	return ibp_transport_socket.probe_along_result(t);
+}
+
 static int f_idle_fd(const struct ibp_tx *t)
 {
 	return ibp_transport_socket.idle_fd(t);
@@ -237,6 +247,8 @@ static const struct ibp_transport_ops faulty = {
     .close = f_close,
     .probe = f_probe,
     .probe_check = f_probe_check,
+    .probe_along = f_probe_along,
+    .probe_along_result = f_probe_along_result,
     .steps = f_steps,
     .idle_fd = f_idle_fd,
     .idle = f_idle,

@@ -1498,6 +1498,50 @@ static void test_dgram_probe_answered_while_steps_wait(void **state)
 	ibp_transport_socket.close(rx2);
 }
 
+/*
+ * The across probe from a sender's own socket (probe_along): rail 1's
+ * sender asks rail 2's receiver, whose exchange is over; nothing until the
+ * receiver reads (its idle answers), then answered; to a socket since
+ * closed it stays unanswered; a receiver cannot send one.
+ */
+static void test_dgram_probe_along_answered_by_the_receiver(void **state)
+{
+	struct ibp_tx *rx1, *tx1, *rx2, *tx2;
+	struct ibp_endpoint ep_rx1, ep_tx1, ep_rx2, ep_tx2;
+	char err[4][256];
+	int rc_rx, rc_tx;
+
+	(void)state;
+	dgram_pair(&rx1, &tx1, 1, 1, &ep_rx1, &ep_tx1, err[0], err[1]);
+	dgram_pair(&rx2, &tx2, 2, 2, &ep_rx2, &ep_tx2, err[2], err[3]);
+	dgram_connect(rx1, tx1, &ep_rx1, &ep_tx1, &rc_rx, &rc_tx);
+	assert_int_equal(rc_rx + rc_tx, 0);
+	dgram_connect(rx2, tx2, &ep_rx2, &ep_tx2, &rc_rx, &rc_tx);
+	assert_int_equal(rc_rx + rc_tx, 0);
+	assert_int_equal(ibp_transport_socket.probe_along_result(tx1), 0); /* none sent */
+	assert_int_equal(ibp_transport_socket.probe_along(rx1, &ep_rx2, 2), -EINVAL);
+	assert_int_equal(ibp_transport_socket.probe_along(tx1, &ep_rx2, 2), 0);
+	assert_true(ibp_transport_socket.idle_fd(tx1) >= 0); /* its answer is awaited */
+	poll(NULL, 0, 20);
+	assert_int_equal(ibp_transport_socket.probe_along_result(tx1), 0);
+	ibp_transport_socket.idle(rx2);
+	poll(NULL, 0, 20);
+	assert_int_equal(ibp_transport_socket.probe_along_result(tx1), 1);
+	assert_int_equal(ibp_transport_socket.idle_fd(tx1), -1); /* nothing awaited now */
+	/* an answer must name the rail asked */
+	assert_int_equal(ibp_transport_socket.probe_along(tx2, &ep_rx1, 2), 0);
+	ibp_transport_socket.idle(rx1);
+	poll(NULL, 0, 20);
+	assert_int_equal(ibp_transport_socket.probe_along_result(tx2), 0);
+	ibp_transport_socket.close(rx1);
+	assert_int_equal(ibp_transport_socket.probe_along(tx2, &ep_rx1, 1), 0);
+	poll(NULL, 0, 20);
+	assert_int_equal(ibp_transport_socket.probe_along_result(tx2), 0);
+	ibp_transport_socket.close(tx1);
+	ibp_transport_socket.close(tx2);
+	ibp_transport_socket.close(rx2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1512,6 +1556,7 @@ int main(void)
 	    cmocka_unit_test(test_dgram_cache_rounds_share_sockets),
 	    cmocka_unit_test(test_dgram_probe_answered_checked_and_capped),
 	    cmocka_unit_test(test_dgram_probe_answered_while_steps_wait),
+	    cmocka_unit_test(test_dgram_probe_along_answered_by_the_receiver),
 	    cmocka_unit_test(test_rails_drivable_verbs_ib_roce_only),
 	    cmocka_unit_test(test_rails_socket_ports_addresses_or_none),
 	    cmocka_unit_test(test_run_every_rail_by_default_note_isolated),
