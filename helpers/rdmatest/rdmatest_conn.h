@@ -122,8 +122,9 @@ struct ibp_rt_link {
 	bool peer_leaf;
 	/*
 	 * In-links: the receiver's tx, kept open until the run ends so that
-	 * the peer's cross-rail probes find its listener (rdmatest_probe.h);
-	 * the owner closes it.  NULL: closed with the link.
+	 * the peer's cross-rail probes find it (rail 0's listener; a datagram
+	 * rail's socket, answered by the probe thread: rdmatest_probe.h); the
+	 * owner closes it.  NULL: closed with the link.
 	 */
 	struct ibp_tx *tx;
 };

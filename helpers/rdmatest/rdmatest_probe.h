@@ -20,17 +20,23 @@
  *            slow (every node's CPUs busy) gets none, and the other half
  *            leaves a failing path's probes the time to be answered.
  *   across   once per round, rail a to rail a + 1 (a = this node's index
- *            plus the round, over the rails): whether the rails reach
- *            each other at all, for NCCL_CROSS_NIC (rdmatest_report.c).
+ *            plus the round, over the rails; with three rails or more and
+ *            a transport with probe_along, over the datagram rails 1 ..
+ *            n - 1): whether the rails reach each other at all, for
+ *            NCCL_CROSS_NIC (rdmatest_report.c).  With probe_along the
+ *            out-link sends it itself from rail a's own socket and records
+ *            it (ibp_rt_probe_across, ibp_rt_probe_record).
  *
- * A thread of its own polls them, started before the links and stopped
- * once the summaries are in, so a probe never adds to the time to verdict;
- * one still pending then did not reach (an unanswered ARP takes seconds).
- * The same thread answers the peers' probes for this node once its
- * in-links are over: their datagram receivers are handed to it
- * (ibp_rt_probes_answer), as rail 0's keep their listeners open, until
- * the run ends (rdmatest_link.c).  Only a transport with a probe op
- * (socket) and more than one rail probes.  Calls conn.h only.
+ * A thread of its own polls the rest, stopped once the summaries are in,
+ * so a probe never adds to the time to verdict; one still pending then did
+ * not reach (an unanswered ARP takes seconds).  It starts with the links
+ * when it sends the across probes; otherwise only when a path fails or is
+ * late (the steps' late callback), or when a node's in-links ended with
+ * one failed: a healthy step starts none.  It answers the peers' probes
+ * for this node once its in-links are over: their datagram receivers are
+ * handed to it (ibp_rt_probes_answer), as rail 0's keep their listeners
+ * open, until the run ends (rdmatest_link.c).  Only a transport with a
+ * probe op (socket) and more than one rail probes.  Calls conn.h only.
  */
 #ifndef IBPREP_RDMATEST_PROBE_H
 #define IBPREP_RDMATEST_PROBE_H
@@ -82,7 +88,7 @@ struct ibp_rt_probes {
 
 void ibp_rt_probes_init(struct ibp_rt_probes *p, const struct ibp_rt_ctx *x,
 			const struct ibp_transport_ops *ops, const struct ibp_tx_port *rails);
-/* Starts the thread when there is something to probe (else nothing happens). */
+/* At the links' start: starts the thread when it sends the across probes (else it starts on need). */
 void ibp_rt_probes_spawn(struct ibp_rt_probes *p);
 /* An out-link's peer endpoint (ROUND 1 or 2, RAIL): its data path starts now. */
 void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
