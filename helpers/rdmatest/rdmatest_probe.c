@@ -126,13 +126,12 @@ static int64_t landing_due(const struct ibp_rt_probes *p, unsigned round, size_t
 void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 			   const struct ibp_endpoint *ep)
 {
-	size_t nr, at, next;
+	size_t at, next;
 	int64_t due;
 	bool now;
 
 	if (!p->enabled || round < 1 || round > 2 || rail >= IBP_RDMATEST_MAX_RAILS)
 		return;
-	nr = p->x->n_rails; /* 2 or more when enabled */
 	across_pair(p, round, &at, &next);
 	pthread_mutex_lock(&p->mu);
 	p->ep[round - 1][rail] = *ep;
@@ -152,7 +151,6 @@ void ibp_rt_probe_endpoint(struct ibp_rt_probes *p, unsigned round, size_t rail,
 	}
 	now = now && p->running; /* not started yet: it reads all this when it starts */
 	pthread_mutex_unlock(&p->mu);
-	(void)nr;
 	if (now)
 		poke(p);
 }

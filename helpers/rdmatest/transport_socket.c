@@ -119,13 +119,12 @@ struct ibp_tx {
 	 * sent again only 100 ms later); a probe waits with it.
 	 */
 	bool idle_ok;
-	unsigned probe_answers;
+	unsigned probe_answers; /* without a share: the probes answered */
 	/* sender: a probe from its own socket (probe_along): 0 none, 1 sent, 2 answered */
 	int pa_state;
-	unsigned pa_rail;
-	uint8_t pa_nonce[8], pa_token[8];
+	socklen_t pa_len;
 	struct sockaddr_storage pa_addr;
-	socklen_t pa_len; /* without a share: the probes answered */
+	struct ibp_tx_probe pa; /* its rails, token and nonce (its fd unused) */
 };
 
 __attribute__((format(printf, 3, 4))) static int tx_fail(struct ibp_tx *tx, int rc, const char *fmt,
@@ -497,6 +496,16 @@ static void ep_addr(const struct ibp_endpoint *ep, struct sockaddr_storage *ss, 
 	}
 }
 
+/* A datagram endpoint's UDP address: its IP and its UDP port (psn, 1..65535, checked by the caller). */
+static void ep_udp_addr(const struct ibp_endpoint *ep, struct sockaddr_storage *ss, socklen_t *len)
+{
+	ep_addr(ep, ss, len);
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)ep->psn);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)ep->psn);
+}
+
 static void set_nodelay(int fd)
 {
 	int one = 1;
@@ -837,8 +846,23 @@ static int socket_lat_pong(struct ibp_tx *tx, unsigned iters, int64_t deadline)
 	return 0;
 }
 
-/* A probe's datagram to its addressee: the PROBE naming its token, with the nonce. */
-static int probe_send(const struct ibp_tx_probe *pr)
+/* A datagram probe PR from rail FROM_RAIL to TO, of rail TO_RAIL: its token and a fresh nonce. */
+static int probe_prepare(struct ibp_tx_probe *pr, const struct ibp_endpoint *to, unsigned to_rail,
+			 unsigned from_rail)
+{
+	pr->rail = to_rail;
+	pr->from_rail = from_rail;
+	token_of(to, pr->token);
+	return getrandom(pr->nonce, sizeof(pr->nonce), 0) == (ssize_t)sizeof(pr->nonce) ? 0 : -EIO;
+}
+
+/*
+ * PR's datagram to its addressee over FD (to ADDR, or FD's connected peer
+ * when NULL): the PROBE naming its token, with the nonce.  0 (sent, or
+ * dropped here: a datagram's fate anyway), or -errno.
+ */
+static int probe_send(const struct ibp_tx_probe *pr, int fd, const struct sockaddr_storage *addr,
+		      socklen_t alen)
 {
 	uint8_t buf[DG_HDR];
 	size_t n = ibp_tx_dgram_encode(buf, sizeof(buf), DG_PROBE, pr->from_rail, 0, pr->token,
@@ -846,9 +870,18 @@ static int probe_send(const struct ibp_tx_probe *pr)
 
 	if (!n)
 		return -EINVAL;
-	if (send(pr->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n)
+	if (sendto(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)addr,
+		   addr ? alen : 0) == (ssize_t)n)
 		return 0;
 	return errno == EAGAIN || errno == ENOBUFS || errno == EINTR ? 0 : -errno;
+}
+
+/* Is the datagram (TYPE, RAIL, TO, BY) PR's answer: from its rail, echoing its nonce and token? */
+static bool probe_answer_is(const struct ibp_tx_probe *pr, unsigned type, unsigned rail,
+			    const uint8_t to[8], const uint8_t by[8])
+{
+	return type == DG_PROBE_REPLY && rail == pr->rail && !memcmp(to, pr->nonce, 8) &&
+	       !memcmp(by, pr->token, 8);
 }
 
 static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoint *to,
@@ -866,21 +899,15 @@ static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoin
 		return -EADDRNOTAVAIL;
 	if (to->kind != IBP_TX_SOCKET || to->psn > 0xffff)
 		return -EPROTO;
-	ep_addr(to, &ss, &len);
+	pr->dgram = to->psn != 0; /* a datagram receiver: its UDP socket answers */
+	if (pr->dgram)
+		ep_udp_addr(to, &ss, &len);
+	else
+		ep_addr(to, &ss, &len);
 	if (ss.ss_family != tx.local.ss_family)
 		return -EAFNOSUPPORT;
-	pr->dgram = to->psn != 0; /* a datagram receiver: its UDP socket answers */
-	pr->rail = to_rail;
-	pr->from_rail = from->rail;
-	if (pr->dgram) {
-		if (ss.ss_family == AF_INET)
-			((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)to->psn);
-		else
-			((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)to->psn);
-		token_of(to, pr->token);
-		if (getrandom(pr->nonce, sizeof(pr->nonce), 0) != (ssize_t)sizeof(pr->nonce))
-			return -EIO;
-	}
+	if (pr->dgram && probe_prepare(pr, to, to_rail, from->rail))
+		return -EIO;
 	fd = socket(ss.ss_family,
 		    (pr->dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -913,7 +940,7 @@ static int socket_probe(const struct ibp_tx_port *from, const struct ibp_endpoin
 		return 0;
 	}
 	pr->events = POLLIN;
-	rc = probe_send(pr);
+	rc = probe_send(pr, fd, NULL, 0);
 	if (rc) {
 		close(fd);
 		pr->fd = -1;
@@ -948,14 +975,14 @@ static int socket_probe_check(struct ibp_tx_probe *pr, int64_t now)
 		if (m < 0)
 			return -errno; /* ECONNREFUSED: in on another netdev; unreachable */
 		if (!ibp_tx_dgram_decode(buf, (size_t)m, &type, &rail, &seq, to, by, &pat, &len) &&
-		    type == DG_PROBE_REPLY && rail == pr->rail && !memcmp(to, pr->nonce, 8) &&
-		    !memcmp(by, pr->token, 8))
+		    probe_answer_is(pr, type, rail, to, by))
 			return 1;
 		/* anything else from there: not the answer */
 	}
 	if (pr->again_at && now >= pr->again_at) { /* once more: a datagram can be lost */
 		pr->again_at = 0;
-		(void)probe_send(pr); /* failing, the first one's answer may still come */
+		(void)probe_send(pr, pr->fd, NULL,
+				 0); /* failing, the first one's answer may still come */
 	}
 	return 0;
 }
@@ -968,31 +995,19 @@ static int socket_probe_check(struct ibp_tx_probe *pr, int64_t now)
  */
 static int socket_probe_along(struct ibp_tx *tx, const struct ibp_endpoint *to, unsigned to_rail)
 {
-	uint8_t buf[DG_HDR];
-	size_t n;
+	int rc;
 
 	if (!tx || !tx->dgram || tx->rx || tx->udp_fd < 0 || to->kind != IBP_TX_SOCKET ||
 	    !to->psn || to->psn > 0xffff)
 		return -EINVAL;
-	ep_addr(to, &tx->pa_addr, &tx->pa_len);
+	ep_udp_addr(to, &tx->pa_addr, &tx->pa_len);
 	if (tx->pa_addr.ss_family != tx->local.ss_family)
 		return -EAFNOSUPPORT;
-	if (tx->pa_addr.ss_family == AF_INET)
-		((struct sockaddr_in *)&tx->pa_addr)->sin_port = htons((uint16_t)to->psn);
-	else
-		((struct sockaddr_in6 *)&tx->pa_addr)->sin6_port = htons((uint16_t)to->psn);
-	token_of(to, tx->pa_token);
-	if (getrandom(tx->pa_nonce, sizeof(tx->pa_nonce), 0) != (ssize_t)sizeof(tx->pa_nonce))
+	if (probe_prepare(&tx->pa, to, to_rail, tx->rail))
 		return -EIO;
-	tx->pa_rail = to_rail;
-	n = ibp_tx_dgram_encode(buf, sizeof(buf), DG_PROBE, tx->rail, 0, tx->pa_token, tx->pa_nonce,
-				NULL, 0);
-	if (!n)
-		return -EINVAL;
-	if (sendto(tx->udp_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
-		   (const struct sockaddr *)&tx->pa_addr, tx->pa_len) != (ssize_t)n &&
-	    errno != EAGAIN && errno != ENOBUFS && errno != EINTR)
-		return -errno;
+	rc = probe_send(&tx->pa, tx->udp_fd, &tx->pa_addr, tx->pa_len);
+	if (rc)
+		return rc;
 	tx->pa_state = 1;
 	return 0;
 }
@@ -1350,8 +1365,7 @@ static int dgram_recv_one(struct ibp_tx *tx, uint8_t *buf, size_t cap, unsigned 
 	}
 	if (*type == DG_PROBE_REPLY) { /* probe_along's answer, from where it went */
 		if (tx->pa_state == 1 && same_addr(&from, flen, &tx->pa_addr, tx->pa_len) &&
-		    *rail == tx->pa_rail && !memcmp(to, tx->pa_nonce, 8) &&
-		    !memcmp(by, tx->pa_token, 8))
+		    probe_answer_is(&tx->pa, *type, *rail, to, by))
 			tx->pa_state = 2;
 		return DG_DROPPED;
 	}
@@ -1472,13 +1486,7 @@ static void dgram_start(struct ibp_tx_step *s)
 					    s->peer->kind));
 			return;
 		}
-		ep_addr(s->peer, &tx->peer_udp, &tx->peer_udp_len);
-		if (tx->peer_udp.ss_family == AF_INET)
-			((struct sockaddr_in *)&tx->peer_udp)->sin_port =
-			    htons((uint16_t)s->peer->psn);
-		else
-			((struct sockaddr_in6 *)&tx->peer_udp)->sin6_port =
-			    htons((uint16_t)s->peer->psn);
+		ep_udp_addr(s->peer, &tx->peer_udp, &tx->peer_udp_len);
 		s->priv.where[0] = '\0';
 		if (tx->peer_udp.ss_family != tx->local.ss_family) {
 			step_end(s, tx_fail(tx, -EAFNOSUPPORT,
