@@ -53,6 +53,30 @@ static int listener(struct sockaddr_in *at, int flags)
 	return l;
 }
 
+/*
+ * A datagram rail's two UDP sockets, as a worker's rounds share them: *A
+ * and *B bound to SRC's address, their addresses in UA and UB.  0, or -1
+ * (what was opened closed).
+ */
+static int udp_pair(const struct sockaddr_in *src, int *a, int *b, struct sockaddr_in *ua,
+		    struct sockaddr_in *ub)
+{
+	socklen_t la = sizeof(*ua), lb = sizeof(*ub);
+
+	*a = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	*b = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	if (*a >= 0 && *b >= 0 && !bind(*a, (const struct sockaddr *)src, sizeof(*src)) &&
+	    !bind(*b, (const struct sockaddr *)src, sizeof(*src)) &&
+	    !getsockname(*a, (struct sockaddr *)ua, &la) &&
+	    !getsockname(*b, (struct sockaddr *)ub, &lb))
+		return 0;
+	if (*a >= 0)
+		close(*a);
+	if (*b >= 0)
+		close(*b);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static char buf[64 << 10];
@@ -118,13 +142,9 @@ int main(int argc, char **argv)
 	{
 		struct sockaddr_in ua, ub, from;
 		socklen_t la = sizeof(ua), lb = sizeof(ub), lf;
-		int a = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-		int b = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+		int a, b;
 
-		if (a < 0 || b < 0 || bind(a, (struct sockaddr *)&src, sizeof(src)) ||
-		    bind(b, (struct sockaddr *)&src, sizeof(src)) ||
-		    getsockname(a, (struct sockaddr *)&ua, &la) ||
-		    getsockname(b, (struct sockaddr *)&ub, &lb))
+		if (udp_pair(&src, &a, &b, &ua, &ub))
 			return 1;
 		t0 = cpu_ms();
 		for (int i = 0; i < n; i++) {
@@ -152,14 +172,9 @@ int main(int argc, char **argv)
 	t0 = cpu_ms();
 	for (int i = 0; i < n; i++) {
 		struct sockaddr_in ua, ub;
-		socklen_t la = sizeof(ua), lb = sizeof(ub);
-		int a = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-		int b = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+		int a, b;
 
-		if (a < 0 || b < 0 || bind(a, (struct sockaddr *)&src, sizeof(src)) ||
-		    bind(b, (struct sockaddr *)&src, sizeof(src)) ||
-		    getsockname(a, (struct sockaddr *)&ua, &la) ||
-		    getsockname(b, (struct sockaddr *)&ub, &lb))
+		if (udp_pair(&src, &a, &b, &ua, &ub))
 			return 1;
 		close(a);
 		close(b);
